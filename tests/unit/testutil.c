@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *em_test_tmpdir(const char *name) {
+    static char path[4096];
+    const char *base = getenv("EMBER_TEST_TMP");
+    if (!base || !*base)
+        base = "/tmp/ember-tests";
+    snprintf(path, sizeof path, "%s/%s", base, name);
+    char cmd[8300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", path, path);
+    if (system(cmd) != 0)
+        fail_msg("cannot create %s", path);
+    return path;
+}
+
+const char *em_test_shared_dir(void) {
+    static char path[4096];
+    const char *env = getenv("EMBER_SHARED");
+    snprintf(path, sizeof path, "%s", env && *env ? env : "../shared");
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return NULL;
+    return path;
+}
+
+const char *em_test_ember_bin(void) {
+    const char *env = getenv("EMBER_BIN");
+    return env && *env ? env : NULL;
+}
+
+int em_test_system(const char *fmt, ...) {
+    char cmd[16384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int rc = system(cmd);
+    if (rc == -1)
+        return -1;
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}

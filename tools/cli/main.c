@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `ember` entry point: dispatches to a subcommand. Argument parsing and
+ * printing only; the work is in libember.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: ember <command> [args]\n\n"
+                 "commands:\n"
+                 "  demo [--sf N] [--dir D]      generate TPC-H data and read it back (main job)\n"
+                 "  gen tpch --sf N --schema spark|standard --out DIR\n"
+                 "                               generate TPC-H tables as Parquet\n"
+                 "  parquet schema|meta|head|stats FILE\n"
+                 "                               inspect a Parquet file\n"
+                 "  version                      print the version\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "gen") == 0)
+        return em_cli_gen(argc - 2, argv + 2);
+    if (strcmp(cmd, "parquet") == 0)
+        return em_cli_parquet(argc - 2, argv + 2);
+    if (strcmp(cmd, "demo") == 0)
+        return em_cli_demo(argc - 2, argv + 2);
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("ember %s\n", EM_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "ember: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}
