@@ -97,6 +97,12 @@ int64_t em_column_null_count(em_column *c);
 em_status em_column_take(const em_column *src, const int32_t *sel, int64_t n, em_pool *pool,
                          em_column *dst, em_error *err) EM_MUST_CHECK;
 
+/* Appends the rows of src named by sel[0..n) (rows 0..n when sel is NULL) to
+ * dst, which must have src's type; grows dst as needed. Used by take, compact
+ * and operators that gather rows from several batches (coalesce). */
+em_status em_column_append_rows(em_column *dst, const em_column *src, const int32_t *sel,
+                                int64_t n, em_error *err) EM_MUST_CHECK;
+
 typedef struct em_batch {
     em_schema schema;    /* owned copy */
     int n_cols;          /* == schema.n_fields */

@@ -16,6 +16,7 @@
 #define EM_MEMORY_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ember/status.h"
@@ -53,6 +54,9 @@ void em_pool_free(em_pool *pool, void *p, int64_t size);
 /* Test hook: make the n-th allocation from now on (1-based) fail with
  * EM_ERR_NOMEM, across all pools; 0 disables. Not thread-safe. */
 void em_alloc_fail_after(int64_t n);
+/* True when the failure armed by the last em_alloc_fail_after() has happened;
+ * a fault-injection loop stops at the first n for which it stays false. */
+bool em_alloc_fail_triggered(void);
 
 typedef struct em_buffer {
     uint8_t *data;      /* owned unless release is set */

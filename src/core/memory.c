@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Memory pools and reference-counted buffers.
+ *
+ * Accounting. A pool holds atomic `used` and `peak` counters and a budget.
+ * Charging n bytes to a pool adds n to the pool and to every ancestor, from
+ * the leaf upwards; if any level would exceed its budget, the levels already
+ * charged are rolled back and the charge fails with EM_ERR_OOM_BUDGET naming
+ * the pool whose budget was hit. Because each level is updated with a single
+ * atomic add and checked afterwards, two racing charges can both see a level
+ * over budget and both fail — never both succeed past it — which is the safe
+ * direction. Peaks are raised with a compare-and-swap loop after a charge
+ * succeeds, so a peak never counts bytes that were rolled back.
+ *
+ * Allocation. Every byte the core hands out comes from sys_alloc: 64-byte
+ * aligned (posix_memalign) so SIMD loops and Arrow consumers can rely on it,
+ * and passing through the fault-injection counter set by
+ * em_alloc_fail_after(), which lets tests fail the n-th allocation and prove
+ * every EM_ERR_NOMEM path releases what it took. Sizes are charged before the
+ * system allocation and refunded if it fails.
+ *
+ * Buffers. An em_buffer is a header plus bytes; the header's atomic refcount
+ * lets columns and exported Arrow arrays share bytes. Owned buffers return
+ * their capacity to the pool on the last unref; wrapped (foreign) buffers
+ * call their release callback instead and are never grown.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/memory.h"
+
+struct em_pool {
+    char *name;
+    em_pool *parent;
+    _Atomic int64_t used;
+    _Atomic int64_t peak;
+    _Atomic int64_t budget; /* < 0: unlimited */
+};
+
+/* Fault injection: counts down on every allocation; the allocation that
+ * brings it from 1 to 0 fails. 0 means disarmed. */
+static _Atomic int64_t fail_countdown;
+static atomic_bool fail_fired;
+
+void em_alloc_fail_after(int64_t n) {
+    atomic_store(&fail_countdown, n > 0 ? n : 0);
+    atomic_store(&fail_fired, false);
+}
+
+bool em_alloc_fail_triggered(void) { return atomic_load(&fail_fired); }
+
+static bool inject_failure(void) {
+    int64_t c = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
+    if (c <= 0)
+        return false;
+    if (atomic_fetch_sub(&fail_countdown, 1) == 1) {
+        atomic_store(&fail_fired, true);
+        return true;
+    }
+    return false;
+}
+
+static void *sys_alloc(int64_t size) {
+    if (size < 0 || inject_failure())
+        return NULL;
+    void *p = NULL;
+    if (posix_memalign(&p, EM_ALIGNMENT, size > 0 ? (size_t)size : 1) != 0)
+        return NULL;
+    return p;
+}
+
+em_pool *em_pool_create(const char *name, em_pool *parent, int64_t budget) {
+    em_pool *p = sys_alloc(sizeof *p);
+    if (!p)
+        return NULL;
+    if (!name)
+        name = "pool";
+    size_t n = strlen(name);
+    p->name = sys_alloc((int64_t)n + 1);
+    if (!p->name) {
+        free(p);
+        return NULL;
+    }
+    memcpy(p->name, name, n + 1);
+    p->parent = parent;
+    atomic_init(&p->used, 0);
+    atomic_init(&p->peak, 0);
+    atomic_init(&p->budget, budget);
+    return p;
+}
+
+void em_pool_destroy(em_pool *pool) {
+    if (!pool)
+        return;
+    /* Whatever is still charged (tolerated leaks) must not stay charged to
+     * the ancestors, which outlive this pool. */
+    int64_t left = atomic_load(&pool->used);
+    if (left != 0 && pool->parent)
+        em_pool_release(pool->parent, left);
+    free(pool->name);
+    free(pool);
+}
+
+const char *em_pool_name(const em_pool *pool) { return pool ? pool->name : "(unaccounted)"; }
+int64_t em_pool_used(const em_pool *pool) { return pool ? atomic_load(&pool->used) : 0; }
+int64_t em_pool_peak(const em_pool *pool) { return pool ? atomic_load(&pool->peak) : 0; }
+int64_t em_pool_budget(const em_pool *pool) { return pool ? atomic_load(&pool->budget) : -1; }
+void em_pool_set_budget(em_pool *pool, int64_t budget) {
+    if (pool)
+        atomic_store(&pool->budget, budget);
+}
+
+static void raise_peak(em_pool *p, int64_t v) {
+    int64_t cur = atomic_load(&p->peak);
+    while (v > cur && !atomic_compare_exchange_weak(&p->peak, &cur, v)) {
+    }
+}
+
+em_status em_pool_reserve(em_pool *pool, int64_t bytes, em_error *err) {
+    if (bytes < 0)
+        return EM_FAIL(err, EM_ERR_INVALID, "negative reservation of %lld bytes", (long long)bytes);
+    if (!pool || bytes == 0)
+        return EM_OK;
+    for (em_pool *p = pool; p; p = p->parent) {
+        int64_t now = atomic_fetch_add(&p->used, bytes) + bytes;
+        int64_t budget = atomic_load(&p->budget);
+        if (budget >= 0 && now > budget) {
+            for (em_pool *q = pool; q != p->parent; q = q->parent)
+                atomic_fetch_sub(&q->used, bytes);
+            if (p == pool)
+                return EM_FAIL(err, EM_ERR_OOM_BUDGET,
+                               "out of memory in pool '%s': %lld bytes requested, %lld in use, "
+                               "budget %lld (peak %lld)",
+                               p->name, (long long)bytes, (long long)(now - bytes),
+                               (long long)budget, (long long)atomic_load(&p->peak));
+            return EM_FAIL(err, EM_ERR_OOM_BUDGET,
+                           "out of memory in pool '%s' (charging %lld bytes for '%s'): %lld in "
+                           "use, budget %lld (peak %lld)",
+                           p->name, (long long)bytes, pool->name, (long long)(now - bytes),
+                           (long long)budget, (long long)atomic_load(&p->peak));
+        }
+    }
+    for (em_pool *p = pool; p; p = p->parent)
+        raise_peak(p, atomic_load(&p->used));
+    return EM_OK;
+}
+
+void em_pool_release(em_pool *pool, int64_t bytes) {
+    if (bytes <= 0)
+        return;
+    for (em_pool *p = pool; p; p = p->parent)
+        atomic_fetch_sub(&p->used, bytes);
+}
+
+void *em_pool_alloc(em_pool *pool, int64_t size, em_error *err) {
+    if (size < 0) {
+        EM_FAIL(err, EM_ERR_INVALID, "negative allocation size %lld", (long long)size);
+        return NULL;
+    }
+    if (em_pool_reserve(pool, size, err) != EM_OK)
+        return NULL;
+    void *p = sys_alloc(size);
+    if (!p) {
+        em_pool_release(pool, size);
+        EM_FAIL(err, EM_ERR_NOMEM, "out of memory allocating %lld bytes in pool '%s'",
+                (long long)size, em_pool_name(pool));
+    }
+    return p;
+}
+
+void *em_pool_calloc(em_pool *pool, int64_t size, em_error *err) {
+    void *p = em_pool_alloc(pool, size, err);
+    if (p)
+        memset(p, 0, (size_t)size);
+    return p;
+}
+
+void *em_pool_realloc(em_pool *pool, void *p, int64_t old_size, int64_t new_size, em_error *err) {
+    void *q = em_pool_alloc(pool, new_size, err);
+    if (!q)
+        return NULL;
+    if (p) {
+        int64_t keep = old_size < new_size ? old_size : new_size;
+        if (keep > 0)
+            memcpy(q, p, (size_t)keep);
+        em_pool_free(pool, p, old_size);
+    }
+    return q;
+}
+
+void em_pool_free(em_pool *pool, void *p, int64_t size) {
+    if (!p)
+        return;
+    free(p);
+    em_pool_release(pool, size);
+}
+
+em_status em_buffer_create(em_pool *pool, int64_t capacity, em_buffer **out, em_error *err) {
+    *out = NULL;
+    em_buffer *b = em_pool_alloc(NULL, sizeof *b, err);
+    if (!b)
+        return err ? err->code : EM_ERR_NOMEM;
+    b->data = em_pool_alloc(pool, capacity, err);
+    if (!b->data) {
+        em_pool_free(NULL, b, 0);
+        return err ? err->code : EM_ERR_NOMEM;
+    }
+    b->size = 0;
+    b->capacity = capacity;
+    b->pool = pool;
+    atomic_init(&b->refcount, 1);
+    b->release = NULL;
+    b->private_data = NULL;
+    *out = b;
+    return EM_OK;
+}
+
+em_status em_buffer_wrap(void *data, int64_t size, void (*release)(em_buffer *), void *private_data,
+                         em_buffer **out, em_error *err) {
+    *out = NULL;
+    em_buffer *b = em_pool_alloc(NULL, sizeof *b, err);
+    if (!b)
+        return err ? err->code : EM_ERR_NOMEM;
+    b->data = data;
+    b->size = size;
+    b->capacity = size;
+    b->pool = NULL;
+    atomic_init(&b->refcount, 1);
+    b->release = release;
+    b->private_data = private_data;
+    *out = b;
+    return EM_OK;
+}
+
+em_status em_buffer_reserve(em_buffer *buf, int64_t min_capacity, em_error *err) {
+    if (min_capacity <= buf->capacity)
+        return EM_OK;
+    if (buf->release)
+        return EM_FAIL(err, EM_ERR_INVALID, "cannot grow a buffer that wraps foreign memory");
+    int64_t cap = buf->capacity < 64 ? 64 : buf->capacity;
+    while (cap < min_capacity)
+        cap = cap + cap / 2 > cap ? cap + cap / 2 : min_capacity;
+    if (cap < min_capacity)
+        cap = min_capacity;
+    uint8_t *d = em_pool_realloc(buf->pool, buf->data, buf->capacity, cap, err);
+    if (!d)
+        return err ? err->code : EM_ERR_NOMEM;
+    buf->data = d;
+    buf->capacity = cap;
+    return EM_OK;
+}
+
+em_buffer *em_buffer_ref(em_buffer *buf) {
+    if (buf)
+        atomic_fetch_add_explicit(&buf->refcount, 1, memory_order_relaxed);
+    return buf;
+}
+
+void em_buffer_unref(em_buffer *buf) {
+    if (!buf)
+        return;
+    if (atomic_fetch_sub_explicit(&buf->refcount, 1, memory_order_acq_rel) != 1)
+        return;
+    if (buf->release)
+        buf->release(buf);
+    else
+        em_pool_free(buf->pool, buf->data, buf->capacity);
+    em_pool_free(NULL, buf, 0);
+}

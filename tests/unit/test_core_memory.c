@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Memory pools and buffers: alignment, hierarchical charging, budget failures
+ * that name the pool and roll back every level, peaks, buffer growth and
+ * reference counting, wrapped foreign memory, and fault injection.
+ */
+#include "testutil.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "ember/memory.h"
+
+static void test_alignment_and_accounting(void **state) {
+    (void)state;
+    em_error err = {0};
+    em_pool *p = em_pool_create("root", NULL, -1);
+    assert_string_equal(em_pool_name(p), "root");
+    void *a = em_pool_alloc(p, 100, &err);
+    void *b = em_pool_alloc(p, 0, &err);
+    void *c = em_pool_calloc(p, 33, &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    assert_int_equal((uintptr_t)a % EM_ALIGNMENT, 0);
+    assert_int_equal((uintptr_t)c % EM_ALIGNMENT, 0);
+    for (int i = 0; i < 33; i++)
+        assert_int_equal(((uint8_t *)c)[i], 0);
+    assert_int_equal(em_pool_used(p), 133);
+    memset(a, 7, 100);
+    a = em_pool_realloc(p, a, 100, 1000, &err);
+    assert_non_null(a);
+    assert_int_equal(((uint8_t *)a)[99], 7);
+    assert_int_equal(em_pool_used(p), 1033);
+    assert_int_equal(em_pool_peak(p), 1133); /* old and new block briefly coexist */
+    em_pool_free(p, a, 1000);
+    em_pool_free(p, b, 0);
+    em_pool_free(p, c, 33);
+    assert_int_equal(em_pool_used(p), 0);
+    assert_int_equal(em_pool_peak(p), 1133);
+    em_pool_destroy(p);
+}
+
+static void test_hierarchy_and_budget(void **state) {
+    (void)state;
+    em_error err = {0};
+    em_pool *root = em_pool_create("executor", NULL, 1000);
+    em_pool *task = em_pool_create("task-7", root, -1);
+    em_pool *op = em_pool_create("hash-agg", task, 600);
+    EM_ASSERT_OK(em_pool_reserve(op, 500, &err), &err);
+    assert_int_equal(em_pool_used(task), 500);
+    assert_int_equal(em_pool_used(root), 500);
+
+    /* the operator's own budget */
+    assert_int_equal(em_pool_reserve(op, 200, &err), EM_ERR_OOM_BUDGET);
+    assert_non_null(strstr(err.msg, "'hash-agg'"));
+    assert_int_equal(em_pool_used(op), 500);
+    assert_int_equal(em_pool_used(root), 500);
+
+    /* an ancestor's budget: every level rolled back, message names both */
+    em_pool *other = em_pool_create("sort", task, -1);
+    assert_null(em_pool_alloc(other, 501, &err));
+    assert_int_equal(err.code, EM_ERR_OOM_BUDGET);
+    assert_non_null(strstr(err.msg, "'executor'"));
+    assert_non_null(strstr(err.msg, "'sort'"));
+    assert_int_equal(em_pool_used(other), 0);
+    assert_int_equal(em_pool_used(task), 500);
+    assert_int_equal(em_pool_used(root), 500);
+    assert_int_equal(em_pool_peak(root), 500);
+
+    em_pool_set_budget(root, -1);
+    void *x = em_pool_alloc(other, 501, &err);
+    assert_non_null(x);
+    assert_int_equal(em_pool_peak(root), 1001);
+    assert_int_equal(em_pool_peak(other), 501);
+    em_pool_free(other, x, 501);
+    em_pool_release(op, 500);
+    assert_int_equal(em_pool_used(root), 0);
+
+    /* a leaked charge is returned to the ancestors when the pool goes */
+    EM_ASSERT_OK(em_pool_reserve(op, 50, &err), &err);
+    em_pool_destroy(op);
+    assert_int_equal(em_pool_used(root), 0);
+    em_pool_destroy(other);
+    em_pool_destroy(task);
+    em_pool_destroy(root);
+}
+
+static void test_buffers(void **state) {
+    (void)state;
+    em_error err = {0};
+    em_pool *p = em_pool_create("buf", NULL, -1);
+    em_buffer *b;
+    EM_ASSERT_OK(em_buffer_create(p, 10, &b, &err), &err);
+    assert_int_equal(em_pool_used(p), 10);
+    memcpy(b->data, "abcdefghij", 10);
+    b->size = 10;
+    EM_ASSERT_OK(em_buffer_reserve(b, 1000, &err), &err);
+    assert_true(b->capacity >= 1000);
+    assert_int_equal((uintptr_t)b->data % EM_ALIGNMENT, 0);
+    assert_memory_equal(b->data, "abcdefghij", 10);
+    assert_int_equal(em_pool_used(p), b->capacity);
+    em_buffer_ref(b);
+    em_buffer_unref(b);
+    assert_int_equal(em_pool_used(p), b->capacity);
+    em_buffer_unref(b);
+    assert_int_equal(em_pool_used(p), 0);
+    em_buffer_unref(NULL);
+
+    em_pool_set_budget(p, 100);
+    assert_int_equal(em_buffer_create(p, 101, &b, &err), EM_ERR_OOM_BUDGET);
+    assert_null(b);
+    em_pool_destroy(p);
+}
+
+static int wrapped_released;
+static void wrapped_release(em_buffer *b) {
+    wrapped_released++;
+    assert_ptr_equal(b->private_data, &wrapped_released);
+}
+
+static void test_wrap(void **state) {
+    (void)state;
+    em_error err = {0};
+    static char bytes[16] = "foreign";
+    em_buffer *b;
+    EM_ASSERT_OK(em_buffer_wrap(bytes, 7, wrapped_release, &wrapped_released, &b, &err), &err);
+    assert_int_equal(b->size, 7);
+    assert_int_equal(em_buffer_reserve(b, 100, &err), EM_ERR_INVALID);
+    em_buffer_ref(b);
+    em_buffer_unref(b);
+    assert_int_equal(wrapped_released, 0);
+    em_buffer_unref(b);
+    assert_int_equal(wrapped_released, 1);
+}
+
+static void test_fault_injection(void **state) {
+    (void)state;
+    em_error err = {0};
+    em_alloc_fail_after(3);
+    void *a = em_pool_alloc(NULL, 8, &err);
+    void *b = em_pool_alloc(NULL, 8, &err);
+    assert_false(em_alloc_fail_triggered());
+    void *c = em_pool_alloc(NULL, 8, &err);
+    assert_true(em_alloc_fail_triggered());
+    assert_null(c);
+    assert_int_equal(err.code, EM_ERR_NOMEM);
+    void *d = em_pool_alloc(NULL, 8, &err); /* one-shot */
+    assert_non_null(d);
+    em_alloc_fail_after(0);
+    em_pool_free(NULL, a, 8);
+    em_pool_free(NULL, b, 8);
+    em_pool_free(NULL, d, 8);
+
+    em_pool *p = em_pool_create("inj", NULL, -1);
+    em_alloc_fail_after(1);
+    assert_null(em_pool_alloc(p, 64, &err));
+    em_alloc_fail_after(0);
+    assert_int_equal(em_pool_used(p), 0); /* the charge was refunded */
+    assert_non_null(strstr(err.msg, "'inj'"));
+    em_pool_destroy(p);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_alignment_and_accounting),
+        cmocka_unit_test(test_hierarchy_and_budget),
+        cmocka_unit_test(test_buffers),
+        cmocka_unit_test(test_wrap),
+        cmocka_unit_test(test_fault_injection),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
