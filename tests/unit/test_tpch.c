@@ -316,27 +316,33 @@ static void test_part(void **state) {
     assert_int_equal(v_dec(b, 7, 0), 90100);
 }
 
+/* The columns supplier and customer share: key, name, address, nation, phone, balance. */
+static void check_party(const em_batch *b, int64_t r, const char *prefix) {
+    char s[256], want[32];
+    assert_int_equal(v_i64(b, 0, r), r + 1);
+    snprintf(want, sizeof want, "%s%09lld", prefix, (long long)(r + 1));
+    assert_string_equal(v_str(b, 1, r, s, sizeof s), want);
+    int alen = v_len(b, 2, r);
+    assert_true(alen >= 10 && alen <= 40);
+    int64_t nk = v_i64(b, 3, r);
+    assert_true(nk >= 0 && nk <= 24);
+    v_str(b, 4, r, s, sizeof s);
+    int cc, a, p2, p3;
+    assert_int_equal(sscanf(s, "%2d-%3d-%3d-%4d", &cc, &a, &p2, &p3), 4);
+    assert_int_equal(strlen(s), 15);
+    assert_int_equal(cc, nk + 10);
+    assert_true(a >= 100 && p2 >= 100 && p3 >= 1000);
+    int64_t bal = v_dec(b, 5, r);
+    assert_true(bal >= -99999 && bal <= 999999);
+}
+
 static void test_supplier_customer(void **state) {
     (void)state;
     char s[256];
     const em_batch *b = g_tab[EM_TPCH_SUPPLIER];
     int complaints = 0, recommends = 0;
     for (int64_t r = 0; r < b->n_rows; r++) {
-        assert_int_equal(v_i64(b, 0, r), r + 1);
-        char want[32];
-        snprintf(want, sizeof want, "Supplier#%09lld", (long long)(r + 1));
-        assert_string_equal(v_str(b, 1, r, s, sizeof s), want);
-        int alen = v_len(b, 2, r);
-        assert_true(alen >= 10 && alen <= 40);
-        int64_t nk = v_i64(b, 3, r);
-        assert_true(nk >= 0 && nk <= 24);
-        v_str(b, 4, r, s, sizeof s);
-        int cc, a, p2, p3;
-        assert_int_equal(sscanf(s, "%2d-%3d-%3d-%4d", &cc, &a, &p2, &p3), 4);
-        assert_int_equal(strlen(s), 15);
-        assert_int_equal(cc, nk + 10);
-        int64_t bal = v_dec(b, 5, r);
-        assert_true(bal >= -99999 && bal <= 999999);
+        check_party(b, r, "Supplier#");
         int len = v_len(b, 6, r);
         assert_true(len >= 25 && len <= 100);
         v_str(b, 6, r, s, sizeof s);
@@ -350,17 +356,9 @@ static void test_supplier_customer(void **state) {
     b = g_tab[EM_TPCH_CUSTOMER];
     int q22_codes = 0;
     for (int64_t r = 0; r < b->n_rows; r++) {
-        assert_int_equal(v_i64(b, 0, r), r + 1);
-        char want[32];
-        snprintf(want, sizeof want, "Customer#%09lld", (long long)(r + 1));
-        assert_string_equal(v_str(b, 1, r, s, sizeof s), want);
-        int64_t nk = v_i64(b, 3, r);
-        assert_true(nk >= 0 && nk <= 24);
+        check_party(b, r, "Customer#");
         v_str(b, 4, r, s, sizeof s);
-        assert_int_equal(atoi(s), nk + 10);
         q22_codes += strncmp(s, "13", 2) == 0 || strncmp(s, "31", 2) == 0;
-        int64_t bal = v_dec(b, 5, r);
-        assert_true(bal >= -99999 && bal <= 999999);
         assert_true(in_list(v_str(b, 6, r, s, sizeof s), tpch_segments, 5));
         int len = v_len(b, 7, r);
         assert_true(len >= 29 && len <= 116);

@@ -215,22 +215,31 @@ static int supplier_bbb(const tpch_ctx *c, int64_t r) {
     return lo < c->n_bbb && c->bbb_rows[lo] == r ? c->bbb_kind[lo] : 0;
 }
 
+/* Supplier and customer share their first six columns: key, "<Prefix>#<key>",
+ * address (v-string [10,40]), nation key, phone, account balance. Fills row i
+ * of the call from g and leaves g positioned for the table's own columns. */
+static em_status gen_party(const tpch_ctx *c, em_batch *b, int64_t i, int64_t r,
+                           const char *prefix, tpch_rng *g, em_error *err) {
+    char buf[64];
+    slot_i64(b, 0)[i] = r + 1;
+    EM_TRY(put_str(b, 1, buf, fmt_key(buf, prefix, r + 1), err));
+    EM_TRY(put_str(b, 2, buf, tpch_vstring(g, 10, 40, buf), err));
+    int64_t nation = tpch_uniform(g, 0, 24);
+    slot_i64(b, 3)[i] = nation;
+    EM_TRY(put_str(b, 4, buf, fmt_phone(buf, nation, g), err));
+    slot_dec(b, 5)[i] = tpch_money(c->schema, tpch_uniform(g, -99999, 999999));
+    return EM_OK;
+}
+
 static em_status gen_supplier(const tpch_ctx *c, int64_t first, int64_t n, em_batch *b,
                               em_error *err) {
     EM_TRY(rows_reserve(b, n, 64, err));
     uint64_t stream = stream_of(c, TPCH_STREAM_SUPPLIER);
-    int64_t *key = slot_i64(b, 0), *nation = slot_i64(b, 3);
-    em_i128 *bal = slot_dec(b, 5);
     char buf[128];
     for (int64_t i = 0; i < n; i++) {
         int64_t r = first + i;
         tpch_rng g = tpch_rng_at(stream, (uint64_t)r);
-        key[i] = r + 1;
-        EM_TRY(put_str(b, 1, buf, fmt_key(buf, "Supplier#", r + 1), err));
-        EM_TRY(put_str(b, 2, buf, tpch_vstring(&g, 10, 40, buf), err));
-        nation[i] = tpch_uniform(&g, 0, 24);
-        EM_TRY(put_str(b, 4, buf, fmt_phone(buf, nation[i], &g), err));
-        bal[i] = tpch_money(c->schema, tpch_uniform(&g, -99999, 999999));
+        EM_TRY(gen_party(c, b, i, r, "Supplier#", &g, err));
         int len;
         const char *t = tpch_text(&c->pool, &g, 25, 100, &len);
         int kind = supplier_bbb(c, r);
@@ -255,18 +264,10 @@ static em_status gen_customer(const tpch_ctx *c, int64_t first, int64_t n, em_ba
                               em_error *err) {
     EM_TRY(rows_reserve(b, n, 64, err));
     uint64_t stream = stream_of(c, TPCH_STREAM_CUSTOMER);
-    int64_t *key = slot_i64(b, 0), *nation = slot_i64(b, 3);
-    em_i128 *bal = slot_dec(b, 5);
-    char buf[128];
     for (int64_t i = 0; i < n; i++) {
         int64_t r = first + i;
         tpch_rng g = tpch_rng_at(stream, (uint64_t)r);
-        key[i] = r + 1;
-        EM_TRY(put_str(b, 1, buf, fmt_key(buf, "Customer#", r + 1), err));
-        EM_TRY(put_str(b, 2, buf, tpch_vstring(&g, 10, 40, buf), err));
-        nation[i] = tpch_uniform(&g, 0, 24);
-        EM_TRY(put_str(b, 4, buf, fmt_phone(buf, nation[i], &g), err));
-        bal[i] = tpch_money(c->schema, tpch_uniform(&g, -99999, 999999));
+        EM_TRY(gen_party(c, b, i, r, "Customer#", &g, err));
         EM_TRY(put_cstr(b, 6, tpch_segments[tpch_uniform(&g, 0, 4)], err));
         EM_TRY(put_text(c, b, 7, &g, 29, 116, err));
     }
