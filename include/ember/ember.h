@@ -14,7 +14,6 @@
 #include "ember/hash.h"
 #include "ember/arrow.h"
 #include "ember/parquet.h"
-#include "ember/plan.h"
 #include "ember/tpch.h"
 
 #endif

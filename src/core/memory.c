@@ -239,11 +239,10 @@ em_status em_buffer_reserve(em_buffer *buf, int64_t min_capacity, em_error *err)
         return EM_OK;
     if (buf->release)
         return EM_FAIL(err, EM_ERR_INVALID, "cannot grow a buffer that wraps foreign memory");
+    /* Grow by half again, so repeated appends cost amortized O(1) copies. */
     int64_t cap = buf->capacity < 64 ? 64 : buf->capacity;
     while (cap < min_capacity)
-        cap = cap + cap / 2 > cap ? cap + cap / 2 : min_capacity;
-    if (cap < min_capacity)
-        cap = min_capacity;
+        cap = cap <= INT64_MAX / 2 ? cap + cap / 2 : min_capacity;
     uint8_t *d = em_pool_realloc(buf->pool, buf->data, buf->capacity, cap, err);
     if (!d)
         return err ? err->code : EM_ERR_NOMEM;
