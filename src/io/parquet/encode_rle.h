@@ -19,9 +19,9 @@ int64_t em_pq_rle_bound(int64_t n, int bit_width);
 
 /* Appends the hybrid encoding of vals[0..n) (each < 2^bit_width, bit_width
  * 0..32) to out, without a length prefix. */
-em_status em_pq_rle_encode_u32(const uint32_t *vals, int64_t n, int bit_width,
-                               em_pq_wbuf *out, em_error *err) EM_MUST_CHECK;
-em_status em_pq_rle_encode_u8(const uint8_t *vals, int64_t n, int bit_width,
-                              em_pq_wbuf *out, em_error *err) EM_MUST_CHECK;
+em_status em_pq_rle_encode_u32(const uint32_t *vals, int64_t n, int bit_width, em_pq_wbuf *out,
+                               em_error *err) EM_MUST_CHECK;
+em_status em_pq_rle_encode_u8(const uint8_t *vals, int64_t n, int bit_width, em_pq_wbuf *out,
+                              em_error *err) EM_MUST_CHECK;
 
 #endif

@@ -20,32 +20,16 @@
 #include <stdint.h>
 
 #include "io/parquet/encode_buf.h"
-
-/* Compact protocol type codes. */
-enum em_tc_type {
-  EM_TC_STOP = 0,
-  EM_TC_TRUE = 1,
-  EM_TC_FALSE = 2,
-  EM_TC_BYTE = 3,
-  EM_TC_I16 = 4,
-  EM_TC_I32 = 5,
-  EM_TC_I64 = 6,
-  EM_TC_DOUBLE = 7,
-  EM_TC_BINARY = 8,
-  EM_TC_LIST = 9,
-  EM_TC_SET = 10,
-  EM_TC_MAP = 11,
-  EM_TC_STRUCT = 12,
-};
+#include "io/parquet/thrift_read.h" /* enum em_tc_type, shared with the reader */
 
 #define EM_TW_MAX_DEPTH 16
 
 typedef struct em_tw {
-  em_pq_wbuf *out;                  /* borrowed; bytes are appended */
-  int16_t last_id[EM_TW_MAX_DEPTH]; /* previous field id per open struct */
-  int depth;                        /* open structs */
-  em_status status;                 /* first failure, sticky */
-  em_error *err;                    /* borrowed; filled on the first failure */
+    em_pq_wbuf *out;                  /* borrowed; bytes are appended */
+    int16_t last_id[EM_TW_MAX_DEPTH]; /* previous field id per open struct */
+    int depth;                        /* open structs */
+    em_status status;                 /* first failure, sticky */
+    em_error *err;                    /* borrowed; filled on the first failure */
 } em_tw;
 
 void em_tw_init(em_tw *tw, em_pq_wbuf *out, em_error *err);

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// Checks that DuckDB and Polars read the Parquet files Ember wrote with exactly
+// the values Ember meant to write. For each DIR/NAME.parquet, DIR/NAME.json
+// holds the column names, their Spark types and every row as canonical text
+// (see tests/unit/test_parquet_write_peers.c). Each peer reads the file, its
+// values are brought to the same canonical text (floats are compared as
+// numbers, bit for bit, including NaN and -0), and the first difference ends
+// the run with a non-zero exit. The column types each peer infers are checked
+// too (e.g. timestamp must be UTC-adjusted, timestamp_ntz must not).
+//
+// usage: PEERS_MODULES=... node ew_check.mjs DIR
+import fs from 'node:fs';
+import path from 'node:path';
+import { duckConnect, polars } from './peers.mjs';
+
+const dir = process.argv[2];
+if (!dir) { console.error('usage: node ew_check.mjs DIR'); process.exit(2); }
+
+function fail(msg) { console.error(`ew_check: ${msg}`); process.exit(1); }
+
+function fmtDays(days) {
+  return new Date(Number(days) * 86400000).toISOString().slice(0, 10);
+}
+function fmtMicros(text) {
+  const us = BigInt(text);
+  let secs = us / 1000000n, frac = us % 1000000n;
+  if (frac < 0n) { frac += 1000000n; secs -= 1n; }
+  const base = new Date(Number(secs) * 1000).toISOString().slice(0, 19).replace('T', ' ');
+  return frac === 0n ? base : `${base}.${frac.toString().padStart(6, '0')}`;
+}
+const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+
+// Canonical text comparison; floats by value.
+function same(type, expected, got) {
+  if (expected === null || got === null || got === undefined) return expected === (got ?? null);
+  if (type === 'float' || type === 'double') {
+    let want = Number(expected);
+    if (type === 'float') want = Math.fround(want);
+    return Object.is(want, Number(got));
+  }
+  return expected === got;
+}
+
+const duckTypes = {
+  boolean: 'BOOLEAN', tinyint: 'TINYINT', smallint: 'SMALLINT', int: 'INTEGER', bigint: 'BIGINT',
+  float: 'FLOAT', double: 'DOUBLE', string: 'VARCHAR', binary: 'BLOB', date: 'DATE',
+  timestamp: 'TIMESTAMP WITH TIME ZONE', timestamp_ntz: 'TIMESTAMP', void: 'INTEGER',
+};
+const polarsTypes = {
+  boolean: 'Bool', tinyint: 'Int8', smallint: 'Int16', int: 'Int32', bigint: 'Int64',
+  float: 'Float32', double: 'Float64', string: 'String', binary: 'Binary', date: 'Date',
+  timestamp: 'Datetime(us,UTC)', timestamp_ntz: 'Datetime(us,)', void: 'Int32',
+};
+const decimalType = (t, fmt) => {
+  const m = /^decimal\((\d+),(\d+)\)$/.exec(t);
+  return m ? fmt(m[1], m[2]) : null;
+};
+
+function compare(engine, exp, columns) {
+  for (let c = 0; c < exp.columns.length; c++) {
+    const got = columns[c];
+    if (got.length !== exp.rows.length)
+      fail(`${engine}: ${exp.file}: column ${exp.columns[c]}: ${got.length} rows, expected ${exp.rows.length}`);
+    for (let r = 0; r < exp.rows.length; r++) {
+      if (!same(exp.types[c], exp.rows[r][c], got[r]))
+        fail(`${engine}: ${exp.file}: row ${r} column ${exp.columns[c]} (${exp.types[c]}): ` +
+          `expected ${JSON.stringify(exp.rows[r][c])}, got ${JSON.stringify(got[r])}`);
+    }
+  }
+}
+
+async function checkDuck(con, exp) {
+  const file = exp.file.replace(/'/g, "''");
+  const desc = (await con.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${file}')`)).getRows();
+  const exprs = exp.columns.map((name, c) => {
+    const t = exp.types[c];
+    const want = duckTypes[t] ?? decimalType(t, (p, s) => `DECIMAL(${p},${s})`);
+    if (!desc[c] || desc[c][0] !== name || String(desc[c][1]) !== want)
+      fail(`duckdb: ${exp.file}: column ${c} is ${desc[c]?.[0]} ${desc[c]?.[1]}, expected ${name} ${want}`);
+    const q = `"${name}"`;
+    if (t === 'float' || t === 'double') return q;
+    if (t === 'binary') return `lower(hex(${q}))`;
+    if (t === 'timestamp' || t === 'timestamp_ntz') return `CAST(epoch_us(${q}) AS VARCHAR)`;
+    return `CAST(${q} AS VARCHAR)`;
+  });
+  const reader = await con.runAndReadAll(`SELECT ${exprs.join(', ')} FROM read_parquet('${file}')`);
+  const rows = reader.getRows();
+  const columns = exp.columns.map((_, c) => rows.map((row) => {
+    const v = row[c];
+    if (v === null) return null;
+    const t = exp.types[c];
+    if (t === 'timestamp' || t === 'timestamp_ntz') return fmtMicros(v);
+    if (t === 'float' || t === 'double') return v;
+    // DuckDB prints decimals below one without the leading zero (".5").
+    return t.startsWith('decimal') ? String(v).replace(/^(-?)\./, '$10.') : String(v);
+  }));
+  compare('duckdb', exp, columns);
+}
+
+async function checkPolars(pl, exp) {
+  const df = pl.readParquet(exp.file);
+  if (df.height !== exp.rows.length)
+    fail(`polars: ${exp.file}: ${df.height} rows, expected ${exp.rows.length}`);
+  if (df.width !== exp.columns.length)
+    fail(`polars: ${exp.file}: ${df.width} columns, expected ${exp.columns.length}`);
+  const columns = exp.columns.map((name, c) => {
+    const t = exp.types[c];
+    const s = df.getColumn(name);
+    let dtype;
+    try { dtype = String(s.dtype).replace(/^DataType\((.*)\)$/, '$1'); } catch { dtype = 'Binary'; }
+    const want = polarsTypes[t] ?? decimalType(t, (p, sc) => `Decimal(${p},${sc})`);
+    if (dtype !== want) fail(`polars: ${exp.file}: column ${name} is ${dtype}, expected ${want}`);
+    if (t === 'float' || t === 'double') return s.toArray();
+    if (t === 'binary') return s.cast(pl.List(pl.UInt8)).toArray().map((v) => (v === null ? null : hex(v)));
+    if (t === 'date') return s.cast(pl.Int32).toArray().map((v) => (v === null ? null : fmtDays(v)));
+    if (t === 'timestamp' || t === 'timestamp_ntz')
+      return s.cast(pl.Int64).cast(pl.Utf8).toArray().map((v) => (v === null ? null : fmtMicros(v)));
+    return s.cast(pl.Utf8).toArray();
+  });
+  compare('polars', exp, columns);
+}
+
+const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+if (files.length === 0) fail(`no expected-value files in ${dir}`);
+const con = await duckConnect(2);
+const pl = await polars();
+let cells = 0;
+for (const f of files) {
+  const exp = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
+  if (!fs.existsSync(exp.file)) fail(`${exp.file} does not exist`);
+  await checkDuck(con, exp);
+  await checkPolars(pl, exp);
+  cells += exp.rows.length * exp.columns.length;
+  console.log(`ok ${path.basename(exp.file)}: ${exp.rows.length} rows x ${exp.columns.length} columns, DuckDB and Polars agree`);
+}
+console.log(`ew_check: ${files.length} files, ${cells} values checked in each peer`);
