@@ -8,8 +8,8 @@
  * miniblock packs block_size / miniblocks deltas minus min_delta, LSB first.
  * The block size is a multiple of 128 and a miniblock holds a multiple of 32
  * values. Arithmetic wraps in two's complement (the writer's subtractions may
- * overflow), so it is done on uint64 and truncated for INT32; widths up to 32
- * are valid for INT32 and up to 64 for INT64. Miniblocks past the last value
+ * overflow), so it is done on uint64 and truncated for INT32; widths up to 64
+ * are accepted for both (DuckDB writes INT32 deltas computed in 64 bits). Miniblocks past the last value
  * may be absent; the last present miniblock is padded to full size, and the
  * stream's end (where following data starts) is after that padding.
  *
@@ -74,7 +74,9 @@ em_status em_pq_delta_decode(const em_pq_dctx *c, const uint8_t *p, int64_t len,
                               (unsigned long long)total, (long long)max_values);
     EM_TRY(em_pq_buf_ensure(out, (int64_t)total * width, c->err));
     const int64_t per_mini = (int64_t)(block / n_mini);
-    const int max_w = width == 4 ? 32 : 64;
+    /* Widths up to 64 even for INT32: some writers (DuckDB) compute INT32 deltas in
+     * 64 bits; the result modulo 2^32 is the same. */
+    const int max_w = 64;
     uint64_t vals[128];
     int64_t done = 0;
     uint64_t last = first;

@@ -34,7 +34,7 @@ em_status em_pq_dcorrupt(const em_pq_dctx *c, int64_t rel, const char *fmt, ...)
 }
 
 em_status em_pq_buf_ensure(em_pq_buf *b, int64_t bytes, em_error *err) {
-    if (bytes <= b->cap)
+    if (bytes <= b->cap && b->p)
         return EM_OK;
     int64_t cap = b->cap ? b->cap : 256;
     while (cap < bytes)
