@@ -18,9 +18,13 @@
  * copying; the producer's release() runs when the last Ember buffer that
  * views it is dropped. Arrays with a non-zero offset, or string offsets not
  * starting at 0, are copied instead so Ember's columns keep their
- * offset-free layout. Imported input is validated (formats, buffer counts,
- * lengths, string offsets) and rejected with EM_ERR_INVALID or
- * EM_ERR_UNSUPPORTED naming the column; nothing is left half-built.
+ * offset-free layout. Layouts Ember does not use are converted on import
+ * (copied): timestamps in seconds, milliseconds or nanoseconds ("tss:",
+ * "tsm:", "tsn:", nanoseconds floored to microseconds), dates in
+ * milliseconds ("tdm"), large strings/binary ("U", "Z") and string/binary
+ * views ("vu", "vz", as Polars and DuckDB may produce). Imported input is validated (formats,
+ * buffer counts, lengths, string offsets) and rejected with EM_ERR_INVALID or EM_ERR_UNSUPPORTED
+ * naming the column; nothing is left half-built.
  */
 #ifndef EM_ARROW_H
 #define EM_ARROW_H
@@ -94,8 +98,9 @@ struct ArrowArrayStream {
 
 /* The Arrow format string of t into buf (at least 16 bytes); returns buf. */
 const char *em_arrow_format(em_type t, char *buf, size_t cap);
-/* Parses a format string Ember can hold: the list above, plus any time zone
- * after "tsu:" (an instant, so TIMESTAMP) and "d:p,s,128". */
+/* Parses a format string Ember can hold: the list above, "d:p,s,128", the
+ * converted layouts above, and timestamps with any time zone (instants, so
+ * TIMESTAMP; no zone means TIMESTAMP_NTZ). */
 em_status em_arrow_parse_format(const char *format, em_type *out, em_error *err) EM_MUST_CHECK;
 
 /* Exports schema as a "+s" ArrowSchema with one nullable-flagged child per field. */

@@ -32,94 +32,104 @@
 const char *em_arrow_format(em_type t, char *buf, size_t cap) {
     const char *f = NULL;
     switch (t.id) {
-    case EM_TYPE_NULL:
-        f = "n";
-        break;
-    case EM_TYPE_BOOLEAN:
-        f = "b";
-        break;
-    case EM_TYPE_BYTE:
-        f = "c";
-        break;
-    case EM_TYPE_SHORT:
-        f = "s";
-        break;
-    case EM_TYPE_INT:
-        f = "i";
-        break;
-    case EM_TYPE_LONG:
-        f = "l";
-        break;
-    case EM_TYPE_FLOAT:
-        f = "f";
-        break;
-    case EM_TYPE_DOUBLE:
-        f = "g";
-        break;
-    case EM_TYPE_STRING:
-        f = "u";
-        break;
-    case EM_TYPE_BINARY:
-        f = "z";
-        break;
-    case EM_TYPE_DATE:
-        f = "tdD";
-        break;
-    case EM_TYPE_TIMESTAMP:
-        f = "tsu:UTC";
-        break;
-    case EM_TYPE_TIMESTAMP_NTZ:
-        f = "tsu:";
-        break;
-    case EM_TYPE_DECIMAL:
-        snprintf(buf, cap, "d:%d,%d", t.precision, t.scale);
-        return buf;
-    default:
-        f = "?";
-        break;
+    case EM_TYPE_NULL: f = "n"; break;
+    case EM_TYPE_BOOLEAN: f = "b"; break;
+    case EM_TYPE_BYTE: f = "c"; break;
+    case EM_TYPE_SHORT: f = "s"; break;
+    case EM_TYPE_INT: f = "i"; break;
+    case EM_TYPE_LONG: f = "l"; break;
+    case EM_TYPE_FLOAT: f = "f"; break;
+    case EM_TYPE_DOUBLE: f = "g"; break;
+    case EM_TYPE_STRING: f = "u"; break;
+    case EM_TYPE_BINARY: f = "z"; break;
+    case EM_TYPE_DATE: f = "tdD"; break;
+    case EM_TYPE_TIMESTAMP: f = "tsu:UTC"; break;
+    case EM_TYPE_TIMESTAMP_NTZ: f = "tsu:"; break;
+    case EM_TYPE_DECIMAL: snprintf(buf, cap, "d:%d,%d", t.precision, t.scale); return buf;
+    default: f = "?"; break;
     }
     snprintf(buf, cap, "%s", f);
     return buf;
 }
 
-em_status em_arrow_parse_format(const char *format, em_type *out, em_error *err) {
+/* How an imported child's buffers relate to Ember's layout: NATIVE ones are
+ * Ember's own layout (zero-copy possible), the others are converted row by
+ * row into fresh columns. */
+enum import_kind {
+    KIND_NATIVE = 0,
+    KIND_TS_SECONDS,  /* "tss:": int64 seconds */
+    KIND_TS_MILLIS,   /* "tsm:" */
+    KIND_TS_NANOS,    /* "tsn:" */
+    KIND_DATE_MILLIS, /* "tdm": int64 milliseconds */
+    KIND_LARGE,       /* "U" / "Z": int64 offsets */
+    KIND_VIEW,        /* "vu" / "vz": 16-byte views over variadic buffers */
+};
+
+static em_status parse_format_kind(const char *format, em_type *out, int *kind, em_error *err) {
     static const struct {
         const char *f;
         em_type_id id;
+        int kind;
     } simple[] = {
-        {"n", EM_TYPE_NULL},   {"b", EM_TYPE_BOOLEAN}, {"c", EM_TYPE_BYTE},
-        {"s", EM_TYPE_SHORT},  {"i", EM_TYPE_INT},     {"l", EM_TYPE_LONG},
-        {"f", EM_TYPE_FLOAT},  {"g", EM_TYPE_DOUBLE},  {"u", EM_TYPE_STRING},
-        {"z", EM_TYPE_BINARY}, {"tdD", EM_TYPE_DATE},  {"tsu:", EM_TYPE_TIMESTAMP_NTZ},
+        {"n", EM_TYPE_NULL, 0},
+        {"b", EM_TYPE_BOOLEAN, 0},
+        {"c", EM_TYPE_BYTE, 0},
+        {"s", EM_TYPE_SHORT, 0},
+        {"i", EM_TYPE_INT, 0},
+        {"l", EM_TYPE_LONG, 0},
+        {"f", EM_TYPE_FLOAT, 0},
+        {"g", EM_TYPE_DOUBLE, 0},
+        {"u", EM_TYPE_STRING, 0},
+        {"z", EM_TYPE_BINARY, 0},
+        {"tdD", EM_TYPE_DATE, 0},
+        {"tdm", EM_TYPE_DATE, KIND_DATE_MILLIS},
+        {"U", EM_TYPE_STRING, KIND_LARGE},
+        {"Z", EM_TYPE_BINARY, KIND_LARGE},
+        {"vu", EM_TYPE_STRING, KIND_VIEW},
+        {"vz", EM_TYPE_BINARY, KIND_VIEW},
     };
+    *kind = KIND_NATIVE;
     if (!format)
         return EM_FAIL(err, EM_ERR_INVALID, "Arrow schema without a format string");
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
         if (strcmp(format, simple[i].f) == 0) {
             *out = em_type_make(simple[i].id);
+            *kind = simple[i].kind;
             return EM_OK;
         }
     }
-    if (strncmp(format, "tsu:", 4) == 0) { /* any zone: the values are UTC instants */
-        *out = em_type_make(EM_TYPE_TIMESTAMP);
-        return EM_OK;
+    if (strncmp(format, "ts", 2) == 0 && format[2] && format[3] == ':') {
+        static const char units[] = "smun";
+        static const int kinds[] = {KIND_TS_SECONDS, KIND_TS_MILLIS, KIND_NATIVE, KIND_TS_NANOS};
+        const char *u = strchr(units, format[2]);
+        if (u) {
+            /* no zone: wall-clock time (NTZ); any zone: UTC instants */
+            *out = em_type_make(format[4] ? EM_TYPE_TIMESTAMP : EM_TYPE_TIMESTAMP_NTZ);
+            *kind = kinds[u - units];
+            return EM_OK;
+        }
     }
     if (strncmp(format, "d:", 2) == 0) {
-        int p = 0, s = 0, bits = 128, n = 0;
-        int got = sscanf(format + 2, "%d,%d%n,%d%n", &p, &s, &n, &bits, &n);
+        int p = 0, sc = 0, bits = 128, n = 0;
+        int got = sscanf(format + 2, "%d,%d%n,%d%n", &p, &sc, &n, &bits, &n);
         if (got >= 2 && format[2 + n] == '\0') {
             if (bits != 128)
                 return EM_FAIL(err, EM_ERR_UNSUPPORTED, "Arrow decimal of %d bits ('%s')", bits,
                                format);
-            if (p < 1 || p > EM_DECIMAL_MAX_PRECISION || s < 0 || s > p)
+            if (p < 1 || p > EM_DECIMAL_MAX_PRECISION || sc < 0 || sc > p)
                 return EM_FAIL(err, EM_ERR_UNSUPPORTED,
                                "Arrow decimal '%s' outside Spark's decimal(1..38, 0..p)", format);
-            *out = em_type_decimal(p, s);
+            *out = em_type_decimal(p, sc);
             return EM_OK;
         }
         return EM_FAIL(err, EM_ERR_INVALID, "malformed Arrow decimal format '%s'", format);
     }
     return EM_FAIL(err, EM_ERR_UNSUPPORTED, "Arrow format '%s' has no Ember type", format);
+}
+
+em_status em_arrow_parse_format(const char *format, em_type *out, em_error *err) {
+    int kind;
+    return parse_format_kind(format, out, &kind, err);
 }
 
 /* ---- export: arrays ----------------------------------------------------------------------- */
@@ -370,9 +380,25 @@ static em_status wrap(const void *data, int64_t size, import_holder *h, em_buffe
     return EM_OK;
 }
 
+/* Number of buffers a child of type t and import kind must carry (a view
+ * array has at least this many: validity, views, its variadic data buffers,
+ * then the sizes of those). */
+static int64_t expected_buffers(em_type t, int kind) {
+    if (t.id == EM_TYPE_NULL)
+        return 0;
+    if (kind == KIND_VIEW || kind == KIND_LARGE || (kind == KIND_NATIVE && em_type_is_varlen(t)))
+        return 3;
+    return 2;
+}
+
+static bool foreign_valid(const struct ArrowArray *a, int64_t r) {
+    const void *v = a->null_count != 0 && a->buffers ? a->buffers[0] : NULL;
+    return !v || em_bit_get(v, r);
+}
+
 /* Checks one child array against its type before anything is built. */
-static em_status validate_child(const struct ArrowArray *a, em_type t, int64_t need_rows, int i,
-                                em_error *err) {
+static em_status validate_child(const struct ArrowArray *a, em_type t, int kind, int64_t need_rows,
+                                int i, em_error *err) {
     if (!a || !a->release)
         return EM_FAIL(err, EM_ERR_INVALID, "Arrow column %d is missing or released", i);
     if (a->length < 0 || a->offset < 0 || a->length < need_rows || a->length > INT32_MAX ||
@@ -385,26 +411,26 @@ static em_status validate_child(const struct ArrowArray *a, em_type t, int64_t n
                        (long long)a->null_count, (long long)a->length);
     if (a->n_children != 0 || a->dictionary)
         return EM_FAIL(err, EM_ERR_UNSUPPORTED, "Arrow column %d: nested or dictionary array", i);
-    int64_t want = t.id == EM_TYPE_NULL ? 0 : em_type_is_varlen(t) ? 3 : 2;
-    if (t.id == EM_TYPE_NULL ? a->n_buffers > 1 : a->n_buffers != want)
+    int64_t want = expected_buffers(t, kind);
+    bool count_ok = t.id == EM_TYPE_NULL ? a->n_buffers <= 1
+                    : kind == KIND_VIEW  ? a->n_buffers >= want
+                                         : a->n_buffers == want;
+    if (!count_ok)
         return EM_FAIL(err, EM_ERR_INVALID, "Arrow column %d: %lld buffers, expected %lld", i,
                        (long long)a->n_buffers, (long long)want);
     if (want > 0 && !a->buffers)
         return EM_FAIL(err, EM_ERR_INVALID, "Arrow column %d: NULL buffer array", i);
     int64_t end = a->offset + a->length;
-    if (end > INT32_MAX)
-        return EM_FAIL(err, EM_ERR_UNSUPPORTED, "Arrow column %d: %lld rows exceed int32", i,
-                       (long long)end);
     if (want == 0 || end == 0)
         return EM_OK;
-    if (a->null_count != 0 && !a->buffers[0] && a->null_count != -1)
+    if (a->null_count > 0 && !a->buffers[0])
         return EM_FAIL(err, EM_ERR_INVALID, "Arrow column %d: %lld nulls but no validity buffer", i,
                        (long long)a->null_count);
-    for (int64_t k = 1; k < want; k++)
+    for (int64_t k = 1; k < a->n_buffers; k++)
         if (!a->buffers[k])
             return EM_FAIL(err, EM_ERR_INVALID, "Arrow column %d: buffer %lld is NULL", i,
                            (long long)k);
-    if (want == 3) {
+    if (kind == KIND_NATIVE && want == 3) {
         const int32_t *off = a->buffers[1];
         if (off[a->offset] < 0)
             return EM_FAIL(err, EM_ERR_INVALID, "Arrow column %d: negative string offset", i);
@@ -413,16 +439,122 @@ static em_status validate_child(const struct ArrowArray *a, em_type t, int64_t n
                 return EM_FAIL(err, EM_ERR_INVALID,
                                "Arrow column %d: string offsets decrease at row %lld", i,
                                (long long)(r - a->offset));
+    } else if (kind == KIND_LARGE) {
+        const uint8_t *ob = a->buffers[1];
+        int64_t prev;
+        memcpy(&prev, ob + 8 * a->offset, 8);
+        if (prev < 0)
+            return EM_FAIL(err, EM_ERR_INVALID, "Arrow column %d: negative string offset", i);
+        for (int64_t r = a->offset; r < end; r++) {
+            int64_t next;
+            memcpy(&next, ob + 8 * (r + 1), 8);
+            if (next < prev || next - prev > INT32_MAX)
+                return EM_FAIL(err, EM_ERR_INVALID,
+                               "Arrow column %d: bad large-string offsets at row %lld", i,
+                               (long long)(r - a->offset));
+            prev = next;
+        }
+    } else if (kind == KIND_VIEW) {
+        int64_t n_data = a->n_buffers - 3;
+        const uint8_t *views = a->buffers[1];
+        const uint8_t *sizes = a->buffers[a->n_buffers - 1];
+        for (int64_t r = a->offset; r < end; r++) {
+            if (!foreign_valid(a, r))
+                continue;
+            int32_t len, idx, off;
+            memcpy(&len, views + 16 * r, 4);
+            memcpy(&idx, views + 16 * r + 8, 4);
+            memcpy(&off, views + 16 * r + 12, 4);
+            int64_t size = 0;
+            if (len > 12 && idx >= 0 && idx < n_data)
+                memcpy(&size, sizes + 8 * idx, 8);
+            if (len < 0 ||
+                (len > 12 && (idx < 0 || idx >= n_data || off < 0 || (int64_t)off + len > size)))
+                return EM_FAIL(err, EM_ERR_INVALID,
+                               "Arrow column %d: string view of row %lld points outside its "
+                               "buffers",
+                               i, (long long)(r - a->offset));
+        }
     }
     return EM_OK;
 }
 
+static int64_t floor_div(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* Converts one valid foreign value at physical row r and appends it. */
+static em_status convert_value(const struct ArrowArray *a, em_type t, int kind, int64_t r,
+                               em_column *col, em_error *err) {
+    const uint8_t *b1 = a->buffers[1];
+    switch (kind) {
+    case KIND_TS_SECONDS:
+    case KIND_TS_MILLIS:
+    case KIND_TS_NANOS:
+    case KIND_DATE_MILLIS: {
+        int64_t v, us;
+        memcpy(&v, b1 + 8 * r, 8);
+        if (kind == KIND_DATE_MILLIS) {
+            int64_t days = floor_div(v, INT64_C(86400000));
+            if (days < INT32_MIN || days > INT32_MAX)
+                return EM_FAIL(err, EM_ERR_OVERFLOW, "date of %lld ms is out of range",
+                               (long long)v);
+            int32_t d = (int32_t)days;
+            return em_column_append_fixed(col, &d, err);
+        }
+        if (kind == KIND_TS_NANOS)
+            us = floor_div(v, 1000);
+        else if (__builtin_mul_overflow(v, kind == KIND_TS_SECONDS ? 1000000 : 1000, &us))
+            return EM_FAIL(err, EM_ERR_OVERFLOW,
+                           "timestamp %lld overflows microseconds at row %lld", (long long)v,
+                           (long long)(r - a->offset));
+        return em_column_append_fixed(col, &us, err);
+    }
+    case KIND_LARGE: {
+        int64_t o0, o1;
+        memcpy(&o0, b1 + 8 * r, 8);
+        memcpy(&o1, b1 + 8 * (r + 1), 8);
+        return em_column_append_bytes(col, (const uint8_t *)a->buffers[2] + o0, (int32_t)(o1 - o0),
+                                      err);
+    }
+    case KIND_VIEW: {
+        const uint8_t *view = b1 + 16 * r;
+        int32_t len, idx, off;
+        memcpy(&len, view, 4);
+        if (len <= 12)
+            return em_column_append_bytes(col, view + 4, len, err);
+        memcpy(&idx, view + 8, 4);
+        memcpy(&off, view + 12, 4);
+        return em_column_append_bytes(col, (const uint8_t *)a->buffers[2 + idx] + off, len, err);
+    }
+    default: break;
+    }
+    (void)t;
+    return EM_FAIL(err, EM_ERR_INTERNAL, "no conversion for Arrow import kind %d", kind);
+}
+
+/* Builds a column from a child whose layout differs from Ember's. */
+static em_status import_convert(const struct ArrowArray *a, em_type t, int kind, int64_t first,
+                                int64_t rows, em_pool *pool, em_column *col, em_error *err) {
+    em_status st = em_column_init(col, t, rows, pool, err);
+    for (int64_t r = first; r < first + rows && st == EM_OK; r++)
+        st = foreign_valid(a, r) ? convert_value(a, t, kind, r, col, err)
+                                 : em_column_append_null(col, err);
+    if (st != EM_OK)
+        em_column_reset(col);
+    return st;
+}
+
 /* Builds column i from child array a: rows [skip, skip + rows) of its
  * logical contents, where skip is the parent struct's offset. */
-static em_status import_child(const struct ArrowArray *a, em_type t, int64_t skip, int64_t rows,
-                              import_holder *h, em_pool *pool, em_column *col, em_error *err) {
+static em_status import_child(const struct ArrowArray *a, em_type t, int kind, int64_t skip,
+                              int64_t rows, import_holder *h, em_pool *pool, em_column *col,
+                              em_error *err) {
     int64_t first = a->offset + skip; /* first physical row */
     int64_t end = first + rows;
+    if (kind != KIND_NATIVE)
+        return import_convert(a, t, kind, first, rows, pool, col, err);
     const bool varlen = em_type_is_varlen(t);
     const void *const *bufs = (const void *const *)a->buffers;
     bool has_nulls = t.id != EM_TYPE_NULL && a->null_count != 0 && bufs && bufs[0];
@@ -443,12 +575,11 @@ static em_status import_child(const struct ArrowArray *a, em_type t, int64_t ski
             em_column_reset(col);
         return st;
     }
+    if (end == 0)
+        return em_column_init(col, t, 0, pool, err);
     int64_t vbytes = t.id == EM_TYPE_BOOLEAN ? em_bitmap_bytes(end)
                      : varlen                ? (end + 1) * 4
                                              : end * em_type_width(t);
-    if (end == 0 && (!bufs || !bufs[1])) {
-        return em_column_init(col, t, 0, pool, err);
-    }
     if (has_nulls)
         st = wrap(bufs[0], em_bitmap_bytes(end), owner, &v.validity, err);
     if (st == EM_OK)
@@ -478,6 +609,18 @@ static em_status import_child(const struct ArrowArray *a, em_type t, int64_t ski
     return st;
 }
 
+/* True when a struct array marks any of its rows null. */
+static bool struct_has_null_rows(const struct ArrowArray *a) {
+    if (a->null_count == 0 || a->n_buffers < 1 || !a->buffers || !a->buffers[0])
+        return false;
+    if (a->null_count > 0)
+        return true;
+    for (int64_t r = a->offset; r < a->offset + a->length; r++)
+        if (!em_bit_get(a->buffers[0], r))
+            return true;
+    return false;
+}
+
 em_status em_arrow_import_batch(struct ArrowArray *array, const struct ArrowSchema *schema,
                                 em_pool *pool, em_batch **out, em_error *err) {
     *out = NULL;
@@ -486,18 +629,27 @@ em_status em_arrow_import_batch(struct ArrowArray *array, const struct ArrowSche
     em_schema s;
     EM_TRY(em_arrow_import_schema(schema, &s, err));
     em_status st = EM_OK;
-    if (array->n_children != s.n_fields || (s.n_fields > 0 && !array->children))
-        st = EM_FAIL(err, EM_ERR_INVALID, "Arrow struct array has %lld children, schema has %d",
-                     (long long)array->n_children, s.n_fields);
-    else if (array->length < 0 || array->offset < 0)
-        st = EM_FAIL(err, EM_ERR_INVALID, "Arrow struct array of length %lld at offset %lld",
-                     (long long)array->length, (long long)array->offset);
-    else if (array->null_count != 0 && array->n_buffers >= 1 && array->buffers && array->buffers[0])
-        st = EM_FAIL(err, EM_ERR_UNSUPPORTED,
-                     "Arrow struct array with null rows (a batch's rows cannot be null)");
+    int *kinds = em_pool_calloc(NULL, (int64_t)(s.n_fields + 1) * (int64_t)sizeof(int), err);
+    if (!kinds)
+        st = err ? err->code : EM_ERR_NOMEM;
     for (int i = 0; i < s.n_fields && st == EM_OK; i++) {
-        st = validate_child(array->children[i], s.fields[i].type, array->offset + array->length, i,
-                            err);
+        em_type t;
+        st = parse_format_kind(schema->children[i]->format, &t, &kinds[i], err);
+    }
+    if (st == EM_OK) {
+        if (array->n_children != s.n_fields || (s.n_fields > 0 && !array->children))
+            st = EM_FAIL(err, EM_ERR_INVALID, "Arrow struct array has %lld children, schema has %d",
+                         (long long)array->n_children, s.n_fields);
+        else if (array->length < 0 || array->offset < 0)
+            st = EM_FAIL(err, EM_ERR_INVALID, "Arrow struct array of length %lld at offset %lld",
+                         (long long)array->length, (long long)array->offset);
+        else if (struct_has_null_rows(array))
+            st = EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                         "Arrow struct array with null rows (a batch's rows cannot be null)");
+    }
+    for (int i = 0; i < s.n_fields && st == EM_OK; i++) {
+        st = validate_child(array->children[i], s.fields[i].type, kinds[i],
+                            array->offset + array->length, i, err);
         if (st != EM_OK)
             em_error_prefix(err, "Arrow import of '%s'", s.fields[i].name);
     }
@@ -505,19 +657,23 @@ em_status em_arrow_import_batch(struct ArrowArray *array, const struct ArrowSche
     if (st == EM_OK)
         st = em_batch_create(&s, 0, pool, &b, err);
     em_schema_reset(&s);
-    if (st != EM_OK)
-        return st;
-    import_holder *h = em_pool_alloc(NULL, sizeof *h, err);
-    if (!h) {
+    import_holder *h = NULL;
+    if (st == EM_OK) {
+        h = em_pool_alloc(NULL, sizeof *h, err);
+        if (!h)
+            st = err ? err->code : EM_ERR_NOMEM;
+    }
+    if (st != EM_OK) {
         em_batch_destroy(b);
-        return err ? err->code : EM_ERR_NOMEM;
+        em_pool_free(NULL, kinds, 0);
+        return st;
     }
     h->array = *array; /* move */
     atomic_init(&h->refs, 1);
     array->release = NULL;
     for (int i = 0; i < b->n_cols && st == EM_OK; i++) {
         em_column col;
-        st = import_child(h->array.children[i], b->schema.fields[i].type, h->array.offset,
+        st = import_child(h->array.children[i], b->schema.fields[i].type, kinds[i], h->array.offset,
                           h->array.length, h, pool, &col, err);
         if (st == EM_OK) {
             em_column_reset(&b->cols[i]);
@@ -526,6 +682,7 @@ em_status em_arrow_import_batch(struct ArrowArray *array, const struct ArrowSche
             em_error_prefix(err, "Arrow import of '%s'", b->schema.fields[i].name);
         }
     }
+    em_pool_free(NULL, kinds, 0);
     if (st != EM_OK) {
         em_batch_destroy(b); /* drops every wrap, so only our own count is left */
         *array = h->array;   /* hand the array back untouched */
@@ -552,15 +709,11 @@ typedef struct stream_priv {
 static int errno_of(em_status s) {
     switch (s) {
     case EM_ERR_NOMEM:
-    case EM_ERR_OOM_BUDGET:
-        return ENOMEM;
+    case EM_ERR_OOM_BUDGET: return ENOMEM;
     case EM_ERR_INVALID:
-    case EM_ERR_TYPE:
-        return EINVAL;
-    case EM_ERR_UNSUPPORTED:
-        return ENOSYS;
-    default:
-        return EIO;
+    case EM_ERR_TYPE: return EINVAL;
+    case EM_ERR_UNSUPPORTED: return ENOSYS;
+    default: return EIO;
     }
 }
 
