@@ -215,7 +215,7 @@ static void put_value(em_column *c, const spec *s, int64_t i, int col_index, jso
         return;
     }
     case EM_TYPE_BINARY: {
-        uint8_t buf[64];
+        uint8_t buf[64] = {0};
         int len = (int)(i % 9);
         for (int k = 0; k < len; k++)
             buf[k] = (uint8_t)(k == 0 ? 0 : k == 1 ? 0xff : (i * 13 + k * 101));

@@ -40,6 +40,11 @@
  * whose legacy signed order agrees. Byte-array bounds longer than
  * EM_PQW_STATS_MAX_BYTES are left out rather than truncated.
  *
+ * Spark cannot write a NULL-typed column; Ember writes one as an optional
+ * INT32 column whose every definition level is 0, without an annotation
+ * (LogicalType UNKNOWN would say "always null", but Ember's reader, like
+ * many, rejects it), so peers and Ember's reader see an int column of nulls.
+ *
  * Multi-byte values are written from host memory: the writer assumes a
  * little-endian host, like the rest of Ember's Arrow-layout code.
  */
@@ -897,9 +902,8 @@ static void write_schema_leaf(em_tw *tw, const pqw_col *c) {
         break;
     case EM_TYPE_STRING:
     case EM_TYPE_DATE:
-    case EM_TYPE_NULL:
         em_tw_field_struct(tw, 10);
-        em_tw_field_struct(tw, t.id == EM_TYPE_STRING ? 1 : t.id == EM_TYPE_DATE ? 6 : 11);
+        em_tw_field_struct(tw, t.id == EM_TYPE_STRING ? 1 : 6);
         em_tw_struct_end(tw);
         em_tw_struct_end(tw);
         break;
