@@ -38,15 +38,15 @@ typedef struct unit {
 } unit;
 
 typedef struct bench {
-    char **paths;     /* owned */
+    char **paths; /* owned */
     int n_paths;
-    unit *units;      /* owned; file-major order */
+    unit *units; /* owned; file-major order */
     int n_units;
     int n_threads;
-    atomic_int next;  /* next unit to hand out in the current run */
+    atomic_int next; /* next unit to hand out in the current run */
     atomic_bool failed;
     pthread_mutex_t err_lock;
-    em_error err;     /* the first failure of the run */
+    em_error err; /* the first failure of the run */
 } bench;
 
 typedef struct worker {
@@ -358,8 +358,7 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
     qsort(times, (size_t)runs, sizeof *times, cmp_double);
-    double median =
-        runs % 2 ? times[runs / 2] : (times[runs / 2 - 1] + times[runs / 2]) / 2.0;
+    double median = runs % 2 ? times[runs / 2] : (times[runs / 2 - 1] + times[runs / 2]) / 2.0;
     int64_t peak = 0;
     for (int t = 0; t < threads; t++)
         peak += em_pool_peak(ws[t].pool);
