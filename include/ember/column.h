@@ -36,7 +36,7 @@ extern "C" {
 typedef struct em_column {
     em_type type;
     int64_t length;
-    int64_t null_count; /* -1 when not yet counted */
+    int64_t null_count;  /* -1 when not yet counted */
     em_buffer *validity; /* owned reference; NULL when every row is valid */
     em_buffer *values;   /* owned reference; NULL only for the NULL type */
     em_buffer *data;     /* owned reference; strings and binary only */
@@ -49,7 +49,7 @@ static inline void em_bit_set(uint8_t *bits, int64_t i) {
     bits[i >> 3] |= (uint8_t)(1u << (i & 7));
 }
 static inline void em_bit_clear(uint8_t *bits, int64_t i) {
-    bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
+    bits[i >> 3] &= (uint8_t) ~(1u << (i & 7));
 }
 static inline void em_bit_put(uint8_t *bits, int64_t i, bool v) {
     if (v)
@@ -79,15 +79,14 @@ void em_column_reset(em_column *c);
 /* Shares buffers: dst gets new references to src's buffers. */
 void em_column_share(em_column *dst, const em_column *src);
 /* Ensures room for `rows` more rows (and `bytes` more string bytes). */
-em_status em_column_reserve(em_column *c, int64_t rows, int64_t bytes, em_error *err)
-    EM_MUST_CHECK;
+em_status em_column_reserve(em_column *c, int64_t rows, int64_t bytes, em_error *err) EM_MUST_CHECK;
 /* Materializes a validity bitmap (all valid) so nulls can be written. */
 em_status em_column_ensure_validity(em_column *c, em_error *err) EM_MUST_CHECK;
 /* Appends; the column must have room (em_column_reserve) for fixed widths,
  * strings grow their byte buffer as needed. */
 em_status em_column_append_null(em_column *c, em_error *err) EM_MUST_CHECK;
-em_status em_column_append_bytes(em_column *c, const void *p, int32_t len, em_error *err)
-    EM_MUST_CHECK;
+em_status em_column_append_bytes(em_column *c, const void *p, int32_t len,
+                                 em_error *err) EM_MUST_CHECK;
 /* Appends one fixed-width value (width of the column's type; booleans: *(bool*)). */
 em_status em_column_append_fixed(em_column *c, const void *value, em_error *err) EM_MUST_CHECK;
 /* Counts nulls (and caches it in null_count). */
@@ -100,23 +99,23 @@ em_status em_column_take(const em_column *src, const int32_t *sel, int64_t n, em
 /* Appends the rows of src named by sel[0..n) (rows 0..n when sel is NULL) to
  * dst, which must have src's type; grows dst as needed. Used by take, compact
  * and operators that gather rows from several batches (coalesce). */
-em_status em_column_append_rows(em_column *dst, const em_column *src, const int32_t *sel,
-                                int64_t n, em_error *err) EM_MUST_CHECK;
+em_status em_column_append_rows(em_column *dst, const em_column *src, const int32_t *sel, int64_t n,
+                                em_error *err) EM_MUST_CHECK;
 
 typedef struct em_batch {
-    em_schema schema;    /* owned copy */
-    int n_cols;          /* == schema.n_fields */
-    em_column *cols;     /* owned array of n_cols columns */
-    int64_t n_rows;      /* physical rows in every column */
-    int32_t *sel;        /* owned; NULL = all n_rows rows present */
-    int64_t n_sel;       /* rows in sel when sel != NULL */
+    em_schema schema; /* owned copy */
+    int n_cols;       /* == schema.n_fields */
+    em_column *cols;  /* owned array of n_cols columns */
+    int64_t n_rows;   /* physical rows in every column */
+    int32_t *sel;     /* owned; NULL = all n_rows rows present */
+    int64_t n_sel;    /* rows in sel when sel != NULL */
     int64_t sel_cap;
-    em_pool *pool;       /* borrowed; where the batch's memory is charged */
+    em_pool *pool; /* borrowed; where the batch's memory is charged */
 } em_batch;
 
 /* Creates a batch of `schema` (copied) with columns initialized for `capacity` rows. */
-em_status em_batch_create(const em_schema *schema, int64_t capacity, em_pool *pool,
-                          em_batch **out, em_error *err) EM_MUST_CHECK;
+em_status em_batch_create(const em_schema *schema, int64_t capacity, em_pool *pool, em_batch **out,
+                          em_error *err) EM_MUST_CHECK;
 void em_batch_destroy(em_batch *b); /* NULL allowed */
 /* Number of logically present rows (n_sel when selected, else n_rows). */
 static inline int64_t em_batch_rows(const em_batch *b) { return b->sel ? b->n_sel : b->n_rows; }
@@ -124,6 +123,10 @@ static inline int64_t em_batch_rows(const em_batch *b) { return b->sel ? b->n_se
 em_status em_batch_clear(em_batch *b, int64_t capacity, em_error *err) EM_MUST_CHECK;
 /* Selection vectors: ensure capacity, then write b->sel and set b->n_sel. */
 em_status em_batch_sel_reserve(em_batch *b, int64_t n, em_error *err) EM_MUST_CHECK;
+/* Appends the logically present rows of src (honouring src->sel) to dst,
+ * which must have no selection and columns of the same types. On failure
+ * dst is left as it was. Used to coalesce small batches. */
+em_status em_batch_append(em_batch *dst, const em_batch *src, em_error *err) EM_MUST_CHECK;
 /* Applies the selection, producing a batch without one (copies the rows). */
 em_status em_batch_compact(em_batch *b, em_error *err) EM_MUST_CHECK;
 

@@ -464,3 +464,40 @@ em_status em_batch_compact(em_batch *b, em_error *err) {
     batch_drop_sel(b);
     return EM_OK;
 }
+
+/* Cuts a column back to its first n rows (n <= length), keeping buffers. */
+static void column_truncate(em_column *c, int64_t n) {
+    if (n >= c->length)
+        return;
+    c->length = n;
+    if (c->values)
+        c->values->size = values_bytes(c->type, n);
+    if (c->validity)
+        c->validity->size = em_bitmap_bytes(n);
+    if (c->data)
+        c->data->size = ((const int32_t *)c->values->data)[n];
+    c->null_count = -1;
+}
+
+em_status em_batch_append(em_batch *dst, const em_batch *src, em_error *err) {
+    if (dst->sel)
+        return EM_FAIL(err, EM_ERR_INVALID, "cannot append to a batch with a selection");
+    if (dst->n_cols != src->n_cols)
+        return EM_FAIL(err, EM_ERR_TYPE, "appending a batch of %d columns to one of %d",
+                       src->n_cols, dst->n_cols);
+    for (int i = 0; i < dst->n_cols; i++)
+        if (!em_type_equal(dst->cols[i].type, src->cols[i].type))
+            return EM_FAIL(err, EM_ERR_TYPE, "appending batches whose column %d types differ", i);
+    int64_t n = em_batch_rows(src);
+    int64_t base = dst->n_rows;
+    for (int i = 0; i < dst->n_cols; i++) {
+        em_status st = em_column_append_rows(&dst->cols[i], &src->cols[i], src->sel, n, err);
+        if (st != EM_OK) {
+            for (int j = 0; j <= i; j++)
+                column_truncate(&dst->cols[j], base);
+            return st;
+        }
+    }
+    dst->n_rows = base + n;
+    return EM_OK;
+}

@@ -281,6 +281,58 @@ static void test_share_refcounts(void **state) {
     em_pool_destroy(pool);
 }
 
+/* Coalescing: appending selected and unselected batches, and a failure
+ * half-way (injected) leaving the destination unchanged. */
+static void test_batch_append(void **state) {
+    (void)state;
+    em_error err = {0};
+    em_batch *a = NULL, *b = NULL;
+    EM_ASSERT_OK(build_batch(NULL, 7, &a, &err), &err); /* 4 rows: 0 2 4 6 */
+    EM_ASSERT_OK(build_batch(NULL, 9, &b, &err), &err); /* 5 rows: 0 2 4 6 8 */
+    EM_ASSERT_OK(em_batch_sel_reserve(b, 2, &err), &err);
+    b->sel[0] = 1;
+    b->sel[1] = 4;
+    b->n_sel = 2;
+    EM_ASSERT_OK(em_batch_append(a, b, &err), &err);
+    assert_int_equal(a->n_rows, 6);
+    const int64_t *ids = (const int64_t *)a->cols[0].values->data;
+    int64_t expect[6] = {0, 2, 4, 6, 2, 8};
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(ids[i], expect[i]);
+        assert_int_equal(a->cols[a->n_cols - 1].length, 6);
+    }
+    const int32_t *off = em_column_offsets(&a->cols[1]);
+    assert_memory_equal(em_column_chars(&a->cols[1]) + off[5], "n8", 2);
+    assert_int_equal(em_column_is_valid(&a->cols[3], 5), 8 % 3 != 2);
+
+    /* an injected failure part-way leaves a as it was */
+    for (int64_t n = 1; n < 50; n++) {
+        em_alloc_fail_after(n);
+        em_status st = em_batch_append(a, b, &err);
+        bool fired = em_alloc_fail_triggered();
+        em_alloc_fail_after(0);
+        if (!fired) {
+            EM_ASSERT_OK(st, &err);
+            assert_int_equal(a->n_rows, 8);
+            break;
+        }
+        assert_int_equal(st, EM_ERR_NOMEM);
+        assert_int_equal(a->n_rows, 6);
+        for (int c = 0; c < a->n_cols; c++)
+            assert_int_equal(a->cols[c].length, 6);
+        assert_int_equal(em_column_offsets(&a->cols[1])[6], a->cols[1].data->size);
+    }
+    em_batch_destroy(b);
+    em_schema s;
+    EM_ASSERT_OK(em_schema_init(&s, 1, &err), &err);
+    EM_ASSERT_OK(em_schema_set(&s, 0, "x", em_type_make(EM_TYPE_INT), true, &err), &err);
+    EM_ASSERT_OK(em_batch_create(&s, 1, NULL, &b, &err), &err);
+    em_schema_reset(&s);
+    assert_int_equal(em_batch_append(a, b, &err), EM_ERR_TYPE);
+    em_batch_destroy(b);
+    em_batch_destroy(a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_append_and_take),
@@ -290,6 +342,7 @@ int main(void) {
         cmocka_unit_test(test_batch_compact),
         cmocka_unit_test(test_fault_injection),
         cmocka_unit_test(test_share_refcounts),
+        cmocka_unit_test(test_batch_append),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
