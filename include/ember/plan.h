@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The plan model: Spark's physical plan as EXPLAIN FORMATTED prints it, parsed
+ * into an immutable tree of nodes named as Spark names them, with every
+ * expression parsed into an expression tree and typed by Spark's rules.
+ *
+ * Ownership: em_plan_parse builds the whole plan (nodes, expressions, strings)
+ * in one arena owned by the em_plan; em_plan_free releases it at once. Every
+ * pointer reachable from an em_plan is borrowed from it and valid until
+ * em_plan_free. Nothing in a parsed plan changes afterwards, so a plan may be
+ * read from several threads.
+ *
+ * Version dialects: the parser accepts the union of what Spark 3.3.0 ... 4.1
+ * print (and un-normalized user text: real ids, the `L` suffix on longs, real
+ * Location paths). Which Spark line printed the text is decided by a shim
+ * (src/shims): given in the options or detected from the text. The shim then
+ * decides the version-dependent semantics (decimal result types, ANSI) used by
+ * type inference, and the printed forms used by em_plan_print.
+ */
+#ifndef EM_PLAN_H
+#define EM_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ember/status.h"
+#include "ember/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct em_plan em_plan;
+typedef struct em_plan_node em_plan_node;
+typedef struct em_expr em_expr;
+typedef struct em_shim em_shim; /* one Spark release line's dialect (src/shims) */
+
+/* ---------------------------------------------------------------- expressions */
+
+typedef enum em_expr_kind {
+    EM_EXPR_ATTR,            /* name#id[L]: attribute reference */
+    EM_EXPR_LITERAL,         /* unquoted literal text; its type comes from its context */
+    EM_EXPR_CALL,            /* name(arg, ...): any function printed in call form */
+    EM_EXPR_AGG,             /* [partial_|merge_]name([distinct ]args): aggregate expression */
+    EM_EXPR_BINARY,          /* (left op right) */
+    EM_EXPR_NOT,             /* NOT child */
+    EM_EXPR_NEGATE,          /* -child (UnaryMinus) */
+    EM_EXPR_IN,              /* value IN (v1,v2,...) */
+    EM_EXPR_INSET,           /* value INSET v1, v2, ... */
+    EM_EXPR_IN_SUBQUERY,     /* value IN dynamicpruning#N */
+    EM_EXPR_LIKE,            /* value LIKE pattern / value RLIKE pattern */
+    EM_EXPR_CASE,            /* CASE WHEN c THEN v ... [ELSE e] END */
+    EM_EXPR_CAST,            /* cast(child as type) */
+    EM_EXPR_ALIAS,           /* child AS name#id[L] */
+    EM_EXPR_SORT_ORDER,      /* child ASC|DESC NULLS FIRST|LAST */
+    EM_EXPR_BOUND_REF,       /* input[ordinal, type, nullable] */
+    EM_EXPR_SCALAR_SUBQUERY, /* [ReusedSubquery ]Subquery scalar-subquery#N, [id=#M] */
+    EM_EXPR_FIELD,           /* child.field (struct field access, merged subqueries) */
+    EM_EXPR_TYPE,            /* DecimalType(p,s): a type as an argument (CheckOverflow) */
+    EM_EXPR_LIST,            /* [a, b, ...]: a bracketed list inside Arguments / pushed filters */
+    EM_EXPR_WINDOW,          /* function windowspecdefinition(...) */
+    EM_EXPR_PLAN_ID,         /* [plan_id=N] or [id=#N] after an exchange's arguments */
+    EM_EXPR_RAW,             /* text that only prints back (e.g. a name with spaces as literal) */
+    EM_EXPR_KIND_COUNT_
+} em_expr_kind;
+
+typedef enum em_binop {
+    EM_OP_ADD,         /* + */
+    EM_OP_SUB,         /* - */
+    EM_OP_MUL,         /* * */
+    EM_OP_DIV,         /* / */
+    EM_OP_REM,         /* % */
+    EM_OP_INTDIV,      /* div */
+    EM_OP_BITAND,      /* & */
+    EM_OP_BITOR,       /* | */
+    EM_OP_BITXOR,      /* ^ */
+    EM_OP_EQ,          /* = */
+    EM_OP_NULLSAFE_EQ, /* <=> */
+    EM_OP_LT,          /* < */
+    EM_OP_LE,          /* <= */
+    EM_OP_GT,          /* > */
+    EM_OP_GE,          /* >= */
+    EM_OP_AND,         /* AND */
+    EM_OP_OR,          /* OR */
+    EM_OP_COUNT_
+} em_binop;
+
+typedef enum em_agg_mode {
+    EM_AGG_PARTIAL,       /* partial_sum(...) */
+    EM_AGG_PARTIAL_MERGE, /* merge_sum(...) */
+    EM_AGG_FINAL,         /* sum(...): Final or Complete (they print alike) */
+} em_agg_mode;
+
+/*
+ * One expression node. Which members mean something depends on the kind:
+ *
+ *   ATTR            name, id, long_suffix
+ *   LITERAL, RAW    text
+ *   CALL            name, args (separator ", " or "," when compact)
+ *   AGG             name (without the mode prefix), mode, distinct, args
+ *   BINARY          op, args[0], args[1]
+ *   NOT, NEGATE     args[0]
+ *   IN, INSET       args[0] = value, args[1..] = the list
+ *   IN_SUBQUERY     args[0] = value, name ("dynamicpruning#8"), id (8)
+ *   LIKE            args[0] = value, args[1] = pattern literal, rlike
+ *   CASE            args = when1, then1, when2, then2, ... [, else]; has_else
+ *   CAST            args[0], text = target type as printed; cast_type (when known)
+ *   ALIAS           args[0], name, id, long_suffix
+ *   SORT_ORDER      args[0], ascending, nulls_first
+ *   BOUND_REF       id = ordinal, text = type as printed, cast_type, nullable_flag
+ *   SCALAR_SUBQUERY name ("scalar-subquery#4"), id (4), plan_id (5), reused; subquery
+ *   FIELD           args[0], name (free text, e.g. "count(1)")
+ *   TYPE            text (e.g. "DecimalType(11,0)"), cast_type
+ *   LIST            args, compact
+ *   WINDOW          args[0] = function, args[1] = windowspecdefinition(...) call
+ *   PLAN_ID         plan_id, legacy_id_form (as written; printing follows the shim)
+ *
+ * type/type_known is the inferred result type (Spark's rules, see
+ * em_plan_parse). Kinds without a value (SORT_ORDER's own, LIST, PLAN_ID,
+ * TYPE, CALLs such as hashpartitioning) leave type_known false.
+ */
+struct em_expr {
+    em_expr_kind kind;
+    em_binop op;
+    em_agg_mode mode;
+    em_type type;      /* inferred result type */
+    bool type_known;   /* false: not a value, or outside what inference covers */
+    bool long_suffix;  /* ATTR/ALIAS printed with the `L` of long-typed ids */
+    bool compact;      /* CALL/LIST: arguments separated by "," (no space) */
+    bool distinct;     /* AGG */
+    bool has_else;     /* CASE */
+    bool ascending;    /* SORT_ORDER */
+    bool nulls_first;  /* SORT_ORDER */
+    bool nullable_flag; /* BOUND_REF */
+    bool reused;       /* SCALAR_SUBQUERY printed as ReusedSubquery */
+    bool rlike;        /* LIKE printed as RLIKE */
+    bool legacy_id_form; /* PLAN_ID written as [id=#N] */
+    bool cast_type_known;
+    em_type cast_type; /* CAST/BOUND_REF/TYPE: the printed type, when Ember knows it */
+    const char *name;  /* see above; NUL-terminated, arena-owned */
+    const char *text;  /* see above */
+    int64_t id;
+    int64_t plan_id;   /* SCALAR_SUBQUERY [id=#M], PLAN_ID */
+    int n_args;
+    em_expr **args;    /* arena-owned */
+    const em_plan_node *subquery; /* SCALAR_SUBQUERY / IN_SUBQUERY: the tree computing it */
+};
+
+const char *em_expr_kind_name(em_expr_kind k);
+const char *em_binop_symbol(em_binop op); /* "+", "AND", ... */
+
+/* ---------------------------------------------------------------- nodes */
+
+typedef enum em_node_kind {
+    EM_NODE_UNKNOWN = 0, /* any other operator: kept with its name and fields */
+    EM_NODE_SCAN,        /* "Scan parquet" (and other "Scan <format>") */
+    EM_NODE_COLUMNAR_TO_ROW,
+    EM_NODE_ROW_TO_COLUMNAR,
+    EM_NODE_FILTER,
+    EM_NODE_PROJECT,
+    EM_NODE_HASH_AGGREGATE,
+    EM_NODE_SORT_AGGREGATE,
+    EM_NODE_OBJECT_HASH_AGGREGATE,
+    EM_NODE_EXCHANGE,
+    EM_NODE_BROADCAST_EXCHANGE,
+    EM_NODE_REUSED_EXCHANGE,
+    EM_NODE_BROADCAST_HASH_JOIN,
+    EM_NODE_SORT_MERGE_JOIN,
+    EM_NODE_SHUFFLED_HASH_JOIN,
+    EM_NODE_BROADCAST_NESTED_LOOP_JOIN,
+    EM_NODE_CARTESIAN_PRODUCT,
+    EM_NODE_SORT,
+    EM_NODE_TAKE_ORDERED_AND_PROJECT,
+    EM_NODE_COLLECT_LIMIT,
+    EM_NODE_GLOBAL_LIMIT,
+    EM_NODE_LOCAL_LIMIT,
+    EM_NODE_UNION,
+    EM_NODE_EXPAND,
+    EM_NODE_WINDOW,
+    EM_NODE_WINDOW_GROUP_LIMIT,
+    EM_NODE_LOCAL_TABLE_SCAN,
+    EM_NODE_SUBQUERY,
+    EM_NODE_REUSED_SUBQUERY,
+    EM_NODE_INPUT_ADAPTER,
+    EM_NODE_WHOLE_STAGE_CODEGEN,
+    EM_NODE_ADAPTIVE_SPARK_PLAN,
+    EM_NODE_COALESCE,
+    EM_NODE_GENERATE,
+    EM_NODE_KIND_COUNT_
+} em_node_kind;
+
+typedef enum em_join_type {
+    EM_JOIN_NONE = 0, /* not a join */
+    EM_JOIN_INNER,
+    EM_JOIN_LEFT_OUTER,
+    EM_JOIN_RIGHT_OUTER,
+    EM_JOIN_FULL_OUTER,
+    EM_JOIN_LEFT_SEMI,
+    EM_JOIN_LEFT_ANTI,
+    EM_JOIN_EXISTENCE, /* ExistenceJoin(exists#N): left rows plus a boolean */
+    EM_JOIN_CROSS,
+    EM_JOIN_OTHER,     /* printed text kept in join_type_text */
+} em_join_type;
+
+typedef enum em_build_side { EM_BUILD_NONE = 0, EM_BUILD_LEFT, EM_BUILD_RIGHT } em_build_side;
+
+typedef enum em_field_kind {
+    EM_FIELD_OUTPUT,            /* Output [n]: [...] */
+    EM_FIELD_INPUT,             /* Input [n]: [...] */
+    EM_FIELD_KEYS,              /* Keys [n]: [...] */
+    EM_FIELD_FUNCTIONS,         /* Functions [n]: [...] (aggregate expressions) */
+    EM_FIELD_AGG_ATTRS,         /* Aggregate Attributes [n]: [...] */
+    EM_FIELD_RESULTS,           /* Results [n]: [...] */
+    EM_FIELD_LEFT_KEYS,         /* Left keys [n]: [...] */
+    EM_FIELD_RIGHT_KEYS,        /* Right keys [n]: [...] */
+    EM_FIELD_CONDITION,         /* Condition : expr (Filter) */
+    EM_FIELD_JOIN_CONDITION,    /* Join condition: None | expr (expr NULL for None) */
+    EM_FIELD_ARGUMENTS,         /* Arguments: item, item, ... */
+    EM_FIELD_PUSHED_FILTERS,    /* PushedFilters: [...] (data source filter syntax) */
+    EM_FIELD_PARTITION_FILTERS, /* PartitionFilters: [...] */
+    EM_FIELD_DATA_FILTERS,      /* DataFilters: [...] */
+    EM_FIELD_READ_SCHEMA,       /* ReadSchema: struct<...> */
+    EM_FIELD_LOCATION,          /* Location...: text kept as printed, paths parsed */
+    EM_FIELD_BATCHED,           /* Batched: true */
+    EM_FIELD_OTHER,             /* any other "Label: text" line, kept as text */
+    EM_FIELD_KIND_COUNT_
+} em_field_kind;
+
+typedef struct em_schema_field {
+    const char *name;
+    const char *type_text; /* as printed in ReadSchema */
+    em_type type;
+    bool type_known;
+} em_schema_field;
+
+typedef struct em_plan_field {
+    em_field_kind kind;
+    const char *label;  /* as printed, e.g. "Aggregate Attributes" */
+    const char *text;   /* OTHER/LOCATION/BATCHED: the value text; LOCATION: whole line */
+    bool counted;       /* list printed with "[n]" */
+    int n_exprs;
+    em_expr **exprs;    /* list items, or exprs[0] for a single expression */
+    /* READ_SCHEMA */
+    int n_schema;
+    em_schema_field *schema;
+    /* LOCATION: the paths in the brackets (first path for "[p, ... N entries]"),
+     * or the warehouse-relative table folder for normalized files. */
+    int n_paths;
+    const char **paths;
+    bool location_normalized; /* "Location [not included in comparison]/{warehouse_dir}/t]" */
+} em_plan_field;
+
+struct em_plan_node {
+    em_node_kind kind;
+    const char *name;       /* operator name as Spark prints it: "Scan parquet", "Exchange" */
+    const char *label_args; /* text after the name in the tree line (table, "Inner BuildRight") */
+    const char *header_args; /* text after the name in the detail header (the scan's table) */
+    int id;                 /* operator id as printed (1-based) */
+    int codegen_id;         /* "[codegen id : K]", -1 when not printed */
+    bool whole_stage;       /* "*" before the tree label */
+    int n_children;
+    em_plan_node **children;
+    int n_fields;
+    em_plan_field *fields; /* in printed order ("Join type" is not kept as a field) */
+
+    /* Scans */
+    const char *table;      /* "spark_catalog.default.lineitem" */
+    const char *table_name; /* last part: "lineitem" */
+    /* Joins */
+    em_join_type join_type;
+    const char *join_type_text; /* "Inner", "ExistenceJoin(exists#1)" */
+    const em_expr *exists_attr; /* ExistenceJoin's boolean attribute */
+    em_build_side build_side;
+    /* ReusedExchange */
+    int reuses_id;
+    const em_plan_node *reuses;
+
+    /* Derived: the attributes this operator produces, in order, typed. */
+    int n_output;
+    em_expr **output;
+};
+
+typedef struct em_plan_subquery {
+    int index;                   /* "Subquery:<index>" */
+    int host_id;                 /* "Hosting operator id = <host_id>" */
+    const em_plan_node *host;
+    em_expr *expr;               /* the hosting expression */
+    em_plan_node *root;          /* its tree, or NULL when printed by an earlier entry */
+    const em_plan_node *target;  /* the tree computing it (own root or the earlier one) */
+} em_plan_subquery;
+
+/* ---------------------------------------------------------------- plans */
+
+typedef struct em_plan_parse_options {
+    const em_shim *shim;     /* NULL: detect from the text */
+    const char *source_name; /* prefix of error messages; NULL means "plan" */
+} em_plan_parse_options;
+
+/*
+ * Parses EXPLAIN FORMATTED text (len bytes; need not be NUL-terminated) into
+ * *out. options may be NULL. Errors: EM_ERR_PARSE with "plan:LINE:COL: expected
+ * ..." (1-based), EM_ERR_UNSUPPORTED when a shim is requested that the text
+ * contradicts or none fits, EM_ERR_NOMEM. Never crashes on bad input.
+ */
+em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_options *options,
+                        em_plan **out, em_error *err) EM_MUST_CHECK;
+void em_plan_free(em_plan *plan); /* NULL allowed */
+
+const em_plan_node *em_plan_root(const em_plan *plan);
+/* The node with this operator id (main tree and subquery trees), or NULL. */
+const em_plan_node *em_plan_node_by_id(const em_plan *plan, int id);
+int em_plan_max_id(const em_plan *plan);
+int em_plan_n_subqueries(const em_plan *plan);
+const em_plan_subquery *em_plan_subquery_at(const em_plan *plan, int i);
+/* The shim the plan was parsed with (given or detected). */
+const em_shim *em_plan_shim(const em_plan *plan);
+/* How the shim was chosen: "given", or the detection's explanation. */
+const char *em_plan_shim_reason(const em_plan *plan);
+
+/* First field of this kind in the node's details, or NULL. */
+const em_plan_field *em_plan_node_field(const em_plan_node *node, em_field_kind kind);
+const char *em_node_kind_name(em_node_kind kind);
+const char *em_join_type_name(em_join_type jt);
+
+/*
+ * Prints the plan in EXPLAIN FORMATTED form. shim NULL prints in the plan's
+ * own dialect (parse then print reproduces Spark's text byte for byte);
+ * another shim prints in that line's dialect. *out is malloc'ed (caller
+ * frees) and NUL-terminated; *out_len excludes the NUL.
+ */
+em_status em_plan_print(const em_plan *plan, const em_shim *shim, char **out, size_t *out_len,
+                        em_error *err) EM_MUST_CHECK;
+/* One expression as Spark prints it; same ownership as em_plan_print. */
+em_status em_expr_print(const em_expr *e, const em_shim *shim, char **out, size_t *out_len,
+                        em_error *err) EM_MUST_CHECK;
+
+/* ---------------------------------------------------------------- shims */
+
+/* "3.3.0", "3.3", "3.4", "3.5", "4.0", "4.1" (also "master", "4.1.0", "3.5.1" ...);
+ * NULL when no line fits, with err naming the known ones. */
+const em_shim *em_shim_for_version(const char *version, em_error *err);
+const char *em_shim_name(const em_shim *shim); /* "3.4" */
+bool em_shim_ansi_default(const em_shim *shim);
+int em_shim_count(void);
+const em_shim *em_shim_at(int i); /* oldest first */
+
+typedef struct em_shim_detection {
+    const em_shim *chosen;   /* oldest compatible line; NULL when none fits */
+    uint32_t candidates;     /* bit i set: em_shim_at(i) prints text like this */
+    bool ambiguous;          /* more than one candidate */
+    char reason[512];        /* what decided, or why none fits */
+} em_shim_detection;
+
+/* Detects the Spark line that printed the text. EM_ERR_UNSUPPORTED when no
+ * line fits (the reason says which evidence contradicts which line). */
+em_status em_shim_detect(const char *text, size_t len, em_shim_detection *out, em_error *err)
+    EM_MUST_CHECK;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Private declarations of the plan layer: the arena every plan lives in, a
+ * growable text buffer for the printer, the expression parser's context, and
+ * the steps em_plan_parse runs (parse text -> choose shim -> derive outputs
+ * and types).
+ */
+#ifndef EM_PLAN_INTERNAL_H
+#define EM_PLAN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ember/plan.h"
+#include "shims/shim.h"
+
+/* ------------------------------------------------------------------ arena */
+
+/* Bump allocator: chunks are freed together. A failed allocation returns
+ * NULL and sets `failed`, so callers may check once at the end. */
+typedef struct plan_arena_chunk plan_arena_chunk;
+typedef struct plan_arena {
+    plan_arena_chunk *head; /* owned list, newest first */
+    size_t used;            /* bytes used in head */
+    size_t cap;             /* capacity of head */
+    size_t total;           /* bytes allocated in all chunks */
+    bool failed;
+} plan_arena;
+
+void *plan_arena_alloc(plan_arena *a, size_t size);
+char *plan_arena_strndup(plan_arena *a, const char *s, size_t n);
+void plan_arena_reset(plan_arena *a);
+
+/* ------------------------------------------------------------------ text buffer */
+
+typedef struct plan_buf {
+    char *data; /* owned (malloc) */
+    size_t len;
+    size_t cap;
+    bool failed;
+} plan_buf;
+
+void plan_buf_put(plan_buf *b, const char *s, size_t n);
+void plan_buf_puts(plan_buf *b, const char *s);
+void plan_buf_putc(plan_buf *b, char c);
+void plan_buf_printf(plan_buf *b, const char *fmt, ...) EM_PRINTF(2, 3);
+
+/* ------------------------------------------------------------------ plan */
+
+struct em_plan {
+    plan_arena arena;
+    em_plan_node *root;
+    em_plan_node **by_id; /* index = operator id; NULL where absent */
+    int max_id;
+    em_plan_subquery *subqueries;
+    int n_subqueries;
+    const em_shim *shim;
+    em_dialect_evidence evidence;
+    char shim_reason[512];
+};
+
+/* ------------------------------------------------------------------ expression parser */
+
+/* Where an operand may end (besides the end of the text and any ')' or ']'). */
+enum {
+    STOP_COMMA = 1 << 0,   /* "," (lists, call arguments) */
+    STOP_BINOP = 1 << 1,   /* " <op> " (left operand of a parenthesized binary operator) */
+    STOP_AS = 1 << 2,      /* " AS " (alias) */
+    STOP_SORT = 1 << 3,    /* " ASC" / " DESC" */
+    STOP_POSTFIX = 1 << 4, /* " IN " / " INSET " / " LIKE " / " RLIKE " */
+    STOP_CASE = 1 << 5,    /* " WHEN " / " THEN " / " ELSE " / " END" */
+    STOP_CAST = 1 << 6,    /* " as " */
+    STOP_WINDOW = 1 << 7,  /* " windowspecdefinition(" */
+};
+
+typedef struct expr_parser {
+    plan_arena *arena;
+    const char *s;  /* the text of one field value (not NUL-terminated) */
+    size_t n;
+    size_t pos;
+    const char *src; /* source name for messages */
+    int line;        /* 1-based line of s in the plan text */
+    int col0;        /* 1-based column of s[0] */
+    em_dialect_evidence *ev;
+    em_error error; /* the furthest error so far (backtracking tries alternatives) */
+    size_t err_pos; /* its offset in s */
+    bool failed;    /* an error was recorded */
+    int depth;   /* recursion depth, bounded */
+} expr_parser;
+
+/* Parses one expression that must extend to the end of the text. */
+em_expr *plan_parse_expr_all(expr_parser *p);
+/* Parses one expression ending at a stop (see STOP_*). */
+em_expr *plan_parse_expr(expr_parser *p, int stop);
+/* Parses "[a, b, ...]" (the brackets included) into an EM_EXPR_LIST. */
+em_expr *plan_parse_bracket_list(expr_parser *p);
+/* Parses "a, b, ..." to the end of the text (Arguments). */
+em_expr **plan_parse_arg_list(expr_parser *p, int *n_out);
+/* Records a parse error at offset pos of the parser's text. Returns NULL. */
+void *plan_expr_error(expr_parser *p, size_t pos, const char *fmt, ...) EM_PRINTF(3, 4);
+
+/* Parses a Spark simpleString/catalogString type name ("decimal(12,2)", "bigint"). */
+bool plan_type_from_text(const char *s, size_t n, em_type *out);
+
+/* ------------------------------------------------------------------ steps */
+
+/* Derives every node's output attributes and every expression's type. */
+void plan_infer(em_plan *plan);
+/* Appends an expression as Spark prints it. */
+void plan_print_expr(plan_buf *b, const em_expr *e, const em_shim *shim);
+
+#endif

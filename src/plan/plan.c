@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The plan's arena, the printer's text buffer, and the read accessors.
+ *
+ * A plan lives in one arena: chunks of at least 64 KiB, bump-allocated with
+ * 16-byte alignment and freed all at once by em_plan_free. Nothing in a plan
+ * is freed on its own, so the parser may abandon partial results (backtracked
+ * operands, grown arrays) without bookkeeping; the waste is bounded by the
+ * text size times a small factor.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/internal.h"
+
+struct plan_arena_chunk {
+    plan_arena_chunk *next;
+    size_t cap;
+    _Alignas(16) unsigned char data[];
+};
+
+#define ARENA_CHUNK_MIN ((size_t)64 * 1024)
+
+void *plan_arena_alloc(plan_arena *a, size_t size) {
+    size = (size + 15) & ~(size_t)15;
+    if (!a->head || a->cap - a->used < size) {
+        size_t cap = size > ARENA_CHUNK_MIN ? size : ARENA_CHUNK_MIN;
+        plan_arena_chunk *c = malloc(sizeof *c + cap);
+        if (!c) {
+            a->failed = true;
+            return NULL;
+        }
+        c->next = a->head;
+        c->cap = cap;
+        a->head = c;
+        a->used = 0;
+        a->cap = cap;
+        a->total += cap;
+    }
+    void *p = a->head->data + a->used;
+    a->used += size;
+    return p;
+}
+
+char *plan_arena_strndup(plan_arena *a, const char *s, size_t n) {
+    char *d = plan_arena_alloc(a, n + 1);
+    if (!d)
+        return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+void plan_arena_reset(plan_arena *a) {
+    plan_arena_chunk *c = a->head;
+    while (c) {
+        plan_arena_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    memset(a, 0, sizeof *a);
+}
+
+void plan_buf_put(plan_buf *b, const char *s, size_t n) {
+    if (b->failed)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *d = realloc(b->data, cap);
+        if (!d) {
+            b->failed = true;
+            return;
+        }
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void plan_buf_puts(plan_buf *b, const char *s) { plan_buf_put(b, s, strlen(s)); }
+
+void plan_buf_putc(plan_buf *b, char c) { plan_buf_put(b, &c, 1); }
+
+void plan_buf_printf(plan_buf *b, const char *fmt, ...) {
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof tmp) {
+        plan_buf_put(b, tmp, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->failed = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    plan_buf_put(b, big, (size_t)n);
+    free(big);
+}
+
+void em_plan_free(em_plan *plan) {
+    if (!plan)
+        return;
+    plan_arena_reset(&plan->arena);
+    free(plan->by_id);
+    free(plan);
+}
+
+const em_plan_node *em_plan_root(const em_plan *plan) { return plan->root; }
+
+const em_plan_node *em_plan_node_by_id(const em_plan *plan, int id) {
+    return id >= 1 && id <= plan->max_id ? plan->by_id[id] : NULL;
+}
+
+int em_plan_max_id(const em_plan *plan) { return plan->max_id; }
+
+int em_plan_n_subqueries(const em_plan *plan) { return plan->n_subqueries; }
+
+const em_plan_subquery *em_plan_subquery_at(const em_plan *plan, int i) {
+    return i >= 0 && i < plan->n_subqueries ? &plan->subqueries[i] : NULL;
+}
+
+const em_shim *em_plan_shim(const em_plan *plan) { return plan->shim; }
+
+const char *em_plan_shim_reason(const em_plan *plan) { return plan->shim_reason; }
+
+const em_plan_field *em_plan_node_field(const em_plan_node *node, em_field_kind kind) {
+    for (int i = 0; i < node->n_fields; i++)
+        if (node->fields[i].kind == kind)
+            return &node->fields[i];
+    return NULL;
+}
+
+const char *em_expr_kind_name(em_expr_kind k) {
+    static const char *const names[EM_EXPR_KIND_COUNT_] = {
+        "attribute", "literal",  "call",     "aggregate", "binary",   "not",
+        "negate",    "in",       "inset",    "in-subquery", "like",   "case",
+        "cast",      "alias",    "sort-order", "bound-reference", "scalar-subquery",
+        "field",     "type",     "list",     "window",    "plan-id",  "raw",
+    };
+    return k < EM_EXPR_KIND_COUNT_ ? names[k] : "?";
+}
