@@ -309,7 +309,7 @@ static void append_value(em_column *c, const colspec *s, int64_t row) {
     }
     case EM_TYPE_DECIMAL: {
         em_i128 lim = pow10i(s->type.precision);
-        em_i128 x = ((em_i128)v << 64 | rnd()) % lim;
+        em_i128 x = (em_i128)((((unsigned __int128)v << 64) | rnd()) % (unsigned __int128)lim);
         if (v & 2)
             x = -x;
         if (s->mode == FILL_LOW)

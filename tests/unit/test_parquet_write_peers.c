@@ -237,7 +237,7 @@ static void put_value(em_column *c, const spec *s, int64_t i, int col_index, jso
         int64_t v = i % 37 == 0   ? -62135596800000000LL /* 0001-01-01 */
                     : i % 37 == 1 ? 253402300799999999LL /* 9999-12-31 23:59:59.999999 */
                     : i % 37 == 2 ? -1                   /* 1969-12-31 23:59:59.999999 */
-                                  : (int64_t)(i - 200) * 86400123456789LL / 1000 + i % 1000000;
+                                  : (int64_t)(i - 200) * 86400123457LL + i % 1000000;
         EM_ASSERT_OK(em_column_append_fixed(c, &v, &err), &err);
         fmt_ts(txt, sizeof txt, v);
         break;
