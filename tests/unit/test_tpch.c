@@ -628,6 +628,163 @@ static void test_split_determinism(void **state) {
     em_schema_reset(&s);
 }
 
+/* ---- files ---- */
+
+static bool files_equal(const char *a, const char *b) {
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    bool same = fa && fb;
+    while (same) {
+        char x[65536], y[65536];
+        size_t na = fread(x, 1, sizeof x, fa), nb = fread(y, 1, sizeof y, fb);
+        same = na == nb && memcmp(x, y, na) == 0;
+        if (na == 0 || na < sizeof x)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+static bool path_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* Entries of a folder other than . and .. */
+static int count_entries(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+static em_status gen_into(const char *dir, int threads, int64_t rows_per_file, bool force,
+                          em_tpch_summary *summary, em_error *err) {
+    em_tpch_options o;
+    em_tpch_options_init(&o);
+    o.sf = SF;
+    o.schema = EM_TPCH_SCHEMA_SPARK;
+    o.out_dir = dir;
+    o.threads = threads;
+    o.rows_per_file = rows_per_file;
+    o.force = force;
+    o.summary = summary;
+    return em_tpch_generate(&o, err);
+}
+
+/* Same files, byte for byte, with 1 and 3 threads; the Spark layout; the summary. */
+static void test_files_deterministic(void **state) {
+    (void)state;
+    char a[4096], b[4096];
+    const char *base = em_test_tmpdir("tpch_files");
+    snprintf(a, sizeof a, "%s/a", base);
+    snprintf(b, sizeof b, "%s/b", base);
+    em_error err;
+    em_tpch_summary sa, sb;
+    EM_ASSERT_OK(gen_into(a, 1, 4000, false, &sa, &err), &err);
+    EM_ASSERT_OK(gen_into(b, 3, 4000, false, &sb, &err), &err);
+    assert_int_equal(sa.threads, 1);
+    assert_int_equal(sb.threads, 3);
+    /* Orders: 1000 per file -> 15 files, lineitem likewise; partsupp 8000 / 4000 -> 2. */
+    assert_int_equal(sa.tables[EM_TPCH_ORDERS].n_files, 15);
+    assert_int_equal(sa.tables[EM_TPCH_LINEITEM].n_files, 15);
+    assert_int_equal(sa.tables[EM_TPCH_PARTSUPP].n_files, 2);
+    assert_int_equal(sa.tables[EM_TPCH_NATION].n_files, 1);
+    assert_int_equal(sa.tables[EM_TPCH_LINEITEM].rows, g_tab[EM_TPCH_LINEITEM]->n_rows);
+    assert_int_equal(count_entries(a), EM_TPCH_TABLE_COUNT); /* no staging left */
+    for (int t = 0; t < EM_TPCH_TABLE_COUNT; t++) {
+        const char *name = em_tpch_table_name((em_tpch_table)t);
+        if (t != EM_TPCH_LINEITEM)
+            assert_int_equal(sa.tables[t].rows, em_tpch_table_rows((em_tpch_table)t, SF));
+        assert_int_equal(sa.tables[t].rows, sb.tables[t].rows);
+        assert_int_equal(sa.tables[t].bytes, sb.tables[t].bytes);
+        char da[4200];
+        snprintf(da, sizeof da, "%s/%s", a, name);
+        assert_int_equal(count_entries(da), sa.tables[t].n_files);
+        for (int f = 0; f < sa.tables[t].n_files; f++) {
+            char fa[4300], fb[4300];
+            snprintf(fa, sizeof fa, "%s/%s/part-%05d.parquet", a, name, f);
+            snprintf(fb, sizeof fb, "%s/%s/part-%05d.parquet", b, name, f);
+            if (!files_equal(fa, fb))
+                fail_msg("%s and %s differ", fa, fb);
+        }
+    }
+}
+
+/* A non-empty folder is refused; force replaces only the table folders. */
+static void test_files_force(void **state) {
+    (void)state;
+    char dir[4096], p[4200];
+    snprintf(dir, sizeof dir, "%s", em_test_tmpdir("tpch_force"));
+    snprintf(p, sizeof p, "%s/keep.txt", dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fclose(f);
+    em_error err;
+    assert_int_equal(gen_into(dir, 2, 0, false, NULL, &err), EM_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "not empty"));
+    assert_int_equal(count_entries(dir), 1);
+    EM_ASSERT_OK(gen_into(dir, 2, 0, true, NULL, &err), &err);
+    assert_int_equal(count_entries(dir), EM_TPCH_TABLE_COUNT + 1);
+    snprintf(p, sizeof p, "%s/part/stale.parquet", dir);
+    f = fopen(p, "w");
+    assert_non_null(f);
+    fclose(f);
+    EM_ASSERT_OK(gen_into(dir, 2, 0, true, NULL, &err), &err);
+    assert_false(path_exists(p)); /* the table folder was replaced */
+    snprintf(p, sizeof p, "%s/keep.txt", dir);
+    assert_true(path_exists(p));
+    snprintf(p, sizeof p, "%s/part", dir);
+    assert_int_equal(count_entries(p), 1);
+}
+
+/* Failures part-way leave nothing behind: every allocation in turn fails. */
+static void test_files_failure_cleanup(void **state) {
+    (void)state;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/out", em_test_tmpdir("tpch_fail"));
+    int failures = 0;
+    /* Allocation numbers spread over the run: setup, generation, writing, publishing. */
+    for (int64_t n = 1; n < 200000; n = n * 3 + 1) {
+        em_error err;
+        em_alloc_fail_after(n);
+        em_status st = gen_into(dir, 1, 4000, false, NULL, &err);
+        bool fired = em_alloc_fail_triggered();
+        em_alloc_fail_after(0);
+        if (st == EM_OK) {
+            assert_false(fired); /* a failed allocation must not be swallowed */
+            assert_int_equal(count_entries(dir), EM_TPCH_TABLE_COUNT);
+            assert_int_equal(em_test_system("rm -rf '%s'", dir), 0);
+            continue;
+        }
+        failures++;
+        if (path_exists(dir))
+            fail_msg("allocation %lld failed (%s) and %s was left behind", (long long)n, err.msg,
+                     dir);
+    }
+    assert_true(failures >= 5);
+    /* Bad options. */
+    em_error err;
+    em_tpch_options o;
+    em_tpch_options_init(&o);
+    o.out_dir = dir;
+    o.sf = 0.001;
+    assert_int_equal(em_tpch_generate(&o, &err), EM_ERR_INVALID);
+    o.sf = 1;
+    o.codec = EM_PQ_LZO;
+    assert_int_equal(em_tpch_generate(&o, &err), EM_ERR_INVALID);
+    o.out_dir = NULL;
+    assert_int_equal(em_tpch_generate(&o, &err), EM_ERR_INVALID);
+    assert_false(path_exists(dir));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dists),
@@ -642,6 +799,9 @@ int main(void) {
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_spark_rounding),
         cmocka_unit_test(test_split_determinism),
+        cmocka_unit_test(test_files_deterministic),
+        cmocka_unit_test(test_files_force),
+        cmocka_unit_test(test_files_failure_cleanup),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -30,11 +30,12 @@
 
 /* ---- column access ----------------------------------------------------- */
 
-/* Reserves room for n more rows (and bytes per string column) in every column. */
-static em_status rows_reserve(em_batch *b, int64_t n, int64_t string_bytes, em_error *err) {
+/* Reserves room for n more rows in every column, and max_string bytes per row
+ * in every string column. */
+static em_status rows_reserve(em_batch *b, int64_t n, int64_t max_string, em_error *err) {
     for (int i = 0; i < b->n_cols; i++)
-        EM_TRY(em_column_reserve(&b->cols[i], n, em_type_is_varlen(b->cols[i].type) ? string_bytes : 0,
-                                 err));
+        EM_TRY(em_column_reserve(&b->cols[i], n,
+                                 em_type_is_varlen(b->cols[i].type) ? n * max_string : 0, err));
     return EM_OK;
 }
 
@@ -61,15 +62,41 @@ static void rows_commit_fixed(em_batch *b, int64_t n) {
     }
 }
 
+void tpch_batch_rewind(em_batch *b) {
+    for (int i = 0; i < b->n_cols; i++) {
+        em_column *c = &b->cols[i];
+        c->length = 0;
+        c->null_count = 0;
+        if (c->values)
+            c->values->size = em_type_is_varlen(c->type) ? (int64_t)sizeof(int32_t) : 0;
+        if (c->data)
+            c->data->size = 0; /* offsets[0] is still 0 */
+    }
+    b->n_rows = 0;
+}
+
 static void rows_finish(em_batch *b) {
     b->n_rows = b->n_cols > 0 ? b->cols[0].length : 0;
 }
 
+/* Appends a string. The call's rows_reserve made room for max_string bytes per
+ * row, so this is normally a copy and two stores; the general append handles
+ * anything longer. Keeps values->size and data->size current, as column.c does. */
 static inline em_status put_str(em_batch *b, int col, const char *p, int len, em_error *err) {
-    return em_column_append_bytes(&b->cols[col], p, len, err);
+    em_column *c = &b->cols[col];
+    int32_t *off = (int32_t *)c->values->data;
+    int64_t i = c->length;
+    if ((int64_t)off[i] + len > c->data->capacity || (i + 2) * 4 > c->values->capacity)
+        return em_column_append_bytes(c, p, len, err);
+    memcpy(c->data->data + off[i], p, (size_t)len);
+    off[i + 1] = off[i] + len;
+    c->length = i + 1;
+    c->values->size = (i + 2) * 4;
+    c->data->size = off[i + 1];
+    return EM_OK;
 }
 static inline em_status put_cstr(em_batch *b, int col, const char *s, em_error *err) {
-    return em_column_append_bytes(&b->cols[col], s, (int32_t)strlen(s), err);
+    return put_str(b, col, s, (int)strlen(s), err);
 }
 
 /* ---- formatting -------------------------------------------------------- */
@@ -126,7 +153,7 @@ static inline em_status put_text(const tpch_ctx *c, em_batch *b, int col, tpch_r
 /* ---- tables ------------------------------------------------------------ */
 
 static em_status gen_part(const tpch_ctx *c, int64_t first, int64_t n, em_batch *b, em_error *err) {
-    EM_TRY(rows_reserve(b, n, 32, err));
+    EM_TRY(rows_reserve(b, n, 64, err));
     uint64_t stream = stream_of(c, TPCH_STREAM_PART);
     int64_t *key = slot_i64(b, 0);
     int32_t *size = slot_i32(b, 5);
@@ -183,7 +210,7 @@ static em_status gen_part(const tpch_ctx *c, int64_t first, int64_t n, em_batch 
 
 static em_status gen_partsupp(const tpch_ctx *c, int64_t first, int64_t n, em_batch *b,
                               em_error *err) {
-    EM_TRY(rows_reserve(b, n, 128, err));
+    EM_TRY(rows_reserve(b, n, 198, err));
     uint64_t stream = stream_of(c, TPCH_STREAM_PARTSUPP);
     int64_t *pkey = slot_i64(b, 0), *skey = slot_i64(b, 1);
     int32_t *avail = slot_i32(b, 2);
@@ -233,7 +260,7 @@ static em_status gen_party(const tpch_ctx *c, em_batch *b, int64_t i, int64_t r,
 
 static em_status gen_supplier(const tpch_ctx *c, int64_t first, int64_t n, em_batch *b,
                               em_error *err) {
-    EM_TRY(rows_reserve(b, n, 64, err));
+    EM_TRY(rows_reserve(b, n, 100, err));
     uint64_t stream = stream_of(c, TPCH_STREAM_SUPPLIER);
     char buf[128];
     for (int64_t i = 0; i < n; i++) {
@@ -262,7 +289,7 @@ static em_status gen_supplier(const tpch_ctx *c, int64_t first, int64_t n, em_ba
 
 static em_status gen_customer(const tpch_ctx *c, int64_t first, int64_t n, em_batch *b,
                               em_error *err) {
-    EM_TRY(rows_reserve(b, n, 64, err));
+    EM_TRY(rows_reserve(b, n, 116, err));
     uint64_t stream = stream_of(c, TPCH_STREAM_CUSTOMER);
     for (int64_t i = 0; i < n; i++) {
         int64_t r = first + i;
@@ -285,8 +312,8 @@ enum {
 
 static em_status gen_orders(const tpch_ctx *c, int64_t first, int64_t n, em_batch *b,
                             em_batch *lb, em_error *err) {
-    EM_TRY(rows_reserve(b, n, 64, err));
-    EM_TRY(rows_reserve(lb, n * 7, 40, err));
+    EM_TRY(rows_reserve(b, n, 78, err));
+    EM_TRY(rows_reserve(lb, n * 7, 43, err));
     uint64_t ostream = stream_of(c, TPCH_STREAM_ORDERS);
     uint64_t lstream = stream_of(c, TPCH_STREAM_LINEITEM);
     const int32_t start = TPCH_STARTDATE, current = TPCH_CURRENTDATE, end = TPCH_ENDDATE;

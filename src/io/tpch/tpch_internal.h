@@ -12,7 +12,7 @@
  * its lines are reproducible from the order index alone.
  *
  * Text. The TPC-H text grammar (clause 4.2.2.10) fills one pool of sentences
- * once per generator context; a "text string [min,max]" is a substring of the
+ * (1 MiB) once per generator context; a "text string [min,max]" is a substring of the
  * pool at a random offset with a random length in [min,max]. The pool is
  * read-only after construction and shared by all threads.
  *
@@ -119,7 +119,10 @@ int32_t tpch_days(int y, int m, int d);
 
 /* ---- text ------------------------------------------------------------- */
 
-#define TPCH_TEXT_POOL_BYTES (16 << 20)
+/* dbgen keeps a 300 MB pool; 1 MiB keeps the random reads of comment text in
+ * the core's L2 cache (a 16 MiB pool made SF 1 generation 2-3x slower) and
+ * still gives about 2^25 distinct (offset, length) substrings per range. */
+#define TPCH_TEXT_POOL_BYTES (1 << 20)
 
 typedef struct tpch_text_pool {
     char *text; /* owned, TPCH_TEXT_POOL_BYTES bytes, not NUL-terminated */
@@ -149,8 +152,12 @@ typedef struct tpch_ctx {
     int n_bbb;
 } tpch_ctx;
 
-/* The master seed of every generated data set. */
-#define TPCH_SEED 0x45d9f3b3335b369ULL
+/* The master seed of every generated data set. Any seed gives data by the
+ * specification's rules; this one was picked among the first few because at
+ * SF 0.01 query 18 (orders with sum(l_quantity) > 300, about 0.6 expected at
+ * that scale) then finds orders (2), so all 22 queries return rows at every
+ * scale factor from 0.01 (checked by tests/interop/tpch_queries.sh). */
+#define TPCH_SEED 5ULL
 
 em_status tpch_ctx_init(tpch_ctx *c, double sf, em_tpch_schema schema, em_error *err)
     EM_MUST_CHECK;
@@ -162,6 +169,10 @@ void tpch_ctx_reset(tpch_ctx *c);
  * Row indices are 0-based (row r has key r + 1, orders: tpch_order_key(r)). */
 em_status tpch_gen_rows(const tpch_ctx *c, em_tpch_table t, int64_t first, int64_t n, em_batch *b,
                         em_batch *lines, em_error *err) EM_MUST_CHECK;
+
+/* Empties a batch that only tpch_gen_rows filled (no validity, no selection),
+ * keeping its buffers, so the next rows reuse memory already paged in. */
+void tpch_batch_rewind(em_batch *b);
 
 /* Sparse order keys: only the first 8 of every 32 keys are used. */
 static inline int64_t tpch_order_key(int64_t order_index) {
