@@ -17,6 +17,7 @@
  */
 #include "io/parquet/encode_dict.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #define DICT_MIN_SLOTS 1024
@@ -134,32 +135,62 @@ static em_status dict_grow_index(em_pq_dict *d, em_error *err) {
     return EM_OK;
 }
 
+/* Equality of short byte strings without a library call (keys are mostly a
+ * few bytes; memcmp's call overhead dominated the probe). */
+static inline bool bytes_eq(const uint8_t *a, const uint8_t *b, int64_t len) {
+    while (len >= 8) {
+        if (load64(a) != load64(b))
+            return false;
+        a += 8, b += 8, len -= 8;
+    }
+    while (len-- > 0)
+        if (*a++ != *b++)
+            return false;
+    return true;
+}
+
+/* One probe loop per key width, so the 4- and 8-byte compares are single loads. */
+#define PUT_FIXED_LOOP(W, EQ)                                                                      \
+    for (int64_t k = 0; k < n; k++) {                                                              \
+        const uint8_t *key = keys + k * (W);                                                       \
+        if ((d->n + 1) * 2 > d->n_slots)                                                           \
+            EM_TRY(dict_rehash(d, err));                                                           \
+        const int64_t mask = d->n_slots - 1;                                                       \
+        int64_t s = slot_of(d, hash_fixed(key, (W)));                                              \
+        for (;;) {                                                                                 \
+            uint32_t e = d->slots[s];                                                              \
+            if (e == 0) {                                                                          \
+                if (d->n >= UINT32_MAX - 1)                                                        \
+                    return EM_FAIL(err, EM_ERR_INTERNAL, "dictionary: too many entries");          \
+                EM_TRY(em_pq_wbuf_append(&d->plain, key, (W), err));                               \
+                d->slots[s] = (uint32_t)(d->n + 1);                                                \
+                idx[k] = (uint32_t)d->n++;                                                         \
+                break;                                                                             \
+            }                                                                                      \
+            const uint8_t *cand = d->plain.data + (int64_t)(e - 1) * (W);                          \
+            if (EQ) {                                                                              \
+                idx[k] = e - 1;                                                                    \
+                break;                                                                             \
+            }                                                                                      \
+            s = (s + 1) & mask;                                                                    \
+        }                                                                                          \
+    }
+
+static inline uint32_t load32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
 em_status em_pq_dict_put_fixed(em_pq_dict *d, const uint8_t *keys, int64_t n, uint32_t *idx,
                                em_error *err) {
     const int w = d->width;
-    for (int64_t k = 0; k < n; k++) {
-        const uint8_t *key = keys + k * w;
-        if ((d->n + 1) * 2 > d->n_slots)
-            EM_TRY(dict_rehash(d, err));
-        uint64_t h = hash_fixed(key, w);
-        int64_t s = slot_of(d, h);
-        const int64_t mask = d->n_slots - 1;
-        for (;;) {
-            uint32_t e = d->slots[s];
-            if (e == 0) {
-                if (d->n >= UINT32_MAX - 1)
-                    return EM_FAIL(err, EM_ERR_INTERNAL, "dictionary: too many entries");
-                EM_TRY(em_pq_wbuf_append(&d->plain, key, w, err));
-                d->slots[s] = (uint32_t)(d->n + 1);
-                idx[k] = (uint32_t)d->n++;
-                break;
-            }
-            if (memcmp(d->plain.data + (int64_t)(e - 1) * w, key, (size_t)w) == 0) {
-                idx[k] = e - 1;
-                break;
-            }
-            s = (s + 1) & mask;
-        }
+    if (w == 4) {
+        PUT_FIXED_LOOP(4, load32(cand) == load32(key))
+    } else if (w == 8) {
+        PUT_FIXED_LOOP(8, load64(cand) == load64(key))
+    } else {
+        PUT_FIXED_LOOP(w, bytes_eq(cand, key, w))
     }
     return EM_OK;
 }
@@ -180,7 +211,7 @@ em_status em_pq_dict_put_bytes(em_pq_dict *d, const uint8_t *p, int32_t len, uin
             const uint8_t *q = d->plain.data + d->offsets[i];
             uint32_t qlen =
                 (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
-            if (qlen == (uint32_t)len && memcmp(q + 4, p, (size_t)len) == 0) {
+            if (qlen == (uint32_t)len && bytes_eq(q + 4, p, len)) {
                 *idx = (uint32_t)i;
                 return EM_OK;
             }

@@ -447,7 +447,7 @@ static em_status encode_fixed(em_pq_writer *w, pqw_col *c, const em_column *col,
         return EM_FAIL(err, EM_ERR_INTERNAL,
                        "parquet writer: column '%s': %lld values, expected %lld", c->field->name,
                        (long long)m, (long long)nv);
-    if (w->opts.statistics) {
+    if (w->opts.statistics && !c->dict_active) { /* dictionary values: see stats_from_dict */
         if (c->phys == EM_PQ_T_FIXED_LEN_BYTE_ARRAY)
             stats_decimal(c, col, valid, sel, start, n);
         else
@@ -496,7 +496,7 @@ static em_status encode_bytes(em_pq_writer *w, pqw_col *c, const em_column *col,
                 memcpy(q + 4, p, (size_t)len);
             c->values.len += 4 + (int64_t)len;
         }
-        if (w->opts.statistics)
+        if (w->opts.statistics && !c->dict_active)
             EM_TRY(stats_bytes(c, p, len, err));
     }
     c->page_vals += nv;
@@ -590,6 +590,38 @@ static int64_t page_estimate(const pqw_col *c) {
     return c->values.len;
 }
 
+/* Folds the dictionary's entries into the chunk statistics. Values that go
+ * to the dictionary skip the per-value comparisons: every entry is a value
+ * of this chunk, and there are usually far fewer entries than values. */
+static em_status stats_from_dict(pqw_col *c, em_error *err) {
+    const em_pq_dict *d = &c->dict;
+    if (d->n == 0)
+        return EM_OK;
+    if (c->phys == EM_PQ_T_BYTE_ARRAY) {
+        for (int64_t i = 0; i < d->n; i++) {
+            int32_t len;
+            const uint8_t *p = em_pq_dict_entry(d, (uint32_t)i, &len);
+            EM_TRY(stats_bytes(c, p, len, err));
+        }
+    } else if (c->phys == EM_PQ_T_FIXED_LEN_BYTE_ARRAY) {
+        pqw_stats *s = &c->st;
+        for (int64_t i = 0; i < d->n; i++) {
+            const uint8_t *p = d->plain.data + i * c->width;
+            em_i128 v = (int8_t)p[0]; /* sign of the big-endian value */
+            for (int b = 1; b < c->width; b++)
+                v = (em_i128)((unsigned __int128)v << 8 | p[b]);
+            if (!s->has || v < s->min.x)
+                s->min.x = v;
+            if (!s->has || v > s->max.x)
+                s->max.x = v;
+            s->has = true;
+        }
+    } else {
+        stats_physical(c, d->plain.data, d->n);
+    }
+    return EM_OK;
+}
+
 /* At the chunk's first page: keeps the dictionary only when it is smaller
  * than PLAIN; otherwise rewrites the page as PLAIN from its indices. */
 static em_status decide_dictionary(pqw_col *c, em_error *err) {
@@ -625,6 +657,7 @@ static em_status decide_dictionary(pqw_col *c, em_error *err) {
     c->values.len = plain;
     c->idx.len = 0;
     c->dict_active = false;
+    EM_TRY(stats_from_dict(c, err));
     em_pq_dict_clear(&c->dict);
     return EM_OK;
 }
@@ -748,6 +781,8 @@ static void write_statistics(em_tw *tw, const pqw_col *c) {
  * ColumnChunk struct into tw. */
 static em_status write_chunk(em_pq_writer *w, pqw_col *c, em_tw *tw, int64_t *uncompressed,
                              int64_t *compressed, em_error *err) {
+    if (w->opts.statistics)
+        EM_TRY(stats_from_dict(c, err));
     int64_t chunk_start = w->pos;
     int64_t dict_offset = -1, total_u = c->pages_uncompressed;
     bool has_dict = c->n_dict_pages > 0;
