@@ -41,27 +41,38 @@ extern "C" {
 #endif
 
 /* A growable, always NUL-terminated byte string. Zero-initialized is valid
- * (empty); data is owned and freed by em_strbuf_reset. */
+ * (empty); data is owned and freed by em_strbuf_reset.
+ *
+ * Out-of-memory is sticky, as in SQLite's StrAccum: a failed append returns
+ * the error, leaves the text as it was and sets `failed`, after which
+ * further appends do nothing and return EM_ERR_NOMEM. So code that builds
+ * a long text may ignore the appends' results and check em_strbuf_status()
+ * once at the end (the string functions are therefore not must-check). */
 typedef struct em_strbuf {
-    char *data; /* owned; NULL until the first append */
-    size_t len; /* bytes, excluding the terminating NUL */
-    size_t cap; /* bytes allocated */
+    char *data;  /* owned; NULL until the first append */
+    size_t len;  /* bytes, excluding the terminating NUL */
+    size_t cap;  /* bytes allocated */
+    bool failed; /* an append ran out of memory; cleared by clear/reset */
 } em_strbuf;
 
 void em_strbuf_init(em_strbuf *sb);
 void em_strbuf_reset(em_strbuf *sb);                /* frees */
 static inline void em_strbuf_clear(em_strbuf *sb) { /* empties, keeps memory */
     sb->len = 0;
+    sb->failed = false;
     if (sb->data)
         sb->data[0] = '\0';
 }
 /* The text ("" when nothing was appended yet). */
 static inline const char *em_strbuf_cstr(const em_strbuf *sb) { return sb->data ? sb->data : ""; }
-em_status em_strbuf_reserve(em_strbuf *sb, size_t extra, em_error *err) EM_MUST_CHECK;
-em_status em_strbuf_append(em_strbuf *sb, const void *p, size_t n, em_error *err) EM_MUST_CHECK;
-em_status em_strbuf_appends(em_strbuf *sb, const char *s, em_error *err) EM_MUST_CHECK;
-em_status em_strbuf_appendf(em_strbuf *sb, em_error *err, const char *fmt, ...)
-    EM_PRINTF(3, 4) EM_MUST_CHECK;
+/* EM_ERR_NOMEM when some append failed since the last reset, else EM_OK. */
+static inline em_status em_strbuf_status(const em_strbuf *sb) {
+    return sb->failed ? EM_ERR_NOMEM : EM_OK;
+}
+em_status em_strbuf_reserve(em_strbuf *sb, size_t extra, em_error *err);
+em_status em_strbuf_append(em_strbuf *sb, const void *p, size_t n, em_error *err);
+em_status em_strbuf_appends(em_strbuf *sb, const char *s, em_error *err);
+em_status em_strbuf_appendf(em_strbuf *sb, em_error *err, const char *fmt, ...) EM_PRINTF(3, 4);
 
 /* Appends the canonical text of row `row` of c to out. When the value is
  * null, nothing is appended and *is_null is set (is_null may be NULL when
@@ -70,23 +81,22 @@ em_status em_value_text(const em_column *c, int64_t row, em_strbuf *out, bool *i
                         em_error *err) EM_MUST_CHECK;
 
 /* Scalar formatters behind em_value_text, for callers holding loose values. */
-em_status em_text_double(em_strbuf *out, double v, em_error *err) EM_MUST_CHECK;
-em_status em_text_float(em_strbuf *out, float v, em_error *err) EM_MUST_CHECK;
-em_status em_text_decimal(em_strbuf *out, em_i128 unscaled, int scale, em_error *err) EM_MUST_CHECK;
-em_status em_text_date(em_strbuf *out, int32_t days, em_error *err) EM_MUST_CHECK;
-em_status em_text_timestamp(em_strbuf *out, int64_t micros, em_error *err) EM_MUST_CHECK;
+em_status em_text_double(em_strbuf *out, double v, em_error *err);
+em_status em_text_float(em_strbuf *out, float v, em_error *err);
+em_status em_text_decimal(em_strbuf *out, em_i128 unscaled, int scale, em_error *err);
+em_status em_text_date(em_strbuf *out, int32_t days, em_error *err);
+em_status em_text_timestamp(em_strbuf *out, int64_t micros, em_error *err);
 /* Days since 1970-01-01 to a proleptic Gregorian civil date and back. */
 void em_civil_from_days(int64_t days, int64_t *year, int *month, int *day);
 int64_t em_days_from_civil(int64_t year, int month, int day);
 
 /* Appends p[0..n) as a JSON string literal: quotes, \" \\ \b \f \n \r \t,
  * other control characters as \u00XX; bytes >= 0x80 are copied (UTF-8). */
-em_status em_json_escape(em_strbuf *out, const char *p, size_t n, em_error *err) EM_MUST_CHECK;
+em_status em_json_escape(em_strbuf *out, const char *p, size_t n, em_error *err);
 /* Appends p[0..n) as one RFC 4180 CSV field: quoted (with "" for ") when it
  * contains the delimiter, a quote, CR or LF, or starts or ends with a
  * space; otherwise copied as is. */
-em_status em_csv_escape(em_strbuf *out, const char *p, size_t n, char delim,
-                        em_error *err) EM_MUST_CHECK;
+em_status em_csv_escape(em_strbuf *out, const char *p, size_t n, char delim, em_error *err);
 /* The value as a JSON value: null; true/false; integers, finite floats and
  * decimals as bare numbers; everything else (strings, binary hex, dates,
  * timestamps, NaN and infinities) as a JSON string of its canonical text. */

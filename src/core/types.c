@@ -4,7 +4,8 @@
  * text ("int", "decimal(15,2)", "timestamp_ntz"), which is how ReadSchema and
  * the plan printer name types. Parsing is case-insensitive and also accepts
  * the DDL aliases Spark's parser knows (integer, long, short, byte, real,
- * dec/numeric, and a bare "decimal" meaning decimal(10,0)), so a type printed
+ * dec/numeric, a bare "decimal" meaning decimal(10,0), and char(n)/varchar(n),
+ * which Spark reads as string), so a type printed
  * by any Spark version reads back; formatting always produces the canonical
  * simpleString, so format(parse(x)) is the normal form of x.
  *
@@ -161,6 +162,21 @@ em_status em_type_parse(const char *text, size_t len, em_type *out, em_error *er
                            (int)len, text);
         *out = em_type_decimal(p, s);
         return EM_OK;
+    }
+    if (word_eq(word, wlen, "char") || word_eq(word, wlen, "varchar")) {
+        /* Spark reads CHAR(n)/VARCHAR(n) columns as plain strings */
+        size_t i = w;
+        int n = 0;
+        while (i < e && isspace((unsigned char)text[i]))
+            i++;
+        if (i < e && text[i] == '(') {
+            i++;
+            if (parse_small_uint(text, e, &i, &n) && n >= 1 && i + 1 == e && text[i] == ')') {
+                *out = em_type_make(EM_TYPE_STRING);
+                return EM_OK;
+            }
+        }
+        goto bad;
     }
     if (w != e)
         goto bad;

@@ -27,6 +27,7 @@ void em_strbuf_init(em_strbuf *sb) {
     sb->data = NULL;
     sb->len = 0;
     sb->cap = 0;
+    sb->failed = false;
 }
 
 void em_strbuf_reset(em_strbuf *sb) {
@@ -35,6 +36,8 @@ void em_strbuf_reset(em_strbuf *sb) {
 }
 
 em_status em_strbuf_reserve(em_strbuf *sb, size_t extra, em_error *err) {
+    if (sb->failed)
+        return EM_FAIL(err, EM_ERR_NOMEM, "string builder already out of memory");
     size_t need = sb->len + extra + 1;
     if (need <= sb->cap)
         return EM_OK;
@@ -42,8 +45,10 @@ em_status em_strbuf_reserve(em_strbuf *sb, size_t extra, em_error *err) {
     while (cap < need)
         cap *= 2;
     char *d = em_pool_realloc(NULL, sb->data, (int64_t)sb->cap, (int64_t)cap, err);
-    if (!d)
+    if (!d) {
+        sb->failed = true;
         return err ? err->code : EM_ERR_NOMEM;
+    }
     if (!sb->data)
         d[0] = '\0';
     sb->data = d;

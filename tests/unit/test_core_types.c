@@ -60,6 +60,9 @@ static void test_aliases(void **state) {
     parses_as("numeric(3,1)", "decimal(3,1)");
     parses_as("timestamp_ltz", "timestamp");
     parses_as("null", "void");
+    parses_as("VARCHAR(25)", "string");
+    parses_as("char(1)", "string");
+    parses_as("DECIMAL(15,4)", "decimal(15,4)");
 }
 
 static void test_bad_types(void **state) {
@@ -73,7 +76,10 @@ static void test_bad_types(void **state) {
                          "decimal(10,2)x",
                          "int x",
                          "decimal(-1,0)",
-                         "array<int>"};
+                         "array<int>",
+                         "varchar",
+                         "char(0)",
+                         "varchar(3"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         em_error err = {0};
         em_type t;

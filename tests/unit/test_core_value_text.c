@@ -282,6 +282,21 @@ static void test_strbuf(void **state) {
     assert_int_equal(b.len, 601);
     assert_int_equal(b.data[600], '>');
     em_strbuf_reset(&b);
+
+    /* out of memory is sticky: later appends are refused, the text stays intact */
+    EM_ASSERT_OK(em_strbuf_appends(&b, "keep", NULL), &(em_error){0});
+    em_alloc_fail_after(1);
+    em_error err = {0};
+    assert_int_equal(em_strbuf_appendf(&b, &err, "%s", big), EM_ERR_NOMEM);
+    em_alloc_fail_after(0);
+    assert_int_equal(em_strbuf_appends(&b, "x", NULL), EM_ERR_NOMEM);
+    assert_int_equal(em_strbuf_status(&b), EM_ERR_NOMEM);
+    assert_string_equal(em_strbuf_cstr(&b), "keep");
+    em_strbuf_clear(&b);
+    assert_int_equal(em_strbuf_status(&b), EM_OK);
+    EM_ASSERT_OK(em_strbuf_appends(&b, "again", NULL), &err);
+    assert_string_equal(em_strbuf_cstr(&b), "again");
+    em_strbuf_reset(&b);
 }
 
 static int teardown(void **state) {
