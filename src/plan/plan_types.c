@@ -1,3 +1,940 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Output derivation and type inference by Spark's rules.
+ *
+ * Types are printed only in ReadSchema, casts, bound references and (up to
+ * 3.3) CheckOverflow; everything else is inferred. Operators are visited
+ * children first (a ReusedExchange after the exchange it reuses, a scalar
+ * subquery's tree before the expression that reads it). Each operator's
+ * expressions are typed against one environment, expression id -> type,
+ * filled by the operators that define attributes:
+ *
+ *   Scan              Output attributes typed from ReadSchema by column name
+ *   Project, Results  aliases define their id with the child's type
+ *   HashAggregate     partial: the Aggregate Attributes are each function's
+ *                     buffer (sum of decimal -> sum, isEmpty; avg -> sum,
+ *                     count; ...) and Results re-issue them by position;
+ *                     final: Aggregate Attributes are the functions' results
+ *   ReusedExchange    Output typed by position from the reused exchange
+ *   ExistenceJoin     defines its boolean exists#N
+ *   Expand, Window    projections / window expressions define their outputs
+ *
+ * Expression rules: comparisons, AND/OR/NOT, IN, LIKE, isnull... -> boolean;
+ * arithmetic on decimals by the shim (3.3: the promoted operand type inside
+ * CheckOverflow; 3.4+: DecimalPrecision with allowPrecisionLoss); integral
+ * arithmetic widens to the larger type, `/` on non-decimals is double;
+ * sum(decimal(p,s)) -> decimal(min(38,p+10),s), avg(decimal(p,s)) ->
+ * decimal(min(38,p+4),min(38,s+4)), sum of integers -> bigint, avg and
+ * stddev -> double, count -> bigint, min/max keep their input type;
+ * UnscaledValue -> bigint, MakeDecimal(e,p,s) -> decimal(p,s).
+ *
+ * Literals print unquoted, so their type comes from their context: a literal
+ * next to a typed operand takes a compatible type (an integer beside a
+ * decimal becomes decimal(digits,0) as DecimalType.fromLiteral does, a number
+ * beside a double is double, text beside a string column is a string, a date
+ * beside a date column is a date); alone it is int/bigint, decimal(p,s),
+ * date, boolean, null or string by its spelling. An attribute reference whose
+ * id no operator defines is literal text that happens to contain '#digits'
+ * (the normalized files renumber `'Brand#45'` too): it becomes a string
+ * literal with the same printed text.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "plan/internal.h"
-void plan_infer(em_plan *plan) { (void)plan; }
+
+typedef struct type_env {
+    int64_t *keys; /* expression ids; -1 = empty slot */
+    em_type *types;
+    size_t cap;    /* power of two */
+    size_t n;
+    bool failed;
+} type_env;
+
+typedef struct infer_ctx {
+    em_plan *plan;
+    type_env env;
+    type_env defined; /* ids some operator produces (types unused) */
+    bool *done;  /* per operator id */
+    bool *busy;  /* per operator id: cycle guard */
+} infer_ctx;
+
+static size_t env_slot(const type_env *env, int64_t id) {
+    uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 20) & (env->cap - 1);
+}
+
+static void env_put(type_env *env, int64_t id, em_type t) {
+    if (id < 0 || env->failed)
+        return;
+    if ((env->n + 1) * 2 > env->cap) {
+        size_t cap = env->cap ? env->cap * 2 : 256;
+        int64_t *keys = malloc(cap * sizeof *keys);
+        em_type *types = malloc(cap * sizeof *types);
+        if (!keys || !types) {
+            free(keys);
+            free(types);
+            env->failed = true;
+            return;
+        }
+        for (size_t i = 0; i < cap; i++)
+            keys[i] = -1;
+        type_env grown = {keys, types, cap, 0, false};
+        for (size_t i = 0; i < env->cap; i++)
+            if (env->keys[i] >= 0)
+                env_put(&grown, env->keys[i], env->types[i]);
+        free(env->keys);
+        free(env->types);
+        *env = grown;
+    }
+    size_t i = env_slot(env, id);
+    while (env->keys[i] >= 0 && env->keys[i] != id)
+        i = (i + 1) & (env->cap - 1);
+    if (env->keys[i] < 0)
+        env->n++;
+    env->keys[i] = id;
+    env->types[i] = t;
+}
+
+static bool env_get(const type_env *env, int64_t id, em_type *out) {
+    if (!env->cap || id < 0)
+        return false;
+    size_t i = env_slot(env, id);
+    while (env->keys[i] >= 0) {
+        if (env->keys[i] == id) {
+            *out = env->types[i];
+            return true;
+        }
+        i = (i + 1) & (env->cap - 1);
+    }
+    return false;
+}
+
+static void set_type(em_expr *e, em_type t) {
+    e->type = t;
+    e->type_known = true;
+}
+
+/* ------------------------------------------------------------------ literals */
+
+static bool lit_is_integer(const char *s) {
+    if (*s == '-')
+        s++;
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s))
+            return false;
+    return true;
+}
+
+/* Precision/scale of a decimal literal's text ("0.05" -> (2,2)), false if not one. */
+static bool lit_decimal(const char *s, int *prec, int *scale) {
+    if (*s == '-')
+        s++;
+    int digits = 0, frac = 0, lead = 1;
+    bool dot = false, any = false;
+    for (; *s; s++) {
+        if (*s == '.' && !dot) {
+            dot = true;
+            continue;
+        }
+        if (*s == 'E' || *s == 'e') {
+            /* scientific: unscaled digits, scale = frac - exponent */
+            int ex = atoi(s + 1);
+            frac -= ex;
+            break;
+        }
+        if (!isdigit((unsigned char)*s))
+            return false;
+        any = true;
+        if (dot)
+            frac++;
+        if (*s != '0' || !lead) {
+            lead = 0;
+            digits++;
+        } else if (dot) {
+            /* leading zeros after the point are not significant */
+        }
+    }
+    if (!any || (!dot && frac == 0))
+        return false;
+    if (digits == 0)
+        digits = 1;
+    if (frac < 0)
+        frac = 0;
+    *prec = digits > frac ? digits : frac;
+    *scale = frac;
+    return *prec <= EM_DECIMAL_MAX_PRECISION;
+}
+
+static bool lit_is_date(const char *s) {
+    return strlen(s) == 10 && isdigit((unsigned char)s[0]) && isdigit((unsigned char)s[3]) &&
+           s[4] == '-' && isdigit((unsigned char)s[5]) && s[7] == '-' &&
+           isdigit((unsigned char)s[8]) && isdigit((unsigned char)s[9]);
+}
+
+static int digit_count(const char *s) {
+    if (*s == '-')
+        s++;
+    while (*s == '0' && s[1])
+        s++;
+    return (int)strlen(s);
+}
+
+/* The literal's type by its spelling alone. */
+static em_type literal_default_type(const char *s) {
+    if (strcmp(s, "null") == 0)
+        return em_type_make(EM_TYPE_NULL);
+    if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0)
+        return em_type_make(EM_TYPE_BOOLEAN);
+    if (lit_is_integer(s))
+        return digit_count(s) <= 9 ? em_type_make(EM_TYPE_INT) : em_type_make(EM_TYPE_LONG);
+    int p, sc;
+    if (lit_decimal(s, &p, &sc))
+        return em_type_decimal(p, sc);
+    if (lit_is_date(s))
+        return em_type_make(EM_TYPE_DATE);
+    return em_type_make(EM_TYPE_STRING);
+}
+
+static bool is_integral(em_type_id id) {
+    return id == EM_TYPE_BYTE || id == EM_TYPE_SHORT || id == EM_TYPE_INT || id == EM_TYPE_LONG;
+}
+
+static bool is_fractional(em_type_id id) { return id == EM_TYPE_FLOAT || id == EM_TYPE_DOUBLE; }
+
+/* Gives a literal the type its context needs, as Spark's coercion made it. */
+static void coerce_literal(em_expr *lit, em_type target) {
+    if (lit->kind != EM_EXPR_LITERAL)
+        return;
+    const char *s = lit->text;
+    if (strcmp(s, "null") == 0) {
+        set_type(lit, target);
+        return;
+    }
+    int p, sc;
+    switch (target.id) {
+    case EM_TYPE_DECIMAL:
+        if (lit_is_integer(s) && digit_count(s) <= EM_DECIMAL_MAX_PRECISION)
+            set_type(lit, em_type_decimal(digit_count(s), 0));
+        else if (lit_decimal(s, &p, &sc))
+            set_type(lit, em_type_decimal(p, sc));
+        break;
+    case EM_TYPE_DOUBLE:
+    case EM_TYPE_FLOAT:
+        if (lit_is_integer(s) || lit_decimal(s, &p, &sc) || strcmp(s, "NaN") == 0 ||
+            strstr(s, "Infinity"))
+            set_type(lit, target);
+        break;
+    case EM_TYPE_BYTE:
+    case EM_TYPE_SHORT:
+    case EM_TYPE_INT:
+    case EM_TYPE_LONG:
+        if (lit_is_integer(s))
+            set_type(lit, digit_count(s) > 9 && target.id != EM_TYPE_LONG
+                              ? em_type_make(EM_TYPE_LONG)
+                              : target);
+        break;
+    case EM_TYPE_STRING:
+        set_type(lit, target);
+        break;
+    case EM_TYPE_DATE:
+        if (lit_is_date(s))
+            set_type(lit, target);
+        break;
+    case EM_TYPE_BOOLEAN:
+        if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0)
+            set_type(lit, target);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ expressions */
+
+static void infer_node(infer_ctx *cx, em_plan_node *node);
+static void infer_expr(infer_ctx *cx, em_expr *e);
+
+static em_type wider_numeric(em_type a, em_type b) {
+    if (a.id == EM_TYPE_DOUBLE || b.id == EM_TYPE_DOUBLE)
+        return em_type_make(EM_TYPE_DOUBLE);
+    if (a.id == EM_TYPE_FLOAT || b.id == EM_TYPE_FLOAT)
+        return em_type_make(EM_TYPE_FLOAT);
+    return a.id >= b.id ? a : b; /* BYTE < SHORT < INT < LONG in em_type_id */
+}
+
+static void infer_binary(infer_ctx *cx, em_expr *e) {
+    em_expr *l = e->args[0], *r = e->args[1];
+    infer_expr(cx, l);
+    infer_expr(cx, r);
+    /* literals take their partner's type */
+    if (l->kind == EM_EXPR_LITERAL && r->type_known)
+        coerce_literal(l, r->type);
+    if (r->kind == EM_EXPR_LITERAL && l->type_known)
+        coerce_literal(r, l->type);
+    switch (e->op) {
+    case EM_OP_EQ:
+    case EM_OP_NULLSAFE_EQ:
+    case EM_OP_LT:
+    case EM_OP_LE:
+    case EM_OP_GT:
+    case EM_OP_GE:
+    case EM_OP_AND:
+    case EM_OP_OR:
+        set_type(e, em_type_make(EM_TYPE_BOOLEAN));
+        return;
+    default:
+        break;
+    }
+    if (!l->type_known || !r->type_known)
+        return;
+    em_type lt = l->type, rt = r->type;
+    if (e->op == EM_OP_INTDIV) {
+        set_type(e, em_type_make(EM_TYPE_LONG));
+        return;
+    }
+    if (e->op == EM_OP_BITAND || e->op == EM_OP_BITOR || e->op == EM_OP_BITXOR) {
+        set_type(e, wider_numeric(lt, rt));
+        return;
+    }
+    if (lt.id == EM_TYPE_DECIMAL && rt.id == EM_TYPE_DECIMAL) {
+        em_type out;
+        if (cx->plan->shim->decimal_binary_type(cx->plan->shim, e->op, lt, rt, &out))
+            set_type(e, out);
+        return;
+    }
+    if (lt.id == EM_TYPE_DECIMAL || rt.id == EM_TYPE_DECIMAL) {
+        /* decimal with a fractional operand is double; with integers Spark casts first */
+        em_type o = lt.id == EM_TYPE_DECIMAL ? rt : lt;
+        if (is_fractional(o.id))
+            set_type(e, em_type_make(EM_TYPE_DOUBLE));
+        return;
+    }
+    if (e->op == EM_OP_DIV) {
+        set_type(e, em_type_make(EM_TYPE_DOUBLE));
+        return;
+    }
+    if ((is_integral(lt.id) || is_fractional(lt.id)) && (is_integral(rt.id) || is_fractional(rt.id)))
+        set_type(e, wider_numeric(lt, rt));
+    else if (lt.id == EM_TYPE_DATE || rt.id == EM_TYPE_DATE)
+        set_type(e, em_type_make(e->op == EM_OP_SUB && lt.id == rt.id ? EM_TYPE_INT : EM_TYPE_DATE));
+}
+
+static bool name_is(const em_expr *e, const char *const *names) {
+    for (; *names; names++)
+        if (strcmp(e->name, *names) == 0)
+            return true;
+    return false;
+}
+
+static void infer_call(em_expr *e) {
+    static const char *const boolean_fns[] = {
+        "isnotnull", "isnull", "StartsWith", "EndsWith", "Contains", "dynamicpruningexpression",
+        "exists", "isnan", "in", "like", "rlike", "startswith", "endswith", "contains",
+        "array_contains", NULL};
+    static const char *const same_fns[] = {
+        "promote_precision", "knownfloatingpointnormalized", "normalizenanandzero", "abs",
+        "shiftleft", "shiftright", "shiftrightunsigned", "pmod", "positive", "negative", "lag",
+        "lead", "nth_value", "first", "last", NULL};
+    static const char *const int_fns[] = {
+        "year", "month", "dayofmonth", "day", "quarter", "dayofweek", "weekday", "weekofyear",
+        "hour", "minute", "second", "length", "char_length", "character_length", "size",
+        "datediff", "hash", "rank", "dense_rank", "row_number", "ntile", "instr", "locate",
+        "ascii", "bit_length", "octet_length", NULL};
+    static const char *const string_fns[] = {
+        "substring", "substr", "upper", "lower", "concat", "trim", "ltrim", "rtrim", "lpad",
+        "rpad", "replace", "translate", "concat_ws", "reverse", "initcap", "date_format",
+        "regexp_replace", "regexp_extract", "left", "right", "format_string", "repeat", NULL};
+    static const char *const date_fns[] = {"date_add", "date_sub", "to_date", "last_day",
+                                           "next_day", "add_months", "make_date", NULL};
+    static const char *const double_fns[] = {"sqrt", "exp", "log", "ln", "log10", "log2",
+                                             "pow", "power", "rand", "randn", "percent_rank",
+                                             "cume_dist", "sin", "cos", "tan", "cbrt", NULL};
+    static const char *const first_known_fns[] = {"coalesce", "nvl", "ifnull", "greatest",
+                                                  "least", "nullif", NULL};
+    if (name_is(e, boolean_fns)) {
+        set_type(e, em_type_make(EM_TYPE_BOOLEAN));
+    } else if (strcmp(e->name, "CheckOverflow") == 0 && e->n_args >= 2 &&
+               e->args[1]->cast_type_known) {
+        set_type(e, e->args[1]->cast_type);
+    } else if (strcmp(e->name, "UnscaledValue") == 0 || strcmp(e->name, "xxhash64") == 0) {
+        set_type(e, em_type_make(EM_TYPE_LONG));
+    } else if (strcmp(e->name, "MakeDecimal") == 0 && e->n_args >= 3 &&
+               e->args[1]->kind == EM_EXPR_LITERAL && e->args[2]->kind == EM_EXPR_LITERAL) {
+        int p = atoi(e->args[1]->text), s = atoi(e->args[2]->text);
+        if (p >= 1 && p <= EM_DECIMAL_MAX_PRECISION && s >= 0 && s <= p) {
+            set_type(e, em_type_decimal(p, s));
+            set_type(e->args[1], em_type_make(EM_TYPE_INT));
+            set_type(e->args[2], em_type_make(EM_TYPE_INT));
+        }
+    } else if (name_is(e, same_fns)) {
+        if (e->n_args >= 1 && e->args[0]->type_known)
+            set_type(e, e->args[0]->type);
+    } else if (name_is(e, int_fns)) {
+        set_type(e, em_type_make(EM_TYPE_INT));
+    } else if (name_is(e, string_fns)) {
+        set_type(e, em_type_make(EM_TYPE_STRING));
+    } else if (name_is(e, date_fns)) {
+        set_type(e, em_type_make(EM_TYPE_DATE));
+    } else if (name_is(e, double_fns)) {
+        set_type(e, em_type_make(EM_TYPE_DOUBLE));
+    } else if (name_is(e, first_known_fns)) {
+        for (int i = 0; i < e->n_args && !e->type_known; i++)
+            if (e->args[i]->type_known && e->args[i]->kind != EM_EXPR_LITERAL)
+                set_type(e, e->args[i]->type);
+        for (int i = 0; i < e->n_args && e->type_known; i++)
+            coerce_literal(e->args[i], e->type);
+    } else if ((strcmp(e->name, "round") == 0 || strcmp(e->name, "bround") == 0) &&
+               e->n_args >= 1 && e->args[0]->type_known) {
+        em_type t = e->args[0]->type;
+        if (t.id == EM_TYPE_DECIMAL) {
+            /* RoundBase: decimal(p - s + max(d, 0) + 1, max(d, 0)) bounded (d >= 0) */
+            int d = e->n_args >= 2 && e->args[1]->kind == EM_EXPR_LITERAL ? atoi(e->args[1]->text)
+                                                                           : 0;
+            if (d >= 0) {
+                int p = t.precision - t.scale + d + 1;
+                set_type(e, em_type_decimal(p > EM_DECIMAL_MAX_PRECISION ? EM_DECIMAL_MAX_PRECISION
+                                                                         : p,
+                                            d));
+            }
+        } else {
+            set_type(e, t);
+        }
+    }
+    /* integer arguments of string/date functions (substring(x, 1, 2), date_add(d, 7)) */
+    for (int i = 1; i < e->n_args; i++)
+        if (e->args[i]->kind == EM_EXPR_LITERAL && !e->args[i]->type_known &&
+            lit_is_integer(e->args[i]->text))
+            set_type(e->args[i], em_type_make(EM_TYPE_INT));
+}
+
+/* Result type of an aggregate function over its input type. */
+static bool agg_result_type(const em_expr *e, em_type *out) {
+    const char *n = e->name;
+    if (strcmp(n, "count") == 0 || strcmp(n, "count_if") == 0 ||
+        strcmp(n, "approx_count_distinct") == 0) {
+        *out = em_type_make(EM_TYPE_LONG);
+        return true;
+    }
+    if (e->n_args < 1 || !e->args[0]->type_known)
+        return false;
+    em_type t = e->args[0]->type;
+    if (strcmp(n, "sum") == 0 || strcmp(n, "try_sum") == 0) {
+        if (t.id == EM_TYPE_DECIMAL)
+            *out = em_type_decimal(t.precision + 10 > EM_DECIMAL_MAX_PRECISION
+                                       ? EM_DECIMAL_MAX_PRECISION
+                                       : t.precision + 10,
+                                   t.scale);
+        else if (is_integral(t.id))
+            *out = em_type_make(EM_TYPE_LONG);
+        else
+            *out = em_type_make(EM_TYPE_DOUBLE);
+        return true;
+    }
+    if (strcmp(n, "avg") == 0 || strcmp(n, "try_avg") == 0) {
+        if (t.id == EM_TYPE_DECIMAL)
+            *out = em_shim_decimal_adjust(t.precision + 4, t.scale + 4, false);
+        else
+            *out = em_type_make(EM_TYPE_DOUBLE);
+        return true;
+    }
+    if (strcmp(n, "min") == 0 || strcmp(n, "max") == 0 || strcmp(n, "first") == 0 ||
+        strcmp(n, "last") == 0 || strcmp(n, "any_value") == 0 || strcmp(n, "first_value") == 0 ||
+        strcmp(n, "last_value") == 0 || strcmp(n, "mode") == 0) {
+        *out = t;
+        return true;
+    }
+    if (strncmp(n, "stddev", 6) == 0 || strncmp(n, "var", 3) == 0 || strcmp(n, "corr") == 0 ||
+        strncmp(n, "covar", 5) == 0 || strcmp(n, "skewness") == 0 ||
+        strcmp(n, "kurtosis") == 0 || strcmp(n, "median") == 0 || strcmp(n, "percentile") == 0) {
+        *out = em_type_make(EM_TYPE_DOUBLE);
+        return true;
+    }
+    if (strcmp(n, "bool_and") == 0 || strcmp(n, "bool_or") == 0 || strcmp(n, "every") == 0 ||
+        strcmp(n, "any") == 0 || strcmp(n, "some") == 0) {
+        *out = em_type_make(EM_TYPE_BOOLEAN);
+        return true;
+    }
+    return false;
+}
+
+/* Types of an aggregate's buffer attributes (Aggregate Attributes of a partial
+ * aggregate); returns how many, 0 when unknown. */
+static int agg_buffer_types(const em_expr *e, em_type *out, int cap) {
+    em_type r;
+    if (cap < 3 || !agg_result_type(e, &r))
+        return 0;
+    const char *n = e->name;
+    if (strcmp(n, "sum") == 0) {
+        out[0] = r;
+        if (r.id != EM_TYPE_DECIMAL)
+            return 1;
+        out[1] = em_type_make(EM_TYPE_BOOLEAN); /* isEmpty */
+        return 2;
+    }
+    if (strcmp(n, "avg") == 0) {
+        em_type t = e->args[0]->type;
+        out[0] = t.id == EM_TYPE_DECIMAL
+                     ? em_type_decimal(t.precision + 10 > EM_DECIMAL_MAX_PRECISION
+                                           ? EM_DECIMAL_MAX_PRECISION
+                                           : t.precision + 10,
+                                       t.scale)
+                     : em_type_make(EM_TYPE_DOUBLE);
+        out[1] = em_type_make(EM_TYPE_LONG);
+        return 2;
+    }
+    if (strcmp(n, "count") == 0 || strcmp(n, "min") == 0 || strcmp(n, "max") == 0) {
+        out[0] = r;
+        return 1;
+    }
+    if (strcmp(n, "first") == 0 || strcmp(n, "last") == 0) {
+        out[0] = r;
+        out[1] = em_type_make(EM_TYPE_BOOLEAN); /* valueSet */
+        return 2;
+    }
+    if (strncmp(n, "stddev", 6) == 0 || strncmp(n, "var", 3) == 0) {
+        out[0] = out[1] = out[2] = em_type_make(EM_TYPE_DOUBLE); /* n, avg, m2 */
+        return 3;
+    }
+    return 0;
+}
+
+/* The tree computing a scalar subquery with this expression id. */
+static em_plan_node *find_subquery_tree(em_plan *plan, const em_expr *e) {
+    for (int i = 0; i < plan->n_subqueries; i++) {
+        const em_plan_subquery *sq = &plan->subqueries[i];
+        const em_expr *x = sq->expr;
+        if (x->kind == e->kind && x->id == e->id && sq->target &&
+            (e->kind != EM_EXPR_IN_SUBQUERY || strcmp(x->name, e->name) == 0))
+            return (em_plan_node *)sq->target;
+    }
+    return NULL;
+}
+
+static void infer_expr(infer_ctx *cx, em_expr *e) {
+    if (!e)
+        return;
+    if (e->kind == EM_EXPR_ATTR) {
+        em_type t;
+        if (env_get(&cx->env, e->id, &t)) {
+            set_type(e, t);
+        } else if (!env_get(&cx->defined, e->id, &t)) {
+            /* no operator defines it: literal text containing '#digits' */
+            char *text = plan_arena_alloc(&cx->plan->arena, strlen(e->name) + 24);
+            if (!text)
+                return;
+            snprintf(text, strlen(e->name) + 24, "%s#%lld%s", e->name, (long long)e->id,
+                     e->long_suffix ? "L" : "");
+            e->kind = EM_EXPR_LITERAL;
+            e->text = text;
+            set_type(e, em_type_make(EM_TYPE_STRING));
+        }
+        return;
+    }
+    for (int i = 0; i < e->n_args; i++)
+        if (e->kind != EM_EXPR_BINARY)
+            infer_expr(cx, e->args[i]);
+    switch (e->kind) {
+    case EM_EXPR_LITERAL:
+        if (!e->type_known)
+            set_type(e, literal_default_type(e->text));
+        break;
+    case EM_EXPR_BINARY:
+        infer_binary(cx, e);
+        break;
+    case EM_EXPR_NOT:
+    case EM_EXPR_IN_SUBQUERY:
+        set_type(e, em_type_make(EM_TYPE_BOOLEAN));
+        break;
+    case EM_EXPR_IN:
+    case EM_EXPR_INSET:
+    case EM_EXPR_LIKE:
+        if (e->args[0]->type_known)
+            for (int i = 1; i < e->n_args; i++)
+                coerce_literal(e->args[i], e->args[0]->type);
+        set_type(e, em_type_make(EM_TYPE_BOOLEAN));
+        break;
+    case EM_EXPR_CASE: {
+        int pairs = (e->n_args - (e->has_else ? 1 : 0)) / 2;
+        em_type t = {0};
+        bool known = false;
+        for (int i = 0; i < pairs; i++)
+            coerce_literal(e->args[2 * i], em_type_make(EM_TYPE_BOOLEAN));
+        for (int i = 0; i < e->n_args && !known; i++) {
+            bool is_value = i >= 2 * pairs || (i % 2) == 1;
+            if (is_value && e->args[i]->type_known && e->args[i]->kind != EM_EXPR_LITERAL) {
+                t = e->args[i]->type;
+                known = true;
+            }
+        }
+        if (known) {
+            for (int i = 0; i < e->n_args; i++)
+                if (i >= 2 * pairs || (i % 2) == 1)
+                    coerce_literal(e->args[i], t);
+            set_type(e, t);
+        } else if (e->n_args >= 2 && e->args[1]->type_known) {
+            set_type(e, e->args[1]->type);
+        }
+        break;
+    }
+    case EM_EXPR_CAST:
+    case EM_EXPR_BOUND_REF:
+        if (e->cast_type_known)
+            set_type(e, e->cast_type);
+        break;
+    case EM_EXPR_ALIAS:
+        if (e->args[0]->type_known) {
+            set_type(e, e->args[0]->type);
+            env_put(&cx->env, e->id, e->type);
+        }
+        break;
+    case EM_EXPR_SORT_ORDER:
+    case EM_EXPR_NEGATE:
+        if (e->args[0]->type_known)
+            set_type(e, e->args[0]->type);
+        break;
+    case EM_EXPR_WINDOW:
+        if (e->args[0]->type_known)
+            set_type(e, e->args[0]->type);
+        break;
+    case EM_EXPR_CALL:
+        infer_call(e);
+        break;
+    case EM_EXPR_AGG: {
+        em_type t;
+        if (agg_result_type(e, &t))
+            set_type(e, t);
+        break;
+    }
+    case EM_EXPR_SCALAR_SUBQUERY: {
+        em_plan_node *root = find_subquery_tree(cx->plan, e);
+        e->subquery = root;
+        if (root) {
+            infer_node(cx, root);
+            if (root->n_output == 1 && root->output[0]->type_known)
+                set_type(e, root->output[0]->type);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    if (e->kind == EM_EXPR_IN_SUBQUERY) {
+        em_plan_node *root = find_subquery_tree(cx->plan, e);
+        e->subquery = root;
+        if (root)
+            infer_node(cx, root);
+    }
+}
+
+/* ------------------------------------------------------------------ operators */
+
+static em_plan_field *field_of(em_plan_node *node, em_field_kind kind) {
+    return (em_plan_field *)em_plan_node_field(node, kind);
+}
+
+static void set_output(infer_ctx *cx, em_plan_node *node, em_expr **items, int n) {
+    node->output = items;
+    node->n_output = n;
+    (void)cx;
+}
+
+/* Output of a list of named expressions: aliases and attributes. */
+static void output_from_list(infer_ctx *cx, em_plan_node *node, em_expr **items, int n) {
+    em_expr **out = plan_arena_alloc(&cx->plan->arena, (size_t)(n ? n : 1) * sizeof *out);
+    if (!out)
+        return;
+    for (int i = 0; i < n; i++)
+        out[i] = items[i];
+    set_output(cx, node, out, n);
+}
+
+static void concat_outputs(infer_ctx *cx, em_plan_node *node, const em_plan_node *a,
+                           const em_plan_node *b, em_expr *extra) {
+    int n = (a ? a->n_output : 0) + (b ? b->n_output : 0) + (extra ? 1 : 0);
+    em_expr **out = plan_arena_alloc(&cx->plan->arena, (size_t)(n ? n : 1) * sizeof *out);
+    if (!out)
+        return;
+    int k = 0;
+    for (int i = 0; a && i < a->n_output; i++)
+        out[k++] = a->output[i];
+    for (int i = 0; b && i < b->n_output; i++)
+        out[k++] = b->output[i];
+    if (extra)
+        out[k++] = extra;
+    set_output(cx, node, out, k);
+}
+
+/* Defines each attribute of items by position from types (unknown when NULL). */
+static void define_by_position(infer_ctx *cx, em_expr **items, int n, em_expr *const *from,
+                               int n_from) {
+    for (int i = 0; i < n && i < n_from; i++) {
+        em_expr *a = items[i];
+        if (a->kind == EM_EXPR_ATTR && from[i]->type_known) {
+            set_type(a, from[i]->type);
+            env_put(&cx->env, a->id, a->type);
+        }
+    }
+}
+
+static void infer_scan(infer_ctx *cx, em_plan_node *node) {
+    em_plan_field *out = field_of(node, EM_FIELD_OUTPUT);
+    em_plan_field *rs = field_of(node, EM_FIELD_READ_SCHEMA);
+    if (!out)
+        return;
+    for (int i = 0; i < out->n_exprs; i++) {
+        em_expr *a = out->exprs[i];
+        if (a->kind != EM_EXPR_ATTR || !rs)
+            continue;
+        for (int k = 0; k < rs->n_schema; k++) {
+            if (rs->schema[k].type_known && strcasecmp(rs->schema[k].name, a->name) == 0) {
+                set_type(a, rs->schema[k].type);
+                env_put(&cx->env, a->id, a->type);
+                break;
+            }
+        }
+    }
+    output_from_list(cx, node, out->exprs, out->n_exprs);
+}
+
+static void infer_aggregate(infer_ctx *cx, em_plan_node *node) {
+    em_plan_field *keys = field_of(node, EM_FIELD_KEYS);
+    em_plan_field *fns = field_of(node, EM_FIELD_FUNCTIONS);
+    em_plan_field *attrs = field_of(node, EM_FIELD_AGG_ATTRS);
+    em_plan_field *results = field_of(node, EM_FIELD_RESULTS);
+    if (keys)
+        for (int i = 0; i < keys->n_exprs; i++)
+            infer_expr(cx, keys->exprs[i]);
+    bool partial = false;
+    if (fns)
+        for (int i = 0; i < fns->n_exprs; i++) {
+            infer_expr(cx, fns->exprs[i]);
+            if (fns->exprs[i]->kind == EM_EXPR_AGG && fns->exprs[i]->mode != EM_AGG_FINAL)
+                partial = true;
+        }
+    if (attrs && fns) {
+        int k = 0;
+        for (int i = 0; i < fns->n_exprs && k < attrs->n_exprs; i++) {
+            em_expr *f = fns->exprs[i];
+            em_type buf[3];
+            int nb = 0;
+            if (partial && f->kind == EM_EXPR_AGG) {
+                nb = agg_buffer_types(f, buf, 3);
+            } else if (f->type_known) {
+                buf[0] = f->type;
+                nb = 1;
+            }
+            if (nb == 0)
+                break; /* unknown layout: positions after it cannot be trusted */
+            for (int j = 0; j < nb && k < attrs->n_exprs; j++, k++) {
+                em_expr *a = attrs->exprs[k];
+                if (a->kind == EM_EXPR_ATTR) {
+                    set_type(a, buf[j]);
+                    env_put(&cx->env, a->id, a->type);
+                }
+            }
+        }
+    }
+    if (!results)
+        return;
+    int n_keys = keys ? keys->n_exprs : 0;
+    for (int i = 0; i < results->n_exprs; i++) {
+        em_expr *r = results->exprs[i];
+        em_type t;
+        if (partial && r->kind == EM_EXPR_ATTR && !env_get(&cx->env, r->id, &t) && attrs &&
+            i >= n_keys && i - n_keys < attrs->n_exprs && attrs->exprs[i - n_keys]->type_known) {
+            set_type(r, attrs->exprs[i - n_keys]->type);
+            env_put(&cx->env, r->id, r->type);
+        } else {
+            infer_expr(cx, r);
+        }
+    }
+    output_from_list(cx, node, results->exprs, results->n_exprs);
+}
+
+static em_expr *arg_list(em_plan_field *args, int index) {
+    if (!args || index >= args->n_exprs || args->exprs[index]->kind != EM_EXPR_LIST)
+        return NULL;
+    return args->exprs[index];
+}
+
+static void infer_all_fields(infer_ctx *cx, em_plan_node *node) {
+    for (int f = 0; f < node->n_fields; f++) {
+        em_plan_field *fl = &node->fields[f];
+        if (fl->kind == EM_FIELD_PUSHED_FILTERS || fl->kind == EM_FIELD_DATA_FILTERS)
+            continue; /* data source filter syntax: column names, not expressions */
+        for (int i = 0; i < fl->n_exprs; i++)
+            infer_expr(cx, fl->exprs[i]);
+    }
+}
+
+static void infer_node(infer_ctx *cx, em_plan_node *node) {
+    if (!node || node->id < 0 || node->id > cx->plan->max_id || cx->done[node->id] ||
+        cx->busy[node->id])
+        return;
+    cx->busy[node->id] = true;
+    for (int i = 0; i < node->n_children; i++)
+        infer_node(cx, node->children[i]);
+    const em_plan_node *child = node->n_children ? node->children[0] : NULL;
+    em_plan_field *output = field_of(node, EM_FIELD_OUTPUT);
+    em_plan_field *input = field_of(node, EM_FIELD_INPUT);
+    em_plan_field *args = field_of(node, EM_FIELD_ARGUMENTS);
+    switch (node->kind) {
+    case EM_NODE_SCAN:
+        infer_scan(cx, node);
+        infer_all_fields(cx, node);
+        break;
+    case EM_NODE_HASH_AGGREGATE:
+    case EM_NODE_SORT_AGGREGATE:
+    case EM_NODE_OBJECT_HASH_AGGREGATE:
+        if (input)
+            for (int i = 0; i < input->n_exprs; i++)
+                infer_expr(cx, input->exprs[i]);
+        infer_aggregate(cx, node);
+        break;
+    case EM_NODE_REUSED_EXCHANGE:
+        if (node->reuses) {
+            infer_node(cx, (em_plan_node *)node->reuses);
+            if (output)
+                define_by_position(cx, output->exprs, output->n_exprs, node->reuses->output,
+                                   node->reuses->n_output);
+        }
+        if (output)
+            output_from_list(cx, node, output->exprs, output->n_exprs);
+        break;
+    case EM_NODE_BROADCAST_HASH_JOIN:
+    case EM_NODE_SORT_MERGE_JOIN:
+    case EM_NODE_SHUFFLED_HASH_JOIN:
+    case EM_NODE_BROADCAST_NESTED_LOOP_JOIN:
+    case EM_NODE_CARTESIAN_PRODUCT: {
+        const em_plan_node *l = node->n_children > 0 ? node->children[0] : NULL;
+        const em_plan_node *r = node->n_children > 1 ? node->children[1] : NULL;
+        em_expr *exists = NULL;
+        if (node->join_type == EM_JOIN_EXISTENCE && node->exists_attr) {
+            exists = (em_expr *)node->exists_attr;
+            set_type(exists, em_type_make(EM_TYPE_BOOLEAN));
+            env_put(&cx->env, exists->id, exists->type);
+        }
+        infer_all_fields(cx, node);
+        if (node->join_type == EM_JOIN_LEFT_SEMI || node->join_type == EM_JOIN_LEFT_ANTI)
+            concat_outputs(cx, node, l, NULL, NULL);
+        else if (node->join_type == EM_JOIN_EXISTENCE)
+            concat_outputs(cx, node, l, NULL, exists);
+        else
+            concat_outputs(cx, node, l, r, NULL);
+        break;
+    }
+    case EM_NODE_TAKE_ORDERED_AND_PROJECT: {
+        infer_all_fields(cx, node);
+        em_expr *proj = arg_list(args, 2);
+        if (proj)
+            output_from_list(cx, node, proj->args, proj->n_args);
+        else if (input)
+            output_from_list(cx, node, input->exprs, input->n_exprs);
+        break;
+    }
+    case EM_NODE_EXPAND: {
+        infer_all_fields(cx, node);
+        em_expr *projections = arg_list(args, 0);
+        em_expr *attrs = args && args->n_exprs ? args->exprs[args->n_exprs - 1] : NULL;
+        if (attrs && attrs->kind == EM_EXPR_LIST) {
+            if (projections && projections->n_args && projections->args[0]->kind == EM_EXPR_LIST)
+                define_by_position(cx, attrs->args, attrs->n_args, projections->args[0]->args,
+                                   projections->args[0]->n_args);
+            output_from_list(cx, node, attrs->args, attrs->n_args);
+        }
+        break;
+    }
+    case EM_NODE_WINDOW: {
+        infer_all_fields(cx, node);
+        em_expr *wins = arg_list(args, 0);
+        int n_in = input ? input->n_exprs : (child ? child->n_output : 0);
+        int n_w = wins ? wins->n_args : 0;
+        em_expr **out = plan_arena_alloc(&cx->plan->arena, (size_t)(n_in + n_w + 1) * sizeof *out);
+        if (!out)
+            break;
+        for (int i = 0; i < n_in; i++)
+            out[i] = input ? input->exprs[i] : child->output[i];
+        for (int i = 0; i < n_w; i++)
+            out[n_in + i] = wins->args[i];
+        set_output(cx, node, out, n_in + n_w);
+        break;
+    }
+    case EM_NODE_UNION:
+        infer_all_fields(cx, node);
+        if (child)
+            output_from_list(cx, node, child->output, child->n_output);
+        break;
+    default:
+        infer_all_fields(cx, node);
+        if (output)
+            output_from_list(cx, node, output->exprs, output->n_exprs);
+        else if (input)
+            output_from_list(cx, node, input->exprs, input->n_exprs);
+        else if (child)
+            output_from_list(cx, node, child->output, child->n_output);
+        break;
+    }
+    cx->busy[node->id] = false;
+    cx->done[node->id] = true;
+}
+
+/* Marks the ids of attributes that operators produce: list fields and aliases. */
+static void collect_defined(type_env *set, const em_expr *e, bool listed) {
+    if (e->kind == EM_EXPR_ATTR && listed)
+        env_put(set, e->id, em_type_make(EM_TYPE_NULL));
+    if (e->kind == EM_EXPR_ALIAS)
+        env_put(set, e->id, em_type_make(EM_TYPE_NULL));
+    for (int i = 0; i < e->n_args; i++)
+        collect_defined(set, e->args[i], e->kind == EM_EXPR_LIST && listed);
+}
+
+static void collect_all_defined(em_plan *plan, type_env *set) {
+    for (int id = 1; id <= plan->max_id; id++) {
+        const em_plan_node *node = plan->by_id[id];
+        if (!node)
+            continue;
+        if (node->exists_attr)
+            env_put(set, node->exists_attr->id, em_type_make(EM_TYPE_BOOLEAN));
+        for (int f = 0; f < node->n_fields; f++) {
+            const em_plan_field *fl = &node->fields[f];
+            bool listed = fl->kind == EM_FIELD_OUTPUT || fl->kind == EM_FIELD_INPUT ||
+                          fl->kind == EM_FIELD_AGG_ATTRS || fl->kind == EM_FIELD_RESULTS ||
+                          fl->kind == EM_FIELD_ARGUMENTS;
+            for (int i = 0; i < fl->n_exprs; i++)
+                collect_defined(set, fl->exprs[i], listed && fl->kind != EM_FIELD_ARGUMENTS);
+            if (fl->kind == EM_FIELD_ARGUMENTS)
+                for (int i = 0; i < fl->n_exprs; i++)
+                    if (fl->exprs[i]->kind == EM_EXPR_LIST)
+                        collect_defined(set, fl->exprs[i], true);
+        }
+    }
+}
+
+void plan_infer(em_plan *plan) {
+    infer_ctx cx = {.plan = plan};
+    collect_all_defined(plan, &cx.defined);
+    cx.done = calloc((size_t)plan->max_id + 1, sizeof *cx.done);
+    cx.busy = calloc((size_t)plan->max_id + 1, sizeof *cx.busy);
+    if (!cx.done || !cx.busy) {
+        plan->arena.failed = true;
+    } else {
+        /* subquery trees first: the main tree reads their results */
+        for (int i = 0; i < plan->n_subqueries; i++)
+            infer_node(&cx, plan->subqueries[i].root);
+        infer_node(&cx, plan->root);
+        for (int i = 0; i < plan->n_subqueries; i++)
+            infer_expr(&cx, plan->subqueries[i].expr);
+    }
+    if (cx.env.failed || cx.defined.failed)
+        plan->arena.failed = true;
+    free(cx.defined.keys);
+    free(cx.defined.types);
+    free(cx.env.keys);
+    free(cx.env.types);
+    free(cx.done);
+    free(cx.busy);
+}
