@@ -82,8 +82,11 @@ void em_column_share(em_column *dst, const em_column *src);
 em_status em_column_reserve(em_column *c, int64_t rows, int64_t bytes, em_error *err) EM_MUST_CHECK;
 /* Materializes a validity bitmap (all valid) so nulls can be written. */
 em_status em_column_ensure_validity(em_column *c, em_error *err) EM_MUST_CHECK;
-/* Appends; the column must have room (em_column_reserve) for fixed widths,
- * strings grow their byte buffer as needed. */
+/* Appends one row. Columns grow geometrically as needed (reserving first
+ * only saves the checks' reallocations); a column wrapping foreign memory
+ * (imported from Arrow) cannot grow and fails with EM_ERR_INVALID. Errors:
+ * EM_ERR_NOMEM / EM_ERR_OOM_BUDGET, EM_ERR_TYPE for the wrong kind of column,
+ * EM_ERR_OVERFLOW past 2 GiB of string bytes. */
 em_status em_column_append_null(em_column *c, em_error *err) EM_MUST_CHECK;
 em_status em_column_append_bytes(em_column *c, const void *p, int32_t len,
                                  em_error *err) EM_MUST_CHECK;
@@ -109,8 +112,8 @@ typedef struct em_batch {
     int64_t n_rows;   /* physical rows in every column */
     int32_t *sel;     /* owned; NULL = all n_rows rows present */
     int64_t n_sel;    /* rows in sel when sel != NULL */
-    int64_t sel_cap;
-    em_pool *pool; /* borrowed; where the batch's memory is charged */
+    int64_t sel_cap;  /* int32 slots allocated for sel */
+    em_pool *pool;    /* borrowed; where the batch's memory is charged */
 } em_batch;
 
 /* Creates a batch of `schema` (copied) with columns initialized for `capacity` rows. */
