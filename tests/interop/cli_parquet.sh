@@ -111,6 +111,23 @@ for f in types multi multi_zstd empty_rows; do
     done
 done
 
+# Files Ember's own writer produced: TPC-H SF 0.01 from `ember gen tpch`.
+if expect_ok "gen tpch --sf 0.01" gen tpch --sf 0.01 --schema standard --out "$d/tpch"; then
+    for t in lineitem orders nation; do
+        file=$(ls "$d/tpch/$t"/*.parquet | head -1)
+        for sub in schema meta stats; do
+            if expect_ok "$sub tpch $t" parquet "$sub" "$file"; then
+                cp "$tmp/out" "$tmp/$sub.out"
+                check "$sub tpch $t matches DuckDB" "check-$sub" "$file" "$tmp/$sub.out"
+            fi
+        done
+        if expect_ok "head -n 3 tpch $t csv" parquet head -n 3 --format csv "$file"; then
+            cp "$tmp/out" "$tmp/h.out"
+            check "head -n 3 tpch $t = DuckDB LIMIT 3" check-csv "$file" 3 "$tmp/h.out"
+        fi
+    done
+fi
+
 if expect_ok "head types (table)" parquet head "$d/types.parquet"; then
     cp "$tmp/out" "$tmp/h.out"
     check "head types table matches DuckDB" check-table "$d/types.parquet" 10 "$tmp/h.out"
