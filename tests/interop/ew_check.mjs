@@ -6,7 +6,8 @@
 // values are brought to the same canonical text (floats are compared as
 // numbers, bit for bit, including NaN and -0), and the first difference ends
 // the run with a non-zero exit. The column types each peer infers are checked
-// too (e.g. timestamp must be UTC-adjusted, timestamp_ntz must not).
+// too (e.g. timestamp must be UTC-adjusted, timestamp_ntz must not), and the
+// row-group statistics DuckDB decodes (null counts, min/max).
 //
 // usage: PEERS_MODULES=... node ew_check.mjs DIR
 import fs from 'node:fs';
@@ -97,6 +98,47 @@ async function checkDuck(con, exp) {
   compare('duckdb', exp, columns);
 }
 
+// Statistics as DuckDB decodes them (parquet_metadata), per row group: the
+// null count of every column, and min/max of the types whose order is simple
+// to restate here (integers, decimals, dates, strings, booleans).
+const asBig = (t, v) => (t.startsWith('decimal') ? BigInt(v.replace('.', '')) : BigInt(v));
+function order(t, a, b) {
+  if (t === 'string') return Buffer.compare(Buffer.from(a), Buffer.from(b));
+  if (t === 'date' || t === 'boolean') return a < b ? -1 : a > b ? 1 : 0;
+  const x = asBig(t, a), y = asBig(t, b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+const ORDERED = new Set(['tinyint', 'smallint', 'int', 'bigint', 'date', 'string', 'boolean']);
+
+async function checkDuckStats(con, exp) {
+  if (!exp.statistics) return;
+  const file = exp.file.replace(/'/g, "''");
+  const meta = (await con.runAndReadAll(
+    `SELECT row_group_id, row_group_num_rows, column_id, stats_min_value, stats_max_value, ` +
+    `stats_null_count FROM parquet_metadata('${file}') ORDER BY row_group_id, column_id`)).getRows();
+  let first = 0, group = -1, groupRows = 0;
+  for (const [g, n, c, lo, hi, nulls] of meta) {
+    if (Number(g) !== group) { first += groupRows; group = Number(g); groupRows = Number(n); }
+    const t = exp.types[Number(c)], name = exp.columns[Number(c)];
+    const vals = exp.rows.slice(first, first + groupRows).map((r) => r[Number(c)]);
+    const want = vals.filter((v) => v === null).length;
+    if (nulls === null || Number(nulls) !== want)
+      fail(`duckdb: ${exp.file}: row group ${g} column ${name}: null count ${nulls}, expected ${want}`);
+    if (!ORDERED.has(t) && !t.startsWith('decimal')) continue;
+    const present = vals.filter((v) => v !== null);
+    if (present.length === 0) {
+      if (lo !== null || hi !== null) fail(`duckdb: ${exp.file}: ${name}: bounds on an all-null chunk`);
+      continue;
+    }
+    const min = present.reduce((a, b) => (order(t, b, a) < 0 ? b : a));
+    const max = present.reduce((a, b) => (order(t, b, a) > 0 ? b : a));
+    const norm = (v) => (v === null ? null : t.startsWith('decimal') ? String(v).replace(/^(-?)\./, '$10.') : String(v));
+    if (norm(lo) !== min || norm(hi) !== max)
+      fail(`duckdb: ${exp.file}: row group ${g} column ${name}: statistics [${norm(lo)}, ${norm(hi)}], ` +
+        `expected [${min}, ${max}]`);
+  }
+}
+
 async function checkPolars(pl, exp) {
   const df = pl.readParquet(exp.file);
   if (df.height !== exp.rows.length)
@@ -129,6 +171,7 @@ for (const f of files) {
   const exp = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
   if (!fs.existsSync(exp.file)) fail(`${exp.file} does not exist`);
   await checkDuck(con, exp);
+  await checkDuckStats(con, exp);
   await checkPolars(pl, exp);
   cells += exp.rows.length * exp.columns.length;
   console.log(`ok ${path.basename(exp.file)}: ${exp.rows.length} rows x ${exp.columns.length} columns, DuckDB and Polars agree`);

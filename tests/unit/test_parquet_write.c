@@ -599,8 +599,9 @@ static void test_roundtrip_selection(void **state) {
     roundtrip(path, ALL, N_ALL, &o, 1000, 5, true);
 }
 
-static void test_statistics(void **state) {
-    (void)state;
+/* Statistics of one small file, with and without the dictionary (values that
+ * go to the dictionary get their statistics from it). */
+static void check_statistics(bool dictionary) {
     em_error err;
     const char *dir = em_test_tmpdir("pq_write_stats");
     char path[4096];
@@ -616,6 +617,7 @@ static void test_statistics(void **state) {
     em_pq_write_options o;
     em_pq_write_options_init(&o);
     o.row_group_rows = 4;
+    o.dictionary = dictionary;
     em_pq_writer *w;
     EM_ASSERT_OK(em_pq_writer_open(path, &schema, &o, &w, &err), &err);
     em_batch *b;
@@ -708,6 +710,12 @@ static void test_statistics(void **state) {
     assert_int_equal(st.max.i64, 127);
     em_pq_file_close(f);
     em_schema_reset(&schema);
+}
+
+static void test_statistics(void **state) {
+    (void)state;
+    check_statistics(true);
+    check_statistics(false);
 }
 
 /* ---- failures ------------------------------------------------------------- */

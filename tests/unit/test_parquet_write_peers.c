@@ -341,6 +341,7 @@ static void write_file(const char *dir, const char *name, const em_pq_write_opti
     json_object_set_new(root, "columns", names);
     json_object_set_new(root, "types", types);
     json_object_set_new(root, "rows", data);
+    json_object_set_new(root, "statistics", json_boolean(opts->statistics));
     assert_int_equal(json_dump_file(root, jpath, JSON_COMPACT), 0);
     json_decref(root);
     struct stat st;
