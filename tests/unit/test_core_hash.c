@@ -4,6 +4,8 @@
  * is recorded next to each:
  *   [doc]   Spark's own documentation of hash(): SELECT hash('Spark', array(123), 2)
  *           = -1321691492 (an array hashes as the fold of its elements).
+ *   [suite] Spark's own Murmur3_x86_32Suite (testKnownIntegerInputs,
+ *           testKnownLongInputs), seed 0.
  *   [japila] "The Internals of Spark SQL", Murmur3Hash demo output from a Spark
  *           shell: hash(0) = 933211791, hash(4) = -397064898, hash(null) = 42.
  *   [rapids] spark-rapids-jni HashTest.java (testSpark32BitMurmur3Hash*), whose
@@ -44,6 +46,17 @@ static void test_documented(void **state) {
     h = em_murmur3_int(123, h);
     h = em_murmur3_int(2, h);
     assert_int_equal(h, -1321691492);
+    /* [suite] Murmur3_x86_32Suite, seed 0 */
+    assert_int_equal(em_murmur3_int(0, 0), 593689054);
+    assert_int_equal(em_murmur3_int(-42, 0), -189366624);
+    assert_int_equal(em_murmur3_int(42, 0), -1134849565);
+    assert_int_equal(em_murmur3_int(INT32_MIN, 0), -1718298732);
+    assert_int_equal(em_murmur3_int(INT32_MAX, 0), -1653689534);
+    assert_int_equal(em_murmur3_long(0, 0), 1669671676);
+    assert_int_equal(em_murmur3_long(-42, 0), -846261623);
+    assert_int_equal(em_murmur3_long(42, 0), 1871679806);
+    assert_int_equal(em_murmur3_long(INT64_MIN, 0), 1366273829);
+    assert_int_equal(em_murmur3_long(INT64_MAX, 0), -2106506049);
     /* [japila] */
     assert_int_equal(em_murmur3_int(0, 42), 933211791);
     assert_int_equal(em_murmur3_int(4, 42), -397064898);
