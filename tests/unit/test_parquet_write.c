@@ -797,6 +797,23 @@ static void test_failures_leave_nothing(void **state) {
     assert_int_equal(count_entries(dir), 1);
     em_batch_destroy(b);
 
+    /* A decimal wider than its precision. */
+    em_schema dec;
+    EM_ASSERT_OK(em_schema_init(&dec, 1, &err), &err);
+    EM_ASSERT_OK(em_schema_set(&dec, 0, "m", em_type_decimal(9, 2), true, &err), &err);
+    EM_ASSERT_OK(em_pq_writer_open(path, &dec, NULL, &w, &err), &err);
+    EM_ASSERT_OK(em_batch_create(&dec, 2, NULL, &b, &err), &err);
+    em_i128 fits = 999999999, wide = 1000000000;
+    EM_ASSERT_OK(em_column_append_fixed(&b->cols[0], &fits, &err), &err);
+    EM_ASSERT_OK(em_column_append_fixed(&b->cols[0], &wide, &err), &err);
+    b->n_rows = 2;
+    assert_int_equal(em_pq_writer_write(w, b, &err), EM_ERR_OVERFLOW);
+    assert_non_null(strstr(err.msg, "decimal(9,2)"));
+    em_batch_destroy(b);
+    em_pq_writer_abort(w);
+    assert_int_equal(count_entries(dir), 1);
+    em_schema_reset(&dec);
+
     /* A batch of another schema. */
     em_schema other;
     EM_ASSERT_OK(em_schema_init(&other, 2, &err), &err);

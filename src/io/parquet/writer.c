@@ -434,9 +434,33 @@ static void stats_decimal(pqw_col *c, const em_column *col, const uint8_t *valid
     }
 }
 
+/* Decimals must fit their precision: a wider value would be cut to the
+ * physical width and read back as another number. */
+static em_status check_decimals(const em_pq_writer *w, const pqw_col *c, const em_column *col,
+                                const uint8_t *valid, const int32_t *sel, int64_t start, int64_t n,
+                                em_error *err) {
+    em_i128 limit = 1;
+    for (int i = 0; i < c->field->type.precision; i++)
+        limit *= 10;
+    const em_i128 *src = (const em_i128 *)col->values->data;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t r = ROW(k);
+        if (valid && !em_bit_get(valid, r))
+            continue;
+        if (src[r] >= limit || src[r] <= -limit)
+            return EM_FAIL(err, EM_ERR_OVERFLOW,
+                           "parquet writer: '%s': column '%s': a value does not fit "
+                           "decimal(%d,%d)",
+                           w->path, c->field->name, c->field->type.precision, c->field->type.scale);
+    }
+    return EM_OK;
+}
+
 static em_status encode_fixed(em_pq_writer *w, pqw_col *c, const em_column *col,
                               const uint8_t *valid, const int32_t *sel, int64_t start, int64_t n,
                               int64_t nv, em_error *err) {
+    if (c->field->type.id == EM_TYPE_DECIMAL)
+        EM_TRY(check_decimals(w, c, col, valid, sel, start, n, err));
     em_pq_wbuf *dstbuf = c->dict_active ? &w->scratch : &c->values;
     if (c->dict_active)
         w->scratch.len = 0;
