@@ -18,8 +18,9 @@
 //                (adds a copy of every value into DuckDB's result collection)
 //   minmax       min() and max() of every column, optimizer on (adds comparisons)
 //
-// Prints per-run seconds, the median and a final "median_s <seconds>" line, like
-// parquet_decode. Every run checks the row count against count(*) from the footers.
+// Prints per-run wall and CPU seconds (CPU of the whole process, DuckDB's
+// threads included), the medians and final "median_s" / "median_cpu_s" lines,
+// like parquet_decode. Every run checks the row count against count(*) from the footers.
 import fs from 'node:fs';
 import path from 'node:path';
 import { duckConnect } from '../tests/interop/peers.mjs';
@@ -82,23 +83,30 @@ async function main() {
 
   console.log(`${version}, mode ${a.mode}, files: ${files.length}, columns: ${cols.length}, rows: ${expect}, threads: ${a.threads}`);
   console.log(`bytes: ${(bytes / 1e6).toFixed(1)} MB on disk`);
-  const times = [];
+  const times = [], cpus = [];
   for (let i = 0; i < a.warmup + a.runs; i++) {
     const t0 = process.hrtime.bigint();
+    const c0 = process.cpuUsage(); // the whole process: DuckDB's threads included
     const rows = await run();
+    const c = process.cpuUsage(c0);
     const s = Number(process.hrtime.bigint() - t0) / 1e9;
+    const cpu = (c.user + c.system) / 1e6;
     if (rows !== expect) throw new Error(`run returned ${rows} rows, footers say ${expect}`);
-    if (i < a.warmup) console.log(`warm-up ${i + 1}: ${s.toFixed(3)} s`);
+    if (i < a.warmup) console.log(`warm-up ${i + 1}: ${s.toFixed(3)} s (cpu ${cpu.toFixed(3)} s)`);
     else {
       times.push(s);
-      console.log(`run ${i - a.warmup + 1}: ${s.toFixed(3)} s`);
+      cpus.push(cpu);
+      console.log(`run ${i - a.warmup + 1}: ${s.toFixed(3)} s (cpu ${cpu.toFixed(3)} s)`);
     }
   }
-  times.sort((x, y) => x - y);
-  const m = times.length;
-  const median = m % 2 ? times[(m - 1) / 2] : (times[m / 2 - 1] + times[m / 2]) / 2;
+  const med = (xs) => {
+    const v = [...xs].sort((x, y) => x - y), m = v.length;
+    return m % 2 ? v[(m - 1) / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+  };
+  const median = med(times);
   console.log(`median: ${median.toFixed(3)} s, ${(expect / median / 1e6).toFixed(1)} M rows/s, ${(bytes / median / 1e6).toFixed(1)} MB/s on disk`);
   console.log(`median_s ${median.toFixed(6)}`);
+  console.log(`median_cpu_s ${med(cpus).toFixed(6)}`);
 }
 
 main().catch((e) => {

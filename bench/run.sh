@@ -92,8 +92,12 @@ for i in $(seq 1 "$runs"); do
     | tee -a "$out/$stamp-duckdb.log" >&2
 done
 times_of() { awk '/^run [0-9]+:/ {print $3}' "$1"; }
+cpu_of() { sed -n 's/^run [0-9]*:.*(cpu \([0-9.]*\) s).*/\1/p' "$1"; }
 ember_s=$(times_of "$out/$stamp-ember.log" | median)
 duck_s=$(times_of "$out/$stamp-duckdb.log" | median)
+ember_cpu=$(cpu_of "$out/$stamp-ember.log" | median)
+duck_cpu=$(cpu_of "$out/$stamp-duckdb.log" | median)
+cpu_ratio=$(awk -v e="$ember_cpu" -v d="$duck_cpu" 'BEGIN {printf "%.2f", e / d}')
 ember_runs=$(times_of "$out/$stamp-ember.log" | paste -sd, | sed 's/,/, /g')
 duck_runs=$(times_of "$out/$stamp-duckdb.log" | paste -sd, | sed 's/,/, /g')
 rows=$(sed -n 's/.*rows: \([0-9]*\).*/\1/p' "$out/$stamp-ember.log" | head -1)
@@ -118,9 +122,10 @@ report=$out/$stamp.md
        "$(nproc) cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), $threads threads each, $duck_version."
   echo "Data: $data/$table, $rows rows, $disk MB on disk. Load average before/after: $load_before / $(cut -d' ' -f1-3 /proc/loadavg)."
   echo
-  echo "| measure | Ember | DuckDB | ratio (Ember / DuckDB time) |"
+  echo "| measure | Ember | DuckDB | ratio (Ember / DuckDB) |"
   echo "| --- | ---: | ---: | ---: |"
-  echo "| full decode of every $table column (median of $runs) | $(printf '%.3f' "$ember_s") s | $(printf '%.3f' "$duck_s") s | $ratio |"
+  echo "| full decode of every $table column, wall time (median of $runs) | $(printf '%.3f' "$ember_s") s | $(printf '%.3f' "$duck_s") s | $ratio |"
+  echo "| the same, CPU time of all threads (median of $runs) | $(printf '%.3f' "$ember_cpu") s | $(printf '%.3f' "$duck_cpu") s | $cpu_ratio |"
   echo "$gen_row"
   echo
   echo "Verdict: $verdict. Decode runs (s): Ember $ember_runs; DuckDB $duck_runs. $gen_list"
