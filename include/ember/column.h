@@ -130,6 +130,8 @@ em_status em_batch_sel_reserve(em_batch *b, int64_t n, em_error *err) EM_MUST_CH
  * which must have no selection and columns of the same types. On failure
  * dst is left as it was. Used to coalesce small batches. */
 em_status em_batch_append(em_batch *dst, const em_batch *src, em_error *err) EM_MUST_CHECK;
+/* Drops the selection (all n_rows rows present again) and frees it. */
+void em_batch_sel_clear(em_batch *b);
 /* Applies the selection, producing a batch without one (copies the rows). */
 em_status em_batch_compact(em_batch *b, em_error *err) EM_MUST_CHECK;
 

@@ -429,6 +429,8 @@ em_status em_batch_clear(em_batch *b, int64_t capacity, em_error *err) {
     return EM_OK;
 }
 
+void em_batch_sel_clear(em_batch *b) { batch_drop_sel(b); }
+
 em_status em_batch_sel_reserve(em_batch *b, int64_t n, em_error *err) {
     if (n < 0 || n > INT32_MAX)
         return EM_FAIL(err, EM_ERR_INVALID, "selection of %lld rows", (long long)n);
