@@ -27,7 +27,8 @@ extern "C" {
 #endif
 
 typedef enum em_tpch_schema {
-    EM_TPCH_SCHEMA_SPARK,    /* ../shared/spark-plans/tpch/schema.sql: money DECIMAL(10,0) */
+    EM_TPCH_SCHEMA_SPARK,    /* ../shared/spark-plans/tpch/schema.sql: money
+                                DECIMAL(10,0) */
     EM_TPCH_SCHEMA_STANDARD, /* money DECIMAL(15,2) */
 } em_tpch_schema;
 
@@ -47,8 +48,8 @@ const char *em_tpch_table_name(em_tpch_table t);
 /* The Spark schema of a table (fills out; caller resets it). */
 em_status em_tpch_table_schema(em_tpch_table t, em_tpch_schema schema, em_schema *out,
                                em_error *err) EM_MUST_CHECK;
-/* Rows of a table at a scale factor (lineitem: exact count after generation only;
- * this returns the orders-derived expectation -1 for lineitem). */
+/* Rows of a table at a scale factor (lineitem: exact count after generation
+ * only; this returns the orders-derived expectation -1 for lineitem). */
 int64_t em_tpch_table_rows(em_tpch_table t, double sf);
 
 /* The scale factors the generator accepts. */
@@ -68,15 +69,17 @@ typedef struct em_tpch_summary {
 } em_tpch_summary;
 
 typedef struct em_tpch_options {
-    double sf;                /* EM_TPCH_SF_MIN .. EM_TPCH_SF_MAX */
+    double sf; /* EM_TPCH_SF_MIN .. EM_TPCH_SF_MAX */
     em_tpch_schema schema;
     const char *out_dir;
-    int threads;              /* 0 = number of cores */
-    int64_t rows_per_file;    /* lineitem rows per file (orders: a quarter, the others: this
-                                 many rows); 0 = 1,000,000 (SF 1: 6 lineitem files) */
-    em_pq_codec codec;        /* default SNAPPY */
-    bool force;               /* out_dir may be non-empty: its eight table folders are replaced */
-    bool progress;            /* draw a progress bar on progress_out */
+    int threads;           /* 0 = number of cores */
+    int64_t rows_per_file; /* lineitem rows per file (orders: a quarter, the
+                              others: this many rows); 0 = 1,000,000 (SF 1: 6
+                              lineitem files) */
+    em_pq_codec codec;     /* default SNAPPY */
+    bool force;            /* out_dir may be non-empty: its eight table folders are replaced
+                            */
+    bool progress;         /* draw a progress bar on progress_out */
     FILE *progress_out;
     em_tpch_summary *summary; /* optional, filled on success */
 } em_tpch_options;

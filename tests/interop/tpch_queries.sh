@@ -8,7 +8,8 @@
 # and return at least one row. Query 6 under the spark schema returns its one
 # row with a NULL sum (every discount rounds to 0): that is checked too, as is
 # the standard schema's non-null q6. Finally the CLI's usage errors exit 2 and
-# a refused non-empty folder exits 2 and keeps its content.
+# a refused non-empty folder exits 2 and keeps its content; `ember demo` reads
+# every table back with Ember's reader and passes its checks.
 #
 # Env: EMBER_BIN, EMBER_SHARED, EMBER_TEST_TMP, EMBER_SOURCE, PEERS_MODULES
 # (set up with scripts/setup-peers.sh when unset). Ends with "N passed, N failed".
@@ -104,6 +105,16 @@ else
     bad "non-empty folder: $(cat "$tmp/cli.out")"
 fi
 expect_exit 0 gen tpch --sf 0.01 --schema spark --out "$tmp/spark" --force --threads 1 --codec zstd
+
+# The demo: generate, read back with Ember's reader, check; exits 0 and says so.
+expect_exit 0 demo --dir "$tmp/demo" --threads 2
+if grep -q "^demo ok" "$tmp/cli.out" && grep -q "^lineitem .*every quantity in 1..50" "$tmp/cli.out"; then
+    ok "demo read every table back"
+else
+    bad "demo output: $(cat "$tmp/cli.out")"
+fi
+expect_exit 2 demo --sf 0.001
+expect_exit 2 demo --bogus
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -84,8 +84,7 @@ static em_batch *gen_table(const tpch_ctx *c, em_tpch_table t, em_batch **lines)
     /* In uneven pieces, so appends across calls are exercised too. */
     for (int64_t r = 0; r < n;) {
         int64_t k = n - r < 777 ? n - r : 777;
-        EM_ASSERT_OK(tpch_gen_rows(c, t, r, k, b, t == EM_TPCH_ORDERS ? *lines : NULL, &err),
-                     &err);
+        EM_ASSERT_OK(tpch_gen_rows(c, t, r, k, b, t == EM_TPCH_ORDERS ? *lines : NULL, &err), &err);
         r += k;
     }
     assert_int_equal(b->n_rows, n);
@@ -126,10 +125,9 @@ static int teardown(void **state) {
 
 static void test_dists(void **state) {
     (void)state;
-    const tpch_dist *all[] = {&tpch_nouns,        &tpch_verbs,      &tpch_adjectives,
-                              &tpch_adverbs,      &tpch_prepositions, &tpch_auxiliaries,
-                              &tpch_terminators,  &tpch_grammar,    &tpch_np,
-                              &tpch_vp};
+    const tpch_dist *all[] = {
+        &tpch_nouns,       &tpch_verbs,       &tpch_adjectives, &tpch_adverbs, &tpch_prepositions,
+        &tpch_auxiliaries, &tpch_terminators, &tpch_grammar,    &tpch_np,      &tpch_vp};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         int sum = 0;
         for (int k = 0; k < all[i]->n_words; k++)
@@ -244,8 +242,8 @@ static void test_schemas(void **state) {
                 char ty[64];
                 em_type_format(s.fields[i].type, ty, sizeof ty);
                 assert_true(s.fields[i].nullable);
-                snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s:%s",
-                         i ? " " : "", s.fields[i].name, ty);
+                snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s:%s", i ? " " : "",
+                         s.fields[i].name, ty);
             }
             em_schema_reset(&s);
             char want[1024];
@@ -316,7 +314,8 @@ static void test_part(void **state) {
     assert_int_equal(v_dec(b, 7, 0), 90100);
 }
 
-/* The columns supplier and customer share: key, name, address, nation, phone, balance. */
+/* The columns supplier and customer share: key, name, address, nation, phone,
+ * balance. */
 static void check_party(const em_batch *b, int64_t r, const char *prefix) {
     char s[256], want[32];
     assert_int_equal(v_i64(b, 0, r), r + 1);
@@ -515,8 +514,8 @@ static void test_text(void **state) {
         if (!n)
             continue;
         words++;
-        const tpch_dist *lists[] = {&tpch_nouns,        &tpch_verbs,       &tpch_adjectives,
-                                    &tpch_adverbs,      &tpch_prepositions, &tpch_auxiliaries};
+        const tpch_dist *lists[] = {&tpch_nouns,   &tpch_verbs,        &tpch_adjectives,
+                                    &tpch_adverbs, &tpch_prepositions, &tpch_auxiliaries};
         bool found = strcmp(tok, "the") == 0;
         for (size_t k = 0; k < 6 && !found; k++)
             for (int i = 0; i < lists[k]->n_words && !found; i++) {
@@ -551,8 +550,8 @@ static void test_spark_rounding(void **state) {
         const em_batch *a = g_tab[money[k].t], *b = g_spark_tab[money[k].t];
         assert_int_equal(a->n_rows, b->n_rows);
         for (int64_t r = 0; r < a->n_rows; r++) {
-            int64_t c = v_dec(a, money[k].col, r), want = c >= 0 ? (c + 50) / 100
-                                                                   : -((-c + 50) / 100);
+            int64_t c = v_dec(a, money[k].col, r),
+                    want = c >= 0 ? (c + 50) / 100 : -((-c + 50) / 100);
             assert_int_equal(v_dec(b, money[k].col, r), want);
         }
     }
@@ -679,7 +678,8 @@ static em_status gen_into(const char *dir, int threads, int64_t rows_per_file, b
     return em_tpch_generate(&o, err);
 }
 
-/* Same files, byte for byte, with 1 and 3 threads; the Spark layout; the summary. */
+/* Same files, byte for byte, with 1 and 3 threads; the Spark layout; the
+ * summary. */
 static void test_files_deterministic(void **state) {
     (void)state;
     char a[4096], b[4096];
@@ -692,7 +692,8 @@ static void test_files_deterministic(void **state) {
     EM_ASSERT_OK(gen_into(b, 3, 4000, false, &sb, &err), &err);
     assert_int_equal(sa.threads, 1);
     assert_int_equal(sb.threads, 3);
-    /* Orders: 1000 per file -> 15 files, lineitem likewise; partsupp 8000 / 4000 -> 2. */
+    /* Orders: 1000 per file -> 15 files, lineitem likewise; partsupp 8000 / 4000
+     * -> 2. */
     assert_int_equal(sa.tables[EM_TPCH_ORDERS].n_files, 15);
     assert_int_equal(sa.tables[EM_TPCH_LINEITEM].n_files, 15);
     assert_int_equal(sa.tables[EM_TPCH_PARTSUPP].n_files, 2);
@@ -751,7 +752,8 @@ static void test_files_failure_cleanup(void **state) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/out", em_test_tmpdir("tpch_fail"));
     int failures = 0;
-    /* Allocation numbers spread over the run: setup, generation, writing, publishing. */
+    /* Allocation numbers spread over the run: setup, generation, writing,
+     * publishing. */
     for (int64_t n = 1; n < 200000; n = n * 3 + 1) {
         em_error err;
         em_alloc_fail_after(n);

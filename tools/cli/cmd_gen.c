@@ -16,15 +16,21 @@
 
 static void gen_usage(FILE *out) {
     fprintf(out,
-            "usage: ember gen tpch --sf N --schema spark|standard --out DIR [options]\n\n"
-            "  --sf N              scale factor, %g to %g (SF 1 is about 1 GB of text data)\n"
-            "  --schema S          spark: Spark's TPCHBase DDL (money DECIMAL(10,0), values\n"
+            "usage: ember gen tpch --sf N --schema spark|standard --out DIR "
+            "[options]\n\n"
+            "  --sf N              scale factor, %g to %g (SF 1 is about 1 GB of "
+            "text data)\n"
+            "  --schema S          spark: Spark's TPCHBase DDL (money DECIMAL(10,0), "
+            "values\n"
             "                      rounded half up); standard: money DECIMAL(15,2)\n"
-            "  --out DIR           warehouse folder; tables go to DIR/<table>/part-NNNNN.parquet\n"
+            "  --out DIR           warehouse folder; tables go to "
+            "DIR/<table>/part-NNNNN.parquet\n"
             "  --threads N         worker threads (default: the number of cores)\n"
             "  --codec C           snappy (default), zstd, gzip, lz4_raw or none\n"
-            "  --rows-per-file N   lineitem rows per file (default 1000000; orders get N/4)\n"
-            "  --force             DIR may be non-empty: its TPC-H table folders are replaced\n"
+            "  --rows-per-file N   lineitem rows per file (default 1000000; orders "
+            "get N/4)\n"
+            "  --force             DIR may be non-empty: its TPC-H table folders are "
+            "replaced\n"
             "  --no-progress       no progress bar even on a terminal\n",
             EM_TPCH_SF_MIN, EM_TPCH_SF_MAX);
 }
@@ -51,9 +57,9 @@ static bool parse_codec(const char *s, em_pq_codec *out) {
     static const struct {
         const char *name;
         em_pq_codec codec;
-    } codecs[] = {{"snappy", EM_PQ_SNAPPY}, {"zstd", EM_PQ_ZSTD},        {"gzip", EM_PQ_GZIP},
-                  {"lz4_raw", EM_PQ_LZ4_RAW}, {"none", EM_PQ_UNCOMPRESSED},
-                  {"uncompressed", EM_PQ_UNCOMPRESSED}};
+    } codecs[] = {{"snappy", EM_PQ_SNAPPY},     {"zstd", EM_PQ_ZSTD},
+                  {"gzip", EM_PQ_GZIP},         {"lz4_raw", EM_PQ_LZ4_RAW},
+                  {"none", EM_PQ_UNCOMPRESSED}, {"uncompressed", EM_PQ_UNCOMPRESSED}};
     for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++)
         if (strcmp(s, codecs[i].name) == 0) {
             *out = codecs[i].codec;
@@ -137,8 +143,7 @@ int em_cli_gen(int argc, char **argv) {
             o.rows_per_file = n;
         } else if (strcmp(a, "--codec") == 0) {
             if (!parse_codec(v, &o.codec))
-                return usage_error("--codec '%s': expected snappy, zstd, gzip, lz4_raw or none",
-                                   v);
+                return usage_error("--codec '%s': expected snappy, zstd, gzip, lz4_raw or none", v);
         } else {
             return usage_error("unknown option '%s'", a);
         }

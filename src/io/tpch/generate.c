@@ -82,7 +82,8 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return (flag == FTW_DP ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT ? 0 : -1;
 }
 
-/* Removes a folder tree; returns 0 or -1 (errno set). A missing path is fine. */
+/* Removes a folder tree; returns 0 or -1 (errno set). A missing path is fine.
+ */
 static int rm_tree(const char *path) {
     struct stat st;
     if (lstat(path, &st) != 0)
@@ -143,12 +144,14 @@ static void add_jobs(gen_job *jobs, int *n, em_tpch_table t, int64_t rows, int64
     }
 }
 
-static int64_t files_for(int64_t rows, int64_t per_file) { return (rows + per_file - 1) / per_file; }
+static int64_t files_for(int64_t rows, int64_t per_file) {
+    return (rows + per_file - 1) / per_file;
+}
 
 static em_status plan_jobs(gen_run *run, em_error *err) {
     const tpch_ctx *c = &run->ctx;
-    int64_t per_file = run->opts->rows_per_file > 0 ? run->opts->rows_per_file
-                                                    : DEFAULT_ROWS_PER_FILE;
+    int64_t per_file =
+        run->opts->rows_per_file > 0 ? run->opts->rows_per_file : DEFAULT_ROWS_PER_FILE;
     int64_t orders_per_file = per_file / 4 > 0 ? per_file / 4 : 1;
     int64_t n = files_for(c->n_orders, orders_per_file) + files_for(c->n_partsupp, per_file) +
                 files_for(c->n_part, per_file) + files_for(c->n_customer, per_file) +
@@ -169,8 +172,8 @@ static em_status plan_jobs(gen_run *run, em_error *err) {
     add_jobs(run->jobs, &k, EM_TPCH_NATION, 25, per_file);
     add_jobs(run->jobs, &k, EM_TPCH_REGION, 5, per_file);
     run->n_jobs = k;
-    run->rows_expected = c->n_orders * 5 + c->n_partsupp + c->n_part + c->n_customer +
-                         c->n_supplier + 30;
+    run->rows_expected =
+        c->n_orders * 5 + c->n_partsupp + c->n_part + c->n_customer + c->n_supplier + 30;
     return EM_OK;
 }
 
@@ -314,8 +317,10 @@ static em_status check_options(const em_tpch_options *o, em_error *err) {
     case EM_PQ_SNAPPY:
     case EM_PQ_GZIP:
     case EM_PQ_ZSTD:
-    case EM_PQ_LZ4_RAW: break;
-    default: return EM_FAIL(err, EM_ERR_INVALID, "unsupported Parquet codec %d", (int)o->codec);
+    case EM_PQ_LZ4_RAW:
+        break;
+    default:
+        return EM_FAIL(err, EM_ERR_INVALID, "unsupported Parquet codec %d", (int)o->codec);
     }
     return EM_OK;
 }
@@ -329,8 +334,7 @@ static em_status run_threads(gen_run *run, int threads, double t0, em_error *err
             break;
     }
     if (started == 0)
-        return EM_FAIL(err, EM_ERR_INTERNAL, "cannot start generator threads: %s",
-                       strerror(errno));
+        return EM_FAIL(err, EM_ERR_INTERNAL, "cannot start generator threads: %s", strerror(errno));
     const em_tpch_options *o = run->opts;
     while (atomic_load(&run->finished_threads) < started) {
         if (o->progress)
@@ -379,8 +383,7 @@ static em_status generate_in(gen_run *run, double t0, em_error *err) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s", run->staging, em_tpch_table_name((em_tpch_table)t));
         if (mkdir(path, 0777) != 0)
-            return EM_FAIL(err, EM_ERR_IO, "cannot create folder '%s': %s", path,
-                           strerror(errno));
+            return EM_FAIL(err, EM_ERR_IO, "cannot create folder '%s': %s", path, strerror(errno));
     }
     int threads = o->threads;
     if (threads == 0) {

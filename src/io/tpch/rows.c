@@ -7,8 +7,8 @@
  * line draws from tpch_rng_at(lineitem stream, order index * 8 + line number).
  * Nothing depends on any other row, so a row range can be generated anywhere.
  * Derived values follow the specification exactly:
- *   p_retailprice   (90000 + ((key / 10) mod 20001) + 100 * (key mod 1000)) / 100
- *   ps_suppkey      (key + i * (S / 4 + (key - 1) / S)) mod S + 1, i = 0..3
+ *   p_retailprice   (90000 + ((key / 10) mod 20001) + 100 * (key mod 1000)) /
+ * 100 ps_suppkey      (key + i * (S / 4 + (key - 1) / S)) mod S + 1, i = 0..3
  *   o_orderkey      sparse: the first 8 keys of every 32
  *   o_custkey       uniform over the customers whose key mod 3 != 0
  *   o_orderstatus   F / O when every line's status is F / O, else P
@@ -39,7 +39,8 @@ static em_status rows_reserve(em_batch *b, int64_t n, int64_t max_string, em_err
     return EM_OK;
 }
 
-/* The first free slot of a fixed-width column (values are committed by rows_commit_fixed). */
+/* The first free slot of a fixed-width column (values are committed by
+ * rows_commit_fixed). */
 static inline int64_t *slot_i64(em_batch *b, int col) {
     return (int64_t *)b->cols[col].values->data + b->cols[col].length;
 }
@@ -50,7 +51,8 @@ static inline em_i128 *slot_dec(em_batch *b, int col) {
     return (em_i128 *)b->cols[col].values->data + b->cols[col].length;
 }
 
-/* Marks n values written past the current length of every fixed-width column. */
+/* Marks n values written past the current length of every fixed-width column.
+ */
 static void rows_commit_fixed(em_batch *b, int64_t n) {
     for (int i = 0; i < b->n_cols; i++) {
         em_column *c = &b->cols[i];
@@ -75,13 +77,12 @@ void tpch_batch_rewind(em_batch *b) {
     b->n_rows = 0;
 }
 
-static void rows_finish(em_batch *b) {
-    b->n_rows = b->n_cols > 0 ? b->cols[0].length : 0;
-}
+static void rows_finish(em_batch *b) { b->n_rows = b->n_cols > 0 ? b->cols[0].length : 0; }
 
 /* Appends a string. The call's rows_reserve made room for max_string bytes per
  * row, so this is normally a copy and two stores; the general append handles
- * anything longer. Keeps values->size and data->size current, as column.c does. */
+ * anything longer. Keeps values->size and data->size current, as column.c does.
+ */
 static inline em_status put_str(em_batch *b, int col, const char *p, int len, em_error *err) {
     em_column *c = &b->cols[col];
     int32_t *off = (int32_t *)c->values->data;
@@ -229,7 +230,8 @@ static em_status gen_partsupp(const tpch_ctx *c, int64_t first, int64_t n, em_ba
     return EM_OK;
 }
 
-/* 0, or the kind (1 complaints, 2 recommends) of a supplier row's BBB comment. */
+/* 0, or the kind (1 complaints, 2 recommends) of a supplier row's BBB comment.
+ */
 static int supplier_bbb(const tpch_ctx *c, int64_t r) {
     int lo = 0, hi = c->n_bbb;
     while (lo < hi) {
@@ -245,8 +247,8 @@ static int supplier_bbb(const tpch_ctx *c, int64_t r) {
 /* Supplier and customer share their first six columns: key, "<Prefix>#<key>",
  * address (v-string [10,40]), nation key, phone, account balance. Fills row i
  * of the call from g and leaves g positioned for the table's own columns. */
-static em_status gen_party(const tpch_ctx *c, em_batch *b, int64_t i, int64_t r,
-                           const char *prefix, tpch_rng *g, em_error *err) {
+static em_status gen_party(const tpch_ctx *c, em_batch *b, int64_t i, int64_t r, const char *prefix,
+                           tpch_rng *g, em_error *err) {
     char buf[64];
     slot_i64(b, 0)[i] = r + 1;
     EM_TRY(put_str(b, 1, buf, fmt_key(buf, prefix, r + 1), err));
@@ -305,13 +307,26 @@ static em_status gen_customer(const tpch_ctx *c, int64_t first, int64_t n, em_ba
 
 /* Lineitem columns. */
 enum {
-    L_ORDERKEY, L_PARTKEY, L_SUPPKEY, L_LINENUMBER, L_QUANTITY, L_EXTENDEDPRICE, L_DISCOUNT,
-    L_TAX, L_RETURNFLAG, L_LINESTATUS, L_SHIPDATE, L_COMMITDATE, L_RECEIPTDATE, L_SHIPINSTRUCT,
-    L_SHIPMODE, L_COMMENT
+    L_ORDERKEY,
+    L_PARTKEY,
+    L_SUPPKEY,
+    L_LINENUMBER,
+    L_QUANTITY,
+    L_EXTENDEDPRICE,
+    L_DISCOUNT,
+    L_TAX,
+    L_RETURNFLAG,
+    L_LINESTATUS,
+    L_SHIPDATE,
+    L_COMMITDATE,
+    L_RECEIPTDATE,
+    L_SHIPINSTRUCT,
+    L_SHIPMODE,
+    L_COMMENT
 };
 
-static em_status gen_orders(const tpch_ctx *c, int64_t first, int64_t n, em_batch *b,
-                            em_batch *lb, em_error *err) {
+static em_status gen_orders(const tpch_ctx *c, int64_t first, int64_t n, em_batch *b, em_batch *lb,
+                            em_error *err) {
     EM_TRY(rows_reserve(b, n, 78, err));
     EM_TRY(rows_reserve(lb, n * 7, 43, err));
     uint64_t ostream = stream_of(c, TPCH_STREAM_ORDERS);
@@ -435,16 +450,22 @@ em_status tpch_gen_rows(const tpch_ctx *c, em_tpch_table t, int64_t first, int64
                        em_tpch_table_name(t), (long long)first, (long long)(first + n),
                        (long long)total);
     switch (t) {
-    case EM_TPCH_PART: return gen_part(c, first, n, b, err);
-    case EM_TPCH_PARTSUPP: return gen_partsupp(c, first, n, b, err);
-    case EM_TPCH_SUPPLIER: return gen_supplier(c, first, n, b, err);
-    case EM_TPCH_CUSTOMER: return gen_customer(c, first, n, b, err);
+    case EM_TPCH_PART:
+        return gen_part(c, first, n, b, err);
+    case EM_TPCH_PARTSUPP:
+        return gen_partsupp(c, first, n, b, err);
+    case EM_TPCH_SUPPLIER:
+        return gen_supplier(c, first, n, b, err);
+    case EM_TPCH_CUSTOMER:
+        return gen_customer(c, first, n, b, err);
     case EM_TPCH_ORDERS:
         if (!lines)
             return EM_FAIL(err, EM_ERR_INVALID, "TPC-H orders are generated with their lines");
         return gen_orders(c, first, n, b, lines, err);
-    case EM_TPCH_NATION: return gen_nation(c, first, n, b, err);
-    case EM_TPCH_REGION: return gen_region(c, first, n, b, err);
+    case EM_TPCH_NATION:
+        return gen_nation(c, first, n, b, err);
+    case EM_TPCH_REGION:
+        return gen_region(c, first, n, b, err);
     default:
         return EM_FAIL(err, EM_ERR_INVALID, "TPC-H lineitem rows come with their orders");
     }

@@ -37,9 +37,11 @@ const char *em_tpch_table_name(em_tpch_table t) {
     return t >= 0 && t < EM_TPCH_TABLE_COUNT ? table_names[t] : "?";
 }
 
-/* Columns as "name:kind" with kind L bigint, I int, S string, M money, D date. */
+/* Columns as "name:kind" with kind L bigint, I int, S string, M money, D date.
+ */
 static const char *const table_columns[EM_TPCH_TABLE_COUNT] = {
-    [EM_TPCH_PART] = "p_partkey:L p_name:S p_mfgr:S p_brand:S p_type:S p_size:I p_container:S "
+    [EM_TPCH_PART] = "p_partkey:L p_name:S p_mfgr:S p_brand:S p_type:S "
+                     "p_size:I p_container:S "
                      "p_retailprice:M p_comment:S",
     [EM_TPCH_SUPPLIER] = "s_suppkey:L s_name:S s_address:S s_nationkey:L s_phone:S s_acctbal:M "
                          "s_comment:S",
@@ -78,13 +80,21 @@ em_status em_tpch_table_schema(em_tpch_table t, em_tpch_schema schema, em_schema
         name[len] = 0;
         em_type type;
         switch (colon[1]) {
-        case 'L': type = em_type_make(EM_TYPE_LONG); break;
-        case 'I': type = em_type_make(EM_TYPE_INT); break;
-        case 'D': type = em_type_make(EM_TYPE_DATE); break;
+        case 'L':
+            type = em_type_make(EM_TYPE_LONG);
+            break;
+        case 'I':
+            type = em_type_make(EM_TYPE_INT);
+            break;
+        case 'D':
+            type = em_type_make(EM_TYPE_DATE);
+            break;
         case 'M':
             type = schema == EM_TPCH_SCHEMA_SPARK ? em_type_decimal(10, 0) : em_type_decimal(15, 2);
             break;
-        default: type = em_type_make(EM_TYPE_STRING); break;
+        default:
+            type = em_type_make(EM_TYPE_STRING);
+            break;
         }
         em_status st = em_schema_set(out, i, name, type, true, err);
         if (st != EM_OK) {
@@ -102,14 +112,22 @@ static int64_t scaled(double sf, double base) { return (int64_t)llround(sf * bas
 
 int64_t em_tpch_table_rows(em_tpch_table t, double sf) {
     switch (t) {
-    case EM_TPCH_PART: return scaled(sf, 200000);
-    case EM_TPCH_SUPPLIER: return scaled(sf, 10000);
-    case EM_TPCH_PARTSUPP: return 4 * scaled(sf, 200000);
-    case EM_TPCH_CUSTOMER: return scaled(sf, 150000);
-    case EM_TPCH_ORDERS: return scaled(sf, 1500000);
-    case EM_TPCH_NATION: return 25;
-    case EM_TPCH_REGION: return 5;
-    default: return -1;
+    case EM_TPCH_PART:
+        return scaled(sf, 200000);
+    case EM_TPCH_SUPPLIER:
+        return scaled(sf, 10000);
+    case EM_TPCH_PARTSUPP:
+        return 4 * scaled(sf, 200000);
+    case EM_TPCH_CUSTOMER:
+        return scaled(sf, 150000);
+    case EM_TPCH_ORDERS:
+        return scaled(sf, 1500000);
+    case EM_TPCH_NATION:
+        return 25;
+    case EM_TPCH_REGION:
+        return 5;
+    default:
+        return -1;
     }
 }
 
@@ -165,7 +183,8 @@ em_status tpch_ctx_init(tpch_ctx *c, double sf, em_tpch_schema schema, em_error 
         c->bbb_rows[i] = r;
         c->bbb_kind[i] = i < per_kind ? 1 : 2;
     }
-    /* Sort by row (insertion sort: at most a few hundred entries) for binary search. */
+    /* Sort by row (insertion sort: at most a few hundred entries) for binary
+     * search. */
     for (int i = 1; i < c->n_bbb; i++) {
         int64_t r = c->bbb_rows[i];
         uint8_t k = c->bbb_kind[i];

@@ -54,11 +54,20 @@ static void out_pick(text_out *o, const tpch_dist *d, tpch_rng *g) {
 static void text_noun_phrase(text_out *o, tpch_rng *g) {
     for (const char *f = tpch_np.words[tpch_dist_pick(&tpch_np, g)].text; *f; f++) {
         switch (*f) {
-        case 'N': out_pick(o, &tpch_nouns, g); break;
-        case 'J': out_pick(o, &tpch_adjectives, g); break;
-        case 'D': out_pick(o, &tpch_adverbs, g); break;
-        case ',': out_raw(o, ","); break;
-        default: break;
+        case 'N':
+            out_pick(o, &tpch_nouns, g);
+            break;
+        case 'J':
+            out_pick(o, &tpch_adjectives, g);
+            break;
+        case 'D':
+            out_pick(o, &tpch_adverbs, g);
+            break;
+        case ',':
+            out_raw(o, ",");
+            break;
+        default:
+            break;
         }
     }
 }
@@ -66,10 +75,17 @@ static void text_noun_phrase(text_out *o, tpch_rng *g) {
 static void text_verb_phrase(text_out *o, tpch_rng *g) {
     for (const char *f = tpch_vp.words[tpch_dist_pick(&tpch_vp, g)].text; *f; f++) {
         switch (*f) {
-        case 'V': out_pick(o, &tpch_verbs, g); break;
-        case 'X': out_pick(o, &tpch_auxiliaries, g); break;
-        case 'D': out_pick(o, &tpch_adverbs, g); break;
-        default: break;
+        case 'V':
+            out_pick(o, &tpch_verbs, g);
+            break;
+        case 'X':
+            out_pick(o, &tpch_auxiliaries, g);
+            break;
+        case 'D':
+            out_pick(o, &tpch_adverbs, g);
+            break;
+        default:
+            break;
         }
     }
 }
@@ -77,16 +93,22 @@ static void text_verb_phrase(text_out *o, tpch_rng *g) {
 static void text_sentence(text_out *o, tpch_rng *g) {
     for (const char *f = tpch_grammar.words[tpch_dist_pick(&tpch_grammar, g)].text; *f; f++) {
         switch (*f) {
-        case 'N': text_noun_phrase(o, g); break;
-        case 'V': text_verb_phrase(o, g); break;
+        case 'N':
+            text_noun_phrase(o, g);
+            break;
+        case 'V':
+            text_verb_phrase(o, g);
+            break;
         case 'P':
             out_pick(o, &tpch_prepositions, g);
             out_word(o, "the");
             text_noun_phrase(o, g);
             break;
-        case 'T': out_raw(o, tpch_terminators.words[tpch_dist_pick(&tpch_terminators, g)].text);
+        case 'T':
+            out_raw(o, tpch_terminators.words[tpch_dist_pick(&tpch_terminators, g)].text);
             break;
-        default: break;
+        default:
+            break;
         }
     }
 }

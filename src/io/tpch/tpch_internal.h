@@ -12,8 +12,8 @@
  * its lines are reproducible from the order index alone.
  *
  * Text. The TPC-H text grammar (clause 4.2.2.10) fills one pool of sentences
- * (1 MiB) once per generator context; a "text string [min,max]" is a substring of the
- * pool at a random offset with a random length in [min,max]. The pool is
+ * (1 MiB) once per generator context; a "text string [min,max]" is a substring
+ * of the pool at a random offset with a random length in [min,max]. The pool is
  * read-only after construction and shared by all threads.
  *
  * Money is carried as int64 cents; the schema decides how it is stored
@@ -43,7 +43,8 @@ static inline uint64_t tpch_mix64(uint64_t z) {
 
 /* The generator of row `row` in the stream `stream`. */
 static inline tpch_rng tpch_rng_at(uint64_t stream, uint64_t row) {
-    tpch_rng g = {tpch_mix64(stream ^ tpch_mix64(row * 0xd1b54a32d192ed03ULL + 0x632be59bd9b4e019ULL))};
+    tpch_rng g = {
+        tpch_mix64(stream ^ tpch_mix64(row * 0xd1b54a32d192ed03ULL + 0x632be59bd9b4e019ULL))};
     return g;
 }
 
@@ -58,7 +59,8 @@ static inline int64_t tpch_uniform(tpch_rng *g, int64_t lo, int64_t hi) {
     return lo + (int64_t)(((unsigned __int128)tpch_next(g) * span) >> 64);
 }
 
-/* Stream identifiers: one per table plus helpers; mixed with the master seed. */
+/* Stream identifiers: one per table plus helpers; mixed with the master seed.
+ */
 enum {
     TPCH_STREAM_PART = 1,
     TPCH_STREAM_PARTSUPP,
@@ -69,7 +71,8 @@ enum {
     TPCH_STREAM_NATION,
     TPCH_STREAM_REGION,
     TPCH_STREAM_TEXT,
-    TPCH_STREAM_BBB, /* which suppliers carry "Customer ... Complaints/Recommends" */
+    TPCH_STREAM_BBB, /* which suppliers carry "Customer ... Complaints/Recommends"
+                      */
 };
 
 /* ---- distributions (clause 4.2.2.13 and the text grammar word lists) ---- */
@@ -86,7 +89,8 @@ typedef struct tpch_dist {
     int total; /* sum of weights */
 } tpch_dist;
 
-/* Weighted lists of the text grammar; picks are uniform over the weight units. */
+/* Weighted lists of the text grammar; picks are uniform over the weight units.
+ */
 extern const tpch_dist tpch_nouns, tpch_verbs, tpch_adjectives, tpch_adverbs, tpch_prepositions,
     tpch_auxiliaries, tpch_terminators, tpch_grammar, tpch_np, tpch_vp;
 
@@ -134,7 +138,8 @@ em_status tpch_text_pool_init(tpch_text_pool *p, uint64_t seed, em_error *err) E
 void tpch_text_pool_reset(tpch_text_pool *p);
 /* A "text string [min,max]": a pointer into the pool and a length. */
 const char *tpch_text(const tpch_text_pool *p, tpch_rng *g, int min, int max, int *len);
-/* A "random v-string [min,max]" into buf (at least max bytes); returns the length. */
+/* A "random v-string [min,max]" into buf (at least max bytes); returns the
+ * length. */
 int tpch_vstring(tpch_rng *g, int min, int max, char *buf);
 
 /* ---- the generation context ------------------------------------------- */
@@ -147,8 +152,8 @@ typedef struct tpch_ctx {
     tpch_text_pool pool;
     /* Supplier row indices (0-based, ascending) whose comment carries
      * "Customer ... Complaints" (bbb_kind 1) or "Customer ... Recommends" (2). */
-    int64_t *bbb_rows;   /* owned */
-    uint8_t *bbb_kind;   /* owned */
+    int64_t *bbb_rows; /* owned */
+    uint8_t *bbb_kind; /* owned */
     int n_bbb;
 } tpch_ctx;
 
@@ -159,8 +164,7 @@ typedef struct tpch_ctx {
  * scale factor from 0.01 (checked by tests/interop/tpch_queries.sh). */
 #define TPCH_SEED 5ULL
 
-em_status tpch_ctx_init(tpch_ctx *c, double sf, em_tpch_schema schema, em_error *err)
-    EM_MUST_CHECK;
+em_status tpch_ctx_init(tpch_ctx *c, double sf, em_tpch_schema schema, em_error *err) EM_MUST_CHECK;
 void tpch_ctx_reset(tpch_ctx *c);
 
 /* Appends rows [first, first + n) of a table to batch b (whose schema is the
