@@ -70,6 +70,7 @@
 #define EM_PQW_GROUP_MAX_BYTES ((int64_t)128 << 20) /* parquet-mr's default block size */
 #define EM_PQW_STATS_MAX_BYTES 4096
 #define EM_PQW_MAX_SLICE 65536
+#define EM_PQW_PAGE_MAX_ROWS (1 << 20) /* keeps num_values far from INT32_MAX */
 #define EM_PQW_IO_CHUNK (1 << 20)
 
 typedef struct pqw_stats {
@@ -1220,7 +1221,7 @@ static em_status write_column_rows(em_pq_writer *w, pqw_col *c, const em_column 
         if (c->dict_active && c->dict.plain.len > w->opts.dictionary_max_bytes) {
             EM_TRY(flush_page(w, c, err));
             c->dict_active = false; /* the rest of the chunk is PLAIN */
-        } else if (page_estimate(c) >= w->opts.page_bytes) {
+        } else if (page_estimate(c) >= w->opts.page_bytes || c->page_rows >= EM_PQW_PAGE_MAX_ROWS) {
             EM_TRY(flush_page(w, c, err));
         }
     }
