@@ -10,7 +10,9 @@
  * atomic add and checked afterwards, two racing charges can both see a level
  * over budget and both fail — never both succeed past it — which is the safe
  * direction. Peaks are raised with a compare-and-swap loop after a charge
- * succeeds, so a peak never counts bytes that were rolled back.
+ * succeeds, to the total each level reached right after this charge's own
+ * add; that total passed the level's budget check, so a peak never exceeds
+ * a budget even while other threads' failing charges come and go.
  *
  * Allocation. Every byte the core hands out comes from sys_alloc: 64-byte
  * aligned (posix_memalign) so SIMD loops and Arrow consumers can rely on it,
@@ -123,7 +125,11 @@ em_status em_pool_reserve(em_pool *pool, int64_t bytes, em_error *err) {
         return EM_FAIL(err, EM_ERR_INVALID, "negative reservation of %lld bytes", (long long)bytes);
     if (!pool || bytes == 0)
         return EM_OK;
-    for (em_pool *p = pool; p; p = p->parent) {
+    /* The level's total right after our own add: within budget when we pass
+     * it, so it is a safe peak even if other threads' charges come and go. */
+    int64_t after[16];
+    int depth = 0;
+    for (em_pool *p = pool; p; p = p->parent, depth++) {
         int64_t now = atomic_fetch_add(&p->used, bytes) + bytes;
         int64_t budget = atomic_load(&p->budget);
         if (budget >= 0 && now > budget) {
@@ -141,9 +147,12 @@ em_status em_pool_reserve(em_pool *pool, int64_t bytes, em_error *err) {
                            p->name, (long long)bytes, pool->name, (long long)(now - bytes),
                            (long long)budget, (long long)atomic_load(&p->peak));
         }
+        if (depth < 16)
+            after[depth] = now;
     }
-    for (em_pool *p = pool; p; p = p->parent)
-        raise_peak(p, atomic_load(&p->used));
+    depth = 0;
+    for (em_pool *p = pool; p; p = p->parent, depth++)
+        raise_peak(p, depth < 16 ? after[depth] : atomic_load(&p->used));
     return EM_OK;
 }
 

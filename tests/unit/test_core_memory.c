@@ -6,7 +6,9 @@
  */
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ember/memory.h"
@@ -161,6 +163,51 @@ static void test_fault_injection(void **state) {
     em_pool_destroy(p);
 }
 
+/* Several threads charging sibling pools under one budgeted parent: the
+ * counters stay exact and the parent never goes over its budget. */
+typedef struct worker {
+    em_pool *pool;
+    int failures;
+} worker;
+
+static void *charge_loop(void *arg) {
+    worker *w = arg;
+    for (int i = 0; i < 20000; i++) {
+        em_error err;
+        void *p = em_pool_alloc(w->pool, 1000 + (i % 7) * 100, &err);
+        if (!p) {
+            w->failures++;
+            continue;
+        }
+        em_pool_free(w->pool, p, 1000 + (i % 7) * 100);
+    }
+    return NULL;
+}
+
+static void test_threads(void **state) {
+    (void)state;
+    em_pool *root = em_pool_create("executor", NULL, 4000);
+    worker w[4];
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "task-%d", i);
+        w[i].pool = em_pool_create(name, root, -1);
+        w[i].failures = 0;
+        assert_int_equal(pthread_create(&t[i], NULL, charge_loop, &w[i]), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(em_pool_used(root), 0);
+    assert_true(em_pool_peak(root) <= 4000);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(em_pool_used(w[i].pool), 0);
+        assert_true(w[i].failures < 20000);
+        em_pool_destroy(w[i].pool);
+    }
+    em_pool_destroy(root);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alignment_and_accounting),
@@ -168,6 +215,7 @@ int main(void) {
         cmocka_unit_test(test_buffers),
         cmocka_unit_test(test_wrap),
         cmocka_unit_test(test_fault_injection),
+        cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
