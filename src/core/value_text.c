@@ -165,6 +165,8 @@ em_status em_text_float(em_strbuf *out, float v, em_error *err) {
 }
 
 em_status em_text_decimal(em_strbuf *out, em_i128 unscaled, int scale, em_error *err) {
+    if (scale < 0 || scale > EM_DECIMAL_MAX_PRECISION)
+        return EM_FAIL(err, EM_ERR_INVALID, "decimal scale %d outside 0..38", scale);
     unsigned __int128 u = unscaled < 0 ? -(unsigned __int128)unscaled : (unsigned __int128)unscaled;
     char rev[48];
     int n = 0;

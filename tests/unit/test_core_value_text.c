@@ -102,6 +102,8 @@ static void test_decimals(void **state) {
     assert_string_equal(dec(parse_i128("-99999999999999999999999999999999999999"), 10),
                         "-9999999999999999999999999999.9999999999");
     assert_string_equal(dec(parse_i128("-10000000000"), 10), "-1.0000000000");
+    em_strbuf_clear(&sb);
+    assert_int_equal(em_text_decimal(&sb, 1, 39, NULL), EM_ERR_INVALID);
     /* the extreme of the storage type itself */
     em_i128 min = (em_i128)((unsigned __int128)1 << 127);
     assert_string_equal(dec(min, 0), "-170141183460469231731687303715884105728");
