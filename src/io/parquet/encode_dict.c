@@ -12,8 +12,8 @@
  * so probes compare hashes before bytes and growth rehashes without touching
  * the strings.
  *
- * The slot position uses the high bits of a multiplicative mix of the hash,
- * which spreads sequential integers (keys, dates) evenly.
+ * The slot position is the high bits of a multiplicative hash (Fibonacci
+ * hashing), which spreads sequential integers (keys, dates) evenly.
  */
 #include "io/parquet/encode_dict.h"
 
@@ -76,19 +76,22 @@ uint64_t em_pq_hash_bytes(const uint8_t *p, int64_t len) {
 }
 
 static inline uint64_t hash_fixed(const uint8_t *k, int width) {
+    /* One multiply for the common widths: folding the high half in first
+     * keeps keys that differ only in high bits (doubles) apart. */
     if (width == 4) {
         uint32_t v;
         memcpy(&v, k, 4);
-        return mix64(v);
+        return (uint64_t)v * 0x9E3779B97F4A7C15ULL;
     }
-    if (width == 8)
-        return mix64(load64(k));
+    if (width == 8) {
+        uint64_t v = load64(k);
+        return (v ^ (v >> 32)) * 0x9E3779B97F4A7C15ULL;
+    }
     return em_pq_hash_bytes(k, width);
 }
 
-static inline int64_t slot_of(const em_pq_dict *d, uint64_t h) {
-    return (int64_t)((h * 0x9E3779B97F4A7C15ULL) >> 32) & (d->n_slots - 1);
-}
+/* The high bits of the hash pick the slot (the best-mixed bits of a product). */
+static inline int64_t slot_of(const em_pq_dict *d, uint64_t h) { return (int64_t)(h >> d->shift); }
 
 /* Doubles the slot array (or creates it) and reinserts every entry. */
 static em_status dict_rehash(em_pq_dict *d, em_error *err) {
@@ -100,6 +103,9 @@ static em_status dict_rehash(em_pq_dict *d, em_error *err) {
         em_pool_free(d->pool, d->slots, d->n_slots * (int64_t)sizeof(uint32_t));
     d->slots = slots;
     d->n_slots = n_slots;
+    d->shift = 64;
+    for (int64_t k = n_slots; k > 1; k >>= 1)
+        d->shift--;
     for (int64_t i = 0; i < d->n; i++) {
         uint64_t h = d->width ? hash_fixed(d->plain.data + i * d->width, d->width) : d->hashes[i];
         int64_t s = slot_of(d, h);

@@ -17,6 +17,7 @@ typedef struct em_pq_dict {
     int64_t n;        /* distinct values */
     uint32_t *slots;  /* owned; open addressing table: 0 = empty, else index + 1 */
     int64_t n_slots;  /* power of two */
+    int shift;        /* 64 - log2(n_slots): slot = hash >> shift */
     uint64_t *hashes; /* owned; BYTE_ARRAY only: hash of each entry, by index */
     int64_t *offsets; /* owned; BYTE_ARRAY only: start of each entry's length
                          prefix in plain */
