@@ -263,6 +263,22 @@ static bool parse_id_suffix(expr_parser *p, em_expr *e) {
 
 /* ------------------------------------------------------------------ operands */
 
+/* Whether the text at pos starts a form with its own syntax (not a bare word). */
+static bool starts_structured(const expr_parser *p, size_t pos) {
+    if (pos >= p->n)
+        return false;
+    char c = p->s[pos];
+    if (c == '(' || c == '[')
+        return true;
+    if (at(p, pos, "CASE WHEN ") || at(p, pos, "Subquery ") || at(p, pos, "ReusedSubquery ") ||
+        at(p, pos, "input["))
+        return true;
+    size_t i = pos;
+    while (i < p->n && is_ident_char(p->s[i]))
+        i++;
+    return i > pos && i < p->n && p->s[i] == '(' && !isdigit((unsigned char)c);
+}
+
 /*
  * Operand with backtracking: a structured operand that ends at a permitted
  * stop, else the segment up to the stop as an attribute or a literal.
@@ -275,17 +291,22 @@ static em_expr *parse_operand(expr_parser *p, int stop) {
         return e;
     if (p->arena->failed)
         return NULL;
+    /* A structured form that broke inside (an unclosed CASE, a call missing its
+     * ')') is an error, not a literal; only a name ending in #id may contain it. */
+    bool broken = e == NULL && starts_structured(p, start);
     p->pos = start;
     size_t end = scan_segment(p, start, stop);
     if (end == (size_t)-1)
         return NULL;
-    if (!was_failed)
-        p->failed = false; /* the segment reading replaces the failed attempt */
     if (end == start)
         return plan_expr_error(p, start, "expected an expression");
     int64_t id;
     bool lsuf;
     size_t hash = trailing_id(p->s + start, end - start, &id, &lsuf);
+    if (broken && hash >= end - start)
+        return NULL;
+    if (!was_failed)
+        p->failed = false; /* the segment reading replaces the failed attempt */
     if (hash < end - start) {
         e = new_expr(p, EM_EXPR_ATTR);
         if (!e)

@@ -5,33 +5,7 @@
  * failing file is reported with its first differing line; the test fails when
  * the shared folder is missing (the plans are read in place, never copied).
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "ember/plan.h"
-#include "testutil.h"
-
-static const char *const versions[] = {"3.3.0", "3.3", "3.4", "3.5", "4.0", "master"};
-
-static char *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        fclose(f);
-        return NULL;
-    }
-    fclose(f);
-    buf[n] = '\0';
-    *len = (size_t)n;
-    return buf;
-}
+#include "test_plan_common.h"
 
 /* Prints the first line where a and b differ. */
 static void report_diff(const char *path, const char *a, size_t an, const char *b, size_t bn) {
@@ -54,20 +28,12 @@ static void report_diff(const char *path, const char *a, size_t an, const char *
 
 static void test_roundtrip_all_shared_plans(void **state) {
     (void)state;
-    const char *shared = em_test_shared_dir();
-    if (!shared)
-        fail_msg("the shared folder (EMBER_SHARED or ../shared) is missing: it holds "
-                 "spark-plans/tpch/, which this test reads in place");
     int n_files = 0, n_ok = 0;
-    for (size_t v = 0; v < sizeof versions / sizeof versions[0]; v++) {
+    for (int v = 0; v < PLAN_TEST_N_DIRS; v++) {
         for (int q = 1; q <= 22; q++) {
             char path[4096];
-            snprintf(path, sizeof path, "%s/spark-plans/tpch/spark-%s/q%d.txt", shared,
-                     versions[v], q);
             size_t len = 0;
-            char *text = read_all(path, &len);
-            if (!text)
-                fail_msg("cannot read %s (is the shared folder complete?)", path);
+            char *text = plan_test_shared(plan_test_dirs[v], q, &len, path, sizeof path);
             n_files++;
             em_plan *plan = NULL;
             em_error err = {0};
