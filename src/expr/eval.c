@@ -1,0 +1,876 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The interpreter: runs a compiled program over one batch.
+ *
+ * eval_step(s, rows) fills register s for the rows named by `rows` (a
+ * selection, or all rows). Eager steps first evaluate their operands on the
+ * same rows; lazy steps (AND, OR, CASE, if, coalesce) evaluate an operand
+ * only on the rows whose outcome is still open, which is how Spark avoids
+ * evaluating, say, a division in a CASE branch that is not taken. Each step
+ * runs at most once per batch because every operand belongs to exactly one
+ * parent.
+ *
+ * Kernels: arithmetic and comparison loops come from arith_impl.h, included
+ * once per physical type, so that each type gets its own tight loop. Rarely
+ * hot operations (casts, strings, dates) go through a row-wise path that
+ * reads scalars with ex_get and writes them back, which keeps their
+ * semantics in one place (values.c, scalar.c).
+ *
+ * Registers are columns of the batch's physical row count; rows outside the
+ * selection stay null. ATTR steps share the input column's buffers instead
+ * of copying. The root register is moved into the caller's column.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr/internal.h"
+
+static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n);
+
+static const char *what_of(const ex_step *st, char *buf, size_t cap) {
+    ex_describe(st->src, buf, cap);
+    return buf;
+}
+
+static em_status overflow_error(const ex_step *st, const char *kind, em_error *err) {
+    char d[256];
+    return EM_FAIL(err, EM_ERR_OVERFLOW,
+                   "[%s] in %s (set spark.sql.ansi.enabled=false to get null or wraparound)",
+                   kind, what_of(st, d, sizeof d));
+}
+
+static em_status div_zero_error(const ex_step *st, em_error *err) {
+    char d[256];
+    return EM_FAIL(err, EM_ERR_INVALID,
+                   "[DIVIDE_BY_ZERO] division by zero in %s (set spark.sql.ansi.enabled=false "
+                   "to get null)",
+                   what_of(st, d, sizeof d));
+}
+
+static em_column *reg(ex_ctx *x, int s) { return &x->prog->regs[s]; }
+
+static em_status alloc_reg(ex_ctx *x, int s) {
+    em_column_reset(reg(x, s));
+    return ex_col_alloc(reg(x, s), x->prog->steps[s].type, x->n_rows, x->pool, x->err);
+}
+
+static inline bool valid(const em_column *c, int64_t i) { return em_column_is_valid(c, i); }
+
+static inline void set_valid(em_column *c, int64_t i) { em_bit_set(c->validity->data, i); }
+
+/* ---------------------------------------------------------------- arithmetic */
+
+#define EX_INT_KERNEL
+#define T int8_t
+#define NAME arith_i8
+#include "expr/arith_impl.h"
+#define T int16_t
+#define NAME arith_i16
+#include "expr/arith_impl.h"
+#define T int32_t
+#define NAME arith_i32
+#include "expr/arith_impl.h"
+#define T int64_t
+#define NAME arith_i64
+#include "expr/arith_impl.h"
+#undef EX_INT_KERNEL
+#define T double
+#define NAME arith_f64
+#include "expr/arith_impl.h"
+#define T float
+#define NAME arith_f32
+#include "expr/arith_impl.h"
+
+static em_status arith_decimal(ex_ctx *x, const ex_step *st, const em_column *a,
+                               const em_column *b, em_column *o, const int32_t *sel,
+                               int64_t n) {
+    const em_i128 *av = (const em_i128 *)a->values->data;
+    const em_i128 *bv = (const em_i128 *)b->values->data;
+    em_i128 *ov = (em_i128 *)o->values->data;
+    int sa = a->type.scale, sb = b->type.scale, rp = st->type.precision, rs = st->type.scale;
+    em_binop op = st->bop;
+    EX_FOR_ROWS(sel, n, i, {
+        if (valid(a, i) && valid(b, i)) {
+            em_i128 l = av[i], r = bv[i], res = 0;
+            bool ok;
+            if ((op == EM_OP_DIV || op == EM_OP_REM) && r == 0) {
+                if (!st->null_on_error)
+                    return div_zero_error(st, x->err);
+                continue;
+            }
+            switch (op) {
+            case EM_OP_ADD:
+            case EM_OP_SUB:
+                if (sa == rs && sb == rs) {
+                    ok = !(op == EM_OP_ADD ? __builtin_add_overflow(l, r, &res)
+                                           : __builtin_sub_overflow(l, r, &res)) &&
+                         em_dec_fits(res, rp);
+                } else {
+                    ok = em_dec_add(l, sa, r, sb, op == EM_OP_SUB, rp, rs, &res);
+                }
+                break;
+            case EM_OP_MUL: {
+                const em_i128 lim = (em_i128)1 << 62;
+                if (sa + sb == rs && l < lim && l > -lim && r < lim && r > -lim) {
+                    res = l * r;
+                    ok = em_dec_fits(res, rp);
+                } else {
+                    ok = em_dec_mul(l, sa, r, sb, rp, rs, &res);
+                }
+                break;
+            }
+            case EM_OP_DIV:
+                ok = em_dec_div(l, sa, r, sb, rp, rs, &res);
+                break;
+            case EM_OP_REM:
+                ok = em_dec_rem(l, sa, r, sb, rp, rs, &res);
+                break;
+            default:
+                ok = false;
+                break;
+            }
+            if (!ok) {
+                if (!st->null_on_error)
+                    return overflow_error(st, "NUMERIC_VALUE_OUT_OF_RANGE", x->err);
+                continue;
+            }
+            ov[i] = res;
+            set_valid(o, i);
+        }
+    });
+    return EM_OK;
+}
+
+static em_status run_arith(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
+    const ex_step *st = &x->prog->steps[s];
+    const em_column *a = reg(x, st->args[0]), *b = reg(x, st->args[1]);
+    em_column *o = reg(x, s);
+    if (a->type.id == EM_TYPE_NULL || b->type.id == EM_TYPE_NULL)
+        return EM_OK; /* null operand type: the result is all null */
+    switch (st->type.id) {
+    case EM_TYPE_BYTE:
+        return arith_i8(x, st, a, b, o, sel, n);
+    case EM_TYPE_SHORT:
+        return arith_i16(x, st, a, b, o, sel, n);
+    case EM_TYPE_INT:
+        return arith_i32(x, st, a, b, o, sel, n);
+    case EM_TYPE_LONG:
+        return arith_i64(x, st, a, b, o, sel, n);
+    case EM_TYPE_DOUBLE:
+        return arith_f64(x, st, a, b, o, sel, n);
+    case EM_TYPE_FLOAT:
+        return arith_f32(x, st, a, b, o, sel, n);
+    case EM_TYPE_DECIMAL:
+        return arith_decimal(x, st, a, b, o, sel, n);
+    default:
+        return EM_FAIL(x->err, EM_ERR_INTERNAL, "arithmetic on an unexpected type");
+    }
+}
+
+/* ---------------------------------------------------------------- comparison */
+
+static inline bool cmp_result(em_binop op, int c) {
+    switch (op) {
+    case EM_OP_EQ:
+    case EM_OP_NULLSAFE_EQ:
+        return c == 0;
+    case EM_OP_LT:
+        return c < 0;
+    case EM_OP_LE:
+        return c <= 0;
+    case EM_OP_GT:
+        return c > 0;
+    default:
+        return c >= 0;
+    }
+}
+
+#define CMP_LOOP(T, CMPEXPR)                                                               \
+    do {                                                                                   \
+        const T *av = (const T *)a->values->data;                                          \
+        const T *bv = (const T *)b->values->data;                                          \
+        EX_FOR_ROWS(sel, n, i, {                                                           \
+            bool va = valid(a, i), vb = valid(b, i);                                       \
+            if (va && vb) {                                                                \
+                T l = av[i], r = bv[i];                                                    \
+                int c = (CMPEXPR);                                                         \
+                em_bit_put(ov, i, cmp_result(op, c));                                      \
+                set_valid(o, i);                                                           \
+            } else if (op == EM_OP_NULLSAFE_EQ) {                                          \
+                em_bit_put(ov, i, !va && !vb);                                             \
+                set_valid(o, i);                                                           \
+            }                                                                              \
+        });                                                                                \
+    } while (0)
+
+static inline int cmp_f64(double l, double r) {
+    if (l == r)
+        return 0;
+    bool nl = isnan(l), nr = isnan(r);
+    if (nl || nr)
+        return nl && nr ? 0 : (nl ? 1 : -1);
+    return l < r ? -1 : 1;
+}
+
+static em_status run_cmp(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
+    const ex_step *st = &x->prog->steps[s];
+    const em_column *a = reg(x, st->args[0]), *b = reg(x, st->args[1]);
+    em_column *o = reg(x, s);
+    uint8_t *ov = o->values->data;
+    em_binop op = st->bop;
+    em_type_id t = a->type.id;
+    if (a->type.id == EM_TYPE_NULL || b->type.id == EM_TYPE_NULL) {
+        if (op == EM_OP_NULLSAFE_EQ) {
+            EX_FOR_ROWS(sel, n, i, {
+                em_bit_put(ov, i, !valid(a, i) && !valid(b, i));
+                set_valid(o, i);
+            });
+        }
+        return EM_OK;
+    }
+    if (t == b->type.id) {
+        switch (t) {
+        case EM_TYPE_INT:
+        case EM_TYPE_DATE:
+            CMP_LOOP(int32_t, (l > r) - (l < r));
+            return EM_OK;
+        case EM_TYPE_LONG:
+        case EM_TYPE_TIMESTAMP:
+        case EM_TYPE_TIMESTAMP_NTZ:
+            CMP_LOOP(int64_t, (l > r) - (l < r));
+            return EM_OK;
+        case EM_TYPE_DOUBLE:
+            CMP_LOOP(double, cmp_f64(l, r));
+            return EM_OK;
+        case EM_TYPE_DECIMAL:
+            if (a->type.scale == b->type.scale) {
+                CMP_LOOP(em_i128, (l > r) - (l < r));
+                return EM_OK;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    /* everything else row by row through the shared ordering */
+    EX_FOR_ROWS(sel, n, i, {
+        ex_value l, r;
+        ex_get(a, i, &l);
+        ex_get(b, i, &r);
+        if (!l.null && !r.null) {
+            em_bit_put(ov, i, cmp_result(op, ex_compare(&l, a->type, &r, b->type)));
+            set_valid(o, i);
+        } else if (op == EM_OP_NULLSAFE_EQ) {
+            em_bit_put(ov, i, l.null && r.null);
+            set_valid(o, i);
+        }
+    });
+    return EM_OK;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+/* Rows of sel[0..n) for which keep(row) holds, into a fresh array. */
+static em_status alloc_rows(ex_ctx *x, int64_t n, int32_t **out) {
+    *out = em_pool_alloc(x->pool, (n > 0 ? n : 1) * (int64_t)sizeof(int32_t), x->err);
+    return *out ? EM_OK : (x->err ? x->err->code : EM_ERR_NOMEM);
+}
+
+static void free_rows(ex_ctx *x, int32_t *rows, int64_t n) {
+    if (rows)
+        em_pool_free(x->pool, rows, (n > 0 ? n : 1) * (int64_t)sizeof(int32_t));
+}
+
+/* Copies row i of src into row i of dst (same type); strings go through w. */
+static em_status copy_row(em_column *dst, ex_strw *w, const em_column *src, int64_t i,
+                          em_error *err) {
+    if (src->type.id == EM_TYPE_NULL || !valid(src, i)) {
+        if (w)
+            return ex_strw_put(w, i, NULL, 0, true, err);
+        return EM_OK;
+    }
+    if (w) {
+        const int32_t *off = em_column_offsets(src);
+        return ex_strw_put(w, i, em_column_chars(src) + off[i], off[i + 1] - off[i], false, err);
+    }
+    if (dst->type.id == EM_TYPE_BOOLEAN) {
+        em_bit_put(dst->values->data, i, em_bit_get(src->values->data, i));
+    } else {
+        int wd = em_type_width(dst->type);
+        memcpy(dst->values->data + i * wd, src->values->data + i * wd, (size_t)wd);
+    }
+    set_valid(dst, i);
+    return EM_OK;
+}
+
+/* Writes the result of a lazy step: row i comes from register src_of[k]
+ * (k = index of row i in sel), or is null when src_of[k] < 0. */
+static em_status gather(ex_ctx *x, int s, const int32_t *sel, int64_t n, const int *src_of) {
+    em_column *o = reg(x, s);
+    bool var = em_type_is_varlen(o->type);
+    ex_strw w = {o, 0};
+    for (int64_t k = 0; k < n; k++) {
+        int64_t i = sel ? sel[k] : k;
+        if (src_of[k] < 0) {
+            if (var)
+                EM_TRY(ex_strw_put(&w, i, NULL, 0, true, x->err));
+            continue;
+        }
+        EM_TRY(copy_row(o, var ? &w : NULL, reg(x, src_of[k]), i, x->err));
+    }
+    if (var)
+        EM_TRY(ex_strw_finish(&w, x->n_rows, x->err));
+    return EM_OK;
+}
+
+/* ---------------------------------------------------------------- lazy steps */
+
+static em_status run_and_or(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
+    const ex_step *st = &x->prog->steps[s];
+    bool is_and = st->op == EX_AND;
+    EM_TRY(eval_step(x, st->args[0], sel, n));
+    const em_column *l = reg(x, st->args[0]);
+    em_column *o = reg(x, s);
+    int32_t *rest;
+    EM_TRY(alloc_rows(x, n, &rest));
+    int64_t m = 0;
+    /* decided rows: AND false / OR true; the others need the right side */
+    EX_FOR_ROWS(sel, n, i, {
+        if (valid(l, i) && em_bit_get(l->values->data, i) != is_and) {
+            em_bit_put(o->values->data, i, !is_and);
+            set_valid(o, i);
+        } else {
+            rest[m++] = (int32_t)i;
+        }
+    });
+    em_status rc = EM_OK;
+    if (m > 0) {
+        rc = eval_step(x, st->args[1], rest, m);
+        if (rc == EM_OK) {
+            const em_column *r = reg(x, st->args[1]);
+            for (int64_t k = 0; k < m; k++) {
+                int64_t i = rest[k];
+                bool rv = valid(r, i);
+                if (rv && em_bit_get(r->values->data, i) != is_and) {
+                    em_bit_put(o->values->data, i, !is_and);
+                    set_valid(o, i);
+                } else if (rv && valid(l, i)) {
+                    em_bit_put(o->values->data, i, is_and);
+                    set_valid(o, i);
+                }
+                /* else null */
+            }
+        }
+    }
+    free_rows(x, rest, n);
+    return rc;
+}
+
+static em_status run_case(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
+    const ex_step *st = &x->prog->steps[s];
+    int nargs = st->n_args;
+    bool has_else = st->iarg != 0;
+    int n_when = has_else ? (nargs - 1) / 2 : nargs / 2;
+    int32_t *cur = NULL, *next = NULL, *take = NULL;
+    int *src_of = NULL;
+    em_status rc = EM_OK;
+    if ((rc = alloc_rows(x, n, &cur)) != EM_OK || (rc = alloc_rows(x, n, &next)) != EM_OK ||
+        (rc = alloc_rows(x, n, &take)) != EM_OK)
+        goto done;
+    src_of = malloc((size_t)(n > 0 ? n : 1) * sizeof *src_of);
+    /* pos_of maps a row back to its index in sel through a scan, so keep a
+     * row -> k table over the physical rows */
+    int64_t *k_of = malloc((size_t)(x->n_rows > 0 ? x->n_rows : 1) * sizeof *k_of);
+    if (!src_of || !k_of) {
+        free(k_of);
+        rc = EM_FAIL(x->err, EM_ERR_NOMEM, "out of memory evaluating CASE");
+        goto done;
+    }
+    int64_t m = 0;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t i = sel ? sel[k] : k;
+        cur[m++] = (int32_t)i;
+        k_of[i] = k;
+        src_of[k] = -1;
+    }
+    for (int w = 0; w < n_when && m > 0 && rc == EM_OK; w++) {
+        int cond = st->args[2 * w], val = st->args[2 * w + 1];
+        if (st->op == EX_IF) {
+            cond = st->args[0];
+            val = st->args[1];
+        }
+        rc = eval_step(x, cond, cur, m);
+        if (rc != EM_OK)
+            break;
+        const em_column *cc = reg(x, cond);
+        int64_t nt = 0, nn = 0;
+        for (int64_t k = 0; k < m; k++) {
+            int64_t i = cur[k];
+            if (valid(cc, i) && em_bit_get(cc->values->data, i))
+                take[nt++] = (int32_t)i;
+            else
+                next[nn++] = (int32_t)i;
+        }
+        if (nt > 0) {
+            rc = eval_step(x, val, take, nt);
+            for (int64_t k = 0; k < nt; k++)
+                src_of[k_of[take[k]]] = val;
+        }
+        int32_t *t = cur;
+        cur = next;
+        next = t;
+        m = nn;
+    }
+    if (rc == EM_OK && has_else && m > 0) {
+        int ev = st->args[nargs - 1];
+        rc = eval_step(x, ev, cur, m);
+        for (int64_t k = 0; k < m; k++)
+            src_of[k_of[cur[k]]] = ev;
+    }
+    free(k_of);
+    if (rc == EM_OK)
+        rc = gather(x, s, sel, n, src_of);
+done:
+    free(src_of);
+    free_rows(x, cur, n);
+    free_rows(x, next, n);
+    free_rows(x, take, n);
+    return rc;
+}
+
+static em_status run_coalesce(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
+    const ex_step *st = &x->prog->steps[s];
+    int32_t *cur = NULL, *next = NULL;
+    int *src_of = malloc((size_t)(n > 0 ? n : 1) * sizeof *src_of);
+    int64_t *k_of = malloc((size_t)(x->n_rows > 0 ? x->n_rows : 1) * sizeof *k_of);
+    em_status rc = EM_OK;
+    if (!src_of || !k_of) {
+        rc = EM_FAIL(x->err, EM_ERR_NOMEM, "out of memory evaluating coalesce");
+        goto done;
+    }
+    if ((rc = alloc_rows(x, n, &cur)) != EM_OK || (rc = alloc_rows(x, n, &next)) != EM_OK)
+        goto done;
+    int64_t m = 0;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t i = sel ? sel[k] : k;
+        cur[m++] = (int32_t)i;
+        k_of[i] = k;
+        src_of[k] = -1;
+    }
+    for (int a = 0; a < st->n_args && m > 0; a++) {
+        rc = eval_step(x, st->args[a], cur, m);
+        if (rc != EM_OK)
+            break;
+        const em_column *r = reg(x, st->args[a]);
+        int64_t nn = 0;
+        for (int64_t k = 0; k < m; k++) {
+            int64_t i = cur[k];
+            if (r->type.id != EM_TYPE_NULL && valid(r, i))
+                src_of[k_of[i]] = st->args[a];
+            else
+                next[nn++] = (int32_t)i;
+        }
+        int32_t *t = cur;
+        cur = next;
+        next = t;
+        m = nn;
+    }
+    if (rc == EM_OK)
+        rc = gather(x, s, sel, n, src_of);
+done:
+    free(src_of);
+    free(k_of);
+    free_rows(x, cur, n);
+    free_rows(x, next, n);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- eager steps */
+
+static em_status fill_const(ex_ctx *x, int s, const ex_value *v, const int32_t *sel,
+                            int64_t n) {
+    em_column *o = reg(x, s);
+    if (v->null)
+        return EM_OK;
+    if (em_type_is_varlen(o->type)) {
+        ex_strw w = {o, 0};
+        EX_FOR_ROWS(sel, n, i, { EM_TRY(ex_strw_put(&w, i, v->s, v->len, false, x->err)); });
+        return ex_strw_finish(&w, x->n_rows, x->err);
+    }
+    EX_FOR_ROWS(sel, n, i, { ex_put_fixed(o, i, v); });
+    return EM_OK;
+}
+
+static em_status run_subquery(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
+    ex_step *st = &x->prog->steps[s];
+    if (!st->have_value) {
+        em_column v;
+        memset(&v, 0, sizeof v);
+        em_status rc = x->prog->subquery(x->prog->subquery_ctx, st->src, st->type, x->prog->pool,
+                                         &v, x->err);
+        if (rc != EM_OK) {
+            em_column_reset(&v);
+            return rc;
+        }
+        if (v.length != 1 || !em_type_equal(v.type, st->type)) {
+            char d[256];
+            em_column_reset(&v);
+            return EM_FAIL(x->err, EM_ERR_INVALID,
+                           "scalar subquery %s returned %s rows of another type (one row of "
+                           "the expression's type expected)",
+                           what_of(st, d, sizeof d), v.length != 1 ? "not exactly one" : "");
+        }
+        st->value = v;
+        st->have_value = true;
+    }
+    ex_value k;
+    ex_get(&st->value, 0, &k);
+    return fill_const(x, s, &k, sel, n);
+}
+
+/* Row-wise generic step: casts, scalar functions, IN, negation, abs. */
+static em_status run_rowwise(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
+    const ex_step *st = &x->prog->steps[s];
+    em_column *o = reg(x, s);
+    bool var = em_type_is_varlen(o->type);
+    ex_strw w = {o, 0};
+    ex_value args[8], res;
+    em_type at[8];
+    int na = st->n_args < 8 ? st->n_args : 8;
+    ex_value *argv = args;
+    em_type *atv = at;
+    if (st->n_args > 8) {
+        argv = malloc((size_t)st->n_args * sizeof *argv);
+        atv = malloc((size_t)st->n_args * sizeof *atv);
+        if (!argv || !atv) {
+            free(argv);
+            free(atv);
+            return EM_FAIL(x->err, EM_ERR_NOMEM, "out of memory evaluating an expression");
+        }
+        na = st->n_args;
+    }
+    for (int a = 0; a < na; a++)
+        atv[a] = reg(x, st->args[a])->type;
+    char what[256];
+    what[0] = '\0';
+    em_status rc = EM_OK;
+    for (int64_t k = 0; k < n && rc == EM_OK; k++) {
+        int64_t i = sel ? sel[k] : k;
+        bool any_null = false;
+        for (int a = 0; a < na; a++) {
+            ex_get(reg(x, st->args[a]), i, &argv[a]);
+            any_null |= argv[a].null;
+        }
+        em_strbuf_clear(&x->scratch);
+        memset(&res, 0, sizeof res);
+        if (any_null && st->op != EX_IN) {
+            res.null = true;
+        } else {
+            if (!what[0] && st->src)
+                what_of(st, what, sizeof what);
+            switch (st->op) {
+            case EX_CAST:
+            case EX_CHECK_OVERFLOW:
+                rc = ex_cast_value(&argv[0], atv[0], st->type, !st->null_on_error, what, &res,
+                                   &x->scratch, x->err);
+                break;
+            case EX_SCALAR:
+                rc = ex_scalar_apply(st, atv, argv, &res, &x->scratch, what, x->err);
+                break;
+            case EX_IN: {
+                if (argv[0].null) {
+                    res.null = true;
+                    break;
+                }
+                int lo = 0, hi = st->n_list - 1;
+                bool found = false;
+                while (lo <= hi && !found) {
+                    int mid = (lo + hi) / 2;
+                    int c = ex_compare(&st->list[mid], atv[0], &argv[0], atv[0]);
+                    if (c == 0)
+                        found = true;
+                    else if (c < 0)
+                        lo = mid + 1;
+                    else
+                        hi = mid - 1;
+                }
+                res.i = found;
+                res.null = !found && st->list_has_null;
+                break;
+            }
+            case EX_NEGATE:
+            case EX_ABS: {
+                bool neg = st->op == EX_NEGATE ||
+                           (atv[0].id == EM_TYPE_DECIMAL ? argv[0].dec < 0
+                            : (atv[0].id == EM_TYPE_DOUBLE || atv[0].id == EM_TYPE_FLOAT)
+                                ? signbit(argv[0].d)
+                                : argv[0].i < 0);
+                res = argv[0];
+                if (!neg)
+                    break;
+                if (atv[0].id == EM_TYPE_DECIMAL) {
+                    res.dec = -argv[0].dec;
+                } else if (atv[0].id == EM_TYPE_DOUBLE || atv[0].id == EM_TYPE_FLOAT) {
+                    res.d = -argv[0].d;
+                } else {
+                    int64_t minv = atv[0].id == EM_TYPE_LONG    ? INT64_MIN
+                                   : atv[0].id == EM_TYPE_INT   ? INT32_MIN
+                                   : atv[0].id == EM_TYPE_SHORT ? INT16_MIN
+                                                                : INT8_MIN;
+                    if (argv[0].i == minv) {
+                        /* Java: -MIN == MIN; ANSI raises */
+                        if (!st->null_on_error)
+                            rc = overflow_error(st, "ARITHMETIC_OVERFLOW", x->err);
+                        res.i = minv;
+                    } else {
+                        res.i = -argv[0].i;
+                    }
+                }
+                break;
+            }
+            default:
+                rc = EM_FAIL(x->err, EM_ERR_INTERNAL, "unexpected row-wise step");
+            }
+        }
+        if (rc != EM_OK)
+            break;
+        if (var)
+            rc = ex_strw_put(&w, i, res.s, res.len, res.null, x->err);
+        else
+            ex_put_fixed(o, i, &res);
+    }
+    if (rc == EM_OK && var)
+        rc = ex_strw_finish(&w, x->n_rows, x->err);
+    if (argv != args) {
+        free(argv);
+        free(atv);
+    }
+    return rc;
+}
+
+/* Decimal to decimal and integral to decimal casts are hot in 3.3 plans
+ * (promote_precision(cast(...))): a direct loop. */
+static bool fast_cast(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_status *rc) {
+    const ex_step *st = &x->prog->steps[s];
+    const em_column *a = reg(x, st->args[0]);
+    em_column *o = reg(x, s);
+    if (st->type.id != EM_TYPE_DECIMAL)
+        return false;
+    em_i128 *ov = (em_i128 *)o->values->data;
+    int rp = st->type.precision, rs = st->type.scale;
+    *rc = EM_OK;
+    if (a->type.id == EM_TYPE_DECIMAL) {
+        const em_i128 *av = (const em_i128 *)a->values->data;
+        int sa = a->type.scale;
+        EX_FOR_ROWS(sel, n, i, {
+            if (valid(a, i)) {
+                em_i128 v;
+                if (em_dec_rescale(av[i], sa, rs, rp, &v)) {
+                    ov[i] = v;
+                    set_valid(o, i);
+                } else if (!st->null_on_error) {
+                    *rc = overflow_error(st, "NUMERIC_VALUE_OUT_OF_RANGE", x->err);
+                    return true;
+                }
+            }
+        });
+        return true;
+    }
+    if (a->type.id == EM_TYPE_INT || a->type.id == EM_TYPE_LONG) {
+        em_i128 m = em_dec_pow10(rs);
+        EX_FOR_ROWS(sel, n, i, {
+            if (valid(a, i)) {
+                em_i128 v = a->type.id == EM_TYPE_INT ? ((const int32_t *)a->values->data)[i]
+                                                      : ((const int64_t *)a->values->data)[i];
+                v *= m; /* |v| < 2^63 * 10^38 may overflow i128 only past 10^38 digits */
+                if (rs <= 18 && em_dec_fits(v, rp)) {
+                    ov[i] = v;
+                    set_valid(o, i);
+                } else {
+                    em_i128 r;
+                    em_i128 src = a->type.id == EM_TYPE_INT
+                                      ? ((const int32_t *)a->values->data)[i]
+                                      : ((const int64_t *)a->values->data)[i];
+                    if (em_dec_rescale(src, 0, rs, rp, &r)) {
+                        ov[i] = r;
+                        set_valid(o, i);
+                    } else if (!st->null_on_error) {
+                        *rc = overflow_error(st, "NUMERIC_VALUE_OUT_OF_RANGE", x->err);
+                        return true;
+                    }
+                }
+            }
+        });
+        return true;
+    }
+    return false;
+}
+
+static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
+    ex_step *st = &x->prog->steps[s];
+    if (st->op == EX_INPUT) {
+        const em_column *c = &x->in->cols[st->ordinal];
+        if (st->ordinal >= x->in->n_cols)
+            return EM_FAIL(x->err, EM_ERR_BIND, "input column %d is missing from the batch",
+                           st->ordinal);
+        if (!em_type_equal(c->type, st->type)) {
+            char a[32], b[32], d[256];
+            em_type_format(c->type, a, sizeof a);
+            em_type_format(st->type, b, sizeof b);
+            return EM_FAIL(x->err, EM_ERR_TYPE, "input column %d for %s is %s, expected %s",
+                           st->ordinal, what_of(st, d, sizeof d), a, b);
+        }
+        em_column_reset(reg(x, s));
+        em_column_share(reg(x, s), c);
+        return EM_OK;
+    }
+    bool lazy = st->op == EX_AND || st->op == EX_OR || st->op == EX_CASE || st->op == EX_IF ||
+                st->op == EX_COALESCE;
+    if (!lazy)
+        for (int a = 0; a < st->n_args; a++)
+            EM_TRY(eval_step(x, st->args[a], sel, n));
+    EM_TRY(alloc_reg(x, s));
+    switch (st->op) {
+    case EX_CONST:
+        return fill_const(x, s, &st->k, sel, n);
+    case EX_SUBQUERY:
+        return run_subquery(x, s, sel, n);
+    case EX_ARITH:
+        return run_arith(x, s, sel, n);
+    case EX_CMP:
+        return run_cmp(x, s, sel, n);
+    case EX_AND:
+    case EX_OR:
+        return run_and_or(x, s, sel, n);
+    case EX_CASE:
+    case EX_IF:
+        return run_case(x, s, sel, n);
+    case EX_COALESCE:
+        return run_coalesce(x, s, sel, n);
+    case EX_NOT: {
+        const em_column *a = reg(x, st->args[0]);
+        em_column *o = reg(x, s);
+        EX_FOR_ROWS(sel, n, i, {
+            if (valid(a, i)) {
+                em_bit_put(o->values->data, i, !em_bit_get(a->values->data, i));
+                set_valid(o, i);
+            }
+        });
+        return EM_OK;
+    }
+    case EX_ISNULL:
+    case EX_ISNOTNULL: {
+        const em_column *a = reg(x, st->args[0]);
+        em_column *o = reg(x, s);
+        bool want_null = st->op == EX_ISNULL;
+        EX_FOR_ROWS(sel, n, i, {
+            bool isnull = a->type.id == EM_TYPE_NULL || !valid(a, i);
+            em_bit_put(o->values->data, i, isnull == want_null);
+            set_valid(o, i);
+        });
+        return EM_OK;
+    }
+    case EX_CAST:
+    case EX_CHECK_OVERFLOW: {
+        em_status rc;
+        if (fast_cast(x, s, sel, n, &rc))
+            return rc;
+        return run_rowwise(x, s, sel, n);
+    }
+    default:
+        return run_rowwise(x, s, sel, n);
+    }
+}
+
+/* ---------------------------------------------------------------- public */
+
+static void release_regs(em_expr_prog *p) {
+    for (int i = 0; i < p->n_steps; i++)
+        em_column_reset(&p->regs[i]);
+}
+
+em_status em_expr_eval(em_expr_prog *prog, const em_batch *in, em_pool *pool, em_column *out,
+                       em_error *err) {
+    memset(out, 0, sizeof *out);
+    ex_ctx x = {prog, in, pool ? pool : prog->pool, in->n_rows, err, {0}};
+    const int32_t *sel = in->sel;
+    int64_t n = in->sel ? in->n_sel : in->n_rows;
+    int root = prog->n_steps - 1;
+    em_status rc = eval_step(&x, root, sel, n);
+    em_strbuf_reset(&x.scratch);
+    if (rc == EM_OK) {
+        em_column *r = &prog->regs[root];
+        if (prog->steps[root].op == EX_INPUT && sel) {
+            /* a shared input column has values in unselected rows: copy and
+             * mask them so the result honours the contract */
+            rc = ex_col_alloc(out, r->type, in->n_rows, x.pool, err);
+            if (rc == EM_OK) {
+                bool var = em_type_is_varlen(r->type);
+                ex_strw w = {out, 0};
+                for (int64_t k = 0; k < n && rc == EM_OK; k++)
+                    rc = copy_row(out, var ? &w : NULL, r, sel[k], err);
+                if (rc == EM_OK && var)
+                    rc = ex_strw_finish(&w, in->n_rows, err);
+                if (rc != EM_OK)
+                    em_column_reset(out);
+            }
+        } else {
+            *out = *r;
+            memset(r, 0, sizeof *r);
+        }
+        if (out->null_count >= 0 && out->validity)
+            out->null_count = -1;
+    }
+    release_regs(prog);
+    return rc;
+}
+
+/* Narrows rows[0..*n) to those where step s is true. */
+static em_status filter_rows(ex_ctx *x, int s, int32_t *rows, int64_t *n, bool all) {
+    const ex_step *st = &x->prog->steps[s];
+    if (st->op == EX_AND) {
+        EM_TRY(filter_rows(x, st->args[0], rows, n, all));
+        return filter_rows(x, st->args[1], rows, n, false);
+    }
+    EM_TRY(eval_step(x, s, all ? NULL : rows, *n));
+    const em_column *r = reg(x, s);
+    int64_t m = 0;
+    if (r->type.id == EM_TYPE_BOOLEAN) {
+        for (int64_t k = 0; k < *n; k++) {
+            int64_t i = all ? k : rows[k];
+            if (valid(r, i) && em_bit_get(r->values->data, i))
+                rows[m++] = (int32_t)i;
+        }
+    }
+    *n = m;
+    return EM_OK;
+}
+
+em_status em_expr_filter(em_expr_prog *prog, em_batch *in, em_error *err) {
+    if (prog->steps[prog->n_steps - 1].type.id != EM_TYPE_BOOLEAN &&
+        prog->steps[prog->n_steps - 1].type.id != EM_TYPE_NULL)
+        return EM_FAIL(err, EM_ERR_TYPE, "filter condition is not boolean");
+    ex_ctx x = {prog, in, in->pool ? in->pool : prog->pool, in->n_rows, err, {0}};
+    int64_t n = in->sel ? in->n_sel : in->n_rows;
+    const int64_t n0 = n;
+    int32_t *rows;
+    EM_TRY(alloc_rows(&x, n0, &rows));
+    bool all = in->sel == NULL;
+    if (!all)
+        memcpy(rows, in->sel, (size_t)n * sizeof *rows);
+    /* with no selection, rows[] is filled by the first conjunct */
+    em_status rc = filter_rows(&x, prog->n_steps - 1, rows, &n, all);
+    em_strbuf_reset(&x.scratch);
+    release_regs(prog);
+    if (rc == EM_OK) {
+        rc = em_batch_sel_reserve(in, n, err);
+        if (rc == EM_OK) {
+            if (n > 0)
+                memcpy(in->sel, rows, (size_t)n * sizeof *rows);
+            in->n_sel = n;
+        }
+    }
+    free_rows(&x, rows, n0);
+    return rc;
+}

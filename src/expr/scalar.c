@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Row-wise scalar functions: strings, dates and the decimal helpers that
+ * Spark's optimizer inserts (UnscaledValue, MakeDecimal).
+ *
+ * Strings are UTF-8 and Spark counts characters, not bytes: substring
+ * positions and length() count code points (a byte not of the form
+ * 10xxxxxx starts one). substring follows UTF8String.substringSQL: position
+ * 1 is the first character, 0 is treated as 1, negative positions count from
+ * the end, and a negative length gives "". upper/lower change ASCII letters
+ * only (Spark uses Java's full Unicode case mapping; non-ASCII text differs).
+ * trim removes only the space character (0x20), as Spark's trim does.
+ *
+ * LIKE follows Spark's StringUtils.escapeLikeRegex: '_' is any one
+ * character (newlines included), '%' any run of characters, '\' escapes
+ * '_', '%' or '\'; an escape before any other character or at the end of
+ * the pattern is an error. Matching is greedy with one backtracking point
+ * per '%', which is linear in practice and never exponential.
+ *
+ * Dates are days since 1970-01-01 in the proleptic Gregorian calendar.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "expr/internal.h"
+
+static bool utf8_start(unsigned char c) { return (c & 0xC0) != 0x80; }
+
+static int64_t utf8_chars(const char *s, int64_t n) {
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++)
+        k += utf8_start((unsigned char)s[i]);
+    return k;
+}
+
+/* Byte offset of character index `ci` (clamped to n). */
+static int64_t utf8_offset(const char *s, int64_t n, int64_t ci) {
+    int64_t i = 0, k = -1;
+    for (; i < n; i++) {
+        if (utf8_start((unsigned char)s[i]))
+            k++;
+        if (k == ci)
+            return i;
+    }
+    return n;
+}
+
+/* Length in bytes of the UTF-8 character starting at s[0] (within n). */
+static int32_t utf8_len(const char *s, int32_t n) {
+    int32_t i = 1;
+    while (i < n && !utf8_start((unsigned char)s[i]))
+        i++;
+    return i;
+}
+
+/* ---------------------------------------------------------------- LIKE */
+
+em_status ex_like_check(const char *pat, int32_t pn, em_error *err) {
+    for (int32_t i = 0; i < pn; i++) {
+        if (pat[i] != '\\')
+            continue;
+        if (i + 1 >= pn)
+            return EM_FAIL(err, EM_ERR_INVALID,
+                           "the escape character is not allowed to end the LIKE pattern '%.*s'",
+                           (int)pn, pat);
+        char c = pat[i + 1];
+        if (c != '_' && c != '%' && c != '\\')
+            return EM_FAIL(err, EM_ERR_INVALID,
+                           "the escape character is not allowed to precede '%c' in the LIKE "
+                           "pattern '%.*s'",
+                           c, (int)pn, pat);
+        i++;
+    }
+    return EM_OK;
+}
+
+/* Matches one pattern element at p against s; *pl gets the element length.
+ * Returns the number of bytes of s consumed, or -1 on mismatch. */
+static int32_t like_elem(const char *s, int32_t n, const char *p, int32_t pn, int32_t *pl) {
+    if (p[0] == '_') {
+        *pl = 1;
+        return n > 0 ? utf8_len(s, n) : -1;
+    }
+    int32_t lit = 0;
+    if (p[0] == '\\' && pn > 1) {
+        lit = 1;
+        *pl = 2;
+    } else {
+        *pl = 1;
+    }
+    return n > 0 && s[0] == p[lit] ? 1 : -1;
+}
+
+bool ex_like_match(const char *s, int32_t n, const char *p, int32_t pn) {
+    int32_t si = 0, pi = 0;
+    int32_t star_p = -1, star_s = 0;
+    while (si < n || pi < pn) {
+        if (pi < pn && p[pi] == '%') {
+            star_p = ++pi;
+            star_s = si;
+            continue;
+        }
+        if (pi < pn && si <= n) {
+            int32_t pl;
+            int32_t used = like_elem(s + si, n - si, p + pi, pn - pi, &pl);
+            if (used >= 0) {
+                si += used;
+                pi += pl;
+                continue;
+            }
+        }
+        /* mismatch: let the last '%' absorb one more character */
+        if (star_p >= 0 && star_s < n) {
+            star_s += utf8_len(s + star_s, n - star_s);
+            si = star_s;
+            pi = star_p;
+            continue;
+        }
+        return false;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static em_status put_str(em_strbuf *scratch, const char *p, int64_t n, ex_value *out,
+                         em_error *err) {
+    size_t start = scratch->len;
+    EM_TRY(em_strbuf_append(scratch, p, (size_t)n, err));
+    out->s = scratch->data + start;
+    out->len = (int32_t)n;
+    return EM_OK;
+}
+
+static int32_t days_in_range(int64_t v, bool *ok) {
+    *ok = v >= INT32_MIN && v <= INT32_MAX;
+    return (int32_t)v;
+}
+
+em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *a, ex_value *out,
+                          em_strbuf *scratch, const char *what, em_error *err) {
+    memset(out, 0, sizeof *out);
+    switch (st->fn) {
+    case FN_SUBSTRING: {
+        /* UTF8String.substringSQL(pos, length) */
+        int64_t pos = a[1].i;
+        int64_t length = st->n_args > 2 ? a[2].i : INT32_MAX;
+        int64_t nchars = utf8_chars(a[0].s, a[0].len);
+        int64_t start = pos > 0 ? pos - 1 : (pos < 0 ? nchars + pos : 0);
+        int64_t end = start + length;
+        if (end > INT32_MAX)
+            end = INT32_MAX;
+        if (start < 0)
+            start = 0;
+        if (start >= end || start >= nchars) {
+            out->s = a[0].s;
+            out->len = 0;
+            return EM_OK;
+        }
+        if (end > nchars)
+            end = nchars;
+        int64_t b0 = utf8_offset(a[0].s, a[0].len, start);
+        int64_t b1 = utf8_offset(a[0].s, a[0].len, end);
+        out->s = a[0].s + b0;
+        out->len = (int32_t)(b1 - b0);
+        return EM_OK;
+    }
+    case FN_CONCAT: {
+        size_t start = scratch->len;
+        int64_t total = 0;
+        for (int i = 0; i < st->n_args; i++) {
+            EM_TRY(em_strbuf_append(scratch, a[i].s, (size_t)a[i].len, err));
+            total += a[i].len;
+        }
+        if (total > INT32_MAX)
+            return EM_FAIL(err, EM_ERR_OVERFLOW, "concat result over 2 GiB in %s", what);
+        out->s = scratch->data + start;
+        out->len = (int32_t)total;
+        return EM_OK;
+    }
+    case FN_UPPER:
+    case FN_LOWER: {
+        size_t start = scratch->len;
+        EM_TRY(em_strbuf_append(scratch, a[0].s, (size_t)a[0].len, err));
+        char *p = scratch->data + start;
+        for (int32_t i = 0; i < a[0].len; i++) {
+            if (st->fn == FN_UPPER && p[i] >= 'a' && p[i] <= 'z')
+                p[i] = (char)(p[i] - 32);
+            else if (st->fn == FN_LOWER && p[i] >= 'A' && p[i] <= 'Z')
+                p[i] = (char)(p[i] + 32);
+        }
+        out->s = p;
+        out->len = a[0].len;
+        return EM_OK;
+    }
+    case FN_LENGTH:
+        out->i = utf8_chars(a[0].s, a[0].len);
+        return EM_OK;
+    case FN_TRIM:
+    case FN_LTRIM:
+    case FN_RTRIM: {
+        const char *p = a[0].s;
+        int32_t n = a[0].len;
+        if (st->fn != FN_RTRIM)
+            while (n > 0 && p[0] == ' ') {
+                p++;
+                n--;
+            }
+        if (st->fn != FN_LTRIM)
+            while (n > 0 && p[n - 1] == ' ')
+                n--;
+        out->s = p;
+        out->len = n;
+        return EM_OK;
+    }
+    case FN_LIKE:
+        out->i = ex_like_match(a[0].s, a[0].len, a[1].s, a[1].len);
+        return EM_OK;
+    case FN_STARTS_WITH:
+        out->i = a[1].len <= a[0].len && memcmp(a[0].s, a[1].s, (size_t)a[1].len) == 0;
+        return EM_OK;
+    case FN_ENDS_WITH:
+        out->i = a[1].len <= a[0].len &&
+                 memcmp(a[0].s + a[0].len - a[1].len, a[1].s, (size_t)a[1].len) == 0;
+        return EM_OK;
+    case FN_CONTAINS:
+        out->i = a[1].len == 0 ||
+                 (a[0].len >= a[1].len &&
+                  memmem(a[0].s, (size_t)a[0].len, a[1].s, (size_t)a[1].len) != NULL);
+        return EM_OK;
+    case FN_YEAR:
+    case FN_MONTH:
+    case FN_DAY:
+    case FN_QUARTER: {
+        int64_t y;
+        int m, d;
+        em_civil_from_days(a[0].i, &y, &m, &d);
+        out->i = st->fn == FN_YEAR ? y : st->fn == FN_MONTH ? m : st->fn == FN_DAY ? d
+                                                                                 : (m + 2) / 3;
+        return EM_OK;
+    }
+    case FN_DATE_ADD:
+    case FN_DATE_SUB: {
+        /* Spark adds in int arithmetic (DateAdd: start + days) */
+        int64_t v = st->fn == FN_DATE_ADD ? a[0].i + a[1].i : a[0].i - a[1].i;
+        bool ok;
+        int32_t r = days_in_range(v, &ok);
+        if (!ok) {
+            if (!st->null_on_error)
+                return EM_FAIL(err, EM_ERR_OVERFLOW, "[ARITHMETIC_OVERFLOW] date out of range in %s",
+                               what);
+            r = (int32_t)(uint32_t)(uint64_t)v; /* Java int wraparound */
+        }
+        out->i = r;
+        return EM_OK;
+    }
+    case FN_DATEDIFF:
+        out->i = (int32_t)(a[0].i - a[1].i);
+        return EM_OK;
+    case FN_UNSCALED:
+        out->i = (int64_t)a[0].dec;
+        return EM_OK;
+    case FN_MAKE_DECIMAL: {
+        /* MakeDecimal(long, p, s): overflow of p digits is null unless
+         * nullOnOverflow is false (ANSI) */
+        em_i128 v = a[0].i;
+        if (!em_dec_fits(v, st->type.precision)) {
+            if (st->null_on_error) {
+                out->null = true;
+                return EM_OK;
+            }
+            return EM_FAIL(err, EM_ERR_OVERFLOW,
+                           "[NUMERIC_VALUE_OUT_OF_RANGE] %lld cannot be represented as "
+                           "decimal(%d,%d) in %s",
+                           (long long)a[0].i, st->type.precision, st->type.scale, what);
+        }
+        out->dec = v;
+        return EM_OK;
+    }
+    case FN_ISNAN:
+        out->i = isnan(a[0].d);
+        return EM_OK;
+    case FN_NORMALIZE:
+        /* NormalizeFloatingNumbers: every NaN to the canonical NaN, -0.0 to 0.0 */
+        out->d = isnan(a[0].d) ? NAN : (a[0].d == 0 ? 0.0 : a[0].d);
+        return EM_OK;
+    case FN_SHIFTLEFT:
+    case FN_SHIFTRIGHT: {
+        /* Java masks the shift distance to the operand width */
+        bool is_long = st->type.id == EM_TYPE_LONG;
+        int sh = (int)(a[1].i & (is_long ? 63 : 31));
+        if (st->fn == FN_SHIFTLEFT)
+            out->i = is_long ? (int64_t)((uint64_t)a[0].i << sh)
+                             : (int32_t)((uint32_t)a[0].i << sh);
+        else
+            out->i = is_long ? a[0].i >> sh : (int32_t)a[0].i >> sh;
+        return EM_OK;
+    }
+    case FN_ROUND: {
+        int scale = (int)st->iarg;
+        if (at[0].id == EM_TYPE_DECIMAL) {
+            em_i128 v;
+            /* round to `scale` digits HALF_UP, then back to the result scale */
+            int tmp = scale < at[0].scale ? scale : at[0].scale;
+            if (!em_dec_rescale(a[0].dec, at[0].scale, tmp, 0, &v) ||
+                !em_dec_rescale(v, tmp, st->type.scale, st->type.precision, &v)) {
+                if (st->null_on_error) {
+                    out->null = true;
+                    return EM_OK;
+                }
+                return EM_FAIL(err, EM_ERR_OVERFLOW, "[NUMERIC_VALUE_OUT_OF_RANGE] in %s", what);
+            }
+            out->dec = v;
+            return EM_OK;
+        }
+        if (at[0].id == EM_TYPE_DOUBLE || at[0].id == EM_TYPE_FLOAT) {
+            /* Spark rounds doubles through BigDecimal(d) HALF_UP */
+            double d = a[0].d;
+            if (!isfinite(d)) {
+                out->d = d;
+                return EM_OK;
+            }
+            em_i128 v;
+            if (scale >= -38 && scale <= 30 && fabs(d) < 1e30 &&
+                em_dec_from_double(d, 0, scale > 0 ? scale : 0, &v)) {
+                if (scale < 0) {
+                    em_i128 p = em_dec_pow10(-scale);
+                    em_i128 q = v / p, r = v % p;
+                    if ((r < 0 ? -r : r) * 2 >= p)
+                        q += v < 0 ? -1 : 1;
+                    out->d = (double)(q * p);
+                } else {
+                    out->d = em_dec_to_double(v, scale);
+                }
+            } else {
+                out->d = d;
+            }
+            return EM_OK;
+        }
+        /* integral: round to a negative scale HALF_UP */
+        int64_t v = a[0].i;
+        if (scale >= 0) {
+            out->i = v;
+            return EM_OK;
+        }
+        if (scale < -18) {
+            out->i = 0;
+            return EM_OK;
+        }
+        int64_t p = (int64_t)em_dec_pow10(-scale);
+        int64_t q = v / p, r = v % p;
+        if ((r < 0 ? -r : r) >= p - (r < 0 ? -r : r))
+            q += v < 0 ? -1 : 1;
+        out->i = q * p;
+        return EM_OK;
+    }
+    }
+    (void)put_str;
+    return EM_FAIL(err, EM_ERR_INTERNAL, "unknown scalar function in %s", what);
+}
