@@ -23,6 +23,8 @@
 #include "ember/parquet.h"
 #include "io/parquet/encode_dict.h"
 #include "io/parquet/encode_rle.h"
+#include "io/parquet/format.h"
+#include "io/parquet/metadata.h"
 #include "io/parquet/thrift_write.h"
 
 /* ---- Thrift ------------------------------------------------------------ */
@@ -232,7 +234,9 @@ static void test_dict_builder(void **state) {
 
 /* ---- data for round trips -------------------------------------------------- */
 
-enum fill_mode { FILL_RANDOM, FILL_LOW, FILL_ALLNULL, FILL_UNIQUE };
+/* FILL_GROWING: the first 300 rows of every 3000 take 3 values, the rest are
+ * distinct, so a dictionary pays at first and overflows later. */
+enum fill_mode { FILL_RANDOM, FILL_LOW, FILL_ALLNULL, FILL_UNIQUE, FILL_GROWING };
 
 typedef struct colspec {
     const char *name;
@@ -258,7 +262,10 @@ static void append_value(em_column *c, const colspec *s, int64_t row) {
         EM_ASSERT_OK(em_column_append_null(c, &err), &err);
         return;
     }
-    uint64_t v = s->mode == FILL_LOW ? h % 7 : s->mode == FILL_UNIQUE ? (uint64_t)row : rnd();
+    uint64_t v = s->mode == FILL_LOW       ? h % 7
+                 : s->mode == FILL_UNIQUE  ? (uint64_t)row
+                 : s->mode == FILL_GROWING ? (row % 3000 < 300 ? (uint64_t)row % 3 : (uint64_t)row)
+                                           : rnd();
     switch (s->type.id) {
     case EM_TYPE_BOOLEAN: {
         bool x = v & 1;
@@ -323,8 +330,8 @@ static void append_value(em_column *c, const colspec *s, int64_t row) {
         int len;
         if (s->mode == FILL_LOW) {
             len = snprintf(buf, sizeof buf, "low-%d", (int)v);
-        } else if (s->mode == FILL_UNIQUE) {
-            len = snprintf(buf, sizeof buf, "unique-string-%lld-padding-padding", (long long)row);
+        } else if (s->mode == FILL_UNIQUE || s->mode == FILL_GROWING) {
+            len = snprintf(buf, sizeof buf, "unique-string-%lld-padding-padding", (long long)v);
         } else {
             len = v % 10 == 0 ? 0 : v % 97 == 1 ? 5000 : (int)(v % 23);
             for (int k = 0; k < len; k++)
@@ -491,6 +498,50 @@ static const colspec ALL[] = {
 };
 #define N_ALL ((int)(sizeof ALL / sizeof ALL[0]))
 
+/* Walks the pages of one column chunk with the reader's page-header parser:
+ * stores each page's encoding (-1 for the dictionary page) in encs and
+ * returns the page count; checks the pages tile the chunk exactly and that
+ * the data pages hold `rows` values. */
+static int chunk_pages(em_pq_file *f, int rg, int col, int64_t rows, int *encs, int max) {
+    em_error err;
+    em_pq_chunk_info ci;
+    EM_ASSERT_OK(em_pq_file_chunk_info(f, rg, col, &ci, &err), &err);
+    FILE *fp = fopen(em_pq_file_path(f), "rb");
+    assert_non_null(fp);
+    int64_t start =
+        ci.dictionary_page_offset >= 0 ? ci.dictionary_page_offset : ci.data_page_offset;
+    uint8_t *buf = malloc((size_t)ci.total_compressed_size);
+    assert_int_equal(fseek(fp, (long)start, SEEK_SET), 0);
+    assert_int_equal(fread(buf, 1, (size_t)ci.total_compressed_size, fp),
+                     (size_t)ci.total_compressed_size);
+    fclose(fp);
+    int n = 0;
+    int64_t pos = 0, values = 0;
+    while (pos < ci.total_compressed_size) {
+        em_pq_page_header h;
+        EM_ASSERT_OK(em_pq_page_header_parse(buf + pos, ci.total_compressed_size - pos, start + pos,
+                                             "chunk", &h, &err),
+                     &err);
+        assert_true(n < max);
+        if (h.type == EM_PQ_PAGE_DICTIONARY) {
+            assert_int_equal(n, 0);
+            assert_int_equal(start + pos, ci.dictionary_page_offset);
+            encs[n++] = -1;
+        } else {
+            assert_int_equal(h.type, EM_PQ_PAGE_DATA);
+            if (values == 0)
+                assert_int_equal(start + pos, ci.data_page_offset);
+            encs[n++] = h.encoding;
+            values += h.num_values;
+        }
+        pos += h.header_size + h.compressed_size;
+    }
+    assert_int_equal(pos, ci.total_compressed_size);
+    assert_int_equal(values, rows);
+    free(buf);
+    return n;
+}
+
 static void test_roundtrip_every_codec(void **state) {
     (void)state;
     const char *dir = em_test_tmpdir("pq_write_codecs");
@@ -550,6 +601,16 @@ static void test_roundtrip_plain_groups_pages(void **state) {
         EM_ASSERT_OK(em_pq_file_chunk_info(f, g, 12, &ci, &err), &err);
         assert_null(strstr(ci.encodings, "DICTIONARY"));
         assert_int_equal(ci.dictionary_page_offset, -1);
+        int encs[4096];
+        for (int c = 0; c < N_ALL; c++) {
+            int n = chunk_pages(f, g, c, g < 4 ? 1000 : 500, encs, 4096);
+            for (int k = 0; k < n; k++)
+                assert_int_equal(encs[k], EM_PQ_ENC_PLAIN);
+            /* 300-byte pages: wide columns need several (booleans and nulls fit one) */
+            if ((ALL[c].type.id == EM_TYPE_LONG || ALL[c].type.id == EM_TYPE_STRING) &&
+                ALL[c].mode != FILL_ALLNULL)
+                assert_true(n >= 3);
+        }
     }
     em_pq_file_close(f);
 }
@@ -559,10 +620,10 @@ static void test_roundtrip_dictionary_fallback(void **state) {
     const char *dir = em_test_tmpdir("pq_write_fallback");
     char path[4096];
     snprintf(path, sizeof path, "%s/f.parquet", dir);
-    /* Random strings start dictionary-encoded (repeats make the first page
-     * pay) and overflow the small dictionary later in the chunk. */
+    /* Strings that repeat at the start of each group keep the dictionary at
+     * the first page and overflow the small dictionary later in the chunk. */
     static const colspec specs[] = {
-        {"s", {EM_TYPE_STRING, 0, 0}, true, FILL_RANDOM},
+        {"s", {EM_TYPE_STRING, 0, 0}, true, FILL_GROWING},
         {"i", {EM_TYPE_INT, 0, 0}, true, FILL_RANDOM},
         {"low", {EM_TYPE_LONG, 0, 0}, false, FILL_LOW},
     };
@@ -582,6 +643,25 @@ static void test_roundtrip_dictionary_fallback(void **state) {
     assert_non_null(strstr(ci.encodings, "RLE_DICTIONARY"));
     EM_ASSERT_OK(em_pq_file_chunk_info(f, 1, 2, &ci, &err), &err);
     assert_string_equal(ci.encodings, "PLAIN,RLE,RLE_DICTIONARY");
+    /* The string chunk: dictionary page, dictionary-encoded pages, then PLAIN
+     * pages once the dictionary passed 600 bytes. */
+    int encs[4096];
+    for (int g = 0; g < 3; g++) {
+        int n = chunk_pages(f, g, 0, g < 2 ? 3000 : 1000, encs, 4096);
+        assert_int_equal(encs[0], -1);
+        int k = 1;
+        while (k < n && encs[k] == EM_PQ_ENC_RLE_DICTIONARY)
+            k++;
+        assert_true(k > 1);
+        assert_true(k < n);
+        for (; k < n; k++)
+            assert_int_equal(encs[k], EM_PQ_ENC_PLAIN);
+    }
+    /* Low cardinality: dictionary throughout. */
+    int n = chunk_pages(f, 0, 2, 3000, encs, 4096);
+    assert_int_equal(encs[0], -1);
+    for (int k = 1; k < n; k++)
+        assert_int_equal(encs[k], EM_PQ_ENC_RLE_DICTIONARY);
     em_pq_file_close(f);
 }
 

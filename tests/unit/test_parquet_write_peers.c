@@ -208,7 +208,10 @@ static void put_value(em_column *c, const spec *s, int64_t i, int col_index, jso
             static const char *words[] = {"AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"};
             len = snprintf(buf, sizeof buf, "%s", words[i % 6]);
         } else {
-            len = snprintf(buf, sizeof buf, "value-%lld", (long long)(i * 7 % 1000));
+            /* Repeats early in each 1500 rows, then distinct values: a
+             * dictionary that pays at first and overflows later. */
+            len = snprintf(buf, sizeof buf, "value-%lld",
+                           (long long)(i % 1500 < 200 ? i % 3 : i * 7 % 1000));
         }
         EM_ASSERT_OK(em_column_append_bytes(c, buf, len, &err), &err);
         json_array_append_new(row, json_stringn(buf, (size_t)len));
