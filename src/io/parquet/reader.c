@@ -51,6 +51,10 @@
 #include "io/parquet/levels.h"
 #include "io/parquet/metadata.h"
 
+/* Larger pages are refused as corrupt: real writers stay far below (1 MiB is
+ * typical), and the bound keeps hostile headers from driving huge allocations. */
+#define EM_PQ_MAX_PAGE_BYTES (1 << 30)
+
 /* How physical values become the Spark representation. */
 enum pq_conv {
     CV_COPY,      /* same bytes: int32, int64, float, double, date, micros */
@@ -735,8 +739,13 @@ static em_status load_dictionary(pq_col *c, const em_pq_page_header *h, const ui
     EM_TRY(col_inflate(c, &c->dict_raw, data, h->compressed_size, h->uncompressed_size, true,
                        data_off, &raw));
     int64_t n = h->dict_num_values;
-    /* Every dictionary value takes at least one bit, so n is bounded by the page. */
-    if (n > (int64_t)h->uncompressed_size * 8)
+    /* Every PLAIN value takes at least min_bits, which bounds n (and the memory
+     * for the decoded dictionary) by the page's size. */
+    int64_t min_bits = c->d->physical == EM_PQ_T_BOOLEAN ? 1
+                       : c->d->physical == EM_PQ_T_FIXED_LEN_BYTE_ARRAY
+                           ? 8 * (int64_t)c->d->type_length
+                           : 32;
+    if (n > (int64_t)h->uncompressed_size * 8 / min_bits)
         return col_corrupt_at(c, c->page_offset, "dictionary count exceeds its page size");
     EM_TRY(em_pq_buf_ensure(&c->dict_vals, n * c->d->phys_width, c->ctx.err));
     c->ctx.base = c->codec == EM_PQ_UNCOMPRESSED ? data_off : c->page_offset;
@@ -847,6 +856,18 @@ static em_status setup_values(pq_col *c, int enc, const uint8_t *v, int64_t vlen
     }
 }
 
+/* In a flat column every value is a row: a page cannot hold more values than
+ * the row group has rows left, which also bounds page-wide expansions. */
+static em_status check_page_values(pq_col *c, int32_t n) {
+    if (n > c->rows_left) {
+        char what[200];
+        snprintf(what, sizeof what, "page holds %d values but only %lld rows of the row group remain",
+                 n, (long long)c->rows_left);
+        return col_corrupt_at(c, c->page_offset, what);
+    }
+    return EM_OK;
+}
+
 /* Reads page headers until a data page with values is loaded. */
 static em_status load_page(pq_col *c) {
     const uint8_t *map = c->f->map;
@@ -870,6 +891,12 @@ static em_status load_page(pq_col *c) {
                      h.compressed_size, (long long)c->chunk_end);
             return col_corrupt_at(c, c->page_offset, what);
         }
+        if (h.uncompressed_size > EM_PQ_MAX_PAGE_BYTES) {
+            char what[200];
+            snprintf(what, sizeof what, "page of %d bytes exceeds the %d-byte limit",
+                     h.uncompressed_size, EM_PQ_MAX_PAGE_BYTES);
+            return col_corrupt_at(c, c->page_offset, what);
+        }
         c->pos = data_off + h.compressed_size;
         const uint8_t *data = map + data_off;
         bool exact = c->codec == EM_PQ_UNCOMPRESSED;
@@ -887,6 +914,7 @@ static em_status load_page(pq_col *c) {
             c->seen_data = true;
             if (h.num_values == 0)
                 continue;
+            EM_TRY(check_page_values(c, h.num_values));
             const uint8_t *raw;
             EM_TRY(col_inflate(c, &c->page_buf, data, h.compressed_size, h.uncompressed_size,
                                true, data_off, &raw));
@@ -936,6 +964,7 @@ static em_status load_page(pq_col *c) {
             c->seen_data = true;
             if (h.num_values == 0)
                 continue;
+            EM_TRY(check_page_values(c, h.num_values));
             if (c->d->optional) {
                 em_rle_init(&c->def, data + h.rep_length, h.def_length, 1);
                 c->lev_rle = true;
