@@ -29,7 +29,12 @@
  *
  * Page sizes are kept near page_bytes by encoding each batch in slices whose
  * row count is estimated from the bytes per row, then closing the page once
- * its estimated size reaches the target.
+ * its estimated size reaches the target (or EM_PQW_PAGE_MAX_ROWS rows).
+ *
+ * Each ColumnMetaData lists the encodings used (PLAIN for the dictionary page
+ * and for PLAIN data pages, RLE for the levels, RLE_DICTIONARY) and
+ * encoding_stats per page type and encoding, which parquet-mr reads to know
+ * whether every data page of a chunk is dictionary-encoded.
  *
  * Statistics follow parquet.thrift's column orders: signed comparison for
  * integers, dates, timestamps and decimals; unsigned byte-wise for strings
@@ -38,7 +43,11 @@
  * with column_orders = TYPE_DEFINED_ORDER (without that, parquet-mr ignores
  * them), and the deprecated min/max only for the numeric physical types,
  * whose legacy signed order agrees. Byte-array bounds longer than
- * EM_PQW_STATS_MAX_BYTES are left out rather than truncated.
+ * EM_PQW_STATS_MAX_BYTES are left out rather than truncated. Values that go
+ * to the dictionary are not compared one by one: the dictionary's entries
+ * are folded into the statistics when the chunk ends (or when the first page
+ * drops the dictionary). Decimals that do not fit their precision are
+ * rejected (EM_ERR_OVERFLOW) rather than cut to the physical width.
  *
  * Spark cannot write a NULL-typed column; Ember writes one as an optional
  * INT32 column whose every definition level is 0, without an annotation
