@@ -789,7 +789,7 @@ static void chunk_restart(em_pq_writer *w, pqw_col *c) {
 static void write_statistics(em_tw *tw, const pqw_col *c) {
     em_tw_field_struct(tw, 12);
     uint8_t lo[16], hi[16];
-    const uint8_t *lo_ext, *hi_ext;
+    const uint8_t *lo_ext = NULL, *hi_ext = NULL;
     int lo_len = -1, hi_len = -1;
     if (c->st.has) {
         lo_len = stats_encode(c, false, lo, &lo_ext);
@@ -1107,6 +1107,9 @@ em_status em_pq_writer_open(const char *path, const em_schema *schema,
         opts = &defaults;
     }
     EM_TRY(check_options(path, opts, err));
+    if (schema->n_fields < 1)
+        return EM_FAIL(err, EM_ERR_INVALID,
+                       "parquet writer: '%s': a file needs at least one column", path);
     for (int i = 0; i < schema->n_fields; i++) {
         em_type t = schema->fields[i].type;
         if (t.id < 0 || t.id >= EM_TYPE_COUNT_ ||
