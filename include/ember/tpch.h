@@ -16,6 +16,7 @@
 #ifndef EM_TPCH_H
 #define EM_TPCH_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -82,6 +83,10 @@ typedef struct em_tpch_options {
     bool progress;         /* draw a progress bar on progress_out */
     FILE *progress_out;
     em_tpch_summary *summary; /* optional, filled on success */
+    /* Optional: when it becomes true (e.g. set by a signal handler) the workers
+     * stop after their current batch and the call fails with EM_ERR_CANCELLED,
+     * cleaning up as on any failure. */
+    const volatile sig_atomic_t *cancel;
 } em_tpch_options;
 
 void em_tpch_options_init(em_tpch_options *o);

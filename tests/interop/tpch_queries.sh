@@ -106,6 +106,22 @@ else
 fi
 expect_exit 0 gen tpch --sf 0.01 --schema spark --out "$tmp/spark" --force --threads 1 --codec zstd
 
+# Interrupted (SIGINT) while replacing the tables of a warehouse: exit 130, the
+# old tables intact, no staging folder left.
+before=$(cd "$tmp/spark" && find . -type f | sort | xargs md5sum)
+"$bin" gen tpch --sf 1 --schema spark --out "$tmp/spark" --force --no-progress >"$tmp/int.out" 2>&1 &
+pid=$!
+sleep 1
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+after=$(cd "$tmp/spark" && find . -type f | sort | xargs md5sum)
+if [ "$rc" = 130 ] && [ "$before" = "$after" ] && [ -z "$(ls -A "$tmp/spark" | grep '^\.')" ]; then
+    ok "interrupted generation: exit 130, old tables intact, nothing staged left"
+else
+    bad "interrupted generation: exit $rc, $(cat "$tmp/int.out"); $(ls -A "$tmp/spark")"
+fi
+
 # The demo: generate, read back with Ember's reader, check; exits 0 and says so.
 expect_exit 0 demo --dir "$tmp/demo" --threads 2
 if grep -q "^demo ok" "$tmp/cli.out" && grep -q "^lineitem .*every quantity in 1..50" "$tmp/cli.out"; then

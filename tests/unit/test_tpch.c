@@ -785,6 +785,15 @@ static void test_files_failure_cleanup(void **state) {
     o.out_dir = NULL;
     assert_int_equal(em_tpch_generate(&o, &err), EM_ERR_INVALID);
     assert_false(path_exists(dir));
+    /* Cancelled: an error, and the folder it created is gone again. */
+    volatile sig_atomic_t stop = 1;
+    em_tpch_options_init(&o);
+    o.sf = SF;
+    o.out_dir = dir;
+    o.cancel = &stop;
+    assert_int_equal(em_tpch_generate(&o, &err), EM_ERR_CANCELLED);
+    assert_non_null(strstr(err.msg, "cancelled"));
+    assert_false(path_exists(dir));
 }
 
 int main(void) {

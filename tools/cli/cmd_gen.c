@@ -2,10 +2,12 @@
 /*
  * `ember gen tpch`: parses the options, runs em_tpch_generate, prints a
  * summary (files, rows and bytes per table, seconds). A progress bar goes to
- * stderr when stderr is a terminal. Exit codes: 0 success, 1 generation
- * failed (nothing half-written is left), 2 usage error.
+ * stderr when stderr is a terminal. SIGINT/SIGTERM stop the generator, which
+ * removes what it staged. Exit codes: 0 success, 1 generation failed (nothing
+ * half-written is left), 2 usage error, 130 interrupted.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,14 @@
 
 #include "cli.h"
 #include "ember/tpch.h"
+
+/* Set by SIGINT/SIGTERM: the generator stops and removes what it staged. */
+static volatile sig_atomic_t gen_interrupted;
+
+static void gen_on_signal(int sig) {
+    (void)sig;
+    gen_interrupted = 1;
+}
 
 static void gen_usage(FILE *out) {
     fprintf(out,
@@ -158,11 +168,22 @@ int em_cli_gen(int argc, char **argv) {
     o.progress_out = stderr;
     em_tpch_summary summary;
     o.summary = &summary;
+    o.cancel = &gen_interrupted;
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = gen_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     em_error err;
     em_error_clear(&err);
     em_status st = em_tpch_generate(&o, &err);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     if (st != EM_OK) {
-        fprintf(stderr, "ember gen: %s\n", err.msg);
+        fprintf(stderr, "%sember gen: %s\n", o.progress ? "\n" : "", err.msg);
+        if (st == EM_ERR_CANCELLED)
+            return 130;
         return st == EM_ERR_INVALID ? 2 : 1;
     }
     print_summary(&o, &summary);

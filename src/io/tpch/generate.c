@@ -240,6 +240,10 @@ static em_status run_job(gen_run *run, const gen_job *job, em_error *err) {
             st = EM_ERR_CANCELLED;
             break;
         }
+        if (run->opts->cancel && *run->opts->cancel) {
+            st = EM_FAIL(err, EM_ERR_CANCELLED, "TPC-H generation cancelled");
+            break;
+        }
         int64_t n = job->first + job->count - r < step ? job->first + job->count - r : step;
         st = tpch_gen_rows(&run->ctx, t, r, n, b, lb, err);
         if (st == EM_OK)
@@ -269,7 +273,8 @@ static void *worker_main(void *arg) {
         em_status st = run_job(run, &run->jobs[i], &err);
         if (st != EM_OK) {
             pthread_mutex_lock(&run->lock);
-            if (!atomic_load(&run->failed) && st != EM_ERR_CANCELLED) {
+            /* The first failure wins; jobs stopped because of it add nothing. */
+            if (!atomic_load(&run->failed)) {
                 run->err = err;
                 run->err.code = st;
                 atomic_store(&run->failed, true);
