@@ -14,9 +14,11 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -846,6 +848,16 @@ static void test_failures_leave_nothing(void **state) {
         assert_int_equal(count_entries(ro), 0);
     }
 
+    /* A path through a regular file (ENOTDIR, even for root). */
+    snprintf(path, sizeof path, "%s/plain", dir);
+    FILE *pf = fopen(path, "w");
+    fclose(pf);
+    snprintf(path, sizeof path, "%s/plain/x.parquet", dir);
+    assert_int_equal(em_pq_writer_open(path, &schema, NULL, &w, &err), EM_ERR_IO);
+    assert_non_null(strstr(err.msg, path));
+    snprintf(path, sizeof path, "%s/plain", dir);
+    unlink(path);
+
     /* Unsupported codec. */
     em_pq_write_options o;
     em_pq_write_options_init(&o);
@@ -913,6 +925,47 @@ static void test_failures_leave_nothing(void **state) {
     fclose(old);
     roundtrip(path, specs, 2, NULL, 10, 3, false);
     assert_int_equal(count_entries(dir), 2);
+    em_schema_reset(&schema);
+}
+
+/* The disk filling up mid-file (a 64 KiB file size limit makes write(2) fail
+ * with EFBIG): EM_ERR_IO naming the file, and the partial file is removed. */
+static void test_write_error_mid_file(void **state) {
+    (void)state;
+    em_error err;
+    em_schema schema;
+    simple_schema(&schema);
+    const char *dir = em_test_tmpdir("pq_write_efbig");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/big.parquet", dir);
+    colspec specs[] = {{"a", {EM_TYPE_INT, 0, 0}, false, FILL_UNIQUE},
+                       {"s", {EM_TYPE_STRING, 0, 0}, true, FILL_UNIQUE}};
+    em_pq_write_options o;
+    em_pq_write_options_init(&o);
+    o.codec = EM_PQ_UNCOMPRESSED;
+    o.row_group_rows = 5000;
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 64 * 1024;
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    em_pq_writer *w;
+    em_status s = em_pq_writer_open(path, &schema, &o, &w, &err);
+    for (int64_t first = 0; s == EM_OK && first < 100000; first += 5000) {
+        em_batch *b = make_batch(&schema, specs, first, 5000, false);
+        s = em_pq_writer_write(w, b, &err);
+        em_batch_destroy(b);
+    }
+    if (s == EM_OK)
+        s = em_pq_writer_close(w, &err);
+    else
+        em_pq_writer_abort(w);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, prev);
+    assert_int_equal(s, EM_ERR_IO);
+    assert_non_null(strstr(err.msg, path));
+    assert_int_equal(count_entries(dir), 0);
     em_schema_reset(&schema);
 }
 
@@ -989,6 +1042,7 @@ int main(void) {
         cmocka_unit_test(test_roundtrip_selection),
         cmocka_unit_test(test_statistics),
         cmocka_unit_test(test_failures_leave_nothing),
+        cmocka_unit_test(test_write_error_mid_file),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
