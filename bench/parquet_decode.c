@@ -46,7 +46,8 @@ typedef struct bench {
     unit *units; /* owned; file-major order */
     int n_units;
     int n_threads;
-    atomic_int next; /* next unit to hand out in the current run */
+    int64_t batch_rows; /* rows per batch asked of the reader; 0 = EM_BATCH_CAP */
+    atomic_int next;    /* next unit to hand out in the current run */
     atomic_bool failed;
     pthread_mutex_t err_lock;
     em_error err; /* the first failure of the run */
@@ -159,6 +160,7 @@ static em_status decode_unit(worker *w, const unit *u, em_error *err) {
     em_pq_read_options o;
     memset(&o, 0, sizeof o);
     o.row_groups = mask;
+    o.batch_rows = b->batch_rows;
     o.pool = w->pool;
     em_pq_reader *r = NULL;
     em_status s = em_pq_reader_open(f, &o, &r, err);
@@ -236,9 +238,12 @@ static double run_once(bench *b, worker *ws, int64_t *rows, int64_t *string_byte
 }
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: parquet_decode [--runs N] [--threads T] [--warmup W] PATH...\n"
-                 "  PATH: a Parquet file, or a folder whose *.parquet files are all read\n"
-                 "  defaults: --runs 5 --threads 2 --warmup 1\n");
+    fprintf(out,
+            "usage: parquet_decode [--runs N] [--threads T] [--warmup W] [--batch-rows R] "
+            "PATH...\n"
+            "  PATH: a Parquet file, or a folder whose *.parquet files are all read\n"
+            "  defaults: --runs 5 --threads 2 --warmup 1 --batch-rows %d (EM_BATCH_CAP)\n",
+            EM_BATCH_CAP);
 }
 
 static bool parse_int(const char *s, int min, int *out) {
@@ -252,7 +257,7 @@ static bool parse_int(const char *s, int min, int *out) {
 }
 
 int main(int argc, char **argv) {
-    int runs = 5, warmup = 1, threads = 2;
+    int runs = 5, warmup = 1, threads = 2, batch_rows = 0;
     bench b;
     memset(&b, 0, sizeof b);
     pthread_mutex_init(&b.err_lock, NULL);
@@ -269,6 +274,8 @@ int main(int argc, char **argv) {
             ok = parse_int(i + 1 < argc ? argv[++i] : NULL, 1, &threads);
         else if (strcmp(a, "--warmup") == 0)
             ok = parse_int(i + 1 < argc ? argv[++i] : NULL, 0, &warmup);
+        else if (strcmp(a, "--batch-rows") == 0)
+            ok = parse_int(i + 1 < argc ? argv[++i] : NULL, 1, &batch_rows);
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -290,6 +297,7 @@ int main(int argc, char **argv) {
         goto out;
     }
     b.n_threads = threads;
+    b.batch_rows = batch_rows;
 
     /* Footers once, untimed: the unit list, expected rows and sizes. */
     int64_t expect_rows = 0, file_bytes = 0, uncompressed = 0;
@@ -347,8 +355,9 @@ int main(int argc, char **argv) {
         }
     }
 
-    printf("files: %d, row groups: %d, columns: %d, rows: %" PRId64 ", threads: %d\n", b.n_paths,
-           b.n_units, n_cols, expect_rows, threads);
+    printf(
+        "files: %d, row groups: %d, columns: %d, rows: %" PRId64 ", threads: %d, batch rows: %d\n",
+        b.n_paths, b.n_units, n_cols, expect_rows, threads, batch_rows ? batch_rows : EM_BATCH_CAP);
     printf("bytes: %.1f MB on disk, %.1f MB uncompressed pages\n", (double)file_bytes / 1e6,
            (double)uncompressed / 1e6);
     int64_t rows = 0, string_bytes = 0;

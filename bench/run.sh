@@ -100,7 +100,7 @@ duck_cpu=$(cpu_of "$out/$stamp-duckdb.log" | median)
 cpu_ratio=$(awk -v e="$ember_cpu" -v d="$duck_cpu" 'BEGIN {printf "%.2f", e / d}')
 ember_runs=$(times_of "$out/$stamp-ember.log" | paste -sd, | sed 's/,/, /g')
 duck_runs=$(times_of "$out/$stamp-duckdb.log" | paste -sd, | sed 's/,/, /g')
-rows=$(sed -n 's/.*rows: \([0-9]*\).*/\1/p' "$out/$stamp-ember.log" | head -1)
+rows=$(sed -n 's/.*, rows: \([0-9]*\),.*/\1/p' "$out/$stamp-ember.log" | head -1)
 disk=$(sed -n 's/^bytes: \([0-9.]*\) MB on disk.*/\1/p' "$out/$stamp-ember.log" | head -1)
 duck_version="DuckDB $(head -1 "$out/$stamp-duckdb.log" | cut -d, -f1)"
 ratio=$(awk -v e="$ember_s" -v d="$duck_s" 'BEGIN {printf "%.2f", e / d}')
