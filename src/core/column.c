@@ -184,9 +184,11 @@ em_status em_column_append_bytes(em_column *c, const void *p, int32_t len, em_er
         return EM_FAIL(err, EM_ERR_TYPE, "append_bytes on a non-string column");
     if (len < 0)
         return EM_FAIL(err, EM_ERR_INVALID, "negative string length %d", (int)len);
-    EM_TRY(em_column_reserve(c, 1, len, err));
-    int32_t *off = (int32_t *)c->values->data;
     int64_t i = c->length;
+    if ((i + 2) * 4 > c->values->capacity || c->data->size + len > c->data->capacity ||
+        (c->validity && em_bitmap_bytes(i + 1) > c->validity->capacity))
+        EM_TRY(em_column_reserve(c, 1, len, err));
+    int32_t *off = (int32_t *)c->values->data;
     if (len > 0)
         memcpy(c->data->data + off[i], p, (size_t)len);
     off[i + 1] = off[i] + len;
@@ -196,16 +198,27 @@ em_status em_column_append_bytes(em_column *c, const void *p, int32_t len, em_er
 }
 
 em_status em_column_append_fixed(em_column *c, const void *value, em_error *err) {
-    if (c->type.id == EM_TYPE_NULL || em_type_is_varlen(c->type))
+    int64_t i = c->length;
+    int w = em_type_width(c->type);
+    if (w > 0) {
+        /* Fast path for the common case: room already there. */
+        int64_t need = (i + 1) * w;
+        if (need > c->values->capacity ||
+            (c->validity && em_bitmap_bytes(i + 1) > c->validity->capacity))
+            EM_TRY(em_column_reserve(c, 1, 0, err));
+        memcpy(c->values->data + i * w, value, (size_t)w);
+        c->values->size = need;
+        c->length = i + 1;
+        if (c->validity) {
+            em_bit_set(c->validity->data, i);
+            c->validity->size = em_bitmap_bytes(i + 1);
+        }
+        return EM_OK;
+    }
+    if (c->type.id != EM_TYPE_BOOLEAN)
         return EM_FAIL(err, EM_ERR_TYPE, "append_fixed on a column without fixed-width values");
     EM_TRY(em_column_reserve(c, 1, 0, err));
-    int64_t i = c->length;
-    if (c->type.id == EM_TYPE_BOOLEAN) {
-        em_bit_put(c->values->data, i, *(const bool *)value);
-    } else {
-        int w = em_type_width(c->type);
-        memcpy(c->values->data + i * w, value, (size_t)w);
-    }
+    em_bit_put(c->values->data, i, *(const bool *)value);
     column_grew(c, true);
     return EM_OK;
 }
