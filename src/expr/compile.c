@@ -864,7 +864,7 @@ static int compile_call(cctx *c, const em_expr *e) {
         int a = compile(c, e->args[0], NULL);
         if (a < 0)
             return -1;
-        return add_step(c, n[2] == 'n' || n[2] == 'N' ? EX_ISNOTNULL : EX_ISNULL,
+        return add_step(c, !strcasecmp(n, "isnotnull") ? EX_ISNOTNULL : EX_ISNULL,
                         em_type_make(EM_TYPE_BOOLEAN), e, 1, &a);
     }
     if (!strcasecmp(n, "coalesce") || !strcasecmp(n, "if") || !strcasecmp(n, "nvl") ||
