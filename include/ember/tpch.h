@@ -92,7 +92,7 @@ typedef struct em_tpch_options {
 void em_tpch_options_init(em_tpch_options *o);
 /* Writes all eight tables into out_dir (created if missing). Refuses a
  * non-empty out_dir unless force. Tables are written under a staging folder
- * out_dir/.ember-tpch-<pid>.tmp and renamed into place only when every file is
+ * out_dir/.ember-tpch-<pid>-<n>.tmp and renamed into place only when every file is
  * complete; on failure the staging folder is removed, so nothing half-written
  * remains and existing tables are untouched. Errors: EM_ERR_INVALID (options,
  * non-empty folder), EM_ERR_IO (file system), writer errors. */

@@ -11,12 +11,12 @@
  * tpch_internal.h), so the files are byte-identical for any thread count.
  * Threads take jobs from a shared counter, largest first.
  *
- * Nothing half-written: all files go to OUT/.ember-tpch-<pid>.tmp/<table>/
+ * Nothing half-written: all files go to OUT/.ember-tpch-<pid>-<n>.tmp/<table>/
  * (each file itself is written under a temporary name by the Parquet writer
  * and renamed when complete). When every job has succeeded, each table
  * folder is renamed to OUT/<table> (with force, replacing an existing one
  * only at that point); on any failure the staging folder is removed and OUT
- * is left as it was (a folder this call created is removed again).
+ * is left as it was (folders this call created, parents included, are removed).
  *
  * The calling thread draws the progress bar while the workers run.
  */
@@ -91,9 +91,10 @@ static int rm_tree(const char *path) {
     return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* mkdir -p; *created = whether the leaf folder was made here. */
-static em_status mkdir_parents(const char *path, bool *created, em_error *err) {
-    *created = false;
+/* mkdir -p. top (PATH_MAX bytes) receives the highest folder this call
+ * created, whose removal undoes the call; "" when the folder existed. */
+static em_status mkdir_parents(const char *path, char *top, em_error *err) {
+    top[0] = 0;
     char buf[4096];
     size_t n = strlen(path);
     if (n == 0 || n >= sizeof buf)
@@ -105,10 +106,14 @@ static em_status mkdir_parents(const char *path, bool *created, em_error *err) {
         char c = buf[i];
         buf[i] = 0;
         if (mkdir(buf, 0777) == 0) {
-            if (i == n || (c == '/' && buf[i + 1] == 0))
-                *created = true;
+            if (!top[0])
+                memcpy(top, buf, i + 1);
         } else if (errno != EEXIST) {
-            return EM_FAIL(err, EM_ERR_IO, "cannot create folder '%s': %s", buf, strerror(errno));
+            em_status st =
+                EM_FAIL(err, EM_ERR_IO, "cannot create folder '%s': %s", buf, strerror(errno));
+            if (top[0])
+                rm_tree(top);
+            return st;
         }
         buf[i] = c;
     }
@@ -270,7 +275,12 @@ static void *worker_main(void *arg) {
             break;
         em_error err;
         em_error_clear(&err);
-        em_status st = run_job(run, &run->jobs[i], &err);
+        const gen_job *job = &run->jobs[i];
+        em_status st = run_job(run, job, &err);
+        if (st != EM_OK && !atomic_load(&run->failed))
+            em_error_prefix(&err, "TPC-H %s rows [%lld, %lld) (file part-%05d)",
+                            em_tpch_table_name(job->table), (long long)job->first,
+                            (long long)(job->first + job->count), job->file);
         if (st != EM_OK) {
             pthread_mutex_lock(&run->lock);
             /* The first failure wins; jobs stopped because of it add nothing. */
@@ -410,9 +420,9 @@ static em_status generate_in(gen_run *run, double t0, em_error *err) {
 em_status em_tpch_generate(const em_tpch_options *o, em_error *err) {
     double t0 = now_seconds();
     EM_TRY(check_options(o, err));
-    bool created = false;
-    EM_TRY(mkdir_parents(o->out_dir, &created, err));
-    if (!created && !o->force) {
+    char created[4096]; /* the folder to remove on failure, "" if none */
+    EM_TRY(mkdir_parents(o->out_dir, created, err));
+    if (!created[0] && !o->force) {
         bool empty = false;
         EM_TRY(dir_is_empty(o->out_dir, &empty, err));
         if (!empty)
@@ -422,18 +432,20 @@ em_status em_tpch_generate(const em_tpch_options *o, em_error *err) {
     }
     gen_run *run = em_pool_calloc(NULL, sizeof *run, err);
     if (!run) {
-        if (created)
-            rmdir(o->out_dir);
+        if (created[0])
+            rm_tree(created);
         return err ? err->code : EM_ERR_NOMEM;
     }
     run->opts = o;
     pthread_mutex_init(&run->lock, NULL);
-    snprintf(run->staging, sizeof run->staging, "%s/.ember-tpch-%ld.tmp", o->out_dir,
-             (long)getpid());
+    /* pid and a per-process counter: concurrent calls never share a staging folder. */
+    static atomic_int calls;
+    snprintf(run->staging, sizeof run->staging, "%s/.ember-tpch-%ld-%d.tmp", o->out_dir,
+             (long)getpid(), atomic_fetch_add(&calls, 1));
     em_status st = generate_in(run, t0, err);
     rm_tree(run->staging);
-    if (st != EM_OK && created)
-        rm_tree(o->out_dir);
+    if (st != EM_OK && created[0])
+        rm_tree(created);
     for (int t = 0; t < EM_TPCH_TABLE_COUNT; t++)
         em_schema_reset(&run->schemas[t]);
     tpch_ctx_reset(&run->ctx);
