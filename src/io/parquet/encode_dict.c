@@ -68,8 +68,10 @@ uint64_t em_pq_hash_bytes(const uint8_t *p, int64_t len) {
     for (; i + 8 <= len; i += 8)
         h = (h ^ load64(p + i)) * 0x100000001b3ULL * 0x9E3779B97F4A7C15ULL + (h >> 29);
     if (i < len) {
+        /* The last 1..7 bytes, gathered without a variable-length memcpy call. */
         uint64_t t = 0;
-        memcpy(&t, p + i, (size_t)(len - i));
+        for (int64_t j = i; j < len; j++)
+            t |= (uint64_t)p[j] << (8 * (j - i));
         h = (h ^ t) * 0x9E3779B97F4A7C15ULL + (h >> 29);
     }
     return mix64(h);
