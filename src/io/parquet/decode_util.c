@@ -39,12 +39,12 @@ em_status em_pq_buf_ensure(em_pq_buf *b, int64_t bytes, em_error *err) {
     int64_t cap = b->cap ? b->cap : 256;
     while (cap < bytes)
         cap *= 2;
-    /* 16 spare bytes let unaligned 8-byte loads at the end stay inside. */
-    uint8_t *p = em_pool_alloc(b->pool, cap + 16, err);
+    /* Spare bytes let wide unaligned loads at the end stay inside. */
+    uint8_t *p = em_pool_alloc(b->pool, cap + EM_PQ_BUF_SLACK, err);
     if (!p)
         return err ? err->code : EM_ERR_NOMEM;
     if (b->p)
-        em_pool_free(b->pool, b->p, b->cap + 16);
+        em_pool_free(b->pool, b->p, b->cap + EM_PQ_BUF_SLACK);
     b->p = p;
     b->cap = cap;
     return EM_OK;
@@ -52,7 +52,7 @@ em_status em_pq_buf_ensure(em_pq_buf *b, int64_t bytes, em_error *err) {
 
 void em_pq_buf_free(em_pq_buf *b) {
     if (b->p)
-        em_pool_free(b->pool, b->p, b->cap + 16);
+        em_pool_free(b->pool, b->p, b->cap + EM_PQ_BUF_SLACK);
     b->p = NULL;
     b->cap = 0;
 }

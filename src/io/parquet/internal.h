@@ -36,7 +36,9 @@ typedef struct em_pq_dctx {
  * decompressed page)". */
 em_status em_pq_dcorrupt(const em_pq_dctx *c, int64_t rel, const char *fmt, ...) EM_PRINTF(3, 4);
 
-/* A growable, pool-charged byte buffer (64-byte aligned). */
+/* A growable, pool-charged byte buffer (64-byte aligned), with EM_PQ_BUF_SLACK
+ * readable bytes past cap so copies may load a little beyond a value's end. */
+#define EM_PQ_BUF_SLACK 64
 typedef struct em_pq_buf {
     uint8_t *p;
     int64_t cap;

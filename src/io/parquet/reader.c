@@ -1230,6 +1230,20 @@ static void scatter(uint8_t *base, int w, const uint32_t *lev, int64_t k, int64_
 #undef EM_SCATTER
 }
 
+/* Copies a short value with two fixed 16-byte moves (one vector load and store
+ * each) when both sides have slack, else with memcpy. */
+static inline void copy_value(uint8_t *dst, const uint8_t *src, int64_t len, uintptr_t map_lo,
+                              uintptr_t map_hi) {
+    uintptr_t s = (uintptr_t)src;
+    bool src_slack = s < map_lo || s >= map_hi || s + 32 <= map_hi;
+    if (len <= 32 && src_slack) {
+        memcpy(dst, src, 16);
+        memcpy(dst + 16, src + 16, 16);
+    } else {
+        memcpy(dst, src, (size_t)len);
+    }
+}
+
 static em_status emit_varlen(pq_col *c, const em_pq_view *v, int64_t m, const uint32_t *lev,
                              bool all_valid, int64_t r0, int64_t k, em_column *out) {
     int32_t *off = (int32_t *)(void *)out->values->data;
@@ -1241,11 +1255,15 @@ static em_status emit_varlen(pq_col *c, const em_pq_view *v, int64_t m, const ui
         return EM_FAIL(c->ctx.err, EM_ERR_OVERFLOW,
                        "%s: column %s: more than 2 GiB of bytes in one batch (lower batch_rows)",
                        c->ctx.path, c->d->name);
-    EM_TRY(em_buffer_reserve(out->data, pos + total, c->ctx.err));
+    /* 32 spare bytes for copy_value's fixed-size moves. */
+    EM_TRY(em_buffer_reserve(out->data, pos + total + 32, c->ctx.err));
     uint8_t *chars = out->data->data;
+    /* Views point into the file mapping (uncompressed pages) or into the reader's
+     * buffers, which all carry slack; only the mapping's end needs care. */
+    uintptr_t lo = (uintptr_t)c->f->map, hi = lo + (uintptr_t)c->f->size;
     if (all_valid) {
         for (int64_t i = 0; i < k; i++) {
-            memcpy(chars + pos, v[i].ptr, (size_t)v[i].len);
+            copy_value(chars + pos, v[i].ptr, v[i].len, lo, hi);
             pos += v[i].len;
             off[r0 + i + 1] = (int32_t)pos;
         }
@@ -1253,7 +1271,7 @@ static em_status emit_varlen(pq_col *c, const em_pq_view *v, int64_t m, const ui
         int64_t j = 0;
         for (int64_t i = 0; i < k; i++) {
             if (lev[i]) {
-                memcpy(chars + pos, v[j].ptr, (size_t)v[j].len);
+                copy_value(chars + pos, v[j].ptr, v[j].len, lo, hi);
                 pos += v[j].len;
                 j++;
             }
