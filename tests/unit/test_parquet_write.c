@@ -794,6 +794,53 @@ static void check_statistics(bool dictionary) {
     em_schema_reset(&schema);
 }
 
+/* Random schemas, options and batch shapes, each round-tripped through the
+ * reader: shakes out slicing, page, dictionary and row-group boundaries. */
+static void test_randomized_roundtrips(void **state) {
+    (void)state;
+    const char *dir = em_test_tmpdir("pq_write_random");
+    static const em_type types[] = {
+        {EM_TYPE_BOOLEAN, 0, 0},  {EM_TYPE_BYTE, 0, 0},      {EM_TYPE_SHORT, 0, 0},
+        {EM_TYPE_INT, 0, 0},      {EM_TYPE_LONG, 0, 0},      {EM_TYPE_FLOAT, 0, 0},
+        {EM_TYPE_DOUBLE, 0, 0},   {EM_TYPE_DECIMAL, 7, 3},   {EM_TYPE_DECIMAL, 12, 2},
+        {EM_TYPE_DECIMAL, 33, 9}, {EM_TYPE_STRING, 0, 0},    {EM_TYPE_BINARY, 0, 0},
+        {EM_TYPE_DATE, 0, 0},     {EM_TYPE_TIMESTAMP, 0, 0}, {EM_TYPE_TIMESTAMP_NTZ, 0, 0},
+    };
+    static const char *names[] = {"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"};
+    const em_pq_codec codecs[] = {EM_PQ_UNCOMPRESSED, EM_PQ_SNAPPY, EM_PQ_GZIP, EM_PQ_ZSTD,
+                                  EM_PQ_LZ4_RAW};
+    uint64_t seed = 99;
+    for (int iter = 0; iter < 40; iter++) {
+        rng_state = seed++ * 0x51ED27;
+        colspec specs[8];
+        int n_cols = 1 + (int)(rnd() % 8);
+        for (int c = 0; c < n_cols; c++) {
+            specs[c].name = names[c];
+            specs[c].type = types[rnd() % (sizeof types / sizeof types[0])];
+            specs[c].nullable = rnd() % 3 != 0;
+            specs[c].mode = (int)(rnd() % 5);
+            if (specs[c].mode == FILL_ALLNULL && !specs[c].nullable)
+                specs[c].mode = FILL_RANDOM;
+        }
+        em_pq_write_options o;
+        em_pq_write_options_init(&o);
+        o.codec = codecs[rnd() % 5];
+        o.dictionary = rnd() % 4 != 0;
+        o.dictionary_max_bytes = rnd() % 2 ? 0 : 64 + (int64_t)(rnd() % 4000);
+        o.page_bytes = rnd() % 2 ? 0 : 16 + (int64_t)(rnd() % 3000);
+        o.row_group_rows = rnd() % 2 ? 0 : 1 + (int64_t)(rnd() % 2000);
+        o.statistics = rnd() % 5 != 0;
+        int64_t rows = (int64_t)(rnd() % 5000);
+        int64_t batch = 1 + (int64_t)(rnd() % (rnd() % 2 ? EM_BATCH_CAP : 3000));
+        bool sel = rnd() % 3 == 0;
+        uint64_t after = rng_state; /* the data generator reseeds; keep this stream */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/r%d.parquet", dir, iter);
+        roundtrip(path, specs, n_cols, &o, rows, batch, sel);
+        rng_state = after;
+    }
+}
+
 static void test_statistics(void **state) {
     (void)state;
     check_statistics(true);
@@ -1040,6 +1087,7 @@ int main(void) {
         cmocka_unit_test(test_roundtrip_plain_groups_pages),
         cmocka_unit_test(test_roundtrip_dictionary_fallback),
         cmocka_unit_test(test_roundtrip_selection),
+        cmocka_unit_test(test_randomized_roundtrips),
         cmocka_unit_test(test_statistics),
         cmocka_unit_test(test_failures_leave_nothing),
         cmocka_unit_test(test_write_error_mid_file),
