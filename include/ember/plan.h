@@ -125,26 +125,26 @@ struct em_expr {
     em_expr_kind kind;
     em_binop op;
     em_agg_mode mode;
-    em_type type;      /* inferred result type */
-    bool type_known;   /* false: not a value, or outside what inference covers */
-    bool long_suffix;  /* ATTR/ALIAS printed with the `L` of long-typed ids */
-    bool compact;      /* CALL/LIST: arguments separated by "," (no space) */
-    bool distinct;     /* AGG */
-    bool has_else;     /* CASE */
-    bool ascending;    /* SORT_ORDER */
-    bool nulls_first;  /* SORT_ORDER */
-    bool nullable_flag; /* BOUND_REF */
-    bool reused;       /* SCALAR_SUBQUERY printed as ReusedSubquery */
-    bool rlike;        /* LIKE printed as RLIKE */
+    em_type type;        /* inferred result type */
+    bool type_known;     /* false: not a value, or outside what inference covers */
+    bool long_suffix;    /* ATTR/ALIAS printed with the `L` of long-typed ids */
+    bool compact;        /* CALL/LIST: arguments separated by "," (no space) */
+    bool distinct;       /* AGG */
+    bool has_else;       /* CASE */
+    bool ascending;      /* SORT_ORDER */
+    bool nulls_first;    /* SORT_ORDER */
+    bool nullable_flag;  /* BOUND_REF */
+    bool reused;         /* SCALAR_SUBQUERY printed as ReusedSubquery */
+    bool rlike;          /* LIKE printed as RLIKE */
     bool legacy_id_form; /* PLAN_ID written as [id=#N] */
     bool cast_type_known;
     em_type cast_type; /* CAST/BOUND_REF/TYPE: the printed type, when Ember knows it */
     const char *name;  /* see above; NUL-terminated, arena-owned */
     const char *text;  /* see above */
     int64_t id;
-    int64_t plan_id;   /* SCALAR_SUBQUERY [id=#M], PLAN_ID */
+    int64_t plan_id; /* SCALAR_SUBQUERY [id=#M], PLAN_ID */
     int n_args;
-    em_expr **args;    /* arena-owned */
+    em_expr **args;               /* arena-owned */
     const em_plan_node *subquery; /* SCALAR_SUBQUERY / IN_SUBQUERY: the tree computing it */
 };
 
@@ -201,7 +201,7 @@ typedef enum em_join_type {
     EM_JOIN_LEFT_ANTI,
     EM_JOIN_EXISTENCE, /* ExistenceJoin(exists#N): left rows plus a boolean */
     EM_JOIN_CROSS,
-    EM_JOIN_OTHER,     /* printed text kept in join_type_text */
+    EM_JOIN_OTHER, /* printed text kept in join_type_text */
 } em_join_type;
 
 typedef enum em_build_side { EM_BUILD_NONE = 0, EM_BUILD_LEFT, EM_BUILD_RIGHT } em_build_side;
@@ -237,11 +237,11 @@ typedef struct em_schema_field {
 
 typedef struct em_plan_field {
     em_field_kind kind;
-    const char *label;  /* as printed, e.g. "Aggregate Attributes" */
-    const char *text;   /* OTHER/LOCATION/BATCHED: the value text; LOCATION: whole line */
-    bool counted;       /* list printed with "[n]" */
+    const char *label; /* as printed, e.g. "Aggregate Attributes" */
+    const char *text;  /* OTHER/LOCATION/BATCHED: the value text; LOCATION: whole line */
+    bool counted;      /* list printed with "[n]" */
     int n_exprs;
-    em_expr **exprs;    /* list items, or exprs[0] for a single expression */
+    em_expr **exprs; /* list items, or exprs[0] for a single expression */
     /* READ_SCHEMA */
     int n_schema;
     em_schema_field *schema;
@@ -254,12 +254,12 @@ typedef struct em_plan_field {
 
 struct em_plan_node {
     em_node_kind kind;
-    const char *name;       /* operator name as Spark prints it: "Scan parquet", "Exchange" */
-    const char *label_args; /* text after the name in the tree line (table, "Inner BuildRight") */
+    const char *name;        /* operator name as Spark prints it: "Scan parquet", "Exchange" */
+    const char *label_args;  /* text after the name in the tree line (table, "Inner BuildRight") */
     const char *header_args; /* text after the name in the detail header (the scan's table) */
-    int id;                 /* operator id as printed (1-based) */
-    int codegen_id;         /* "[codegen id : K]", -1 when not printed */
-    bool whole_stage;       /* "*" before the tree label */
+    int id;                  /* operator id as printed (1-based) */
+    int codegen_id;          /* "[codegen id : K]", -1 when not printed */
+    bool whole_stage;        /* "*" before the tree label */
     int n_children;
     em_plan_node **children;
     int n_fields;
@@ -283,12 +283,12 @@ struct em_plan_node {
 };
 
 typedef struct em_plan_subquery {
-    int index;                   /* "Subquery:<index>" */
-    int host_id;                 /* "Hosting operator id = <host_id>" */
+    int index;   /* "Subquery:<index>" */
+    int host_id; /* "Hosting operator id = <host_id>" */
     const em_plan_node *host;
-    em_expr *expr;               /* the hosting expression */
-    em_plan_node *root;          /* its tree, or NULL when printed by an earlier entry */
-    const em_plan_node *target;  /* the tree computing it (own root or the earlier one) */
+    em_expr *expr;              /* the hosting expression */
+    em_plan_node *root;         /* its tree, or NULL when printed by an earlier entry */
+    const em_plan_node *target; /* the tree computing it (own root or the earlier one) */
 } em_plan_subquery;
 
 /* ---------------------------------------------------------------- plans */
@@ -347,16 +347,16 @@ int em_shim_count(void);
 const em_shim *em_shim_at(int i); /* oldest first */
 
 typedef struct em_shim_detection {
-    const em_shim *chosen;   /* oldest compatible line; NULL when none fits */
-    uint32_t candidates;     /* bit i set: em_shim_at(i) prints text like this */
-    bool ambiguous;          /* more than one candidate */
-    char reason[512];        /* what decided, or why none fits */
+    const em_shim *chosen; /* oldest compatible line; NULL when none fits */
+    uint32_t candidates;   /* bit i set: em_shim_at(i) prints text like this */
+    bool ambiguous;        /* more than one candidate */
+    char reason[512];      /* what decided, or why none fits */
 } em_shim_detection;
 
 /* Detects the Spark line that printed the text. EM_ERR_UNSUPPORTED when no
  * line fits (the reason says which evidence contradicts which line). */
-em_status em_shim_detect(const char *text, size_t len, em_shim_detection *out, em_error *err)
-    EM_MUST_CHECK;
+em_status em_shim_detect(const char *text, size_t len, em_shim_detection *out,
+                         em_error *err) EM_MUST_CHECK;
 
 #ifdef __cplusplus
 }

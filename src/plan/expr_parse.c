@@ -85,18 +85,18 @@ static const struct {
     const char *text; /* with the surrounding spaces */
     em_binop op;
 } binops[] = {
-    {" AND ", EM_OP_AND}, {" OR ", EM_OP_OR},   {" <=> ", EM_OP_NULLSAFE_EQ},
-    {" <= ", EM_OP_LE},   {" >= ", EM_OP_GE},   {" = ", EM_OP_EQ},
-    {" < ", EM_OP_LT},    {" > ", EM_OP_GT},    {" + ", EM_OP_ADD},
-    {" - ", EM_OP_SUB},   {" * ", EM_OP_MUL},   {" / ", EM_OP_DIV},
+    {" AND ", EM_OP_AND}, {" OR ", EM_OP_OR},      {" <=> ", EM_OP_NULLSAFE_EQ},
+    {" <= ", EM_OP_LE},   {" >= ", EM_OP_GE},      {" = ", EM_OP_EQ},
+    {" < ", EM_OP_LT},    {" > ", EM_OP_GT},       {" + ", EM_OP_ADD},
+    {" - ", EM_OP_SUB},   {" * ", EM_OP_MUL},      {" / ", EM_OP_DIV},
     {" % ", EM_OP_REM},   {" div ", EM_OP_INTDIV}, {" & ", EM_OP_BITAND},
     {" | ", EM_OP_BITOR}, {" ^ ", EM_OP_BITXOR},
 };
 
 const char *em_binop_symbol(em_binop op) {
     static const char *const symbols[EM_OP_COUNT_] = {
-        "+", "-", "*", "/", "%", "div", "&", "|", "^", "=", "<=>", "<", "<=", ">", ">=",
-        "AND", "OR",
+        "+", "-",   "*", "/",  "%", "div", "&",   "|",  "^",
+        "=", "<=>", "<", "<=", ">", ">=",  "AND", "OR",
     };
     return op < EM_OP_COUNT_ ? symbols[op] : "?";
 }
@@ -174,8 +174,7 @@ static size_t scan_segment(expr_parser *p, size_t start, int stop) {
     }
     if (depth > 0) {
         plan_expr_error(p, p->n, "expected '%c' to close '%c' at column %d",
-                        p->s[open_pos] == '(' ? ')' : ']', p->s[open_pos],
-                        p->col0 + (int)open_pos);
+                        p->s[open_pos] == '(' ? ')' : ']', p->s[open_pos], p->col0 + (int)open_pos);
         return (size_t)-1;
     }
     return p->n;
@@ -326,15 +325,50 @@ static em_expr *parse_operand(expr_parser *p, int stop) {
 
 static bool is_agg_name(const char *s, size_t n) {
     static const char *const aggs[] = {
-        "sum",        "avg",          "count",       "min",          "max",
-        "first",      "last",         "stddev_samp", "stddev_pop",   "stddev",
-        "var_samp",   "var_pop",      "variance",    "collect_list", "collect_set",
-        "corr",       "covar_pop",    "covar_samp",  "skewness",     "kurtosis",
-        "bit_and",    "bit_or",       "bit_xor",     "bool_and",     "bool_or",
-        "every",      "any",          "some",        "count_if",     "max_by",
-        "min_by",     "mode",         "median",      "any_value",    "percentile",
-        "percentile_approx", "approx_count_distinct", "first_value", "last_value",
-        "try_sum",    "try_avg",      "hll_sketch_agg", "listagg", "string_agg",
+        "sum",
+        "avg",
+        "count",
+        "min",
+        "max",
+        "first",
+        "last",
+        "stddev_samp",
+        "stddev_pop",
+        "stddev",
+        "var_samp",
+        "var_pop",
+        "variance",
+        "collect_list",
+        "collect_set",
+        "corr",
+        "covar_pop",
+        "covar_samp",
+        "skewness",
+        "kurtosis",
+        "bit_and",
+        "bit_or",
+        "bit_xor",
+        "bool_and",
+        "bool_or",
+        "every",
+        "any",
+        "some",
+        "count_if",
+        "max_by",
+        "min_by",
+        "mode",
+        "median",
+        "any_value",
+        "percentile",
+        "percentile_approx",
+        "approx_count_distinct",
+        "first_value",
+        "last_value",
+        "try_sum",
+        "try_avg",
+        "hll_sketch_agg",
+        "listagg",
+        "string_agg",
     };
     for (size_t i = 0; i < sizeof aggs / sizeof aggs[0]; i++)
         if (strlen(aggs[i]) == n && memcmp(aggs[i], s, n) == 0)
@@ -719,8 +753,7 @@ static em_expr *parse_primary(expr_parser *p, int stop) {
         } else if (wn == 8 && memcmp(w, "Subquery", 8) == 0 && at(p, w1, " ")) {
             p->pos = w1 + 1;
             e = parse_subquery(p, false);
-        } else if (wn == 14 && memcmp(w, "ReusedSubquery", 14) == 0 &&
-                   at(p, w1, " Subquery ")) {
+        } else if (wn == 14 && memcmp(w, "ReusedSubquery", 14) == 0 && at(p, w1, " Subquery ")) {
             p->pos = w1 + 10;
             e = parse_subquery(p, true);
         } else if (wn == 5 && memcmp(w, "input", 5) == 0 && at(p, w1, "[")) {
@@ -1026,12 +1059,23 @@ bool plan_type_from_text(const char *s, size_t n, em_type *out) {
         const char *name;
         em_type_id id;
     } names[] = {
-        {"boolean", EM_TYPE_BOOLEAN},   {"tinyint", EM_TYPE_BYTE},    {"byte", EM_TYPE_BYTE},
-        {"smallint", EM_TYPE_SHORT},    {"short", EM_TYPE_SHORT},     {"int", EM_TYPE_INT},
-        {"integer", EM_TYPE_INT},       {"bigint", EM_TYPE_LONG},     {"long", EM_TYPE_LONG},
-        {"float", EM_TYPE_FLOAT},       {"real", EM_TYPE_FLOAT},      {"double", EM_TYPE_DOUBLE},
-        {"string", EM_TYPE_STRING},     {"binary", EM_TYPE_BINARY},   {"date", EM_TYPE_DATE},
-        {"timestamp", EM_TYPE_TIMESTAMP}, {"timestamp_ntz", EM_TYPE_TIMESTAMP_NTZ},
+        {"boolean", EM_TYPE_BOOLEAN},
+        {"tinyint", EM_TYPE_BYTE},
+        {"byte", EM_TYPE_BYTE},
+        {"smallint", EM_TYPE_SHORT},
+        {"short", EM_TYPE_SHORT},
+        {"int", EM_TYPE_INT},
+        {"integer", EM_TYPE_INT},
+        {"bigint", EM_TYPE_LONG},
+        {"long", EM_TYPE_LONG},
+        {"float", EM_TYPE_FLOAT},
+        {"real", EM_TYPE_FLOAT},
+        {"double", EM_TYPE_DOUBLE},
+        {"string", EM_TYPE_STRING},
+        {"binary", EM_TYPE_BINARY},
+        {"date", EM_TYPE_DATE},
+        {"timestamp", EM_TYPE_TIMESTAMP},
+        {"timestamp_ntz", EM_TYPE_TIMESTAMP_NTZ},
         {"void", EM_TYPE_NULL},
     };
     /* catalogString may print upper case (CAST(x AS DECIMAL(15,4)) in alias names) */

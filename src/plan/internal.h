@@ -76,7 +76,7 @@ enum {
 
 typedef struct expr_parser {
     plan_arena *arena;
-    const char *s;  /* the text of one field value (not NUL-terminated) */
+    const char *s; /* the text of one field value (not NUL-terminated) */
     size_t n;
     size_t pos;
     const char *src; /* source name for messages */
@@ -86,7 +86,7 @@ typedef struct expr_parser {
     em_error error; /* the furthest error so far (backtracking tries alternatives) */
     size_t err_pos; /* its offset in s */
     bool failed;    /* an error was recorded */
-    int depth;   /* recursion depth, bounded */
+    int depth;      /* recursion depth, bounded */
 } expr_parser;
 
 /* Parses one expression that must extend to the end of the text. */

@@ -146,10 +146,29 @@ const em_plan_field *em_plan_node_field(const em_plan_node *node, em_field_kind 
 
 const char *em_expr_kind_name(em_expr_kind k) {
     static const char *const names[EM_EXPR_KIND_COUNT_] = {
-        "attribute", "literal",  "call",     "aggregate", "binary",   "not",
-        "negate",    "in",       "inset",    "in-subquery", "like",   "case",
-        "cast",      "alias",    "sort-order", "bound-reference", "scalar-subquery",
-        "field",     "type",     "list",     "window",    "plan-id",  "raw",
+        "attribute",
+        "literal",
+        "call",
+        "aggregate",
+        "binary",
+        "not",
+        "negate",
+        "in",
+        "inset",
+        "in-subquery",
+        "like",
+        "case",
+        "cast",
+        "alias",
+        "sort-order",
+        "bound-reference",
+        "scalar-subquery",
+        "field",
+        "type",
+        "list",
+        "window",
+        "plan-id",
+        "raw",
     };
     return k < EM_EXPR_KIND_COUNT_ ? names[k] : "?";
 }

@@ -56,8 +56,7 @@ typedef struct plan_parser {
     int n_subq_cap;
 } plan_parser;
 
-static em_status pp_error(plan_parser *pp, int line, int col, const char *fmt, ...)
-    EM_PRINTF(4, 5);
+static em_status pp_error(plan_parser *pp, int line, int col, const char *fmt, ...) EM_PRINTF(4, 5);
 static em_status pp_error(plan_parser *pp, int line, int col, const char *fmt, ...) {
     char msg[EM_ERROR_MSG_CAP / 2];
     va_list ap;
@@ -101,6 +100,11 @@ static em_status split_lines(plan_parser *pp, const char *text, size_t len) {
         size_t end = j;
         if (end > i && text[end - 1] == '\r')
             end--;
+        const char *nul = memchr(text + i, '\0', end - i);
+        if (nul) {
+            free(lines);
+            return pp_error(pp, n, (int)(nul - (text + i)), "unexpected NUL byte in the plan text");
+        }
         if (n == cap) {
             cap *= 2;
             plan_line *grown = realloc(lines, (size_t)cap * sizeof *lines);
@@ -179,9 +183,12 @@ static const struct {
     const char *text;
     em_join_type type;
 } join_names[] = {
-    {"Inner", EM_JOIN_INNER},         {"LeftOuter", EM_JOIN_LEFT_OUTER},
-    {"RightOuter", EM_JOIN_RIGHT_OUTER}, {"FullOuter", EM_JOIN_FULL_OUTER},
-    {"LeftSemi", EM_JOIN_LEFT_SEMI},  {"LeftAnti", EM_JOIN_LEFT_ANTI},
+    {"Inner", EM_JOIN_INNER},
+    {"LeftOuter", EM_JOIN_LEFT_OUTER},
+    {"RightOuter", EM_JOIN_RIGHT_OUTER},
+    {"FullOuter", EM_JOIN_FULL_OUTER},
+    {"LeftSemi", EM_JOIN_LEFT_SEMI},
+    {"LeftAnti", EM_JOIN_LEFT_ANTI},
     {"Cross", EM_JOIN_CROSS},
 };
 
@@ -203,8 +210,13 @@ static em_status set_join_type(plan_parser *pp, em_plan_node *node, const char *
             node->join_type = join_names[i].type;
     if (n > 15 && memcmp(s, "ExistenceJoin(", 14) == 0 && s[n - 1] == ')') {
         node->join_type = EM_JOIN_EXISTENCE;
-        expr_parser ep = {.arena = &pp->plan->arena, .s = s + 14, .n = n - 15, .src = pp->src,
-                          .line = line + 1, .col0 = col + 15, .ev = &pp->plan->evidence};
+        expr_parser ep = {.arena = &pp->plan->arena,
+                          .s = s + 14,
+                          .n = n - 15,
+                          .src = pp->src,
+                          .line = line + 1,
+                          .col0 = col + 15,
+                          .ev = &pp->plan->evidence};
         node->exists_attr = plan_parse_expr_all(&ep);
         if (!node->exists_attr) {
             *pp->err = ep.error;
@@ -329,8 +341,9 @@ static em_status parse_tree_line(plan_parser *pp, int li, int *depth, em_plan_no
             size_t sp = lab1;
             while (sp > a0 && s[sp - 1] != ' ')
                 sp--;
-            if (sp > a0 && (strncmp(s + sp, "BuildLeft", lab1 - sp) == 0 ||
-                            strncmp(s + sp, "BuildRight", lab1 - sp) == 0) &&
+            if (sp > a0 &&
+                (strncmp(s + sp, "BuildLeft", lab1 - sp) == 0 ||
+                 strncmp(s + sp, "BuildRight", lab1 - sp) == 0) &&
                 lab1 - sp >= 9) {
                 node->build_side = s[sp + 5] == 'L' ? EM_BUILD_LEFT : EM_BUILD_RIGHT;
                 t1 = sp - 1;
@@ -465,7 +478,8 @@ static em_status parse_read_schema(plan_parser *pp, em_plan_field *f, const char
         }
         if (f->n_schema == cap) {
             cap = cap ? cap * 2 : 8;
-            em_schema_field *grown = plan_arena_alloc(&pp->plan->arena, (size_t)cap * sizeof *grown);
+            em_schema_field *grown =
+                plan_arena_alloc(&pp->plan->arena, (size_t)cap * sizeof *grown);
             if (!grown)
                 return pp_nomem(pp);
             if (f->n_schema)
@@ -554,12 +568,14 @@ static em_status parse_field(plan_parser *pp, em_plan_node *node, int li, em_pla
     long count = -1;
     bool spaced_colon = false;
     if (i < l->n && l->s[i] == '[' && lab1 < i) {
-        char *endp;
-        count = strtol(l->s + i + 1, &endp, 10);
-        if (endp == l->s + i + 1 || (size_t)(endp - l->s) >= l->n || *endp != ']' || count < 0)
+        size_t d = i + 1;
+        count = 0;
+        while (d < l->n && isdigit((unsigned char)l->s[d]) && d - i < 9)
+            count = count * 10 + (l->s[d++] - '0');
+        if (d == i + 1 || d >= l->n || l->s[d] != ']')
             count = -2;
         else
-            i = (size_t)(endp - l->s) + 1;
+            i = d + 1;
     }
     if (count != -2 && i < l->n && l->s[i] == ':' && i + 1 < l->n && l->s[i + 1] == ' ') {
         spaced_colon = i > lab1 && count < 0;
@@ -607,8 +623,13 @@ static em_status parse_field(plan_parser *pp, em_plan_node *node, int li, em_pla
     size_t v0 = i + 2;
     const char *v = l->s + v0;
     size_t vn = l->n - v0;
-    expr_parser ep = {.arena = a, .s = v, .n = vn, .src = pp->src, .line = li + 1,
-                      .col0 = (int)v0 + 1, .ev = &pp->plan->evidence};
+    expr_parser ep = {.arena = a,
+                      .s = v,
+                      .n = vn,
+                      .src = pp->src,
+                      .line = li + 1,
+                      .col0 = (int)v0 + 1,
+                      .ev = &pp->plan->evidence};
     switch (f->kind) {
     case EM_FIELD_OUTPUT:
     case EM_FIELD_INPUT:
@@ -702,8 +723,7 @@ static em_status parse_block(plan_parser *pp) {
         }
     }
     size_t nn = strlen(node->name);
-    if (h1 - h0 < nn || memcmp(s + h0, node->name, nn) != 0 ||
-        (h1 - h0 > nn && s[h0 + nn] != ' '))
+    if (h1 - h0 < nn || memcmp(s + h0, node->name, nn) != 0 || (h1 - h0 > nn && s[h0 + nn] != ' '))
         return pp_error(pp, li, (int)h0, "expected '%s' (operator (%ld) in the tree)", node->name,
                         id);
     if (h1 - h0 > nn) {
@@ -760,7 +780,7 @@ static em_status parse_subquery_entry(plan_parser *pp) {
     int li = pp->cur;
     const plan_line *l = &pp->lines[li];
     int k = 0, host = 0, used = 0;
-    char tmp[64];
+    char tmp[160];
     size_t m = l->n < sizeof tmp - 1 ? l->n : sizeof tmp - 1;
     memcpy(tmp, l->s, m);
     tmp[m] = '\0';
@@ -784,8 +804,13 @@ static em_status parse_subquery_entry(plan_parser *pp) {
     memset(sq, 0, sizeof *sq);
     sq->index = k;
     sq->host_id = host;
-    expr_parser ep = {.arena = &plan->arena, .s = l->s + used, .n = l->n - (size_t)used,
-                      .src = pp->src, .line = li + 1, .col0 = used + 1, .ev = &plan->evidence};
+    expr_parser ep = {.arena = &plan->arena,
+                      .s = l->s + used,
+                      .n = l->n - (size_t)used,
+                      .src = pp->src,
+                      .line = li + 1,
+                      .col0 = used + 1,
+                      .ev = &plan->evidence};
     sq->expr = plan_parse_expr_all(&ep);
     if (!sq->expr)
         return expr_fail(pp, &ep);
@@ -867,8 +892,9 @@ static em_status parse_text(plan_parser *pp) {
     }
     skip_blank(pp);
     if (pp->cur < pp->n_lines)
-        return pp_error(pp, pp->cur, 0, "expected a detail block '(<id>) ...' or '===== "
-                                        "Subqueries ====='");
+        return pp_error(pp, pp->cur, 0,
+                        "expected a detail block '(<id>) ...' or '===== "
+                        "Subqueries ====='");
     return link_plan(pp);
 }
 
@@ -906,7 +932,8 @@ em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_option
     em_plan *plan = calloc(1, sizeof *plan);
     if (!plan)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    plan_parser pp = {.plan = plan, .err = err,
+    plan_parser pp = {.plan = plan,
+                      .err = err,
                       .src = options && options->source_name ? options->source_name : "plan"};
     em_status st = split_lines(&pp, text ? text : "", len);
     if (st == EM_OK)

@@ -312,8 +312,9 @@ em_status em_plan_print(const em_plan *plan, const em_shim *shim, char **out, si
         plan_buf_puts(&b, "===== Subqueries =====\n\n");
         for (int i = 0; i < plan->n_subqueries; i++) {
             const em_plan_subquery *sq = &plan->subqueries[i];
-            plan_buf_printf(&b, "Subquery:%d Hosting operator id = %d Hosting Expression = ",
-                            sq->index, sq->host_id);
+            plan_buf_printf(&b,
+                            "Subquery:%d Hosting operator id = %d Hosting Expression = ", sq->index,
+                            sq->host_id);
             plan_print_expr(&b, sq->expr, shim);
             plan_buf_putc(&b, '\n');
             if (sq->root)

@@ -47,7 +47,7 @@
 typedef struct type_env {
     int64_t *keys; /* expression ids; -1 = empty slot */
     em_type *types;
-    size_t cap;    /* power of two */
+    size_t cap; /* power of two */
     size_t n;
     bool failed;
 } type_env;
@@ -56,8 +56,8 @@ typedef struct infer_ctx {
     em_plan *plan;
     type_env env;
     type_env defined; /* ids some operator produces (types unused) */
-    bool *done;  /* per operator id */
-    bool *busy;  /* per operator id: cycle guard */
+    bool *done;       /* per operator id */
+    bool *busy;       /* per operator id: cycle guard */
 } infer_ctx;
 
 static size_t env_slot(const type_env *env, int64_t id) {
@@ -317,10 +317,12 @@ static void infer_binary(infer_ctx *cx, em_expr *e) {
         set_type(e, em_type_make(EM_TYPE_DOUBLE));
         return;
     }
-    if ((is_integral(lt.id) || is_fractional(lt.id)) && (is_integral(rt.id) || is_fractional(rt.id)))
+    if ((is_integral(lt.id) || is_fractional(lt.id)) &&
+        (is_integral(rt.id) || is_fractional(rt.id)))
         set_type(e, wider_numeric(lt, rt));
     else if (lt.id == EM_TYPE_DATE || rt.id == EM_TYPE_DATE)
-        set_type(e, em_type_make(e->op == EM_OP_SUB && lt.id == rt.id ? EM_TYPE_INT : EM_TYPE_DATE));
+        set_type(e,
+                 em_type_make(e->op == EM_OP_SUB && lt.id == rt.id ? EM_TYPE_INT : EM_TYPE_DATE));
 }
 
 static bool name_is(const em_expr *e, const char *const *names) {
@@ -331,30 +333,56 @@ static bool name_is(const em_expr *e, const char *const *names) {
 }
 
 static void infer_call(em_expr *e) {
-    static const char *const boolean_fns[] = {
-        "isnotnull", "isnull", "StartsWith", "EndsWith", "Contains", "dynamicpruningexpression",
-        "exists", "isnan", "in", "like", "rlike", "startswith", "endswith", "contains",
-        "array_contains", NULL};
-    static const char *const same_fns[] = {
-        "promote_precision", "knownfloatingpointnormalized", "normalizenanandzero", "abs",
-        "shiftleft", "shiftright", "shiftrightunsigned", "pmod", "positive", "negative", "lag",
-        "lead", "nth_value", "first", "last", NULL};
-    static const char *const int_fns[] = {
-        "year", "month", "dayofmonth", "day", "quarter", "dayofweek", "weekday", "weekofyear",
-        "hour", "minute", "second", "length", "char_length", "character_length", "size",
-        "datediff", "hash", "rank", "dense_rank", "row_number", "ntile", "instr", "locate",
-        "ascii", "bit_length", "octet_length", NULL};
+    static const char *const boolean_fns[] = {"isnotnull", "isnull",   "StartsWith",
+                                              "EndsWith",  "Contains", "dynamicpruningexpression",
+                                              "exists",    "isnan",    "in",
+                                              "like",      "rlike",    "startswith",
+                                              "endswith",  "contains", "array_contains",
+                                              NULL};
+    static const char *const same_fns[] = {"promote_precision",
+                                           "knownfloatingpointnormalized",
+                                           "normalizenanandzero",
+                                           "abs",
+                                           "shiftleft",
+                                           "shiftright",
+                                           "shiftrightunsigned",
+                                           "pmod",
+                                           "positive",
+                                           "negative",
+                                           "lag",
+                                           "lead",
+                                           "nth_value",
+                                           "first",
+                                           "last",
+                                           NULL};
+    static const char *const int_fns[] = {"year",        "month",
+                                          "dayofmonth",  "day",
+                                          "quarter",     "dayofweek",
+                                          "weekday",     "weekofyear",
+                                          "hour",        "minute",
+                                          "second",      "length",
+                                          "char_length", "character_length",
+                                          "size",        "datediff",
+                                          "hash",        "rank",
+                                          "dense_rank",  "row_number",
+                                          "ntile",       "instr",
+                                          "locate",      "ascii",
+                                          "bit_length",  "octet_length",
+                                          NULL};
     static const char *const string_fns[] = {
-        "substring", "substr", "upper", "lower", "concat", "trim", "ltrim", "rtrim", "lpad",
-        "rpad", "replace", "translate", "concat_ws", "reverse", "initcap", "date_format",
-        "regexp_replace", "regexp_extract", "left", "right", "format_string", "repeat", NULL};
-    static const char *const date_fns[] = {"date_add", "date_sub", "to_date", "last_day",
+        "substring",      "substr",         "upper",   "lower",
+        "concat",         "trim",           "ltrim",   "rtrim",
+        "lpad",           "rpad",           "replace", "translate",
+        "concat_ws",      "reverse",        "initcap", "date_format",
+        "regexp_replace", "regexp_extract", "left",    "right",
+        "format_string",  "repeat",         NULL};
+    static const char *const date_fns[] = {"date_add", "date_sub",   "to_date",   "last_day",
                                            "next_day", "add_months", "make_date", NULL};
-    static const char *const double_fns[] = {"sqrt", "exp", "log", "ln", "log10", "log2",
-                                             "pow", "power", "rand", "randn", "percent_rank",
-                                             "cume_dist", "sin", "cos", "tan", "cbrt", NULL};
-    static const char *const first_known_fns[] = {"coalesce", "nvl", "ifnull", "greatest",
-                                                  "least", "nullif", NULL};
+    static const char *const double_fns[] = {
+        "sqrt",  "exp",          "log",       "ln",  "log10", "log2", "pow",  "power", "rand",
+        "randn", "percent_rank", "cume_dist", "sin", "cos",   "tan",  "cbrt", NULL};
+    static const char *const first_known_fns[] = {"coalesce", "nvl",    "ifnull", "greatest",
+                                                  "least",    "nullif", NULL};
     if (name_is(e, boolean_fns)) {
         set_type(e, em_type_make(EM_TYPE_BOOLEAN));
     } else if (strcmp(e->name, "CheckOverflow") == 0 && e->n_args >= 2 &&
@@ -392,13 +420,12 @@ static void infer_call(em_expr *e) {
         em_type t = e->args[0]->type;
         if (t.id == EM_TYPE_DECIMAL) {
             /* RoundBase: decimal(p - s + max(d, 0) + 1, max(d, 0)) bounded (d >= 0) */
-            int d = e->n_args >= 2 && e->args[1]->kind == EM_EXPR_LITERAL ? atoi(e->args[1]->text)
-                                                                           : 0;
+            int d =
+                e->n_args >= 2 && e->args[1]->kind == EM_EXPR_LITERAL ? atoi(e->args[1]->text) : 0;
             if (d >= 0) {
                 int p = t.precision - t.scale + d + 1;
-                set_type(e, em_type_decimal(p > EM_DECIMAL_MAX_PRECISION ? EM_DECIMAL_MAX_PRECISION
-                                                                         : p,
-                                            d));
+                set_type(e, em_type_decimal(
+                                p > EM_DECIMAL_MAX_PRECISION ? EM_DECIMAL_MAX_PRECISION : p, d));
             }
         } else {
             set_type(e, t);
@@ -448,8 +475,8 @@ static bool agg_result_type(const em_expr *e, em_type *out) {
         return true;
     }
     if (strncmp(n, "stddev", 6) == 0 || strncmp(n, "var", 3) == 0 || strcmp(n, "corr") == 0 ||
-        strncmp(n, "covar", 5) == 0 || strcmp(n, "skewness") == 0 ||
-        strcmp(n, "kurtosis") == 0 || strcmp(n, "median") == 0 || strcmp(n, "percentile") == 0) {
+        strncmp(n, "covar", 5) == 0 || strcmp(n, "skewness") == 0 || strcmp(n, "kurtosis") == 0 ||
+        strcmp(n, "median") == 0 || strcmp(n, "percentile") == 0) {
         *out = em_type_make(EM_TYPE_DOUBLE);
         return true;
     }

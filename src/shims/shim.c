@@ -128,8 +128,7 @@ bool em_shim_decimal_rule(em_binop op, em_type l, em_type r, bool allow_precisio
         return true;
     case EM_OP_REM: {
         int scale = imax(s1, s2);
-        *out = em_shim_decimal_adjust(imin(p1 - s1, p2 - s2) + scale, scale,
-                                      allow_precision_loss);
+        *out = em_shim_decimal_adjust(imin(p1 - s1, p2 - s2) + scale, scale, allow_precision_loss);
         return true;
     }
     default:
@@ -145,11 +144,11 @@ int em_shim_format_exchange_id(const em_shim *s, int64_t id, char *buf, size_t c
 
 bool em_shim_prints_join_type(const em_shim *s) { return s->join_type_field; }
 
-#define SHIM_REJECT(...)                                                                   \
-    do {                                                                                   \
-        if (why)                                                                           \
-            snprintf(why, cap, __VA_ARGS__);                                               \
-        return false;                                                                      \
+#define SHIM_REJECT(...)                                                                           \
+    do {                                                                                           \
+        if (why)                                                                                   \
+            snprintf(why, cap, __VA_ARGS__);                                                       \
+        return false;                                                                              \
     } while (0)
 
 bool em_shim_accepts(const em_shim *s, const em_dialect_evidence *ev, char *why, size_t cap) {
@@ -198,11 +197,10 @@ bool em_shim_detect_evidence(const em_dialect_evidence *ev, em_shim_detection *d
     }
     size_t used = 0;
     if (n_ok == 0) {
-        used += (size_t)snprintf(det->reason, sizeof det->reason,
-                                 "no Spark line prints this text:");
+        used +=
+            (size_t)snprintf(det->reason, sizeof det->reason, "no Spark line prints this text:");
         for (int i = 0; i < N_SHIMS && used < sizeof det->reason; i++)
-            used += (size_t)snprintf(det->reason + used, sizeof det->reason - used, " %s;",
-                                     why[i]);
+            used += (size_t)snprintf(det->reason + used, sizeof det->reason - used, " %s;", why[i]);
         return false;
     }
     det->ambiguous = n_ok > 1;
@@ -211,15 +209,14 @@ bool em_shim_detect_evidence(const em_dialect_evidence *ev, em_shim_detection *d
                  det->chosen->name);
         return true;
     }
-    used += (size_t)snprintf(det->reason, sizeof det->reason,
-                             "Spark lines printing this text alike:");
+    used +=
+        (size_t)snprintf(det->reason, sizeof det->reason, "Spark lines printing this text alike:");
     for (int i = 0; i < N_SHIMS && used < sizeof det->reason; i++)
         if (det->candidates & (1u << i))
             used += (size_t)snprintf(det->reason + used, sizeof det->reason - used, " %s",
                                      all_shims[i]->name);
     if (used < sizeof det->reason)
         snprintf(det->reason + used, sizeof det->reason - used,
-                 "; chose the oldest, %s (pass the version to choose another)",
-                 det->chosen->name);
+                 "; chose the oldest, %s (pass the version to choose another)", det->chosen->name);
     return true;
 }

@@ -53,9 +53,9 @@ typedef struct em_dialect_evidence {
 } em_dialect_evidence;
 
 struct em_shim {
-    const char *name;        /* "3.3.0", "3.3", "3.4", "3.5", "4.0", "4.1" */
-    const char *aliases;     /* other accepted spellings, space separated */
-    int order;               /* 0 = oldest */
+    const char *name;    /* "3.3.0", "3.3", "3.4", "3.5", "4.0", "4.1" */
+    const char *aliases; /* other accepted spellings, space separated */
+    int order;           /* 0 = oldest */
     /* printed forms */
     bool legacy_exchange_id; /* [id=#N] */
     bool join_type_field;    /* "Join type:" in join details */
@@ -71,8 +71,7 @@ struct em_shim {
      * Result type of `l op r` when both are decimals (op is +, -, *, /, %).
      * Returns false when the operator has no decimal rule.
      */
-    bool (*decimal_binary_type)(const em_shim *s, em_binop op, em_type l, em_type r,
-                                em_type *out);
+    bool (*decimal_binary_type)(const em_shim *s, em_binop op, em_type l, em_type r, em_type *out);
 };
 
 /* Spark's DecimalPrecision rules (3.4+ computed in the operator itself). */

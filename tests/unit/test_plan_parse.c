@@ -143,7 +143,8 @@ static char *replace_line(const char *from, const char *to) {
 static void test_errors_name_line_and_column(void **state) {
     (void)state;
     /* line 18: the Filter's condition loses its last ')' */
-    char *s = replace_line("(l_shipdate#4721 <= 1998-09-02))\n", "(l_shipdate#4721 <= 1998-09-02)\n");
+    char *s =
+        replace_line("(l_shipdate#4721 <= 1998-09-02))\n", "(l_shipdate#4721 <= 1998-09-02)\n");
     expect_error(s, EM_ERR_PARSE, "q.txt:18:", "expected ')'");
     free(s);
     s = replace_line("Output [3]: [l_orderkey", "Output [2]: [l_orderkey");
@@ -204,8 +205,8 @@ static void test_hostile_input_never_crashes(void **state) {
     for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
         em_plan *plan = NULL;
         em_error err = {0};
-        em_status st = em_plan_parse(inputs[i], strlen(inputs[i]) + (i == 8 ? 6 : 0), NULL, &plan,
-                                     &err);
+        em_status st =
+            em_plan_parse(inputs[i], strlen(inputs[i]) + (i == 8 ? 6 : 0), NULL, &plan, &err);
         if (st == EM_OK) {
             char *out;
             size_t n;
@@ -262,7 +263,8 @@ static void test_model_of_shared_plans(void **state) {
 
     /* q1 (3.3.0): expression trees */
     plan = plan_test_parse_shared("3.3.0", 1);
-    const em_expr *c = em_plan_node_field(em_plan_node_by_id(plan, 3), EM_FIELD_CONDITION)->exprs[0];
+    const em_expr *c =
+        em_plan_node_field(em_plan_node_by_id(plan, 3), EM_FIELD_CONDITION)->exprs[0];
     assert_int_equal(c->kind, EM_EXPR_BINARY);
     assert_int_equal(c->op, EM_OP_AND);
     assert_int_equal(c->args[0]->kind, EM_EXPR_CALL);
@@ -275,7 +277,8 @@ static void test_model_of_shared_plans(void **state) {
     assert_int_equal(sort->exprs[0]->args[0]->kind, EM_EXPR_SORT_ORDER);
     assert_true(sort->exprs[0]->args[0]->ascending);
     assert_true(sort->exprs[0]->args[0]->nulls_first);
-    const em_plan_field *results = em_plan_node_field(em_plan_node_by_id(plan, 7), EM_FIELD_RESULTS);
+    const em_plan_field *results =
+        em_plan_node_field(em_plan_node_by_id(plan, 7), EM_FIELD_RESULTS);
     const em_expr *avg = results->exprs[6]; /* cast((avg(...)#43 / 1.0) as decimal(14,4)) AS x */
     assert_int_equal(avg->kind, EM_EXPR_ALIAS);
     assert_string_equal(avg->name, "avg_qty");

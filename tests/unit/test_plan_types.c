@@ -12,8 +12,8 @@
  * must be typed (except what only a LocalTableScan's unprinted rows define);
  * and a few results are pinned by hand.
  */
-#include "test_plan_common.h"
 #include "shims/shim.h"
+#include "test_plan_common.h"
 
 /*
  * The operand's type before DecimalPrecision promoted it. A literal prints
@@ -37,8 +37,7 @@ static bool original_type(const em_expr *e, em_type *out, em_type *alt) {
     }
     if (e->kind == EM_EXPR_CALL && strcmp(e->name, "promote_precision") == 0 && e->n_args == 1)
         e = e->args[0];
-    if (e->kind == EM_EXPR_CAST && e->args[0]->type_known &&
-        e->args[0]->type.id == EM_TYPE_DECIMAL)
+    if (e->kind == EM_EXPR_CAST && e->args[0]->type_known && e->args[0]->type.id == EM_TYPE_DECIMAL)
         e = e->args[0];
     if (!e->type_known || e->type.id != EM_TYPE_DECIMAL)
         return false;
@@ -85,8 +84,8 @@ static void check_overflow_visit(const em_plan_node *node, const em_plan_field *
                 return;
         }
     char *t = plan_test_expr_text(e);
-    print_error("the decimal rules do not give decimal(%d,%d) for %s\n", want.precision,
-                want.scale, t);
+    print_error("the decimal rules do not give decimal(%d,%d) for %s\n", want.precision, want.scale,
+                t);
     free(t);
     st->wrong++;
 }
@@ -159,8 +158,7 @@ static bool is_value_expr(const em_expr *e) {
     if (e->kind == EM_EXPR_CALL)
         return strcmp(e->name, "hashpartitioning") != 0 &&
                strcmp(e->name, "rangepartitioning") != 0 &&
-               strcmp(e->name, "HashedRelationBroadcastMode") != 0 &&
-               strcmp(e->name, "List") != 0;
+               strcmp(e->name, "HashedRelationBroadcastMode") != 0 && strcmp(e->name, "List") != 0;
     return true;
 }
 
@@ -243,13 +241,13 @@ static void test_q1_types_pinned(void **state) {
         em_plan *plan = plan_test_parse_shared(plan_test_dirs[d], 1);
         const em_plan_node *root = em_plan_root(plan);
         assert_int_equal(root->n_output, 10);
-        assert_type(root->output[0], EM_TYPE_STRING);          /* l_returnflag */
-        assert_decimal(root->output[2], 20, 0);                /* sum(l_quantity) */
-        assert_decimal(root->output[3], 20, 0);                /* sum(l_extendedprice) */
-        assert_decimal(root->output[4], 32, 0);                /* sum(price * (1 - disc)) */
-        assert_decimal(root->output[5], 38, 0);                /* ... * (1 + tax): 34 + 10 > 38 */
-        assert_decimal(root->output[6], 14, 4);                /* avg(l_quantity) */
-        assert_type(root->output[9], EM_TYPE_LONG);            /* count(*) */
+        assert_type(root->output[0], EM_TYPE_STRING); /* l_returnflag */
+        assert_decimal(root->output[2], 20, 0);       /* sum(l_quantity) */
+        assert_decimal(root->output[3], 20, 0);       /* sum(l_extendedprice) */
+        assert_decimal(root->output[4], 32, 0);       /* sum(price * (1 - disc)) */
+        assert_decimal(root->output[5], 38, 0);       /* ... * (1 + tax): 34 + 10 > 38 */
+        assert_decimal(root->output[6], 14, 4);       /* avg(l_quantity) */
+        assert_type(root->output[9], EM_TYPE_LONG);   /* count(*) */
         /* the partial aggregate's buffers: decimal sum -> sum, isEmpty; avg -> sum, count */
         const em_plan_node *partial = em_plan_node_by_id(plan, 5);
         assert_int_equal(partial->kind, EM_NODE_HASH_AGGREGATE);

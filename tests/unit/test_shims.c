@@ -11,8 +11,8 @@
  * q22 of 4.0/master is recognized as 4.0+ (a scan hosts a scalar subquery);
  * q18 of 3.4-4.0 excludes 4.1 (generated alias names embed ids).
  */
-#include "test_plan_common.h"
 #include "shims/shim.h"
+#include "test_plan_common.h"
 
 static void test_version_lookup(void **state) {
     (void)state;
@@ -20,9 +20,9 @@ static void test_version_lookup(void **state) {
     static const struct {
         const char *asked, *line;
     } cases[] = {
-        {"3.3.0", "3.3.0"}, {"3.3", "3.3"}, {"3.3.4", "3.3"}, {"3.4", "3.4"}, {"3.4.3", "3.4"},
-        {"3.5", "3.5"},     {"3.5.1", "3.5"}, {"3.5.9", "3.5"}, {"4.0", "4.0"}, {"4.0.0", "4.0"},
-        {"4.1", "4.1"},     {"master", "4.1"},
+        {"3.3.0", "3.3.0"}, {"3.3", "3.3"},   {"3.3.4", "3.3"}, {"3.4", "3.4"},
+        {"3.4.3", "3.4"},   {"3.5", "3.5"},   {"3.5.1", "3.5"}, {"3.5.9", "3.5"},
+        {"4.0", "4.0"},     {"4.0.0", "4.0"}, {"4.1", "4.1"},   {"master", "4.1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const em_shim *s = em_shim_for_version(cases[i].asked, &err);
@@ -42,11 +42,11 @@ static void test_version_lookup(void **state) {
 
 static void assert_rule(em_binop op, int p1, int s1, int p2, int s2, bool loss, int p, int s) {
     em_type out;
-    assert_true(em_shim_decimal_rule(op, em_type_decimal(p1, s1), em_type_decimal(p2, s2), loss,
-                                     &out));
+    assert_true(
+        em_shim_decimal_rule(op, em_type_decimal(p1, s1), em_type_decimal(p2, s2), loss, &out));
     if (out.precision != p || out.scale != s)
-        fail_msg("%s (%d,%d) (%d,%d) loss=%d: got (%d,%d), want (%d,%d)", em_binop_symbol(op),
-                 p1, s1, p2, s2, loss, out.precision, out.scale, p, s);
+        fail_msg("%s (%d,%d) (%d,%d) loss=%d: got (%d,%d), want (%d,%d)", em_binop_symbol(op), p1,
+                 s1, p2, s2, loss, out.precision, out.scale, p, s);
 }
 
 static void test_decimal_rules(void **state) {
@@ -58,7 +58,7 @@ static void test_decimal_rules(void **state) {
     /* *: p1 + p2 + 1, s1 + s2 */
     assert_rule(EM_OP_MUL, 10, 0, 11, 0, true, 22, 0);
     assert_rule(EM_OP_MUL, 15, 2, 16, 2, true, 32, 4);
-    assert_rule(EM_OP_MUL, 38, 10, 38, 10, true, 38, 6);  /* scale kept at min(s, 6) */
+    assert_rule(EM_OP_MUL, 38, 10, 38, 10, true, 38, 6);   /* scale kept at min(s, 6) */
     assert_rule(EM_OP_MUL, 38, 10, 38, 10, false, 38, 20); /* bounded without precision loss */
     assert_rule(EM_OP_MUL, 38, 2, 38, 2, true, 38, 4);     /* s < 6 stays */
     /* /: scale max(6, s1 + p2 + 1), precision p1 - s1 + s2 + scale */
@@ -69,16 +69,14 @@ static void test_decimal_rules(void **state) {
     /* %: min(p1-s1, p2-s2) + max(s1,s2), max(s1,s2) */
     assert_rule(EM_OP_REM, 10, 2, 5, 0, true, 7, 2);
     em_type out;
-    assert_false(em_shim_decimal_rule(EM_OP_EQ, em_type_decimal(1, 0), em_type_decimal(1, 0),
-                                      true, &out));
+    assert_false(
+        em_shim_decimal_rule(EM_OP_EQ, em_type_decimal(1, 0), em_type_decimal(1, 0), true, &out));
     /* 3.3 arithmetic is typed by its promoted operands; CheckOverflow carries the result */
-    assert_true(em_shim_spark33.decimal_binary_type(&em_shim_spark33, EM_OP_MUL,
-                                                    em_type_decimal(11, 0),
-                                                    em_type_decimal(11, 0), &out));
+    assert_true(em_shim_spark33.decimal_binary_type(
+        &em_shim_spark33, EM_OP_MUL, em_type_decimal(11, 0), em_type_decimal(11, 0), &out));
     assert_int_equal(out.precision, 11);
-    assert_true(em_shim_spark35.decimal_binary_type(&em_shim_spark35, EM_OP_MUL,
-                                                    em_type_decimal(11, 0),
-                                                    em_type_decimal(11, 0), &out));
+    assert_true(em_shim_spark35.decimal_binary_type(
+        &em_shim_spark35, EM_OP_MUL, em_type_decimal(11, 0), em_type_decimal(11, 0), &out));
     assert_int_equal(out.precision, 23);
 }
 
