@@ -154,12 +154,18 @@ void em_pq_write_options_init(em_pq_write_options *o) {
 
 /* ---- physical types ---------------------------------------------------- */
 
+/* 10^p for p <= 38 (fits an unsigned 128-bit integer). */
+static unsigned __int128 pow10_u128(int p) {
+    unsigned __int128 r = 1;
+    while (p-- > 0)
+        r *= 10;
+    return r;
+}
+
 /* Bytes Spark uses for a decimal of this precision as FIXED_LEN_BYTE_ARRAY:
  * the fewest whose signed range holds 10^precision - 1. */
 static int decimal_flba_bytes(int precision) {
-    unsigned __int128 limit = 1;
-    for (int i = 0; i < precision; i++)
-        limit *= 10;
+    unsigned __int128 limit = pow10_u128(precision);
     int n = 1;
     while (((unsigned __int128)1 << (8 * n - 1)) < limit)
         n++;
@@ -449,9 +455,7 @@ static void stats_decimal(pqw_col *c, const em_column *col, const uint8_t *valid
 static em_status check_decimals(const em_pq_writer *w, const pqw_col *c, const em_column *col,
                                 const uint8_t *valid, const int32_t *sel, int64_t start, int64_t n,
                                 em_error *err) {
-    em_i128 limit = 1;
-    for (int i = 0; i < c->field->type.precision; i++)
-        limit *= 10;
+    const em_i128 limit = (em_i128)pow10_u128(c->field->type.precision);
     const em_i128 *src = (const em_i128 *)col->values->data;
     for (int64_t k = 0; k < n; k++) {
         int64_t r = ROW(k);
