@@ -176,4 +176,6 @@ for (const f of files) {
   cells += exp.rows.length * exp.columns.length;
   console.log(`ok ${path.basename(exp.file)}: ${exp.rows.length} rows x ${exp.columns.length} columns, DuckDB and Polars agree`);
 }
-console.log(`ew_check: ${files.length} files, ${cells} values checked in each peer`);
+const duckVersion = (await con.runAndReadAll('SELECT version()')).getRows()[0][0];
+console.log(`ew_check: ${files.length} files, ${cells} values checked in each peer ` +
+  `(DuckDB ${duckVersion}, nodejs-polars ${pl.version ?? '?'})`);
