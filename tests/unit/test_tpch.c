@@ -798,6 +798,52 @@ static void test_files_failure_cleanup(void **state) {
     assert_false(path_exists(parent));
 }
 
+/* The files read back with Ember's reader hold exactly the generated rows. */
+static void test_files_roundtrip(void **state) {
+    (void)state;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/w", em_test_tmpdir("tpch_roundtrip"));
+    em_error err;
+    em_tpch_summary sum;
+    EM_ASSERT_OK(gen_into(dir, 2, 4000, false, &sum, &err), &err);
+    for (int t = 0; t < EM_TPCH_TABLE_COUNT; t++) {
+        const em_batch *want = g_spark_tab[t];
+        int64_t at = 0;
+        for (int f = 0; f < sum.tables[t].n_files; f++) {
+            char path[4300];
+            snprintf(path, sizeof path, "%s/%s/part-%05d.parquet", dir,
+                     em_tpch_table_name((em_tpch_table)t), f);
+            em_pq_file *pf;
+            EM_ASSERT_OK(em_pq_file_open(path, &pf, &err), &err);
+            const em_schema *fs = em_pq_file_schema(pf);
+            assert_int_equal(fs->n_fields, want->schema.n_fields);
+            for (int c = 0; c < fs->n_fields; c++) {
+                assert_string_equal(fs->fields[c].name, want->schema.fields[c].name);
+                assert_true(em_type_equal(fs->fields[c].type, want->schema.fields[c].type));
+            }
+            em_pq_read_options ro;
+            memset(&ro, 0, sizeof ro);
+            ro.batch_rows = 1000;
+            em_pq_reader *r;
+            EM_ASSERT_OK(em_pq_reader_open(pf, &ro, &r, &err), &err);
+            em_batch *b;
+            em_status st;
+            while ((st = em_pq_reader_next(r, &b, &err)) == EM_OK) {
+                assert_null(b->sel);
+                assert_true(at + b->n_rows <= want->n_rows);
+                for (int c = 0; c < b->n_cols; c++)
+                    assert_int_equal(em_column_null_count(&b->cols[c]), 0);
+                assert_rows_equal(b, 0, want, at, b->n_rows);
+                at += b->n_rows;
+            }
+            assert_int_equal(st, EM_DONE);
+            em_pq_reader_close(r);
+            em_pq_file_close(pf);
+        }
+        assert_int_equal(at, want->n_rows);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dists),
@@ -814,6 +860,7 @@ int main(void) {
         cmocka_unit_test(test_split_determinism),
         cmocka_unit_test(test_files_deterministic),
         cmocka_unit_test(test_files_force),
+        cmocka_unit_test(test_files_roundtrip),
         cmocka_unit_test(test_files_failure_cleanup),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
