@@ -360,6 +360,20 @@ em_status em_column_take(const em_column *src, const int32_t *sel, int64_t n, em
     return EM_OK;
 }
 
+/* Cuts a column back to its first n rows (n <= length), keeping buffers. */
+static void column_truncate(em_column *c, int64_t n) {
+    if (n >= c->length)
+        return;
+    c->length = n;
+    if (c->values)
+        c->values->size = values_bytes(c->type, n);
+    if (c->validity)
+        c->validity->size = em_bitmap_bytes(n);
+    if (c->data)
+        c->data->size = ((const int32_t *)c->values->data)[n];
+    c->null_count = -1;
+}
+
 /* ---- batches
  * ----------------------------------------------------------------------------
  */
@@ -432,11 +446,46 @@ void em_batch_destroy(em_batch *b) {
     em_pool_free(NULL, b, 0);
 }
 
+/* A column whose buffers nobody else references (and that are Ember's own
+ * memory) can be emptied in place instead of reallocated. */
+static bool column_exclusive(const em_column *c) {
+    const em_buffer *bufs[3] = {c->validity, c->values, c->data};
+    for (int i = 0; i < 3; i++)
+        if (bufs[i] && (atomic_load(&bufs[i]->refcount) != 1 || bufs[i]->release))
+            return false;
+    return true;
+}
+
 em_status em_batch_clear(em_batch *b, int64_t capacity, em_error *err) {
-    em_column *cols;
-    EM_TRY(batch_new_columns(&b->schema, capacity, b->pool, &cols, err));
-    batch_free_columns(b->cols, b->n_cols);
-    b->cols = cols;
+    /* Allocate every replacement first, so a failure changes nothing. */
+    em_column *fresh = em_pool_calloc(
+        NULL, (int64_t)(b->n_cols > 0 ? b->n_cols : 1) * (int64_t)sizeof *fresh, err);
+    if (!fresh)
+        return err ? err->code : EM_ERR_NOMEM;
+    for (int i = 0; i < b->n_cols; i++) {
+        if (column_exclusive(&b->cols[i]))
+            continue;
+        em_status st = em_column_init(&fresh[i], b->cols[i].type, capacity, b->pool, err);
+        if (st != EM_OK) {
+            batch_free_columns(fresh, i + 1);
+            return st;
+        }
+    }
+    for (int i = 0; i < b->n_cols; i++) {
+        em_column *c = &b->cols[i];
+        if (fresh[i].values || fresh[i].validity) {
+            em_column_reset(c);
+            *c = fresh[i];
+            continue;
+        }
+        column_truncate(c, 0);
+        c->null_count = 0;
+        if (c->type.id != EM_TYPE_NULL && c->validity) { /* all valid again: drop the bitmap */
+            em_buffer_unref(c->validity);
+            c->validity = NULL;
+        }
+    }
+    em_pool_free(NULL, fresh, 0);
     b->n_rows = 0;
     batch_drop_sel(b);
     return EM_OK;
@@ -478,20 +527,6 @@ em_status em_batch_compact(em_batch *b, em_error *err) {
     b->n_rows = b->n_sel;
     batch_drop_sel(b);
     return EM_OK;
-}
-
-/* Cuts a column back to its first n rows (n <= length), keeping buffers. */
-static void column_truncate(em_column *c, int64_t n) {
-    if (n >= c->length)
-        return;
-    c->length = n;
-    if (c->values)
-        c->values->size = values_bytes(c->type, n);
-    if (c->validity)
-        c->validity->size = em_bitmap_bytes(n);
-    if (c->data)
-        c->data->size = ((const int32_t *)c->values->data)[n];
-    c->null_count = -1;
 }
 
 em_status em_batch_append(em_batch *dst, const em_batch *src, em_error *err) {

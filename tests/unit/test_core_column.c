@@ -220,9 +220,26 @@ static void test_batch_compact(void **state) {
         em_batch *b = NULL;
         EM_ASSERT_OK(build_batch(pool, rows, &b, &err), &err);
         check_built_batch(b, rows);
+        /* clearing reuses exclusively owned buffers but never ones shared out */
+        em_column outside;
+        em_column_share(&outside, &b->cols[1]);
+        const uint8_t *kept = b->cols[0].values->data;
         EM_ASSERT_OK(em_batch_clear(b, 3, &err), &err);
         assert_int_equal(b->n_rows, 0);
         assert_int_equal(b->cols[1].length, 0);
+        assert_int_equal(em_column_offsets(&b->cols[1])[0], 0);
+        assert_ptr_equal(b->cols[0].values->data, kept);
+        assert_ptr_not_equal(b->cols[1].values, outside.values);
+        assert_int_equal(outside.length, (rows + 1) / 2);
+        em_column_reset(&outside);
+        for (int64_t i = 0; i < 5; i++) {
+            EM_ASSERT_OK(em_column_append_fixed(&b->cols[0], &i, &err), &err);
+            EM_ASSERT_OK(em_column_append_bytes(&b->cols[1], "ab", 2, &err), &err);
+            EM_ASSERT_OK(em_column_append_null(&b->cols[3], &err), &err);
+        }
+        assert_int_equal(((int64_t *)b->cols[0].values->data)[4], 4);
+        assert_int_equal(em_column_offsets(&b->cols[1])[5], 10);
+        assert_int_equal(em_column_null_count(&b->cols[3]), 5);
         em_batch_destroy(b);
     }
     em_batch *b = NULL;
