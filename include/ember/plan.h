@@ -188,6 +188,11 @@ typedef enum em_node_kind {
     EM_NODE_ADAPTIVE_SPARK_PLAN,
     EM_NODE_COALESCE,
     EM_NODE_GENERATE,
+    EM_NODE_SHUFFLE_QUERY_STAGE,   /* AQE: a materialized shuffle; passes its child's rows */
+    EM_NODE_BROADCAST_QUERY_STAGE, /* AQE: a materialized broadcast */
+    EM_NODE_AQE_SHUFFLE_READ,      /* AQE: reads a shuffle with coalesced/split partitions */
+    EM_NODE_AQE_SECTION,           /* "+- == Final Plan ==" etc. under AdaptiveSparkPlan: not an
+                                      operator (id 0, no detail block), name is the header text */
     EM_NODE_KIND_COUNT_
 } em_node_kind;
 
@@ -254,12 +259,13 @@ typedef struct em_plan_field {
 
 struct em_plan_node {
     em_node_kind kind;
-    const char *name;        /* operator name as Spark prints it: "Scan parquet", "Exchange" */
-    const char *label_args;  /* text after the name in the tree line (table, "Inner BuildRight") */
-    const char *header_args; /* text after the name in the detail header (the scan's table) */
-    int id;                  /* operator id as printed (1-based) */
-    int codegen_id;          /* "[codegen id : K]", -1 when not printed */
-    bool whole_stage;        /* "*" before the tree label */
+    const char *name;         /* operator name as Spark prints it: "Scan parquet", "Exchange" */
+    const char *label_args;   /* text after the name in the tree line (table, "Inner BuildRight") */
+    const char *header_args;  /* text after the name in the detail header (the scan's table) */
+    const char *label_suffix; /* text after "(id)" in the tree line: ", Statistics(...)" */
+    int id;                   /* operator id as printed (1-based) */
+    int codegen_id;           /* "[codegen id : K]", -1 when not printed */
+    bool whole_stage;         /* "*" before the tree label */
     int n_children;
     em_plan_node **children;
     int n_fields;
@@ -309,6 +315,9 @@ em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_option
 void em_plan_free(em_plan *plan); /* NULL allowed */
 
 const em_plan_node *em_plan_root(const em_plan *plan);
+/* The tree to execute: the root, or under an AdaptiveSparkPlan root the final/current plan
+ * (or its only child before execution). */
+const em_plan_node *em_plan_exec_root(const em_plan *plan);
 /* The node with this operator id (main tree and subquery trees), or NULL. */
 const em_plan_node *em_plan_node_by_id(const em_plan *plan, int id);
 int em_plan_max_id(const em_plan *plan);

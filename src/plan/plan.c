@@ -121,6 +121,19 @@ void em_plan_free(em_plan *plan) {
 
 const em_plan_node *em_plan_root(const em_plan *plan) { return plan->root; }
 
+const em_plan_node *em_plan_exec_root(const em_plan *plan) {
+    const em_plan_node *root = plan->root;
+    if (root->kind != EM_NODE_ADAPTIVE_SPARK_PLAN || root->n_children == 0)
+        return root;
+    for (int i = 0; i < root->n_children; i++) {
+        const em_plan_node *c = root->children[i];
+        if (c->kind == EM_NODE_AQE_SECTION && c->n_children == 1 &&
+            (strcmp(c->name, "Final Plan") == 0 || strcmp(c->name, "Current Plan") == 0))
+            return c->children[0];
+    }
+    return root->children[0]->kind == EM_NODE_AQE_SECTION ? root : root->children[0];
+}
+
 const em_plan_node *em_plan_node_by_id(const em_plan *plan, int id) {
     return id >= 1 && id <= plan->max_id ? plan->by_id[id] : NULL;
 }

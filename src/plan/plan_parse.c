@@ -162,6 +162,10 @@ static const struct {
     {"AdaptiveSparkPlan", EM_NODE_ADAPTIVE_SPARK_PLAN},
     {"Coalesce", EM_NODE_COALESCE},
     {"Generate", EM_NODE_GENERATE},
+    {"ShuffleQueryStage", EM_NODE_SHUFFLE_QUERY_STAGE},
+    {"BroadcastQueryStage", EM_NODE_BROADCAST_QUERY_STAGE},
+    {"AQEShuffleRead", EM_NODE_AQE_SHUFFLE_READ},
+    {"CustomShuffleReader", EM_NODE_AQE_SHUFFLE_READ},
 };
 
 const char *em_node_kind_name(em_node_kind kind) {
@@ -257,8 +261,30 @@ static em_status register_node(plan_parser *pp, em_plan_node *node, int line, in
     return EM_OK;
 }
 
+/*
+ * AQE sections: under an AdaptiveSparkPlan at depth D Spark prints "+- == Final
+ * Plan ==" after D cells of "   ", then the section's plan as a fresh tree
+ * indented by D + 1 cells. While such a section is open, its lines are
+ * rebased: their cells count from `base`, and their depth from `depth`.
+ */
+typedef struct tree_section {
+    int base;  /* indent cells of the section's lines; -1 when none is open */
+    int depth; /* depth of the section node */
+} tree_section;
+
+static em_plan_node *new_node(plan_parser *pp) {
+    em_plan_node *node = plan_arena_alloc(&pp->plan->arena, sizeof *node);
+    if (node) {
+        memset(node, 0, sizeof *node);
+        node->codegen_id = -1;
+        node->reuses_id = -1;
+    }
+    return node;
+}
+
 /* One tree line -> a node (not yet linked). */
-static em_status parse_tree_line(plan_parser *pp, int li, int *depth, em_plan_node **out) {
+static em_status parse_tree_line(plan_parser *pp, int li, tree_section *sec, int *depth,
+                                 em_plan_node **out) {
     const plan_line *l = &pp->lines[li];
     const char *s = l->s;
     size_t n = l->n, i = 0;
@@ -267,36 +293,70 @@ static em_status parse_tree_line(plan_parser *pp, int li, int *depth, em_plan_no
         i += 3;
         cells++;
     }
-    if (i + 3 <= n && (memcmp(s + i, ":- ", 3) == 0 || memcmp(s + i, "+- ", 3) == 0)) {
-        i += 3;
+    bool connector = i + 3 <= n && (memcmp(s + i, ":- ", 3) == 0 || memcmp(s + i, "+- ", 3) == 0);
+    if (connector && i + 6 <= n && memcmp(s + i + 3, "== ", 3) == 0 && n >= i + 9 &&
+        memcmp(s + n - 3, " ==", 3) == 0) {
+        em_plan_node *node = new_node(pp);
+        if (!node || !(node->name = plan_arena_strndup(&pp->plan->arena, s + i + 6, n - i - 9)))
+            return pp_nomem(pp);
+        node->kind = EM_NODE_AQE_SECTION;
+        *depth = cells + 1;
+        sec->base = cells + 1;
+        sec->depth = cells + 1;
+        *out = node;
+        return EM_OK;
+    }
+    if (sec->base >= 0 && cells < sec->base)
+        sec->base = -1; /* the section ended */
+    if (sec->base >= 0) {
+        int local = cells - sec->base;
+        if (connector)
+            *depth = sec->depth + 1 + local + 1;
+        else if (local == 0)
+            *depth = sec->depth + 1;
+        else
+            return pp_error(pp, li, (int)i, "expected ':- ' or '+- ' before the operator");
+    } else if (connector) {
         *depth = cells + 1;
     } else if (cells == 0) {
         *depth = 0;
     } else {
         return pp_error(pp, li, (int)i, "expected ':- ' or '+- ' before the operator");
     }
-    em_plan_node *node = plan_arena_alloc(&pp->plan->arena, sizeof *node);
+    if (connector)
+        i += 3;
+    em_plan_node *node = new_node(pp);
     if (!node)
         return pp_nomem(pp);
-    memset(node, 0, sizeof *node);
-    node->codegen_id = -1;
-    node->reuses_id = -1;
     if (i + 2 <= n && memcmp(s + i, "* ", 2) == 0) {
         node->whole_stage = true;
         i += 2;
     }
-    /* label " (" digits ")" at the end */
+    /* label " (" digits ")", then the end or ", <suffix>" (query stage statistics) */
     size_t end = n;
     while (end > i && (s[end - 1] == ' ' || s[end - 1] == '\t'))
         end--;
-    size_t close = end;
-    if (close == i || s[close - 1] != ')')
+    size_t d = 0, close = 0;
+    for (size_t k = end; k > i + 2; k--) {
+        if (s[k - 1] != ')')
+            continue;
+        size_t j = k - 1;
+        while (j > i && isdigit((unsigned char)s[j - 1]))
+            j--;
+        if (j < k - 1 && j >= i + 2 && s[j - 1] == '(' && s[j - 2] == ' ' && k - 1 - j <= 7 &&
+            (k == end || (k + 1 < end && s[k] == ',' && s[k + 1] == ' '))) {
+            d = j;
+            close = k;
+            break;
+        }
+    }
+    if (!close)
         return pp_error(pp, li, (int)end, "expected '(<operator id>)' at the end of the tree line");
-    size_t d = close - 1;
-    while (d > i && isdigit((unsigned char)s[d - 1]))
-        d--;
-    if (d == close - 1 || d < i + 2 || s[d - 1] != '(' || s[d - 2] != ' ' || close - 1 - d > 7)
-        return pp_error(pp, li, (int)d, "expected '(<operator id>)' at the end of the tree line");
+    if (close < end) {
+        node->label_suffix = plan_arena_strndup(&pp->plan->arena, s + close, end - close);
+        if (!node->label_suffix)
+            return pp_nomem(pp);
+    }
     node->id = atoi(s + d);
     size_t lab0 = i, lab1 = d - 2;
     if (lab1 <= lab0)
@@ -383,10 +443,11 @@ static em_status parse_tree(plan_parser *pp, em_plan_node **root_out) {
     node_vec kids[TREE_MAX_DEPTH];
     int top = -1;
     em_plan_node *root = NULL;
+    tree_section sec = {-1, 0};
     while (pp->cur < pp->n_lines && !line_blank(&pp->lines[pp->cur])) {
         int li = pp->cur, depth = 0;
         em_plan_node *node = NULL;
-        EM_TRY(parse_tree_line(pp, li, &depth, &node));
+        EM_TRY(parse_tree_line(pp, li, &sec, &depth, &node));
         if (depth >= TREE_MAX_DEPTH)
             return pp_error(pp, li, 0, "tree deeper than %d levels", TREE_MAX_DEPTH);
         if (depth == 0) {
@@ -395,7 +456,8 @@ static em_status parse_tree(plan_parser *pp, em_plan_node **root_out) {
         } else if (depth > top + 1 || !root) {
             return pp_error(pp, li, 0, "indentation skips a level (no parent for this operator)");
         }
-        EM_TRY(register_node(pp, node, li, 0));
+        if (node->kind != EM_NODE_AQE_SECTION)
+            EM_TRY(register_node(pp, node, li, 0));
         /* close finished levels */
         for (; top >= depth; top--) {
             stack[top]->children = kids[top].items;

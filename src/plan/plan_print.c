@@ -169,6 +169,24 @@ void plan_print_expr(plan_buf *b, const em_expr *e, const em_shim *shim) {
 
 static void print_tree(plan_buf *b, const em_plan_node *node, plan_buf *prefix, bool last,
                        int depth) {
+    if (node->kind == EM_NODE_AQE_SECTION) {
+        /* AdaptiveSparkPlan's sections: "   " per level, then each plan as a fresh tree
+         * indented one level deeper (AdaptiveSparkPlanExec.generateTreeStringWithHeader) */
+        for (int i = 1; i < depth; i++)
+            plan_buf_puts(b, "   ");
+        plan_buf_puts(b, "+- == ");
+        plan_buf_puts(b, node->name);
+        plan_buf_puts(b, " ==\n");
+        plan_buf indent = {0};
+        for (int i = 0; i < depth; i++)
+            plan_buf_puts(&indent, "   ");
+        for (int i = 0; i < node->n_children; i++)
+            print_tree(b, node->children[i], &indent, true, 0);
+        if (indent.failed)
+            b->failed = true;
+        free(indent.data);
+        return;
+    }
     plan_buf_put(b, prefix->data ? prefix->data : "", prefix->len);
     if (depth > 0)
         plan_buf_puts(b, last ? "+- " : ":- ");
@@ -179,7 +197,10 @@ static void print_tree(plan_buf *b, const em_plan_node *node, plan_buf *prefix, 
         plan_buf_putc(b, ' ');
         plan_buf_puts(b, node->label_args);
     }
-    plan_buf_printf(b, " (%d)\n", node->id);
+    plan_buf_printf(b, " (%d)", node->id);
+    if (node->label_suffix)
+        plan_buf_puts(b, node->label_suffix);
+    plan_buf_putc(b, '\n');
     size_t keep = prefix->len;
     if (depth > 0)
         plan_buf_puts(prefix, last ? "   " : ":  ");

@@ -799,6 +799,13 @@ static void infer_all_fields(infer_ctx *cx, em_plan_node *node) {
 }
 
 static void infer_node(infer_ctx *cx, em_plan_node *node) {
+    if (node && node->kind == EM_NODE_AQE_SECTION) {
+        for (int i = 0; i < node->n_children; i++)
+            infer_node(cx, node->children[i]);
+        if (node->n_children)
+            output_from_list(cx, node, node->children[0]->output, node->children[0]->n_output);
+        return;
+    }
     if (!node || node->id < 0 || node->id > cx->plan->max_id || cx->done[node->id] ||
         cx->busy[node->id])
         return;

@@ -320,6 +320,151 @@ static void test_print_in_another_dialect(void **state) {
     free(text);
 }
 
+/* An executed adaptive plan: final and initial plans under AdaptiveSparkPlan. */
+static const char aqe_plan[] =
+    "== Physical Plan ==\n"
+    "AdaptiveSparkPlan (12)\n"
+    "+- == Final Plan ==\n"
+    "   * HashAggregate (7)\n"
+    "   +- AQEShuffleRead (6)\n"
+    "      +- ShuffleQueryStage (5), Statistics(sizeInBytes=64.0 B, rowCount=4)\n"
+    "         +- Exchange (4)\n"
+    "            +- * HashAggregate (3)\n"
+    "               +- * ColumnarToRow (2)\n"
+    "                  +- Scan parquet spark_catalog.default.t (1)\n"
+    "+- == Initial Plan ==\n"
+    "   HashAggregate (11)\n"
+    "   +- Exchange (10)\n"
+    "      +- HashAggregate (9)\n"
+    "         +- Scan parquet spark_catalog.default.t (8)\n"
+    "\n"
+    "\n"
+    "(1) Scan parquet spark_catalog.default.t\n"
+    "Output [2]: [k#10, v#11L]\n"
+    "Batched: true\n"
+    "Location: InMemoryFileIndex [file:/tmp/t]\n"
+    "ReadSchema: struct<k:int,v:bigint>\n"
+    "\n"
+    "(2) ColumnarToRow [codegen id : 1]\n"
+    "Input [2]: [k#10, v#11L]\n"
+    "\n"
+    "(3) HashAggregate [codegen id : 1]\n"
+    "Input [2]: [k#10, v#11L]\n"
+    "Keys [1]: [k#10]\n"
+    "Functions [1]: [partial_sum(v#11L)]\n"
+    "Aggregate Attributes [1]: [sum#20L]\n"
+    "Results [2]: [k#10, sum#21L]\n"
+    "\n"
+    "(4) Exchange\n"
+    "Input [2]: [k#10, sum#21L]\n"
+    "Arguments: hashpartitioning(k#10, 200), ENSURE_REQUIREMENTS, [plan_id=30]\n"
+    "\n"
+    "(5) ShuffleQueryStage\n"
+    "Output [2]: [k#10, sum#21L]\n"
+    "Arguments: 0\n"
+    "\n"
+    "(6) AQEShuffleRead\n"
+    "Input [2]: [k#10, sum#21L]\n"
+    "Arguments: coalesced\n"
+    "\n"
+    "(7) HashAggregate [codegen id : 2]\n"
+    "Input [2]: [k#10, sum#21L]\n"
+    "Keys [1]: [k#10]\n"
+    "Functions [1]: [sum(v#11L)]\n"
+    "Aggregate Attributes [1]: [sum(v#11L)#22L]\n"
+    "Results [2]: [k#10, sum(v#11L)#22L AS s#23L]\n"
+    "\n"
+    "(8) Scan parquet spark_catalog.default.t\n"
+    "Output [2]: [k#10, v#11L]\n"
+    "Batched: true\n"
+    "Location: InMemoryFileIndex [file:/tmp/t]\n"
+    "ReadSchema: struct<k:int,v:bigint>\n"
+    "\n"
+    "(9) HashAggregate\n"
+    "Input [2]: [k#10, v#11L]\n"
+    "Keys [1]: [k#10]\n"
+    "Functions [1]: [partial_sum(v#11L)]\n"
+    "Aggregate Attributes [1]: [sum#20L]\n"
+    "Results [2]: [k#10, sum#21L]\n"
+    "\n"
+    "(10) Exchange\n"
+    "Input [2]: [k#10, sum#21L]\n"
+    "Arguments: hashpartitioning(k#10, 200), ENSURE_REQUIREMENTS, [plan_id=24]\n"
+    "\n"
+    "(11) HashAggregate\n"
+    "Input [2]: [k#10, sum#21L]\n"
+    "Keys [1]: [k#10]\n"
+    "Functions [1]: [sum(v#11L)]\n"
+    "Aggregate Attributes [1]: [sum(v#11L)#22L]\n"
+    "Results [2]: [k#10, sum(v#11L)#22L AS s#23L]\n"
+    "\n"
+    "(12) AdaptiveSparkPlan\n"
+    "Output [2]: [k#10, s#23L]\n"
+    "Arguments: isFinalPlan=true\n"
+    "\n";
+
+static void test_adaptive_plans(void **state) {
+    (void)state;
+    em_plan *plan;
+    em_error err = {0};
+    EM_ASSERT_OK(em_plan_parse(aqe_plan, strlen(aqe_plan), NULL, &plan, &err), &err);
+    const em_plan_node *root = em_plan_root(plan);
+    assert_int_equal(root->kind, EM_NODE_ADAPTIVE_SPARK_PLAN);
+    assert_int_equal(root->n_children, 2);
+    assert_int_equal(root->children[0]->kind, EM_NODE_AQE_SECTION);
+    assert_string_equal(root->children[0]->name, "Final Plan");
+    assert_string_equal(root->children[1]->name, "Initial Plan");
+    const em_plan_node *exec = em_plan_exec_root(plan);
+    assert_int_equal(exec->id, 7);
+    assert_int_equal(exec->children[0]->kind, EM_NODE_AQE_SHUFFLE_READ);
+    const em_plan_node *stage = em_plan_node_by_id(plan, 5);
+    assert_int_equal(stage->kind, EM_NODE_SHUFFLE_QUERY_STAGE);
+    assert_string_equal(stage->label_suffix, ", Statistics(sizeInBytes=64.0 B, rowCount=4)");
+    assert_int_equal(stage->children[0]->kind, EM_NODE_EXCHANGE);
+    assert_int_equal(exec->n_output, 2);
+    assert_int_equal(exec->output[1]->type.id, EM_TYPE_LONG); /* sum(bigint) */
+    assert_int_equal(root->n_output, 2);
+    assert_int_equal(root->output[0]->type.id, EM_TYPE_INT);
+    char *out;
+    size_t n;
+    EM_ASSERT_OK(em_plan_print(plan, NULL, &out, &n, &err), &err);
+    assert_int_equal(n, strlen(aqe_plan));
+    assert_memory_equal(out, aqe_plan, n);
+    free(out);
+    em_plan_free(plan);
+
+    /* before execution the initial plan is the only child */
+    static const char before[] = "== Physical Plan ==\n"
+                                 "AdaptiveSparkPlan (3)\n"
+                                 "+- Project (2)\n"
+                                 "   +- Scan parquet  (1)\n"
+                                 "\n"
+                                 "\n"
+                                 "(1) Scan parquet \n"
+                                 "Output [1]: [a#1]\n"
+                                 "Batched: true\n"
+                                 "Location: InMemoryFileIndex [file:/x/a.parquet]\n"
+                                 "ReadSchema: struct<a:string>\n"
+                                 "\n"
+                                 "(2) Project\n"
+                                 "Output [1]: [upper(a#1) AS u#2]\n"
+                                 "Input [1]: [a#1]\n"
+                                 "\n"
+                                 "(3) AdaptiveSparkPlan\n"
+                                 "Output [1]: [u#2]\n"
+                                 "Arguments: isFinalPlan=false\n"
+                                 "\n";
+    EM_ASSERT_OK(em_plan_parse(before, strlen(before), NULL, &plan, &err), &err);
+    assert_int_equal(em_plan_exec_root(plan)->id, 2);
+    assert_string_equal(em_plan_node_by_id(plan, 1)->table, "");
+    assert_int_equal(em_plan_exec_root(plan)->output[0]->type.id, EM_TYPE_STRING);
+    EM_ASSERT_OK(em_plan_print(plan, NULL, &out, &n, &err), &err);
+    assert_int_equal(n, strlen(before));
+    assert_memory_equal(out, before, n);
+    free(out);
+    em_plan_free(plan);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_user_text_real_ids),
@@ -327,6 +472,7 @@ int main(void) {
         cmocka_unit_test(test_hostile_input_never_crashes),
         cmocka_unit_test(test_model_of_shared_plans),
         cmocka_unit_test(test_print_in_another_dialect),
+        cmocka_unit_test(test_adaptive_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
