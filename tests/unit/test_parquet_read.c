@@ -44,7 +44,9 @@ static void put_uleb(bytes *b, uint64_t v) {
     }
     put(b, (uint8_t)v);
 }
-static void put_zigzag(bytes *b, int64_t v) { put_uleb(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
+static void put_zigzag(bytes *b, int64_t v) {
+    put_uleb(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
 static void put_le32(bytes *b, uint32_t v) {
     for (int i = 0; i < 4; i++)
         put(b, (uint8_t)(v >> (8 * i)));
@@ -365,8 +367,7 @@ static void test_delta_binary_packed(void **state) {
     put(&w, 0);
     put(&w, 0);
     put(&w, 0);
-    assert_int_equal(em_pq_delta_decode(&c, w.p, w.n, 8, 3, &bufs[0], &got, &used),
-                     EM_ERR_CORRUPT);
+    assert_int_equal(em_pq_delta_decode(&c, w.p, w.n, 8, 3, &bufs[0], &got, &used), EM_ERR_CORRUPT);
     assert_non_null(strstr(err.msg, "bit width 65"));
     em_pq_buf_free(&bufs[0]);
 }
@@ -415,9 +416,9 @@ static void test_delta_byte_arrays(void **state) {
         memcpy(d.p + d.n, words[i] + pre[i], (size_t)suf[i]);
         d.n += suf[i];
     }
-    EM_ASSERT_OK(em_pq_delta_bytes_decode(&c, d.p, d.n, 10, &bufs[0], &bufs[2], &bufs[3],
-                                          &bufs[4], &got),
-                 &err);
+    EM_ASSERT_OK(
+        em_pq_delta_bytes_decode(&c, d.p, d.n, 10, &bufs[0], &bufs[2], &bufs[3], &bufs[4], &got),
+        &err);
     assert_int_equal(got, n);
     v = (const em_pq_view *)(void *)bufs[0].p;
     for (int i = 0; i < n; i++) {
@@ -431,9 +432,9 @@ static void test_delta_byte_arrays(void **state) {
     put_delta(&e, bad_suf, 2);
     put(&e, 'a');
     put(&e, 'b');
-    assert_int_equal(em_pq_delta_bytes_decode(&c, e.p, e.n, 10, &bufs[0], &bufs[2], &bufs[3],
-                                              &bufs[4], &got),
-                     EM_ERR_CORRUPT);
+    assert_int_equal(
+        em_pq_delta_bytes_decode(&c, e.p, e.n, 10, &bufs[0], &bufs[2], &bufs[3], &bufs[4], &got),
+        EM_ERR_CORRUPT);
     assert_non_null(strstr(err.msg, "prefix length 9"));
     for (int i = 0; i < 5; i++)
         em_pq_buf_free(&bufs[i]);
@@ -484,8 +485,8 @@ typedef struct tcol {
     int repetition;
     int converted; /* -1: none */
     int scale, precision;
-    int logical;  /* em_pq_logical_kind or 0 */
-    int unit;     /* TIMESTAMP */
+    int logical; /* em_pq_logical_kind or 0 */
+    int unit;    /* TIMESTAMP */
     bool utc;
 } tcol;
 
@@ -670,13 +671,14 @@ static const char *tmpfile_path(const char *name) {
     return path;
 }
 
-#define T(name, type) {name, type, 0, EM_PQ_OPTIONAL, -1, 0, 0, 0, 0, false}
+#define T(name, type)                                                                              \
+    { name, type, 0, EM_PQ_OPTIONAL, -1, 0, 0, 0, 0, false }
 
 static void test_file_int96_unsigned_levels(void **state) {
     (void)state;
     const char *path = tmpfile_path("types.parquet");
-    tcol cols[6] = {T("ts96", EM_PQ_T_INT96), T("u8", EM_PQ_T_INT32), T("u16", EM_PQ_T_INT32),
-                    T("u32", EM_PQ_T_INT32), T("u64", EM_PQ_T_INT64), T("flag", EM_PQ_T_BOOLEAN)};
+    tcol cols[6] = {T("ts96", EM_PQ_T_INT96), T("u8", EM_PQ_T_INT32),  T("u16", EM_PQ_T_INT32),
+                    T("u32", EM_PQ_T_INT32),  T("u64", EM_PQ_T_INT64), T("flag", EM_PQ_T_BOOLEAN)};
     cols[1].converted = EM_PQ_CT_UINT_8;
     cols[2].converted = EM_PQ_CT_UINT_16;
     cols[3].converted = EM_PQ_CT_UINT_32;
@@ -697,7 +699,8 @@ static void test_file_int96_unsigned_levels(void **state) {
     tpage pg0 = {EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_PLAIN, EM_PQ_ENC_BIT_PACKED, 0, 0, p0.p, p0.n, 0};
     /* Unsigned: RLE levels "all valid" + PLAIN. */
     bytes pu[4];
-    uint32_t u32v[4][4] = {{0, 255, 7, 128}, {0, 65535, 1, 40000}, {0, 4294967295u, 5, 2147483648u}};
+    uint32_t u32v[4][4] = {
+        {0, 255, 7, 128}, {0, 65535, 1, 40000}, {0, 4294967295u, 5, 2147483648u}};
     for (int k = 0; k < 3; k++) {
         pu[k].n = 0;
         put_le32(&pu[k], 2);
@@ -717,7 +720,8 @@ static void test_file_int96_unsigned_levels(void **state) {
     }
     tpage pgu[4];
     for (int k = 0; k < 4; k++)
-        pgu[k] = (tpage){EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_PLAIN, EM_PQ_ENC_RLE, 0, 0, pu[k].p, pu[k].n, 0};
+        pgu[k] =
+            (tpage){EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_PLAIN, EM_PQ_ENC_RLE, 0, 0, pu[k].p, pu[k].n, 0};
     /* Required booleans, RLE encoded (length prefix + hybrid width 1), in two pages of 2. */
     bytes pb1 = {.n = 0}, pb2 = {.n = 0};
     put_le32(&pb1, 2);
@@ -806,7 +810,8 @@ static void test_file_encodings_v2(void **state) {
     bytes bd = {.n = 0};
     memcpy(bd.p, levb.p, (size_t)levb.n);
     bd.n = levb.n;
-    const uint8_t d0[] = {0x30, 0x39}, d1[] = {0xff}, d2[] = {0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    const uint8_t d0[] = {0x30, 0x39}, d1[] = {0xff},
+                  d2[] = {0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const uint8_t *dv[4] = {d0, d1, d2, NULL};
     int dl[4] = {2, 1, 12, 0};
     for (int k = 0; k < 4; k++) {
@@ -822,7 +827,8 @@ static void test_file_encodings_v2(void **state) {
     bt.n = levb.n;
     put_delta(&bt, tv, 4);
 
-    tpage ps = {EM_PQ_PAGE_DATA_V2, 5, EM_PQ_ENC_DELTA_BYTE_ARRAY, 0, (int32_t)levb.n, 1, s.p, s.n, 0};
+    tpage ps = {
+        EM_PQ_PAGE_DATA_V2, 5, EM_PQ_ENC_DELTA_BYTE_ARRAY, 0, (int32_t)levb.n, 1, s.p, s.n, 0};
     tpage pi = ps, pf = ps, pd = ps, pt = ps;
     pi.encoding = EM_PQ_ENC_BYTE_STREAM_SPLIT;
     pi.data = bi.p;
@@ -970,8 +976,9 @@ static void test_page_errors(void **state) {
     put(&data, 2); /* bit width */
     uint32_t idx[4] = {0, 1, 3, 1};
     put_hybrid(&data, idx, 4, 2);
-    tpage pd[2] = {{EM_PQ_PAGE_DICTIONARY, 2, EM_PQ_ENC_PLAIN, 0, 0, 0, dict.p, dict.n, 0},
-                   {EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_RLE_DICTIONARY, EM_PQ_ENC_RLE, 0, 0, data.p, data.n, 0}};
+    tpage pd[2] = {
+        {EM_PQ_PAGE_DICTIONARY, 2, EM_PQ_ENC_PLAIN, 0, 0, 0, dict.p, dict.n, 0},
+        {EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_RLE_DICTIONARY, EM_PQ_ENC_RLE, 0, 0, data.p, data.n, 0}};
     one_column_file(path, col, pd, 2, 4);
     expect_error(path, EM_ERR_CORRUPT, "dictionary index 3 out of range (the dictionary has 2");
     /* The same indices within range read fine. */
@@ -1038,7 +1045,8 @@ static void test_page_errors(void **state) {
     one_column_file(path, col, &pp, 1, 4);
     expect_error(path, EM_ERR_UNSUPPORTED, "DELTA_LENGTH_BYTE_ARRAY");
     /* Compressed size beyond the chunk: the page claims more bytes than follow. */
-    pp = (tpage){EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_PLAIN, EM_PQ_ENC_RLE, 0, 0, plain.p, plain.n, 100000};
+    pp =
+        (tpage){EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_PLAIN, EM_PQ_ENC_RLE, 0, 0, plain.p, plain.n, 100000};
     one_column_file(path, col, &pp, 1, 4);
     expect_error(path, EM_ERR_CORRUPT, "runs past the end of its column chunk");
     /* Uncompressed page whose sizes disagree. */
@@ -1109,7 +1117,8 @@ static void test_round_trip_writer(void **state) {
             if (i % 5 == 0)
                 EM_ASSERT_OK(em_column_append_null(&b->cols[1], &err), &err);
             else
-                EM_ASSERT_OK(em_column_append_bytes(&b->cols[1], name, (int32_t)strlen(name), &err), &err);
+                EM_ASSERT_OK(em_column_append_bytes(&b->cols[1], name, (int32_t)strlen(name), &err),
+                             &err);
             em_i128 a = (em_i128)(i * 7 - 30000);
             if (i % 3 == 0)
                 EM_ASSERT_OK(em_column_append_null(&b->cols[2], &err), &err);

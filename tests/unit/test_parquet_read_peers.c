@@ -248,19 +248,23 @@ static void test_stats_bound_values(void **state) {
                         bool in = true;
                         switch (t) {
                         case EM_TYPE_BYTE:
-                            in = ((int8_t *)v)[i] >= st[c].min.i64 && ((int8_t *)v)[i] <= st[c].max.i64;
+                            in = ((int8_t *)v)[i] >= st[c].min.i64 &&
+                                 ((int8_t *)v)[i] <= st[c].max.i64;
                             break;
                         case EM_TYPE_SHORT:
-                            in = ((int16_t *)v)[i] >= st[c].min.i64 && ((int16_t *)v)[i] <= st[c].max.i64;
+                            in = ((int16_t *)v)[i] >= st[c].min.i64 &&
+                                 ((int16_t *)v)[i] <= st[c].max.i64;
                             break;
                         case EM_TYPE_INT:
                         case EM_TYPE_DATE:
-                            in = ((int32_t *)v)[i] >= st[c].min.i64 && ((int32_t *)v)[i] <= st[c].max.i64;
+                            in = ((int32_t *)v)[i] >= st[c].min.i64 &&
+                                 ((int32_t *)v)[i] <= st[c].max.i64;
                             break;
                         case EM_TYPE_LONG:
                         case EM_TYPE_TIMESTAMP:
                         case EM_TYPE_TIMESTAMP_NTZ:
-                            in = ((int64_t *)v)[i] >= st[c].min.i64 && ((int64_t *)v)[i] <= st[c].max.i64;
+                            in = ((int64_t *)v)[i] >= st[c].min.i64 &&
+                                 ((int64_t *)v)[i] <= st[c].max.i64;
                             break;
                         case EM_TYPE_DOUBLE: {
                             double x = ((double *)v)[i];
@@ -283,10 +287,12 @@ static void test_stats_bound_values(void **state) {
                             const int32_t *off = em_column_offsets(col);
                             const uint8_t *p = col->data->data + off[i];
                             int32_t len = off[i + 1] - off[i];
-                            int lo = memcmp(p, st[c].min.bytes.ptr,
-                                            (size_t)(len < st[c].min.bytes.len ? len : st[c].min.bytes.len));
-                            int hi = memcmp(p, st[c].max.bytes.ptr,
-                                            (size_t)(len < st[c].max.bytes.len ? len : st[c].max.bytes.len));
+                            int lo = memcmp(
+                                p, st[c].min.bytes.ptr,
+                                (size_t)(len < st[c].min.bytes.len ? len : st[c].min.bytes.len));
+                            int hi = memcmp(
+                                p, st[c].max.bytes.ptr,
+                                (size_t)(len < st[c].max.bytes.len ? len : st[c].max.bytes.len));
                             in = (lo > 0 || (lo == 0 && len >= st[c].min.bytes.len)) &&
                                  (hi < 0 || (hi == 0 && len <= st[c].max.bytes.len));
                             break;
@@ -340,7 +346,8 @@ static void test_encodings_covered(void **state) {
                     if (strstr(tok, w))
                         seen[i] = true;
                 }
-                if (!strstr(all, ci.encodings) && strlen(all) + strlen(ci.encodings) + 3 < sizeof all) {
+                if (!strstr(all, ci.encodings) &&
+                    strlen(all) + strlen(ci.encodings) + 3 < sizeof all) {
                     strcat(all, ci.encodings);
                     strcat(all, " | ");
                 }

@@ -9,9 +9,9 @@
  * The block size is a multiple of 128 and a miniblock holds a multiple of 32
  * values. Arithmetic wraps in two's complement (the writer's subtractions may
  * overflow), so it is done on uint64 and truncated for INT32; widths up to 64
- * are accepted for both (DuckDB writes INT32 deltas computed in 64 bits). Miniblocks past the last value
- * may be absent; the last present miniblock is padded to full size, and the
- * stream's end (where following data starts) is after that padding.
+ * are accepted for both (DuckDB writes INT32 deltas computed in 64 bits). Miniblocks past the last
+ * value may be absent; the last present miniblock is padded to full size, and the stream's end
+ * (where following data starts) is after that padding.
  *
  * DELTA_LENGTH_BYTE_ARRAY: the lengths as DELTA_BINARY_PACKED, then all the
  * bytes concatenated. DELTA_BYTE_ARRAY: prefix lengths and suffix lengths as
@@ -59,8 +59,7 @@ em_status em_pq_delta_decode(const em_pq_dctx *c, const uint8_t *p, int64_t len,
                              int64_t max_values, em_pq_buf *out, int64_t *n, int64_t *consumed) {
     cursor cur = {p, len, 0};
     uint64_t block, n_mini, total, first;
-    if (!uleb(&cur, &block) || !uleb(&cur, &n_mini) || !uleb(&cur, &total) ||
-        !zigzag(&cur, &first))
+    if (!uleb(&cur, &block) || !uleb(&cur, &n_mini) || !uleb(&cur, &total) || !zigzag(&cur, &first))
         return em_pq_dcorrupt(c, cur.pos, "DELTA_BINARY_PACKED header is truncated");
     if (block == 0 || block % 128 != 0 || block > (1u << 20) || n_mini == 0 ||
         block % n_mini != 0 || (block / n_mini) % 32 != 0)
@@ -169,8 +168,7 @@ em_status em_pq_delta_bytes_decode(const em_pq_dctx *c, const uint8_t *p, int64_
     em_pq_dctx c2 = *c;
     c2.base += used1;
     /* The suffixes are DELTA_LENGTH_BYTE_ARRAY: their views point into the page. */
-    EM_TRY(em_pq_delta_length_decode(&c2, p + used1, len - used1, max_values, views, scratch2,
-                                     n));
+    EM_TRY(em_pq_delta_length_decode(&c2, p + used1, len - used1, max_values, views, scratch2, n));
     if (*n != n_prefix)
         return em_pq_dcorrupt(c, used1,
                               "DELTA_BYTE_ARRAY has %lld prefix lengths but %lld suffixes",

@@ -28,7 +28,7 @@ typedef struct em_pq_dctx {
     int64_t base;       /* file offset of the data's first byte */
     em_pool *pool;      /* charged for decode buffers; may be NULL */
     em_error *err;
-    bool in_page;       /* data is a decompressed page: base is the page's offset */
+    bool in_page; /* data is a decompressed page: base is the page's offset */
 } em_pq_dctx;
 
 /* "PATH: byte BASE+REL: column NAME: what" as EM_ERR_CORRUPT; inside a
@@ -54,8 +54,8 @@ void em_pq_buf_free(em_pq_buf *b);
  * max_values may be present. Sets *n to the count and *consumed to the
  * stream's byte length (where following data, e.g. DELTA_LENGTH bytes, starts). */
 em_status em_pq_delta_decode(const em_pq_dctx *c, const uint8_t *p, int64_t len, int width,
-                             int64_t max_values, em_pq_buf *out, int64_t *n, int64_t *consumed)
-    EM_MUST_CHECK;
+                             int64_t max_values, em_pq_buf *out, int64_t *n,
+                             int64_t *consumed) EM_MUST_CHECK;
 
 /* DELTA_LENGTH_BYTE_ARRAY: views into p. `scratch` holds the lengths. */
 em_status em_pq_delta_length_decode(const em_pq_dctx *c, const uint8_t *p, int64_t len,
@@ -65,8 +65,8 @@ em_status em_pq_delta_length_decode(const em_pq_dctx *c, const uint8_t *p, int64
 /* DELTA_BYTE_ARRAY: values rebuilt into `bytes`, views into `bytes`. */
 em_status em_pq_delta_bytes_decode(const em_pq_dctx *c, const uint8_t *p, int64_t len,
                                    int64_t max_values, em_pq_buf *views, em_pq_buf *bytes,
-                                   em_pq_buf *scratch1, em_pq_buf *scratch2, int64_t *n)
-    EM_MUST_CHECK;
+                                   em_pq_buf *scratch1, em_pq_buf *scratch2,
+                                   int64_t *n) EM_MUST_CHECK;
 
 /* BYTE_STREAM_SPLIT: transposes p[0..len) (width-byte values) into PLAIN layout. */
 em_status em_pq_bss_decode(const em_pq_dctx *c, const uint8_t *p, int64_t len, int width,

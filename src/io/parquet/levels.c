@@ -56,21 +56,23 @@ void em_unpack32(const uint8_t *base, int64_t nbytes, uint64_t first, int w, uin
     case 0:
         memset(out, 0, (size_t)n * sizeof *out);
         return;
-#define EM_UNPACK_CASE(W)                                                                  \
-    case W:                                                                                \
-        unpack32_w(base, nbytes, first, W, out, n);                                        \
+#define EM_UNPACK_CASE(W)                                                                          \
+    case W:                                                                                        \
+        unpack32_w(base, nbytes, first, W, out, n);                                                \
         return;
-        EM_UNPACK_CASE(1) EM_UNPACK_CASE(2) EM_UNPACK_CASE(3) EM_UNPACK_CASE(4)
-        EM_UNPACK_CASE(5) EM_UNPACK_CASE(6) EM_UNPACK_CASE(7) EM_UNPACK_CASE(8)
-        EM_UNPACK_CASE(9) EM_UNPACK_CASE(10) EM_UNPACK_CASE(11) EM_UNPACK_CASE(12)
-        EM_UNPACK_CASE(13) EM_UNPACK_CASE(14) EM_UNPACK_CASE(15) EM_UNPACK_CASE(16)
-        EM_UNPACK_CASE(17) EM_UNPACK_CASE(18) EM_UNPACK_CASE(19) EM_UNPACK_CASE(20)
-        EM_UNPACK_CASE(21) EM_UNPACK_CASE(22) EM_UNPACK_CASE(23) EM_UNPACK_CASE(24)
-        EM_UNPACK_CASE(25) EM_UNPACK_CASE(26) EM_UNPACK_CASE(27) EM_UNPACK_CASE(28)
-        EM_UNPACK_CASE(29) EM_UNPACK_CASE(30) EM_UNPACK_CASE(31) EM_UNPACK_CASE(32)
+        EM_UNPACK_CASE(1)
+        EM_UNPACK_CASE(2) EM_UNPACK_CASE(3) EM_UNPACK_CASE(4) EM_UNPACK_CASE(5) EM_UNPACK_CASE(6)
+            EM_UNPACK_CASE(7) EM_UNPACK_CASE(8) EM_UNPACK_CASE(9) EM_UNPACK_CASE(10)
+                EM_UNPACK_CASE(11) EM_UNPACK_CASE(12) EM_UNPACK_CASE(13) EM_UNPACK_CASE(14)
+                    EM_UNPACK_CASE(15) EM_UNPACK_CASE(16) EM_UNPACK_CASE(17) EM_UNPACK_CASE(18)
+                        EM_UNPACK_CASE(19) EM_UNPACK_CASE(20) EM_UNPACK_CASE(21) EM_UNPACK_CASE(22)
+                            EM_UNPACK_CASE(23) EM_UNPACK_CASE(24) EM_UNPACK_CASE(25)
+                                EM_UNPACK_CASE(26) EM_UNPACK_CASE(27) EM_UNPACK_CASE(28)
+                                    EM_UNPACK_CASE(29) EM_UNPACK_CASE(30) EM_UNPACK_CASE(31)
+                                        EM_UNPACK_CASE(32)
 #undef EM_UNPACK_CASE
-    default:
-        memset(out, 0, (size_t)n * sizeof *out); /* callers reject other widths */
+                                            default
+            : memset(out, 0, (size_t)n * sizeof *out); /* callers reject other widths */
         return;
     }
 }
@@ -96,8 +98,8 @@ void em_unpack64(const uint8_t *base, int64_t nbytes, uint64_t first, int w, uin
     for (int64_t i = 0; i < n; i++, bit += (uint64_t)w) {
         uint64_t off = bit >> 3;
         unsigned sh = (unsigned)(bit & 7);
-        uint64_t lo = (int64_t)off + 8 <= nbytes ? load64(base + off)
-                                                 : load64_tail(base, nbytes, off);
+        uint64_t lo =
+            (int64_t)off + 8 <= nbytes ? load64(base + off) : load64_tail(base, nbytes, off);
         uint64_t v = lo >> sh;
         if (sh + (unsigned)w > 64) {
             uint64_t hi = (int64_t)off + 8 < nbytes ? base[off + 8] : 0;

@@ -115,7 +115,7 @@ typedef struct em_pq_file_meta {
     int n_row_groups;
     em_pq_row_group *row_groups; /* owned */
     int n_kv;
-    em_pq_kv *kv; /* owned array, borrowed bytes */
+    em_pq_kv *kv;     /* owned array, borrowed bytes */
     char *created_by; /* owned, NULL when absent */
 } em_pq_file_meta;
 

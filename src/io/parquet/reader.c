@@ -73,13 +73,13 @@ enum pq_conv {
 };
 
 typedef struct pq_coldesc {
-    const char *name;   /* borrowed from the file metadata */
-    int physical;       /* em_pq_physical */
+    const char *name;    /* borrowed from the file metadata */
+    int physical;        /* em_pq_physical */
     int32_t type_length; /* FIXED_LEN_BYTE_ARRAY */
     bool optional;
     em_type type;
-    int conv;       /* pq_conv */
-    int phys_width; /* bytes of one decoded physical value (views for byte arrays) */
+    int conv;          /* pq_conv */
+    int phys_width;    /* bytes of one decoded physical value (views for byte arrays) */
     bool signed_stats; /* legacy min/max may be trusted */
     bool unsigned_int; /* UINT logical/converted types */
 } pq_coldesc;
@@ -119,21 +119,21 @@ typedef struct pq_col {
     em_pq_buf dict_vals; /* physical values (views for byte arrays) */
     /* current page */
     int64_t page_offset;
-    int64_t page_left; /* level slots (rows) left */
+    int64_t page_left;  /* level slots (rows) left */
     em_pq_buf page_buf; /* decompressed page */
     bool lev_rle;       /* definition levels: RLE hybrid (else legacy BIT_PACKED) */
     em_rle_dec def;
     const uint8_t *lev_bits;
     int64_t lev_bits_len, lev_bits_pos;
     int src;
-    const uint8_t *vp; /* PLAIN values */
+    const uint8_t *vp;  /* PLAIN values */
     int64_t vlen, vpos; /* bytes; booleans: vpos counts bits */
     em_rle_dec idx;
     bool idx_ready;
     const em_pq_view *views;
     int64_t views_n, views_pos;
     em_pq_buf mat, mat_bytes, s1, s2; /* page-wide expansions */
-    int64_t data_base; /* file offset of the page's values (for messages) */
+    int64_t data_base;                /* file offset of the page's values (for messages) */
     /* scratch, one batch */
     em_pq_buf lev, ids, phys;
 } pq_col;
@@ -155,15 +155,15 @@ struct em_pq_reader {
 
 /* ---------------------------------------------------------------- open */
 
-static em_status map_type(em_pq_file *f, const em_pq_schema_elem *e, pq_coldesc *d,
-                          em_error *err) {
+static em_status map_type(em_pq_file *f, const em_pq_schema_elem *e, pq_coldesc *d, em_error *err) {
     const em_pq_logical *lt = &e->logical;
     int ct = e->has_converted ? e->converted : -1;
     d->physical = e->type;
     d->type_length = e->type_length;
     d->conv = CV_COPY;
     d->signed_stats = true;
-    bool is_dec = lt->kind == EM_PQ_LT_DECIMAL || (lt->kind == EM_PQ_LT_NONE && ct == EM_PQ_CT_DECIMAL);
+    bool is_dec =
+        lt->kind == EM_PQ_LT_DECIMAL || (lt->kind == EM_PQ_LT_NONE && ct == EM_PQ_CT_DECIMAL);
     int prec = lt->kind == EM_PQ_LT_DECIMAL ? lt->precision : e->precision;
     int scale = lt->kind == EM_PQ_LT_DECIMAL ? lt->scale : e->scale;
     if (is_dec && (prec < 1 || prec > EM_DECIMAL_MAX_PRECISION || scale < 0 || scale > prec))
@@ -189,8 +189,9 @@ static em_status map_type(em_pq_file *f, const em_pq_schema_elem *e, pq_coldesc 
     } else if (lt->kind == EM_PQ_LT_NONE && ct == EM_PQ_CT_TIMESTAMP_MICROS) {
         unit = EM_PQ_MICROS;
     }
-    bool is_time = lt->kind == EM_PQ_LT_TIME ||
-                   (lt->kind == EM_PQ_LT_NONE && (ct == EM_PQ_CT_TIME_MILLIS || ct == EM_PQ_CT_TIME_MICROS));
+    bool is_time =
+        lt->kind == EM_PQ_LT_TIME ||
+        (lt->kind == EM_PQ_LT_NONE && (ct == EM_PQ_CT_TIME_MILLIS || ct == EM_PQ_CT_TIME_MICROS));
     if (is_time || ct == EM_PQ_CT_INTERVAL)
         goto unsupported;
     switch (e->type) {
@@ -206,7 +207,8 @@ static em_status map_type(em_pq_file *f, const em_pq_schema_elem *e, pq_coldesc 
                 goto unsupported;
             d->type = em_type_decimal(prec, scale);
             d->conv = CV_I32_DEC;
-        } else if (lt->kind == EM_PQ_LT_DATE || (lt->kind == EM_PQ_LT_NONE && ct == EM_PQ_CT_DATE)) {
+        } else if (lt->kind == EM_PQ_LT_DATE ||
+                   (lt->kind == EM_PQ_LT_NONE && ct == EM_PQ_CT_DATE)) {
             d->type = em_type_make(EM_TYPE_DATE);
         } else if (int_bits && !int_signed) {
             d->unsigned_int = true;
@@ -281,9 +283,8 @@ static em_status map_type(em_pq_file *f, const em_pq_schema_elem *e, pq_coldesc 
         d->phys_width = (int)sizeof(em_pq_view);
         d->signed_stats = false;
         if (e->type == EM_PQ_T_FIXED_LEN_BYTE_ARRAY && e->type_length <= 0)
-            return EM_FAIL(err, EM_ERR_CORRUPT,
-                           "%s: column %s: FIXED_LEN_BYTE_ARRAY of length %d", f->path, e->name,
-                           e->type_length);
+            return EM_FAIL(err, EM_ERR_CORRUPT, "%s: column %s: FIXED_LEN_BYTE_ARRAY of length %d",
+                           f->path, e->name, e->type_length);
         if (is_dec) {
             d->type = em_type_decimal(prec, scale);
             d->conv = CV_BYTES_DEC;
@@ -400,9 +401,10 @@ em_status em_pq_file_open(const char *path, em_pq_file **out, em_error *err) {
     }
     f->size = sb.st_size;
     if (f->size < 12) {
-        st = EM_FAIL(err, EM_ERR_CORRUPT,
-                     "%s: byte 0: file of %lld bytes is too small to be Parquet (needs at least 12)",
-                     path, (long long)f->size);
+        st =
+            EM_FAIL(err, EM_ERR_CORRUPT,
+                    "%s: byte 0: file of %lld bytes is too small to be Parquet (needs at least 12)",
+                    path, (long long)f->size);
         goto fail;
     }
     void *map = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, f->fd, 0);
@@ -496,8 +498,8 @@ static int64_t le_int(const uint8_t *p, int n) {
 
 /* Decodes one statistics value (PLAIN encoding without length prefix) into
  * the Spark representation; false when it cannot be used. */
-static bool stat_value(const pq_coldesc *d, em_pq_bytes b, em_i128 *i128, int64_t *i64,
-                       double *f64, em_pq_bytes *bytes) {
+static bool stat_value(const pq_coldesc *d, em_pq_bytes b, em_i128 *i128, int64_t *i64, double *f64,
+                       em_pq_bytes *bytes) {
     if (!b.ptr)
         return false;
     switch (d->physical) {
@@ -564,8 +566,7 @@ static bool stat_value(const pq_coldesc *d, em_pq_bytes b, em_i128 *i128, int64_
     }
 }
 
-em_status em_pq_file_stats(const em_pq_file *f, int rg, int col, em_pq_stats *out,
-                           em_error *err) {
+em_status em_pq_file_stats(const em_pq_file *f, int rg, int col, em_pq_stats *out, em_error *err) {
     memset(out, 0, sizeof *out);
     EM_TRY(check_rg_col(f, rg, col, err));
     const em_pq_column_meta *m = &f->meta.row_groups[rg].columns[col].meta;
@@ -622,8 +623,7 @@ em_status em_pq_file_chunk_info(const em_pq_file *f, int rg, int col, em_pq_chun
             break;
         used += (size_t)n;
     }
-    snprintf(out->physical_type, sizeof out->physical_type, "%s",
-             em_pq_physical_name(m->type));
+    snprintf(out->physical_type, sizeof out->physical_type, "%s", em_pq_physical_name(m->type));
     return EM_OK;
 }
 
@@ -649,8 +649,8 @@ static em_status col_inflate(pq_col *c, em_pq_buf *buf, const uint8_t *src, int6
         return EM_OK;
     }
     EM_TRY(em_pq_buf_ensure(buf, dst_len, c->ctx.err));
-    em_status st = em_pq_decompress((em_pq_codec)c->codec, src, src_len, buf->p, dst_len,
-                                     c->ctx.err);
+    em_status st =
+        em_pq_decompress((em_pq_codec)c->codec, src, src_len, buf->p, dst_len, c->ctx.err);
     if (st != EM_OK) {
         em_error_prefix(c->ctx.err, "%s: byte %lld: column %s", c->ctx.path, (long long)at,
                         c->d->name);
@@ -730,8 +730,8 @@ static em_status load_dictionary(pq_col *c, const em_pq_page_header *h, const ui
         char what[128];
         snprintf(what, sizeof what, "dictionary page encoding %s is not supported",
                  em_pq_encoding_name(h->dict_encoding));
-        return EM_FAIL(c->ctx.err, EM_ERR_UNSUPPORTED, "%s: byte %lld: column %s: %s",
-                       c->ctx.path, (long long)c->page_offset, c->d->name, what);
+        return EM_FAIL(c->ctx.err, EM_ERR_UNSUPPORTED, "%s: byte %lld: column %s: %s", c->ctx.path,
+                       (long long)c->page_offset, c->d->name, what);
     }
     if (h->dict_num_values < 0)
         return col_corrupt_at(c, c->page_offset, "negative dictionary size");
@@ -781,7 +781,8 @@ static em_status setup_values(pq_col *c, int enc, const uint8_t *v, int64_t vlen
         if (!c->has_dict)
             return col_corrupt_at(c, c->page_offset,
                                   "dictionary-encoded page without a dictionary page");
-        c->src = SRC_DICT; /* the bit width byte is read on first use: all-null pages may be empty */
+        c->src =
+            SRC_DICT; /* the bit width byte is read on first use: all-null pages may be empty */
         return EM_OK;
     case EM_PQ_ENC_RLE:
         if (d->physical != EM_PQ_T_BOOLEAN)
@@ -808,8 +809,8 @@ static em_status setup_values(pq_col *c, int enc, const uint8_t *v, int64_t vlen
         int64_t n = 0;
         if (vlen > 0) {
             if (enc == EM_PQ_ENC_DELTA_LENGTH_BYTE_ARRAY)
-                EM_TRY(em_pq_delta_length_decode(&c->ctx, v, vlen, max_values, &c->mat, &c->s1,
-                                                 &n));
+                EM_TRY(
+                    em_pq_delta_length_decode(&c->ctx, v, vlen, max_values, &c->mat, &c->s1, &n));
             else
                 EM_TRY(em_pq_delta_bytes_decode(&c->ctx, v, vlen, max_values, &c->mat,
                                                 &c->mat_bytes, &c->s1, &c->s2, &n));
@@ -861,8 +862,9 @@ static em_status setup_values(pq_col *c, int enc, const uint8_t *v, int64_t vlen
 static em_status check_page_values(pq_col *c, int32_t n) {
     if (n > c->rows_left) {
         char what[200];
-        snprintf(what, sizeof what, "page holds %d values but only %lld rows of the row group remain",
-                 n, (long long)c->rows_left);
+        snprintf(what, sizeof what,
+                 "page holds %d values but only %lld rows of the row group remain", n,
+                 (long long)c->rows_left);
         return col_corrupt_at(c, c->page_offset, what);
     }
     return EM_OK;
@@ -881,8 +883,8 @@ static em_status load_page(pq_col *c) {
         }
         em_pq_page_header h;
         c->page_offset = c->pos;
-        EM_TRY(em_pq_page_header_parse(map + c->pos, c->chunk_end - c->pos, c->pos, c->ctx.path,
-                                       &h, c->ctx.err));
+        EM_TRY(em_pq_page_header_parse(map + c->pos, c->chunk_end - c->pos, c->pos, c->ctx.path, &h,
+                                       c->ctx.err));
         int64_t data_off = c->pos + h.header_size;
         if (h.compressed_size > c->chunk_end - data_off) {
             char what[200];
@@ -916,8 +918,8 @@ static em_status load_page(pq_col *c) {
                 continue;
             EM_TRY(check_page_values(c, h.num_values));
             const uint8_t *raw;
-            EM_TRY(col_inflate(c, &c->page_buf, data, h.compressed_size, h.uncompressed_size,
-                               true, data_off, &raw));
+            EM_TRY(col_inflate(c, &c->page_buf, data, h.compressed_size, h.uncompressed_size, true,
+                               data_off, &raw));
             int64_t len = h.uncompressed_size, at = 0;
             if (c->d->optional) {
                 if (h.def_encoding == EM_PQ_ENC_RLE) {
@@ -1044,8 +1046,7 @@ static em_status decode_values(pq_col *c, int64_t m, uint8_t *dst) {
                 return em_pq_dcorrupt(&c->ctx, 0, "dictionary indices are missing");
             int bw = c->vp[0];
             if (bw > 32)
-                return em_pq_dcorrupt(&c->ctx, 0, "dictionary index bit width %d exceeds 32",
-                                      bw);
+                return em_pq_dcorrupt(&c->ctx, 0, "dictionary index bit width %d exceeds 32", bw);
             em_rle_init(&c->idx, c->vp + 1, c->vlen - 1, bw);
             c->idx_ready = true;
         }
@@ -1110,8 +1111,7 @@ static em_status decode_values(pq_col *c, int64_t m, uint8_t *dst) {
     }
     case SRC_VIEWS:
         if (m > c->views_n - c->views_pos)
-            return em_pq_dcorrupt(&c->ctx, 0,
-                                  "page holds %lld values but its levels need more",
+            return em_pq_dcorrupt(&c->ctx, 0, "page holds %lld values but its levels need more",
                                   (long long)c->views_n);
         memcpy(dst, c->views + c->views_pos, (size_t)m * sizeof(em_pq_view));
         c->views_pos += m;
@@ -1203,12 +1203,12 @@ static em_status convert_values(pq_col *c, const uint8_t *in, int64_t m, uint8_t
 /* Spreads m dense values at base[0..m) over k rows by the levels, in place, backwards. */
 static void scatter(uint8_t *base, int w, const uint32_t *lev, int64_t k, int64_t m) {
     int64_t j = m - 1;
-#define EM_SCATTER(W)                                                                      \
-    for (int64_t i = k - 1; i >= 0 && i > j; i--) {                                        \
-        if (lev[i])                                                                        \
-            memcpy(base + (W) * i, base + (W) * j--, (W));                                 \
-        else                                                                               \
-            memset(base + (W) * i, 0, (W));                                                \
+#define EM_SCATTER(W)                                                                              \
+    for (int64_t i = k - 1; i >= 0 && i > j; i--) {                                                \
+        if (lev[i])                                                                                \
+            memcpy(base + (W)*i, base + (W)*j--, (W));                                             \
+        else                                                                                       \
+            memset(base + (W)*i, 0, (W));                                                          \
     }
     switch (w) {
     case 1:

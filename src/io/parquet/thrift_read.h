@@ -34,13 +34,13 @@ enum em_tc_type {
 #define EM_TC_MAX_DEPTH 32
 
 typedef struct em_tc_reader {
-    const uint8_t *p;   /* borrowed: start of the range */
-    int64_t len;        /* bytes in the range */
-    int64_t pos;        /* next byte to read, 0..len */
-    int64_t base;       /* file offset of p[0], for messages */
-    const char *path;   /* borrowed: file name, for messages */
-    int depth;          /* current struct/list nesting */
-    em_error *err;      /* borrowed: where failures are recorded */
+    const uint8_t *p; /* borrowed: start of the range */
+    int64_t len;      /* bytes in the range */
+    int64_t pos;      /* next byte to read, 0..len */
+    int64_t base;     /* file offset of p[0], for messages */
+    const char *path; /* borrowed: file name, for messages */
+    int depth;        /* current struct/list nesting */
+    em_error *err;    /* borrowed: where failures are recorded */
 } em_tc_reader;
 
 /* A field header inside a struct: type EM_TC_STOP ends the struct. */
@@ -66,11 +66,10 @@ em_status em_tc_read_bool(em_tc_reader *r, int type, bool *out) EM_MUST_CHECK;
 em_status em_tc_read_i32(em_tc_reader *r, int type, int32_t *out) EM_MUST_CHECK;
 em_status em_tc_read_i64(em_tc_reader *r, int type, int64_t *out) EM_MUST_CHECK;
 /* Borrowed bytes inside the range. */
-em_status em_tc_read_binary(em_tc_reader *r, int type, const uint8_t **ptr, int32_t *len)
-    EM_MUST_CHECK;
+em_status em_tc_read_binary(em_tc_reader *r, int type, const uint8_t **ptr,
+                            int32_t *len) EM_MUST_CHECK;
 /* List header: element type and count (count bounded by remaining bytes). */
-em_status em_tc_list_begin(em_tc_reader *r, int type, int *elem_type, int32_t *count)
-    EM_MUST_CHECK;
+em_status em_tc_list_begin(em_tc_reader *r, int type, int *elem_type, int32_t *count) EM_MUST_CHECK;
 void em_tc_list_end(em_tc_reader *r);
 /* Skips one value of any type (structs, lists, sets, maps recursively). */
 em_status em_tc_skip(em_tc_reader *r, int type) EM_MUST_CHECK;
