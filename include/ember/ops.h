@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Native columnar operators: the pull interface every operator implements,
+ * the task context they run in, and the constructors that build an operator
+ * from its plan node.
+ *
+ * Contract (after Velox's Operator and PostgreSQL's executor nodes):
+ *   open   prepares state and opens the children; called once.
+ *   next   returns EM_OK with a non-empty batch, EM_DONE at the end, or an
+ *          error. The batch is owned by the operator and valid until the
+ *          next call to next or close; a consumer that needs it longer
+ *          copies it (em_batch_append) or shares its buffers.
+ *   close  frees everything; idempotent, safe after a failed open, and safe
+ *          on an operator that was never opened. Closes the children.
+ * Pipeline breakers (hash aggregate, sort, hash-join build) drain their
+ * input on the first next, as explicit state machines.
+ *
+ * Binding: an operator's output is a list of attributes (plan.h em_expr of
+ * kind ATTR or ALIAS: name, expression id, type). A parent compiles its
+ * expressions against its child's em_op_output, by expression id, so column
+ * ordinals never leak between operators.
+ *
+ * Inputs from other stages (a shuffle's partition, a broadcast relation) and
+ * scans' files come from the runtime through em_exec_ctx's callbacks; the
+ * operators know nothing of stages, threads or shuffle storage.
+ *
+ * Memory: every buffer an operator keeps is charged to ctx->pool. A budget
+ * failure that cannot be spilled fails the task with EM_ERR_OOM_BUDGET and
+ * a message naming the operator (name and plan id).
+ */
+#ifndef EM_OPS_H
+#define EM_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ember/column.h"
+#include "ember/expr.h"
+#include "ember/plan.h"
+#include "ember/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct em_op em_op;
+
+/* A materialized relation: batches in order (a shuffle partition, a
+ * broadcast build side, a scalar subquery's result). Batches are owned by
+ * whoever produced the list and are read-only for operators. */
+typedef struct em_batch_list {
+    em_batch **batches;
+    int64_t n_batches;
+    int64_t n_rows;
+} em_batch_list;
+
+/* One Parquet file (or row-group range of one) assigned to a scan task. */
+typedef struct em_scan_split {
+    const char *path;
+    int first_row_group; /* inclusive */
+    int end_row_group;   /* exclusive; -1 = to the end of the file */
+} em_scan_split;
+
+typedef struct em_exec_ctx em_exec_ctx;
+
+struct em_exec_ctx {
+    em_pool *pool;       /* borrowed: the task's native pool */
+    int partition;       /* this task's partition of its stage */
+    int num_partitions;  /* partitions of its stage */
+    em_expr_compile_options expr_opts; /* ANSI, shim, subquery provider */
+    volatile int *cancel; /* non-zero: stop with EM_ERR_CANCELLED; may be NULL */
+
+    /* The runtime's answers. Each returns EM_OK and fills *out with data that
+     * stays valid until the task ends. */
+    /* The files (splits) a scan node reads in this task. */
+    em_status (*scan_splits)(em_exec_ctx *ctx, const em_plan_node *scan,
+                             const em_scan_split **out, int *n_out, em_error *err);
+    /* This task's partition of an exchange's output (node is the Exchange,
+     * or the Exchange a ReusedExchange points to). */
+    em_status (*shuffle_input)(em_exec_ctx *ctx, const em_plan_node *exchange,
+                               const em_batch_list **out, em_error *err);
+    /* The whole relation of a BroadcastExchange (or the one reused). */
+    em_status (*broadcast_input)(em_exec_ctx *ctx, const em_plan_node *exchange,
+                                 const em_batch_list **out, em_error *err);
+    void *runtime; /* the runtime's own state for the callbacks */
+};
+
+/* Per-operator metrics, filled as the operator runs. */
+typedef struct em_op_metrics {
+    int64_t rows_out;
+    int64_t batches_out;
+    int64_t time_ns;   /* inclusive of children */
+    int64_t peak_bytes; /* the operator's own state */
+    int64_t spill_bytes;
+} em_op_metrics;
+
+typedef struct em_op_vtab {
+    const char *name; /* "HashAggregate", "BroadcastHashJoin", ... */
+    em_status (*open)(em_op *op, em_exec_ctx *ctx, em_error *err);
+    em_status (*next)(em_op *op, em_batch **out, em_error *err);
+    void (*close)(em_op *op);
+} em_op_vtab;
+
+struct em_op {
+    const em_op_vtab *vtab;
+    const em_plan_node *node;  /* borrowed from the plan; NULL for synthetic operators */
+    int n_output;
+    const em_expr **output;    /* output attributes; owned (array only) */
+    em_schema schema;          /* output schema (names as the attributes print) */
+    int n_children;
+    em_op **children;          /* owned */
+    em_exec_ctx *ctx;          /* borrowed; set by open */
+    em_op_metrics metrics;
+    void *state;               /* the operator's own state; owned */
+};
+
+/*
+ * Builds the operator tree for one task of a stage: node and its descendants
+ * down to (not including) the stage's inputs. An Exchange or
+ * BroadcastExchange below node becomes a source reading from the runtime
+ * (ctx->shuffle_input / broadcast_input); the exchange's own map side is a
+ * separate stage built from its child by the runtime. ColumnarToRow and
+ * InputAdapter become no-ops. Errors: EM_ERR_UNSUPPORTED naming the node
+ * (kind and id) that has no native operator yet.
+ */
+em_status em_op_build(const em_plan_node *node, em_op **out, em_error *err) EM_MUST_CHECK;
+
+em_status em_op_open(em_op *op, em_exec_ctx *ctx, em_error *err) EM_MUST_CHECK;
+em_status em_op_next(em_op *op, em_batch **out, em_error *err) EM_MUST_CHECK;
+void em_op_close(em_op *op);
+/* Closes (if needed) and frees the operator and its children. NULL allowed. */
+void em_op_destroy(em_op *op);
+
+/* Drains an operator into a list of copied batches (for tests, broadcast
+ * building and results). */
+em_status em_op_collect(em_op *op, em_pool *pool, em_batch_list *out, em_error *err)
+    EM_MUST_CHECK;
+void em_batch_list_reset(em_batch_list *l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
