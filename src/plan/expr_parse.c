@@ -120,6 +120,21 @@ static bool sort_at(const expr_parser *p, size_t pos) {
            at(p, pos, " DESC NULLS FIRST") || at(p, pos, " DESC NULLS LAST");
 }
 
+/*
+ * " IN (" or " IN name#id" (a dynamic pruning subquery) at pos. A literal may
+ * contain " IN " (`DELIVER IN PERSON`), so a bare " IN " is not an operator.
+ */
+static bool in_at(const expr_parser *p, size_t pos) {
+    if (at(p, pos, " IN ("))
+        return true;
+    if (!at(p, pos, " IN "))
+        return false;
+    size_t i = pos + 4;
+    while (i < p->n && is_word_char(p->s[i]))
+        i++;
+    return i > pos + 4 && i + 1 < p->n && p->s[i] == '#' && isdigit((unsigned char)p->s[i + 1]);
+}
+
 /* Whether an operand may end at pos in a context with the given stops. */
 static bool at_stop(const expr_parser *p, size_t pos, int stop) {
     if (pos >= p->n)
@@ -137,8 +152,8 @@ static bool at_stop(const expr_parser *p, size_t pos, int stop) {
         return true;
     if ((stop & STOP_SORT) && sort_at(p, pos))
         return true;
-    if ((stop & STOP_POSTFIX) && (at(p, pos, " IN ") || at(p, pos, " INSET ") ||
-                                  at(p, pos, " LIKE ") || at(p, pos, " RLIKE ")))
+    if ((stop & STOP_POSTFIX) &&
+        (in_at(p, pos) || at(p, pos, " INSET ") || at(p, pos, " LIKE ") || at(p, pos, " RLIKE ")))
         return true;
     if ((stop & STOP_CASE) && (at(p, pos, " WHEN ") || at(p, pos, " THEN ") ||
                                at(p, pos, " ELSE ") || at(p, pos, " END")))
@@ -862,7 +877,7 @@ static em_expr *parse_postfix(expr_parser *p, int stop) {
             e->args = items.items;
             e->n_args = items.n;
             e->compact = !spaced;
-        } else if (at(p, p->pos, " IN ")) {
+        } else if (in_at(p, p->pos)) {
             /* dynamic pruning: value IN dynamicpruning#N */
             size_t n0 = p->pos + 4, i = n0;
             while (i < p->n && is_word_char(p->s[i]))

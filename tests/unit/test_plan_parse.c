@@ -320,6 +320,51 @@ static void test_print_in_another_dialect(void **state) {
     free(text);
 }
 
+typedef struct literal_stats {
+    int literals;
+    int bad;
+    int delivered;
+} literal_stats;
+
+static void literal_visit(const em_plan_node *node, const em_plan_field *field, const em_expr *e,
+                          void *ctx) {
+    (void)node;
+    literal_stats *st = ctx;
+    if (e->kind == EM_EXPR_IN_SUBQUERY || e->kind == EM_EXPR_RAW) {
+        char *t = plan_test_expr_text(e);
+        print_error("unexpected %s in a TPC-H plan: %s\n", em_expr_kind_name(e->kind), t);
+        free(t);
+        st->bad++;
+    }
+    if (e->kind != EM_EXPR_LITERAL)
+        return;
+    st->literals++;
+    /* a structured form swallowed as text would keep its brackets or operators */
+    if (strpbrk(e->text, "()[],") || strstr(e->text, " = ") || strstr(e->text, " AND ")) {
+        print_error("literal swallowed structure: [%s]\n", e->text);
+        st->bad++;
+    }
+    if (strcmp(e->text, "DELIVER IN PERSON") == 0 && field->kind == EM_FIELD_CONDITION) {
+        assert_true(e->type_known);
+        assert_int_equal(e->type.id, EM_TYPE_STRING);
+        st->delivered++;
+    }
+}
+
+static void test_literals_of_shared_plans(void **state) {
+    (void)state;
+    literal_stats st = {0};
+    for (int d = 0; d < PLAN_TEST_N_DIRS; d++)
+        for (int q = 1; q <= 22; q++) {
+            em_plan *plan = plan_test_parse_shared(plan_test_dirs[d], q);
+            plan_test_walk(plan, literal_visit, &st);
+            em_plan_free(plan);
+        }
+    assert_int_equal(st.bad, 0);
+    assert_true(st.literals > 1000);
+    assert_int_equal(st.delivered, 6); /* q19's filter in every line: " IN " inside a literal */
+}
+
 /* An executed adaptive plan: final and initial plans under AdaptiveSparkPlan. */
 static const char aqe_plan[] =
     "== Physical Plan ==\n"
@@ -473,6 +518,7 @@ int main(void) {
         cmocka_unit_test(test_model_of_shared_plans),
         cmocka_unit_test(test_print_in_another_dialect),
         cmocka_unit_test(test_adaptive_plans),
+        cmocka_unit_test(test_literals_of_shared_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
