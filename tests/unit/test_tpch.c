@@ -627,6 +627,63 @@ static void test_split_determinism(void **state) {
     em_schema_reset(&s);
 }
 
+/* The largest scale factor: the last rows of every table are in range. */
+static void test_sf10_tail(void **state) {
+    (void)state;
+    em_error err;
+    tpch_ctx c;
+    EM_ASSERT_OK(tpch_ctx_init(&c, EM_TPCH_SF_MAX, EM_TPCH_SCHEMA_STANDARD, &err), &err);
+    assert_int_equal(c.n_orders, 15000000);
+    assert_int_equal(c.n_bbb, 100); /* SF * 5 of each kind */
+    for (int t = 0; t < EM_TPCH_TABLE_COUNT; t++) {
+        if (t == EM_TPCH_LINEITEM)
+            continue;
+        em_schema s, ls;
+        EM_ASSERT_OK(em_tpch_table_schema((em_tpch_table)t, c.schema, &s, &err), &err);
+        EM_ASSERT_OK(em_tpch_table_schema(EM_TPCH_LINEITEM, c.schema, &ls, &err), &err);
+        em_batch *b, *lb;
+        EM_ASSERT_OK(em_batch_create(&s, 4, NULL, &b, &err), &err);
+        EM_ASSERT_OK(em_batch_create(&ls, 4, NULL, &lb, &err), &err);
+        int64_t n = em_tpch_table_rows((em_tpch_table)t, c.sf);
+        EM_ASSERT_OK(tpch_gen_rows(&c, (em_tpch_table)t, n - 3, 3, b, lb, &err), &err);
+        assert_int_equal(b->n_rows, 3);
+        int64_t last = v_i64(b, 0, 2);
+        switch (t) {
+        case EM_TPCH_PART:
+            assert_int_equal(last, 2000000);
+            break;
+        case EM_TPCH_SUPPLIER:
+            assert_int_equal(last, 100000);
+            break;
+        case EM_TPCH_CUSTOMER:
+            assert_int_equal(last, 1500000);
+            break;
+        case EM_TPCH_PARTSUPP:
+            assert_int_equal(last, 2000000);
+            for (int i = 0; i < 3; i++)
+                assert_true(v_i64(b, 1, i) >= 1 && v_i64(b, 1, i) <= 100000);
+            break;
+        case EM_TPCH_ORDERS:
+            assert_int_equal(last, 59999976); /* sparse: index 14,999,999 */
+            for (int i = 0; i < 3; i++)
+                assert_true(v_i64(b, 1, i) <= 1500000 && v_i64(b, 1, i) % 3 != 0);
+            for (int64_t i = 0; i < lb->n_rows; i++) {
+                assert_true(v_i64(lb, 1, i) >= 1 && v_i64(lb, 1, i) <= 2000000);
+                assert_true(v_i64(lb, 2, i) >= 1 && v_i64(lb, 2, i) <= 100000);
+            }
+            break;
+        default:
+            assert_int_equal(last, n - 1);
+            break;
+        }
+        em_batch_destroy(b);
+        em_batch_destroy(lb);
+        em_schema_reset(&s);
+        em_schema_reset(&ls);
+    }
+    tpch_ctx_reset(&c);
+}
+
 /* ---- files ---- */
 
 static bool files_equal(const char *a, const char *b) {
@@ -858,6 +915,7 @@ int main(void) {
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_spark_rounding),
         cmocka_unit_test(test_split_determinism),
+        cmocka_unit_test(test_sf10_tail),
         cmocka_unit_test(test_files_deterministic),
         cmocka_unit_test(test_files_force),
         cmocka_unit_test(test_files_roundtrip),
