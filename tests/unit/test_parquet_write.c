@@ -1053,6 +1053,9 @@ static void test_allocation_failures(void **state) {
             ok = 1;
         } else {
             assert_true(s == EM_ERR_NOMEM || s == EM_ERR_OOM_BUDGET);
+            if (!strstr(err.msg, path))
+                fail_msg("allocation %lld: message does not name the file: %s", (long long)n,
+                         err.msg);
             assert_int_equal(count_entries(dir), 0);
         }
     }
@@ -1070,6 +1073,8 @@ static void test_allocation_failures(void **state) {
     em_pq_writer *w;
     EM_ASSERT_OK(em_pq_writer_open(path, &schema, &o, &w, &err), &err);
     assert_int_equal(em_pq_writer_write(w, b, &err), EM_ERR_OOM_BUDGET);
+    assert_non_null(strstr(err.msg, path)); /* the pool's message, prefixed with the file */
+    assert_non_null(strstr(err.msg, "tiny"));
     em_pq_writer_abort(w);
     assert_int_equal(em_pool_used(pool), 0);
     assert_int_equal(count_entries(dir), 0);

@@ -1086,6 +1086,12 @@ static em_status writer_fail(em_pq_writer *w, em_status s) {
     return s;
 }
 
+/* Failures from below (a pool's budget, a codec) do not know the file: say it. */
+static void name_file(const em_pq_writer *w, em_error *err) {
+    if (err && !strstr(err->msg, w->path))
+        em_error_prefix(err, "parquet writer: '%s'", w->path);
+}
+
 static em_status check_options(const char *path, const em_pq_write_options *o, em_error *err) {
     switch (o->codec) {
     case EM_PQ_UNCOMPRESSED:
@@ -1154,6 +1160,7 @@ em_status em_pq_writer_open(const char *path, const em_schema *schema,
     snprintf(w->tmp_path, tlen, "%s.tmp-%ld-%ld", path, (long)getpid(), counter);
     em_status s = em_schema_copy(&w->schema, schema, err);
     if (s != EM_OK) {
+        name_file(w, err);
         writer_free(w);
         return s;
     }
@@ -1185,6 +1192,7 @@ em_status em_pq_writer_open(const char *path, const em_schema *schema,
     }
     s = out_write(w, EM_PQ_MAGIC, 4, err);
     if (s != EM_OK) {
+        name_file(w, err);
         writer_fail(w, s);
         writer_free(w);
         return s;
@@ -1278,7 +1286,10 @@ em_status em_pq_writer_write(em_pq_writer *w, const em_batch *b, em_error *err) 
     if (w->failed != EM_OK)
         return EM_FAIL(err, w->failed, "parquet writer: '%s': an earlier write failed", w->path);
     em_status s = writer_write(w, b, err);
-    return s == EM_OK ? EM_OK : writer_fail(w, s);
+    if (s == EM_OK)
+        return EM_OK;
+    name_file(w, err);
+    return writer_fail(w, s);
 }
 
 em_status em_pq_writer_close(em_pq_writer *w, em_error *err) {
@@ -1304,8 +1315,10 @@ em_status em_pq_writer_close(em_pq_writer *w, em_error *err) {
         }
         if (s == EM_OK && rename(w->tmp_path, w->path) != 0)
             s = io_fail(w, "rename into", err);
-        if (s != EM_OK)
+        if (s != EM_OK) {
+            name_file(w, err);
             writer_fail(w, s);
+        }
     }
     writer_free(w);
     return s;
