@@ -21,6 +21,7 @@
 
 #include "ember/parquet.h"
 #include "ember/value_text.h"
+#include "io/parquet/codec.h"
 #include "io/parquet/encode_buf.h"
 #include "io/parquet/format.h"
 #include "io/parquet/internal.h"
@@ -499,12 +500,17 @@ typedef struct tpage {
     const uint8_t *data;
     int64_t len;
     int32_t compressed_override; /* 0: len */
+    int32_t uncompressed_len;    /* 0: len (set when data is compressed) */
+    bool v2_compressed;
 } tpage;
+
+/* Codec recorded in the column metadata of the files write_file makes. */
+static int g_codec = EM_PQ_UNCOMPRESSED;
 
 static void tw_page(em_tw *tw, const tpage *p) {
     em_tw_struct_begin(tw);
     em_tw_field_i32(tw, 1, p->type);
-    em_tw_field_i32(tw, 2, (int32_t)p->len);
+    em_tw_field_i32(tw, 2, p->uncompressed_len ? p->uncompressed_len : (int32_t)p->len);
     em_tw_field_i32(tw, 3, p->compressed_override ? p->compressed_override : (int32_t)p->len);
     if (p->type == EM_PQ_PAGE_DATA) {
         em_tw_field_struct(tw, 5);
@@ -526,7 +532,7 @@ static void tw_page(em_tw *tw, const tpage *p) {
         em_tw_field_i32(tw, 4, p->encoding);
         em_tw_field_i32(tw, 5, p->def_len);
         em_tw_field_i32(tw, 6, 0);
-        em_tw_field_bool(tw, 7, false);
+        em_tw_field_bool(tw, 7, p->v2_compressed);
         em_tw_struct_end(tw);
     }
     em_tw_struct_end(tw);
@@ -606,7 +612,7 @@ static void write_file(const char *path, const tcol *cols, int n_cols, const tpa
         em_tw_elem_i32(&tw, EM_PQ_ENC_PLAIN);
         em_tw_field_list(&tw, 3, EM_TC_BINARY, 1);
         em_tw_elem_binary(&tw, cols[c].name, (int64_t)strlen(cols[c].name));
-        em_tw_field_i32(&tw, 4, 0);
+        em_tw_field_i32(&tw, 4, g_codec);
         em_tw_field_i64(&tw, 5, rows);
         em_tw_field_i64(&tw, 6, sizes[c]);
         em_tw_field_i64(&tw, 7, sizes[c]);
@@ -696,7 +702,8 @@ static void test_file_int96_unsigned_levels(void **state) {
         memcpy(p0.p + p0.n, v96, 12);
         p0.n += 12;
     }
-    tpage pg0 = {EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_PLAIN, EM_PQ_ENC_BIT_PACKED, 0, 0, p0.p, p0.n, 0};
+    tpage pg0 = {
+        EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_PLAIN, EM_PQ_ENC_BIT_PACKED, 0, 0, p0.p, p0.n, 0, 0, false};
     /* Unsigned: RLE levels "all valid" + PLAIN. */
     bytes pu[4];
     uint32_t u32v[4][4] = {
@@ -720,8 +727,17 @@ static void test_file_int96_unsigned_levels(void **state) {
     }
     tpage pgu[4];
     for (int k = 0; k < 4; k++)
-        pgu[k] =
-            (tpage){EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_PLAIN, EM_PQ_ENC_RLE, 0, 0, pu[k].p, pu[k].n, 0};
+        pgu[k] = (tpage){EM_PQ_PAGE_DATA,
+                         4,
+                         EM_PQ_ENC_PLAIN,
+                         EM_PQ_ENC_RLE,
+                         0,
+                         0,
+                         pu[k].p,
+                         pu[k].n,
+                         0,
+                         0,
+                         false};
     /* Required booleans, RLE encoded (length prefix + hybrid width 1), in two pages of 2. */
     bytes pb1 = {.n = 0}, pb2 = {.n = 0};
     put_le32(&pb1, 2);
@@ -730,8 +746,9 @@ static void test_file_int96_unsigned_levels(void **state) {
     put_le32(&pb2, 2);
     put(&pb2, 2 << 1);
     put(&pb2, 1); /* RLE: 1,1 */
-    tpage pgb[2] = {{EM_PQ_PAGE_DATA, 2, EM_PQ_ENC_RLE, EM_PQ_ENC_RLE, 0, 0, pb1.p, pb1.n, 0},
-                    {EM_PQ_PAGE_DATA, 2, EM_PQ_ENC_RLE, EM_PQ_ENC_RLE, 0, 0, pb2.p, pb2.n, 0}};
+    tpage pgb[2] = {
+        {EM_PQ_PAGE_DATA, 2, EM_PQ_ENC_RLE, EM_PQ_ENC_RLE, 0, 0, pb1.p, pb1.n, 0, 0, false},
+        {EM_PQ_PAGE_DATA, 2, EM_PQ_ENC_RLE, EM_PQ_ENC_RLE, 0, 0, pb2.p, pb2.n, 0, 0, false}};
     const tpage *pages[6] = {&pg0, &pgu[0], &pgu[1], &pgu[2], &pgu[3], pgb};
     int n_pages[6] = {1, 1, 1, 1, 1, 2};
     write_file(path, cols, 6, pages, n_pages, 4);
@@ -827,8 +844,17 @@ static void test_file_encodings_v2(void **state) {
     bt.n = levb.n;
     put_delta(&bt, tv, 4);
 
-    tpage ps = {
-        EM_PQ_PAGE_DATA_V2, 5, EM_PQ_ENC_DELTA_BYTE_ARRAY, 0, (int32_t)levb.n, 1, s.p, s.n, 0};
+    tpage ps = {EM_PQ_PAGE_DATA_V2,
+                5,
+                EM_PQ_ENC_DELTA_BYTE_ARRAY,
+                0,
+                (int32_t)levb.n,
+                1,
+                s.p,
+                s.n,
+                0,
+                0,
+                false};
     tpage pi = ps, pf = ps, pd = ps, pt = ps;
     pi.encoding = EM_PQ_ENC_BYTE_STREAM_SPLIT;
     pi.data = bi.p;
@@ -859,6 +885,70 @@ static void test_file_encodings_v2(void **state) {
     assert_int_equal(em_pq_file_schema(f)->fields[4].type.id, EM_TYPE_TIMESTAMP_NTZ);
     assert_true(em_type_equal(em_pq_file_schema(f)->fields[3].type, em_type_decimal(30, 2)));
     em_pq_file_close(f);
+}
+
+/* Compressed pages: a v1 dictionary and data page, and v2 pages whose levels
+ * stay uncompressed before the compressed values. */
+static void test_file_compressed_pages(void **state) {
+    (void)state;
+    const char *path = tmpfile_path("zstd.parquet");
+    em_error err = {0};
+    static uint8_t z[4][4096];
+    int64_t zl[4];
+    tcol cols[2] = {T("k", EM_PQ_T_INT64), T("v", EM_PQ_T_INT64)};
+    /* k: dictionary {100, -5}, one v1 page of 6 rows (row 4 null). */
+    bytes dict = {.n = 0};
+    int64_t dv[2] = {100, -5};
+    memcpy(dict.p, dv, 16);
+    dict.n = 16;
+    bytes d1 = {.n = 0};
+    uint32_t lev[6] = {1, 1, 1, 1, 0, 1}, idx[5] = {0, 1, 1, 0, 1};
+    bytes lv = {.n = 0};
+    put_hybrid(&lv, lev, 6, 1);
+    put_le32(&d1, (uint32_t)lv.n);
+    memcpy(d1.p + d1.n, lv.p, (size_t)lv.n);
+    d1.n += lv.n;
+    put(&d1, 1);
+    put_hybrid(&d1, idx, 5, 1);
+    EM_ASSERT_OK(em_pq_compress(EM_PQ_ZSTD, 0, dict.p, dict.n, z[0], 4096, &zl[0], &err), &err);
+    EM_ASSERT_OK(em_pq_compress(EM_PQ_ZSTD, 0, d1.p, d1.n, z[1], 4096, &zl[1], &err), &err);
+    tpage pk[2] = {{EM_PQ_PAGE_DICTIONARY, 2, EM_PQ_ENC_PLAIN, 0, 0, 0, z[0], zl[0], 0,
+                    (int32_t)dict.n, false},
+                   {EM_PQ_PAGE_DATA, 6, EM_PQ_ENC_RLE_DICTIONARY, EM_PQ_ENC_RLE, 0, 0, z[1], zl[1],
+                    0, (int32_t)d1.n, false}};
+    /* v: two v2 pages of 3 rows: PLAIN then DELTA_BINARY_PACKED, values compressed. */
+    uint32_t lev2[3] = {1, 0, 1};
+    bytes l2 = {.n = 0};
+    put_hybrid(&l2, lev2, 3, 1);
+    int64_t a[2] = {INT64_MIN, 7}, bvals[3] = {-1, 0, 1};
+    bytes pa = {.n = 0}, pb = {.n = 0};
+    memcpy(pa.p, l2.p, (size_t)l2.n);
+    pa.n = l2.n;
+    EM_ASSERT_OK(
+        em_pq_compress(EM_PQ_ZSTD, 0, (const uint8_t *)a, 16, pa.p + pa.n, 4000, &zl[2], &err),
+        &err);
+    pa.n += zl[2];
+    bytes delta = {.n = 0}, l3 = {.n = 0};
+    put_delta(&delta, bvals, 3);
+    uint32_t all3[3] = {1, 1, 1};
+    put_hybrid(&l3, all3, 3, 1);
+    memcpy(pb.p, l3.p, (size_t)l3.n);
+    EM_ASSERT_OK(em_pq_compress(EM_PQ_ZSTD, 0, delta.p, delta.n, pb.p + l3.n, 4000, &zl[3], &err),
+                 &err);
+    pb.n = l3.n + zl[3];
+    tpage pv[2] = {{EM_PQ_PAGE_DATA_V2, 3, EM_PQ_ENC_PLAIN, 0, (int32_t)l2.n, 1, pa.p, pa.n, 0,
+                    (int32_t)(l2.n + 16), true},
+                   {EM_PQ_PAGE_DATA_V2, 3, EM_PQ_ENC_DELTA_BINARY_PACKED, 0, (int32_t)l3.n, 0, pb.p,
+                    pb.n, 0, (int32_t)(l3.n + delta.n), true}};
+    const tpage *pages[2] = {pk, pv};
+    int n_pages[2] = {2, 2};
+    g_codec = EM_PQ_ZSTD;
+    write_file(path, cols, 2, pages, n_pages, 6);
+    g_codec = EM_PQ_UNCOMPRESSED;
+    static char text[2][4096];
+    EM_ASSERT_OK(read_text(path, text, 2, &err), &err);
+    assert_string_equal(text[0], "100|-5|-5|100|null|-5");
+    assert_string_equal(text[1], "-9223372036854775808|null|7|-1|0|1");
 }
 
 /* ------------------------------------------------------------ errors */
@@ -915,7 +1005,7 @@ static void test_file_level_errors(void **state) {
     put(&p, 1);
     for (int i = 0; i < 3; i++)
         put_le32(&p, (uint32_t)i);
-    tpage pg = {EM_PQ_PAGE_DATA, 3, EM_PQ_ENC_PLAIN, EM_PQ_ENC_RLE, 0, 0, p.p, p.n, 0};
+    tpage pg = {EM_PQ_PAGE_DATA, 3, EM_PQ_ENC_PLAIN, EM_PQ_ENC_RLE, 0, 0, p.p, p.n, 0, 0, false};
     const tpage *pages[1] = {&pg};
     int np[1] = {1};
     write_file(good, cols, 1, pages, np, 3);
@@ -977,8 +1067,9 @@ static void test_page_errors(void **state) {
     uint32_t idx[4] = {0, 1, 3, 1};
     put_hybrid(&data, idx, 4, 2);
     tpage pd[2] = {
-        {EM_PQ_PAGE_DICTIONARY, 2, EM_PQ_ENC_PLAIN, 0, 0, 0, dict.p, dict.n, 0},
-        {EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_RLE_DICTIONARY, EM_PQ_ENC_RLE, 0, 0, data.p, data.n, 0}};
+        {EM_PQ_PAGE_DICTIONARY, 2, EM_PQ_ENC_PLAIN, 0, 0, 0, dict.p, dict.n, 0, 0, false},
+        {EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_RLE_DICTIONARY, EM_PQ_ENC_RLE, 0, 0, data.p, data.n, 0, 0,
+         false}};
     one_column_file(path, col, pd, 2, 4);
     expect_error(path, EM_ERR_CORRUPT, "dictionary index 3 out of range (the dictionary has 2");
     /* The same indices within range read fine. */
@@ -1008,7 +1099,8 @@ static void test_page_errors(void **state) {
     bytes plain = lv;
     put_le32(&plain, 1);
     put_le32(&plain, 2);
-    tpage pp = {EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_PLAIN, EM_PQ_ENC_RLE, 0, 0, plain.p, plain.n, 0};
+    tpage pp = {
+        EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_PLAIN, EM_PQ_ENC_RLE, 0, 0, plain.p, plain.n, 0, 0, false};
     one_column_file(path, col, &pp, 1, 4);
     expect_error(path, EM_ERR_CORRUPT, "PLAIN values end before");
     /* Fewer page values than rows: the chunk runs out. */
@@ -1037,7 +1129,7 @@ static void test_page_errors(void **state) {
     one_column_file(path, col, &pp, 1, 4);
     expect_error(path, EM_ERR_CORRUPT, "definition levels run past the page");
     /* Unknown encoding. */
-    pp = (tpage){EM_PQ_PAGE_DATA, 4, 77, EM_PQ_ENC_RLE, 0, 0, plain.p, plain.n, 0};
+    pp = (tpage){EM_PQ_PAGE_DATA, 4, 77, EM_PQ_ENC_RLE, 0, 0, plain.p, plain.n, 0, 0, false};
     one_column_file(path, col, &pp, 1, 4);
     expect_error(path, EM_ERR_UNSUPPORTED, "encoding");
     /* DELTA_LENGTH_BYTE_ARRAY on an INT32 column. */
@@ -1045,8 +1137,17 @@ static void test_page_errors(void **state) {
     one_column_file(path, col, &pp, 1, 4);
     expect_error(path, EM_ERR_UNSUPPORTED, "DELTA_LENGTH_BYTE_ARRAY");
     /* Compressed size beyond the chunk: the page claims more bytes than follow. */
-    pp =
-        (tpage){EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_PLAIN, EM_PQ_ENC_RLE, 0, 0, plain.p, plain.n, 100000};
+    pp = (tpage){EM_PQ_PAGE_DATA,
+                 4,
+                 EM_PQ_ENC_PLAIN,
+                 EM_PQ_ENC_RLE,
+                 0,
+                 0,
+                 plain.p,
+                 plain.n,
+                 100000,
+                 0,
+                 false};
     one_column_file(path, col, &pp, 1, 4);
     expect_error(path, EM_ERR_CORRUPT, "runs past the end of its column chunk");
     /* Uncompressed page whose sizes disagree. */
@@ -1065,7 +1166,7 @@ static void test_schema_errors(void **state) {
     snprintf(path, sizeof path, "%s", tmpfile_path("schema.parquet"));
     bytes p = {.n = 0};
     put_le32(&p, 1);
-    tpage pg = {EM_PQ_PAGE_DATA, 1, EM_PQ_ENC_PLAIN, EM_PQ_ENC_RLE, 0, 0, p.p, p.n, 0};
+    tpage pg = {EM_PQ_PAGE_DATA, 1, EM_PQ_ENC_PLAIN, EM_PQ_ENC_RLE, 0, 0, p.p, p.n, 0, 0, false};
     tcol col = T("weird", 9); /* no such physical type */
     one_column_file(path, col, &pg, 1, 1);
     expect_error(path, EM_ERR_UNSUPPORTED, "column weird");
@@ -1213,6 +1314,7 @@ int main(void) {
         cmocka_unit_test(test_bss_int96_decimal),
         cmocka_unit_test(test_file_int96_unsigned_levels),
         cmocka_unit_test(test_file_encodings_v2),
+        cmocka_unit_test(test_file_compressed_pages),
         cmocka_unit_test(test_file_level_errors),
         cmocka_unit_test(test_page_errors),
         cmocka_unit_test(test_schema_errors),
