@@ -332,6 +332,50 @@ static bool name_is(const em_expr *e, const char *const *names) {
     return false;
 }
 
+/* TypeCoercion's wider type of two decimals: max scale, max integral digits. */
+static em_type wider_decimal(em_type a, em_type b) {
+    int scale = a.scale > b.scale ? a.scale : b.scale;
+    int ia = a.precision - a.scale, ib = b.precision - b.scale;
+    return em_shim_decimal_adjust((ia > ib ? ia : ib) + scale, scale, false);
+}
+
+/*
+ * The common type of values that Spark coerced to one type (CASE branches,
+ * coalesce arguments): the widest non-literal type (decimals widened), then
+ * the literals coerced to it. False when no value is typed.
+ */
+static bool common_type(em_expr **values, int n, em_type *out) {
+    bool known = false;
+    for (int i = 0; i < n; i++) {
+        em_expr *v = values[i];
+        if (!v->type_known || v->kind == EM_EXPR_LITERAL || v->type.id == EM_TYPE_NULL)
+            continue;
+        if (!known)
+            *out = v->type;
+        else if (out->id == EM_TYPE_DECIMAL && v->type.id == EM_TYPE_DECIMAL)
+            *out = wider_decimal(*out, v->type);
+        else if ((is_integral(out->id) || is_fractional(out->id)) &&
+                 (is_integral(v->type.id) || is_fractional(v->type.id)))
+            *out = wider_numeric(*out, v->type);
+        known = true;
+    }
+    if (!known) {
+        for (int i = 0; i < n && !known; i++)
+            if (values[i]->type_known && values[i]->type.id != EM_TYPE_NULL) {
+                *out = values[i]->type;
+                known = true;
+            }
+        if (!known && n > 0 && values[0]->type_known) {
+            *out = values[0]->type;
+            known = true;
+        }
+    }
+    if (known)
+        for (int i = 0; i < n; i++)
+            coerce_literal(values[i], *out);
+    return known;
+}
+
 static void infer_call(em_expr *e) {
     static const char *const boolean_fns[] = {"isnotnull", "isnull",   "StartsWith",
                                               "EndsWith",  "Contains", "dynamicpruningexpression",
@@ -410,11 +454,9 @@ static void infer_call(em_expr *e) {
     } else if (name_is(e, double_fns)) {
         set_type(e, em_type_make(EM_TYPE_DOUBLE));
     } else if (name_is(e, first_known_fns)) {
-        for (int i = 0; i < e->n_args && !e->type_known; i++)
-            if (e->args[i]->type_known && e->args[i]->kind != EM_EXPR_LITERAL)
-                set_type(e, e->args[i]->type);
-        for (int i = 0; i < e->n_args && e->type_known; i++)
-            coerce_literal(e->args[i], e->type);
+        em_type t;
+        if (common_type(e->args, e->n_args, &t))
+            set_type(e, t);
     } else if ((strcmp(e->name, "round") == 0 || strcmp(e->name, "bround") == 0) &&
                e->n_args >= 1 && e->args[0]->type_known) {
         em_type t = e->args[0]->type;
@@ -548,6 +590,8 @@ static void infer_expr(infer_ctx *cx, em_expr *e) {
         em_type t;
         if (env_get(&cx->env, e->id, &t)) {
             set_type(e, t);
+        } else if (e->long_suffix) {
+            set_type(e, em_type_make(EM_TYPE_LONG)); /* Spark prints `L` after long ids */
         } else if (!env_get(&cx->defined, e->id, &t)) {
             /* no operator defines it: literal text containing '#digits' */
             char *text = plan_arena_alloc(&cx->plan->arena, strlen(e->name) + 24);
@@ -586,25 +630,19 @@ static void infer_expr(infer_ctx *cx, em_expr *e) {
         break;
     case EM_EXPR_CASE: {
         int pairs = (e->n_args - (e->has_else ? 1 : 0)) / 2;
-        em_type t = {0};
-        bool known = false;
         for (int i = 0; i < pairs; i++)
             coerce_literal(e->args[2 * i], em_type_make(EM_TYPE_BOOLEAN));
-        for (int i = 0; i < e->n_args && !known; i++) {
-            bool is_value = i >= 2 * pairs || (i % 2) == 1;
-            if (is_value && e->args[i]->type_known && e->args[i]->kind != EM_EXPR_LITERAL) {
-                t = e->args[i]->type;
-                known = true;
-            }
-        }
-        if (known) {
-            for (int i = 0; i < e->n_args; i++)
-                if (i >= 2 * pairs || (i % 2) == 1)
-                    coerce_literal(e->args[i], t);
+        /* the branches' common type; literal branches follow it */
+        em_expr **values = plan_arena_alloc(&cx->plan->arena, (size_t)e->n_args * sizeof *values);
+        if (!values)
+            break;
+        int nv = 0;
+        for (int i = 0; i < e->n_args; i++)
+            if (i >= 2 * pairs || (i % 2) == 1)
+                values[nv++] = e->args[i];
+        em_type t;
+        if (common_type(values, nv, &t))
             set_type(e, t);
-        } else if (e->n_args >= 2 && e->args[1]->type_known) {
-            set_type(e, e->args[1]->type);
-        }
         break;
     }
     case EM_EXPR_CAST:
@@ -701,9 +739,36 @@ static void define_by_position(infer_ctx *cx, em_expr **items, int n, em_expr *c
     for (int i = 0; i < n && i < n_from; i++) {
         em_expr *a = items[i];
         if (a->kind == EM_EXPR_ATTR && from[i]->type_known) {
-            set_type(a, from[i]->type);
+            set_type(a, a->long_suffix ? em_type_make(EM_TYPE_LONG) : from[i]->type);
             env_put(&cx->env, a->id, a->type);
         }
+    }
+}
+
+/* Expand: each output column's type from the first projection typing it (others may
+ * hold null there). */
+static void define_expand_outputs(infer_ctx *cx, em_expr *attrs, const em_expr *projections) {
+    for (int i = 0; i < attrs->n_args; i++) {
+        em_expr *a = attrs->args[i];
+        if (a->kind != EM_EXPR_ATTR)
+            continue;
+        em_expr **column =
+            plan_arena_alloc(&cx->plan->arena, (size_t)(projections->n_args + 1) * sizeof *column);
+        if (!column)
+            return;
+        int nc = 0;
+        for (int k = 0; k < projections->n_args; k++) {
+            const em_expr *proj = projections->args[k];
+            if (proj->kind == EM_EXPR_LIST && i < proj->n_args)
+                column[nc++] = proj->args[i];
+        }
+        em_type t;
+        if (a->long_suffix)
+            set_type(a, em_type_make(EM_TYPE_LONG));
+        else if (common_type(column, nc, &t))
+            set_type(a, t);
+        if (a->type_known)
+            env_put(&cx->env, a->id, a->type);
     }
 }
 
@@ -875,9 +940,8 @@ static void infer_node(infer_ctx *cx, em_plan_node *node) {
         em_expr *projections = arg_list(args, 0);
         em_expr *attrs = args && args->n_exprs ? args->exprs[args->n_exprs - 1] : NULL;
         if (attrs && attrs->kind == EM_EXPR_LIST) {
-            if (projections && projections->n_args && projections->args[0]->kind == EM_EXPR_LIST)
-                define_by_position(cx, attrs->args, attrs->n_args, projections->args[0]->args,
-                                   projections->args[0]->n_args);
+            if (projections)
+                define_expand_outputs(cx, attrs, projections);
             output_from_list(cx, node, attrs->args, attrs->n_args);
         }
         break;

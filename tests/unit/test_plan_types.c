@@ -313,6 +313,68 @@ static void test_subquery_and_date_types(void **state) {
     em_plan_free(plan);
 }
 
+/* Expand, Window, CASE and coalesce over decimals: rules beyond what TPC-H prints. */
+static const char window_plan[] =
+    "== Physical Plan ==\n"
+    "Window (5)\n"
+    "+- * Sort (4)\n"
+    "   +- * Expand (3)\n"
+    "      +- * ColumnarToRow (2)\n"
+    "         +- Scan parquet spark_catalog.default.t (1)\n"
+    "\n"
+    "\n"
+    "(1) Scan parquet spark_catalog.default.t\n"
+    "Output [4]: [k#1, a#2, b#3, s#4]\n"
+    "Batched: true\n"
+    "Location: InMemoryFileIndex [file:/w/t]\n"
+    "ReadSchema: struct<k:int,a:decimal(12,2),b:decimal(10,0),s:string>\n"
+    "\n"
+    "(2) ColumnarToRow [codegen id : 1]\n"
+    "Input [4]: [k#1, a#2, b#3, s#4]\n"
+    "\n"
+    "(3) Expand [codegen id : 1]\n"
+    "Input [4]: [k#1, a#2, b#3, s#4]\n"
+    "Arguments: [[null, CASE WHEN (k#1 > 0) THEN a#2 ELSE b#3 END, coalesce(s#4, x), 0], [k#1, "
+    "(a#2 * b#3), s#4, 1]], [k#5, v#6, s#7, spark_grouping_id#8L]\n"
+    "\n"
+    "(4) Sort [codegen id : 1]\n"
+    "Input [4]: [k#5, v#6, s#7, spark_grouping_id#8L]\n"
+    "Arguments: [k#5 ASC NULLS FIRST, v#6 DESC NULLS LAST], false, 0\n"
+    "\n"
+    "(5) Window\n"
+    "Input [4]: [k#5, v#6, s#7, spark_grouping_id#8L]\n"
+    "Arguments: [rank(v#6) windowspecdefinition(k#5, v#6 DESC NULLS LAST, "
+    "specifiedwindowframe(RowFrame, unboundedpreceding$(), currentrow$())) AS rk#9, sum(v#6) "
+    "windowspecdefinition(k#5, specifiedwindowframe(RowFrame, unboundedpreceding$(), "
+    "unboundedfollowing$())) AS total#10], [k#5], [v#6 DESC NULLS LAST]\n"
+    "\n";
+
+static void test_expand_window_case_types(void **state) {
+    (void)state;
+    em_plan *plan;
+    em_error err = {0};
+    EM_ASSERT_OK(em_plan_parse(window_plan, strlen(window_plan), NULL, &plan, &err), &err);
+    const em_plan_node *expand = em_plan_node_by_id(plan, 3);
+    assert_int_equal(expand->n_output, 4);
+    assert_type(expand->output[0], EM_TYPE_INT); /* null in the first projection, k#1 next */
+    assert_decimal(expand->output[1], 23, 2);    /* wider of decimal(12,2) and decimal(23,2) */
+    assert_type(expand->output[2], EM_TYPE_STRING);
+    assert_type(expand->output[3], EM_TYPE_LONG); /* the `L` of spark_grouping_id#8L */
+    const em_expr *proj = em_plan_node_field(expand, EM_FIELD_ARGUMENTS)->exprs[0];
+    const em_expr *cw = proj->args[0]->args[1];
+    assert_int_equal(cw->kind, EM_EXPR_CASE);
+    assert_decimal(cw, 12, 2); /* CASE of decimal(12,2) and decimal(10,0) */
+    assert_type(proj->args[0]->args[2]->args[1], EM_TYPE_STRING); /* coalesce(s, x): x a string */
+    const em_plan_node *win = em_plan_root(plan);
+    assert_int_equal(win->kind, EM_NODE_WINDOW);
+    assert_int_equal(win->n_output, 6);
+    assert_string_equal(win->output[4]->name, "rk");
+    assert_int_equal(win->output[4]->args[0]->kind, EM_EXPR_WINDOW);
+    assert_type(win->output[4], EM_TYPE_INT);
+    assert_decimal(win->output[5], 33, 2); /* sum(decimal(23,2)) */
+    em_plan_free(plan);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decimal_rules_match_spark33_check_overflow),
@@ -320,6 +382,7 @@ int main(void) {
         cmocka_unit_test(test_every_value_expression_is_typed),
         cmocka_unit_test(test_q1_types_pinned),
         cmocka_unit_test(test_subquery_and_date_types),
+        cmocka_unit_test(test_expand_window_case_types),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
