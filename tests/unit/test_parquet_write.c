@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -861,6 +862,78 @@ static int count_entries(const char *dir) {
     return n;
 }
 
+/* Writers in several threads, two of them to the same path: temporary names
+ * never collide, every file is complete, the shared path holds one whole file. */
+typedef struct thread_job {
+    char path[4096];
+    int64_t rows;
+    em_status status;
+} thread_job;
+
+static const colspec THREAD_SPECS[] = {{"a", {EM_TYPE_LONG, 0, 0}, false, FILL_UNIQUE},
+                                       {"s", {EM_TYPE_STRING, 0, 0}, true, FILL_LOW}};
+
+static void *thread_write(void *arg) {
+    thread_job *job = arg;
+    em_error err;
+    em_schema schema;
+    job->status = em_schema_init(&schema, 2, &err);
+    for (int c = 0; c < 2 && job->status == EM_OK; c++)
+        job->status = em_schema_set(&schema, c, THREAD_SPECS[c].name, THREAD_SPECS[c].type,
+                                    THREAD_SPECS[c].nullable, &err);
+    em_pq_writer *w = NULL;
+    if (job->status == EM_OK)
+        job->status = em_pq_writer_open(job->path, &schema, NULL, &w, &err);
+    for (int64_t first = 0; job->status == EM_OK && first < job->rows; first += 1000) {
+        em_batch *b;
+        job->status = em_batch_create(&schema, 1000, NULL, &b, &err);
+        for (int64_t r = 0; job->status == EM_OK && r < 1000; r++) {
+            int64_t v = first + r;
+            job->status = em_column_append_fixed(&b->cols[0], &v, &err);
+            if (job->status == EM_OK)
+                job->status = em_column_append_bytes(&b->cols[1], "xy", (int32_t)(v % 3), &err);
+        }
+        b->n_rows = 1000;
+        if (job->status == EM_OK)
+            job->status = em_pq_writer_write(w, b, &err);
+        em_batch_destroy(b);
+    }
+    if (w)
+        job->status = job->status == EM_OK ? em_pq_writer_close(w, &err)
+                                           : (em_pq_writer_abort(w), job->status);
+    em_schema_reset(&schema);
+    return NULL;
+}
+
+static void test_concurrent_writers(void **state) {
+    (void)state;
+    const char *dir = em_test_tmpdir("pq_write_threads");
+    enum { N = 4 };
+    thread_job jobs[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(jobs[i].path, sizeof jobs[i].path, "%s/t%d.parquet", dir, i < 2 ? 0 : i);
+        jobs[i].rows = 20000 + 1000 * i;
+        assert_int_equal(pthread_create(&th[i], NULL, thread_write, &jobs[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(jobs[i].status, EM_OK);
+    }
+    assert_int_equal(count_entries(dir), N - 1);
+    for (int i = 1; i < N; i++) {
+        em_error err;
+        em_pq_file *f;
+        EM_ASSERT_OK(em_pq_file_open(jobs[i].path, &f, &err), &err);
+        int64_t rows = em_pq_file_num_rows(f);
+        if (i == 1)
+            assert_true(rows == jobs[0].rows || rows == jobs[1].rows);
+        else
+            assert_int_equal(rows, jobs[i].rows);
+        em_pq_file_close(f);
+    }
+}
+
 static void simple_schema(em_schema *s) {
     em_error err;
     EM_ASSERT_OK(em_schema_init(s, 2, &err), &err);
@@ -1094,6 +1167,7 @@ int main(void) {
         cmocka_unit_test(test_roundtrip_selection),
         cmocka_unit_test(test_randomized_roundtrips),
         cmocka_unit_test(test_statistics),
+        cmocka_unit_test(test_concurrent_writers),
         cmocka_unit_test(test_failures_leave_nothing),
         cmocka_unit_test(test_write_error_mid_file),
         cmocka_unit_test(test_allocation_failures),
