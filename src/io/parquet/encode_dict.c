@@ -8,9 +8,9 @@
  * PLAIN bytes live in `plain`, and lookups compare against those. Fixed-width
  * keys are compared byte for byte, `width` bytes (1..16: the physical value,
  * so -0.0 and 0.0, or two NaN payloads, stay distinct as Parquet requires of
- * a lossless dictionary), as single loads for 4 and 8 bytes. BYTE_ARRAY entries also remember their
- * 64-bit hash, so probes compare hashes before bytes and growth rehashes without touching the
- * strings.
+ * a lossless dictionary), as single loads for 4 and 8 bytes. BYTE_ARRAY
+ * entries also remember their 64-bit hash, so probes compare hashes before
+ * bytes and growth rehashes without touching the strings.
  *
  * The slot position is the high bits of a multiplicative hash (Fibonacci
  * hashing), which spreads sequential integers (keys, dates) evenly.
