@@ -583,6 +583,32 @@ static em_plan_node *find_subquery_tree(em_plan *plan, const em_expr *e) {
     return NULL;
 }
 
+/*
+ * struct.field where the struct is built by named_struct(name1, value1, ...)
+ * (merged scalar subqueries read `Subquery scalar-subquery#N, [id=#M].count(1)`):
+ * the field's type is the value's whose printed name matches.
+ */
+static void field_type(em_expr *e) {
+    const em_expr *s = e->args[0];
+    if (s->kind == EM_EXPR_SCALAR_SUBQUERY && s->subquery && s->subquery->n_output == 1)
+        s = s->subquery->output[0];
+    while (s->kind == EM_EXPR_ALIAS)
+        s = s->args[0];
+    if (s->kind != EM_EXPR_CALL || strcmp(s->name, "named_struct") != 0)
+        return;
+    for (int i = 0; i + 1 < s->n_args; i += 2) {
+        plan_buf name = {0};
+        plan_print_expr(&name, s->args[i], &em_shim_spark41);
+        bool match = name.data && strcmp(name.data, e->name) == 0;
+        free(name.data);
+        if (match) {
+            if (s->args[i + 1]->type_known)
+                set_type(e, s->args[i + 1]->type);
+            return;
+        }
+    }
+}
+
 static void infer_expr(infer_ctx *cx, em_expr *e) {
     if (!e)
         return;
@@ -684,6 +710,9 @@ static void infer_expr(infer_ctx *cx, em_expr *e) {
         }
         break;
     }
+    case EM_EXPR_FIELD:
+        field_type(e);
+        break;
     default:
         break;
     }

@@ -375,6 +375,126 @@ static void test_expand_window_case_types(void **state) {
     em_plan_free(plan);
 }
 
+/* Spark 3.3+ merges scalar subqueries over one table into a struct read by field. */
+static const char merged_plan[] =
+    "== Physical Plan ==\n"
+    "* Project (3)\n"
+    "+- * ColumnarToRow (2)\n"
+    "   +- Scan parquet spark_catalog.default.reason (1)\n"
+    "\n"
+    "\n"
+    "(1) Scan parquet spark_catalog.default.reason\n"
+    "Output [1]: [r_reason_sk#1]\n"
+    "Batched: true\n"
+    "Location [not included in comparison]/{warehouse_dir}/reason]\n"
+    "PushedFilters: [IsNotNull(r_reason_sk), EqualTo(r_reason_sk,1)]\n"
+    "ReadSchema: struct<r_reason_sk:int>\n"
+    "\n"
+    "(2) ColumnarToRow [codegen id : 1]\n"
+    "Input [1]: [r_reason_sk#1]\n"
+    "\n"
+    "(3) Project [codegen id : 1]\n"
+    "Output [1]: [CASE WHEN (Subquery scalar-subquery#2, [id=#3].count(1) > 62316685) THEN "
+    "ReusedSubquery Subquery scalar-subquery#2, [id=#3].avg(ss_ext_discount_amt) ELSE "
+    "ReusedSubquery Subquery scalar-subquery#2, [id=#3].avg(ss_net_paid) END AS bucket1#4]\n"
+    "Input [1]: [r_reason_sk#1]\n"
+    "\n"
+    "===== Subqueries =====\n"
+    "\n"
+    "Subquery:1 Hosting operator id = 3 Hosting Expression = Subquery scalar-subquery#2, [id=#3]\n"
+    "* Project (11)\n"
+    "+- * HashAggregate (10)\n"
+    "   +- Exchange (9)\n"
+    "      +- * HashAggregate (8)\n"
+    "         +- * Project (7)\n"
+    "            +- * Filter (6)\n"
+    "               +- * ColumnarToRow (5)\n"
+    "                  +- Scan parquet spark_catalog.default.store_sales (4)\n"
+    "\n"
+    "\n"
+    "(4) Scan parquet spark_catalog.default.store_sales\n"
+    "Output [3]: [ss_quantity#5, ss_ext_discount_amt#6, ss_net_paid#7]\n"
+    "Batched: true\n"
+    "Location [not included in comparison]/{warehouse_dir}/store_sales]\n"
+    "PushedFilters: [IsNotNull(ss_quantity), GreaterThanOrEqual(ss_quantity,1)]\n"
+    "ReadSchema: "
+    "struct<ss_quantity:int,ss_ext_discount_amt:decimal(7,2),ss_net_paid:decimal(7,2)>\n"
+    "\n"
+    "(5) ColumnarToRow [codegen id : 1]\n"
+    "Input [3]: [ss_quantity#5, ss_ext_discount_amt#6, ss_net_paid#7]\n"
+    "\n"
+    "(6) Filter [codegen id : 1]\n"
+    "Input [3]: [ss_quantity#5, ss_ext_discount_amt#6, ss_net_paid#7]\n"
+    "Condition : (isnotnull(ss_quantity#5) AND (ss_quantity#5 >= 1))\n"
+    "\n"
+    "(7) Project [codegen id : 1]\n"
+    "Output [2]: [ss_ext_discount_amt#6, ss_net_paid#7]\n"
+    "Input [3]: [ss_quantity#5, ss_ext_discount_amt#6, ss_net_paid#7]\n"
+    "\n"
+    "(8) HashAggregate [codegen id : 1]\n"
+    "Input [2]: [ss_ext_discount_amt#6, ss_net_paid#7]\n"
+    "Keys: []\n"
+    "Functions [3]: [partial_count(1), partial_avg(UnscaledValue(ss_ext_discount_amt#6)), "
+    "partial_avg(UnscaledValue(ss_net_paid#7))]\n"
+    "Aggregate Attributes [5]: [count#8, sum#9, count#10, sum#11, count#12]\n"
+    "Results [5]: [count#13, sum#14, count#15, sum#16, count#17]\n"
+    "\n"
+    "(9) Exchange\n"
+    "Input [5]: [count#13, sum#14, count#15, sum#16, count#17]\n"
+    "Arguments: SinglePartition, ENSURE_REQUIREMENTS, [plan_id=1]\n"
+    "\n"
+    "(10) HashAggregate [codegen id : 2]\n"
+    "Input [5]: [count#13, sum#14, count#15, sum#16, count#17]\n"
+    "Keys: []\n"
+    "Functions [3]: [count(1), avg(UnscaledValue(ss_ext_discount_amt#6)), "
+    "avg(UnscaledValue(ss_net_paid#7))]\n"
+    "Aggregate Attributes [3]: [count(1)#18, avg(UnscaledValue(ss_ext_discount_amt#6))#19, "
+    "avg(UnscaledValue(ss_net_paid#7))#20]\n"
+    "Results [3]: [count(1)#18 AS count(1)#21, cast((avg(UnscaledValue(ss_ext_discount_amt#6))#19 "
+    "/ 100.0) as decimal(11,6)) AS avg(ss_ext_discount_amt)#22, "
+    "cast((avg(UnscaledValue(ss_net_paid#7))#20 / 100.0) as decimal(11,6)) AS "
+    "avg(ss_net_paid)#23]\n"
+    "\n"
+    "(11) Project [codegen id : 2]\n"
+    "Output [1]: [named_struct(count(1), count(1)#21, avg(ss_ext_discount_amt), "
+    "avg(ss_ext_discount_amt)#22, avg(ss_net_paid), avg(ss_net_paid)#23) AS mergedValue#24]\n"
+    "Input [3]: [count(1)#21, avg(ss_ext_discount_amt)#22, avg(ss_net_paid)#23]\n"
+    "\n"
+    "\n"
+    "Subquery:2 Hosting operator id = 3 Hosting Expression = ReusedSubquery Subquery "
+    "scalar-subquery#2, [id=#3]\n"
+    "\n";
+
+static void test_merged_scalar_subquery_fields(void **state) {
+    (void)state;
+    em_plan *plan;
+    em_error err = {0};
+    EM_ASSERT_OK(em_plan_parse(merged_plan, strlen(merged_plan), NULL, &plan, &err), &err);
+    const em_expr *bucket = em_plan_root(plan)->output[0];
+    assert_int_equal(bucket->kind, EM_EXPR_ALIAS);
+    const em_expr *cw = bucket->args[0];
+    assert_int_equal(cw->kind, EM_EXPR_CASE);
+    const em_expr *count = cw->args[0]->args[0];
+    assert_int_equal(count->kind, EM_EXPR_FIELD);
+    assert_string_equal(count->name, "count(1)");
+    assert_int_equal(count->args[0]->kind, EM_EXPR_SCALAR_SUBQUERY);
+    assert_non_null(count->args[0]->subquery);
+    assert_int_equal(count->args[0]->subquery->id, 11);
+    assert_type(count, EM_TYPE_LONG);
+    assert_type(cw->args[0]->args[1], EM_TYPE_LONG); /* 62316685 beside a bigint */
+    assert_decimal(cw->args[1], 11, 6);              /* .avg(ss_ext_discount_amt) */
+    assert_true(cw->args[1]->args[0]->reused);
+    assert_decimal(bucket, 11, 6);
+    assert_ptr_equal(em_plan_subquery_at(plan, 1)->target, em_plan_subquery_at(plan, 0)->root);
+    char *out;
+    size_t n;
+    EM_ASSERT_OK(em_plan_print(plan, NULL, &out, &n, &err), &err);
+    assert_int_equal(n, strlen(merged_plan));
+    assert_memory_equal(out, merged_plan, n);
+    free(out);
+    em_plan_free(plan);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decimal_rules_match_spark33_check_overflow),
@@ -383,6 +503,7 @@ int main(void) {
         cmocka_unit_test(test_q1_types_pinned),
         cmocka_unit_test(test_subquery_and_date_types),
         cmocka_unit_test(test_expand_window_case_types),
+        cmocka_unit_test(test_merged_scalar_subquery_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
