@@ -299,9 +299,20 @@ typedef struct em_plan_subquery {
 
 /* ---------------------------------------------------------------- plans */
 
+/*
+ * Optional override of a leaf's column types (the CLI's --retype): called for
+ * every output column of a Scan (override ReadSchema's type with the type the
+ * data really has) and of a LocalTableScan (whose types Spark never prints).
+ * Return true with *type set to use it; false keeps what the text says.
+ */
+typedef bool (*em_plan_column_type_fn)(void *ctx, const em_plan_node *leaf, const char *column,
+                                       em_type *type);
+
 typedef struct em_plan_parse_options {
-    const em_shim *shim;     /* NULL: detect from the text */
-    const char *source_name; /* prefix of error messages; NULL means "plan" */
+    const em_shim *shim;                /* NULL: detect from the text */
+    const char *source_name;            /* prefix of error messages; NULL means "plan" */
+    em_plan_column_type_fn column_type; /* NULL: the text's types */
+    void *column_type_ctx;
 } em_plan_parse_options;
 
 /*

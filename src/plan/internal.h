@@ -105,8 +105,14 @@ bool plan_type_from_text(const char *s, size_t n, em_type *out);
 
 /* ------------------------------------------------------------------ steps */
 
-/* Derives every node's output attributes and every expression's type. */
-void plan_infer(em_plan *plan);
+/* Derives every node's output attributes and every expression's type; column_type
+ * (may be NULL) overrides leaf column types. */
+void plan_infer(em_plan *plan, em_plan_column_type_fn column_type, void *ctx);
+/* Counts decimal arithmetic not wrapped in CheckOverflow into the plan's evidence (only
+ * in texts without CheckOverflow/promote_precision); returns the count. */
+int plan_count_unwrapped_decimal_arith(em_plan *plan);
+/* Forgets every inferred type (before inferring again with another shim). */
+void plan_reset_types(em_plan *plan);
 /* Appends an expression as Spark prints it. */
 void plan_print_expr(plan_buf *b, const em_expr *e, const em_shim *shim);
 

@@ -1027,7 +1027,21 @@ em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_option
         }
     }
     if (st == EM_OK) {
-        plan_infer(plan);
+        em_plan_column_type_fn column_type = options ? options->column_type : NULL;
+        void *ctx = options ? options->column_type_ctx : NULL;
+        plan_infer(plan, column_type, ctx);
+        /* Typing can reveal that a detected 3.3 cannot be: decimal arithmetic without
+         * CheckOverflow. Then detect again and retype with the line that fits. */
+        if (!(options && options->shim) && plan_count_unwrapped_decimal_arith(plan) &&
+            !em_shim_accepts(plan->shim, &plan->evidence, NULL, 0)) {
+            em_shim_detection det;
+            if (em_shim_detect_evidence(&plan->evidence, &det)) {
+                plan->shim = det.chosen;
+                snprintf(plan->shim_reason, sizeof plan->shim_reason, "%s", det.reason);
+                plan_reset_types(plan);
+                plan_infer(plan, column_type, ctx);
+            }
+        }
         if (plan->arena.failed)
             st = EM_FAIL(err, EM_ERR_NOMEM, "%s: out of memory while typing the plan", pp.src);
     }
@@ -1044,6 +1058,7 @@ em_status em_shim_detect(const char *text, size_t len, em_shim_detection *out, e
     em_plan_parse_options opt = {.shim = &em_shim_spark34}; /* any: detection is separate */
     em_plan *plan;
     EM_TRY(em_plan_parse(text, len, &opt, &plan, err));
+    plan_count_unwrapped_decimal_arith(plan);
     bool ok = em_shim_detect_evidence(&plan->evidence, out);
     em_plan_free(plan);
     if (!ok)

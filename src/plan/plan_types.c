@@ -55,9 +55,11 @@ typedef struct type_env {
 typedef struct infer_ctx {
     em_plan *plan;
     type_env env;
-    type_env defined; /* ids some operator produces (types unused) */
-    bool *done;       /* per operator id */
-    bool *busy;       /* per operator id: cycle guard */
+    type_env defined;                   /* ids some operator produces (types unused) */
+    em_plan_column_type_fn column_type; /* may be NULL */
+    void *column_type_ctx;
+    bool *done; /* per operator id */
+    bool *busy; /* per operator id: cycle guard */
 } infer_ctx;
 
 static size_t env_slot(const type_env *env, int64_t id) {
@@ -801,22 +803,30 @@ static void define_expand_outputs(infer_ctx *cx, em_expr *attrs, const em_expr *
     }
 }
 
-static void infer_scan(infer_ctx *cx, em_plan_node *node) {
+/* Scans type their output from ReadSchema by column name; LocalTableScan prints no
+ * types. The caller's column_type may override either. */
+static void infer_leaf(infer_ctx *cx, em_plan_node *node) {
     em_plan_field *out = field_of(node, EM_FIELD_OUTPUT);
     em_plan_field *rs = field_of(node, EM_FIELD_READ_SCHEMA);
     if (!out)
         return;
     for (int i = 0; i < out->n_exprs; i++) {
         em_expr *a = out->exprs[i];
-        if (a->kind != EM_EXPR_ATTR || !rs)
+        if (a->kind != EM_EXPR_ATTR)
             continue;
-        for (int k = 0; k < rs->n_schema; k++) {
+        for (int k = 0; rs && k < rs->n_schema; k++) {
             if (rs->schema[k].type_known && strcasecmp(rs->schema[k].name, a->name) == 0) {
                 set_type(a, rs->schema[k].type);
-                env_put(&cx->env, a->id, a->type);
                 break;
             }
         }
+        em_type t;
+        if (cx->column_type && cx->column_type(cx->column_type_ctx, node, a->name, &t))
+            set_type(a, t);
+        else if (!a->type_known && a->long_suffix)
+            set_type(a, em_type_make(EM_TYPE_LONG));
+        if (a->type_known)
+            env_put(&cx->env, a->id, a->type);
     }
     output_from_list(cx, node, out->exprs, out->n_exprs);
 }
@@ -912,7 +922,8 @@ static void infer_node(infer_ctx *cx, em_plan_node *node) {
     em_plan_field *args = field_of(node, EM_FIELD_ARGUMENTS);
     switch (node->kind) {
     case EM_NODE_SCAN:
-        infer_scan(cx, node);
+    case EM_NODE_LOCAL_TABLE_SCAN:
+        infer_leaf(cx, node);
         infer_all_fields(cx, node);
         break;
     case EM_NODE_HASH_AGGREGATE:
@@ -1041,8 +1052,8 @@ static void collect_all_defined(em_plan *plan, type_env *set) {
     }
 }
 
-void plan_infer(em_plan *plan) {
-    infer_ctx cx = {.plan = plan};
+void plan_infer(em_plan *plan, em_plan_column_type_fn column_type, void *ctx) {
+    infer_ctx cx = {.plan = plan, .column_type = column_type, .column_type_ctx = ctx};
     collect_all_defined(plan, &cx.defined);
     cx.done = calloc((size_t)plan->max_id + 1, sizeof *cx.done);
     cx.busy = calloc((size_t)plan->max_id + 1, sizeof *cx.busy);
@@ -1064,4 +1075,61 @@ void plan_infer(em_plan *plan) {
     free(cx.env.types);
     free(cx.done);
     free(cx.busy);
+}
+
+/* ------------------------------------------------------------------ evidence from types */
+
+static bool is_arith(em_binop op) {
+    return op == EM_OP_ADD || op == EM_OP_SUB || op == EM_OP_MUL || op == EM_OP_DIV ||
+           op == EM_OP_REM;
+}
+
+static int count_unwrapped(const em_expr *e, bool wrapped) {
+    int n = 0;
+    if (e->kind == EM_EXPR_BINARY && is_arith(e->op) && !wrapped && e->args[0]->type_known &&
+        e->args[1]->type_known && e->args[0]->type.id == EM_TYPE_DECIMAL &&
+        e->args[1]->type.id == EM_TYPE_DECIMAL)
+        n++;
+    bool wraps = e->kind == EM_EXPR_CALL && strcmp(e->name, "CheckOverflow") == 0;
+    for (int i = 0; i < e->n_args; i++)
+        n += count_unwrapped(e->args[i], wraps && i == 0);
+    return n;
+}
+
+int plan_count_unwrapped_decimal_arith(em_plan *plan) {
+    em_dialect_evidence *ev = &plan->evidence;
+    if (ev->check_overflow_2 || ev->check_overflow_3 || ev->promote_precision)
+        return 0;
+    int n = 0;
+    for (int id = 1; id <= plan->max_id; id++) {
+        const em_plan_node *node = plan->by_id[id];
+        for (int f = 0; node && f < node->n_fields; f++)
+            for (int i = 0; i < node->fields[f].n_exprs; i++)
+                n += count_unwrapped(node->fields[f].exprs[i], false);
+    }
+    ev->decimal_arith_unwrapped = n;
+    return n;
+}
+
+static void reset_expr(em_expr *e) {
+    e->type_known = false;
+    for (int i = 0; i < e->n_args; i++)
+        reset_expr(e->args[i]);
+}
+
+void plan_reset_types(em_plan *plan) {
+    for (int id = 1; id <= plan->max_id; id++) {
+        em_plan_node *node = plan->by_id[id];
+        if (!node)
+            continue;
+        for (int f = 0; f < node->n_fields; f++)
+            for (int i = 0; i < node->fields[f].n_exprs; i++)
+                reset_expr(node->fields[f].exprs[i]);
+        if (node->exists_attr)
+            reset_expr((em_expr *)node->exists_attr);
+        node->n_output = 0;
+        node->output = NULL;
+    }
+    for (int i = 0; i < plan->n_subqueries; i++)
+        reset_expr(plan->subqueries[i].expr);
 }

@@ -168,6 +168,8 @@ bool em_shim_accepts(const em_shim *s, const em_dialect_evidence *ev, char *why,
         SHIM_REJECT("%s never prints CheckOverflow with two arguments", s->name);
     if (ev->promote_precision && s->check_overflow_args == 0)
         SHIM_REJECT("%s never prints promote_precision", s->name);
+    if (ev->decimal_arith_unwrapped && s->check_overflow_args != 0)
+        SHIM_REJECT("%s wraps decimal arithmetic in CheckOverflow, the text does not", s->name);
     if (ev->joins_with_type_field && !s->join_type_field)
         SHIM_REJECT("%s prints no 'Join type:' field, the text has one", s->name);
     if (ev->joins_without_type_field && s->join_type_field)

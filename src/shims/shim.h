@@ -19,7 +19,10 @@
  *
  * Detection: the parser records evidence (counts of version-specific printed
  * forms) while it reads the text; em_shim_detect_evidence asks every line
- * whether it could have printed that evidence. Several lines often print a
+ * whether it could have printed that evidence. One piece of evidence needs
+ * types: decimal arithmetic outside CheckOverflow rules out 3.3, so when 3.3
+ * was chosen and typing finds such arithmetic, detection runs again and the
+ * plan is retyped with the line that fits. Several lines often print a
  * plan identically (3.4, 3.5 and 4.0 differ in few TPC-H files): then the
  * candidates are all reported and the OLDEST compatible line is chosen, with a
  * reason saying so, because the parse is the same and a user who knows better
@@ -50,6 +53,8 @@ typedef struct em_dialect_evidence {
     int scan_hosts_subquery;      /* a scan is a subquery's hosting operator */
     int alias_names_with_ids;     /* alias of an aggregate named with its ids: sum(x#1)#2 */
     int alias_names_without_ids;  /* the same alias named without ids: sum(x)#2 */
+    int decimal_arith_unwrapped;  /* decimal arithmetic outside CheckOverflow, in a text
+                                     without any CheckOverflow (known after typing) */
 } em_dialect_evidence;
 
 struct em_shim {

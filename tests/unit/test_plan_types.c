@@ -495,6 +495,50 @@ static void test_merged_scalar_subquery_fields(void **state) {
     em_plan_free(plan);
 }
 
+/* --retype: money columns as the standard schema's decimal(15,2). */
+static bool standard_money(void *ctx, const em_plan_node *leaf, const char *column, em_type *type) {
+    (*(int *)ctx)++;
+    (void)leaf;
+    static const char *const money[] = {"l_quantity", "l_extendedprice", "l_discount", "l_tax"};
+    for (size_t i = 0; i < sizeof money / sizeof money[0]; i++)
+        if (strcmp(column, money[i]) == 0) {
+            *type = em_type_decimal(15, 2);
+            return true;
+        }
+    return false;
+}
+
+static em_plan *parse_retyped(const char *dir, int q, int *calls) {
+    char path[4096];
+    size_t len = 0;
+    char *text = plan_test_shared(dir, q, &len, path, sizeof path);
+    em_plan_parse_options opt = {.column_type = standard_money, .column_type_ctx = calls};
+    em_plan *plan = NULL;
+    em_error err = {0};
+    EM_ASSERT_OK(em_plan_parse(text, len, &opt, &plan, &err), &err);
+    free(text);
+    return plan;
+}
+
+static void test_column_type_override(void **state) {
+    (void)state;
+    int calls = 0;
+    em_plan *plan = parse_retyped("master", 1, &calls);
+    assert_true(calls >= 7); /* the scan's seven columns (per typing pass) */
+    const em_plan_node *root = em_plan_root(plan);
+    assert_decimal(root->output[2], 25, 2); /* sum(decimal(15,2)) */
+    assert_decimal(root->output[4], 38, 4); /* sum((15,2) * (1 - (15,2)) = (32,4)) */
+    em_plan_free(plan);
+    /* q6: the LocalTableScan's columns get types only this way */
+    calls = 0;
+    plan = parse_retyped("4.0", 6, &calls);
+    assert_true(calls >= 2);
+    assert_decimal(em_plan_root(plan)->output[0], 38, 4); /* sum((15,2) * (15,2) = (31,4)) */
+    /* decimal arithmetic without CheckOverflow rules 3.3 out once the types are known */
+    assert_string_equal(em_shim_name(em_plan_shim(plan)), "3.4");
+    em_plan_free(plan);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decimal_rules_match_spark33_check_overflow),
@@ -504,6 +548,7 @@ int main(void) {
         cmocka_unit_test(test_subquery_and_date_types),
         cmocka_unit_test(test_expand_window_case_types),
         cmocka_unit_test(test_merged_scalar_subquery_fields),
+        cmocka_unit_test(test_column_type_override),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
