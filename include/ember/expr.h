@@ -125,18 +125,21 @@ typedef struct em_agg_state em_agg_state;
 
 /*
  * Compiles an aggregate expression (EM_EXPR_AGG: sum, avg, count, min, max,
- * first; its mode decides what update does) against the input attributes.
- * For PARTIAL mode the arguments are evaluated on input rows; for
- * PARTIAL_MERGE and FINAL the input carries buffer columns instead and
- * em_agg_merge reads them (the arguments are still compiled when their
- * attributes are present, but only their types are needed: pass
- * arg_type_hint when they are not, else the type inferred in the tree).
+ * first) against the input attributes. When every attribute its arguments
+ * name is in the input (PARTIAL mode always; Complete mode, which prints like
+ * FINAL), the arguments are compiled and em_agg_update can fold input rows.
+ * Otherwise (PARTIAL_MERGE and FINAL read the partial buffers instead) the
+ * argument type comes from the tree's inferred type and only em_agg_merge
+ * applies. Errors: EM_ERR_UNSUPPORTED (other functions), EM_ERR_TYPE (the
+ * argument type is unknown), argument compilation errors.
  */
 em_status em_agg_compile(const em_expr *agg, const em_expr *const *input_attrs, int n_input,
                          const em_expr_compile_options *opts, em_agg_fn **out,
                          em_error *err) EM_MUST_CHECK;
 void em_agg_fn_free(em_agg_fn *fn); /* NULL allowed */
 em_agg_kind em_agg_fn_kind(const em_agg_fn *fn);
+/* True when the arguments were compiled, so em_agg_update may be used. */
+bool em_agg_fn_has_args(const em_agg_fn *fn);
 em_agg_mode em_agg_fn_mode(const em_agg_fn *fn);
 int em_agg_n_buffers(const em_agg_fn *fn);
 em_type em_agg_buffer_type(const em_agg_fn *fn, int i);

@@ -224,6 +224,7 @@ void em_agg_fn_free(em_agg_fn *fn) {
 
 em_agg_kind em_agg_fn_kind(const em_agg_fn *fn) { return fn->kind; }
 em_agg_mode em_agg_fn_mode(const em_agg_fn *fn) { return fn->mode; }
+bool em_agg_fn_has_args(const em_agg_fn *fn) { return fn->args[0] != NULL; }
 int em_agg_n_buffers(const em_agg_fn *fn) { return fn->n_buffers; }
 em_type em_agg_buffer_type(const em_agg_fn *fn, int i) { return fn->buf_types[i]; }
 const char *em_agg_buffer_name(const em_agg_fn *fn, int i) { return fn->buf_names[i]; }

@@ -26,10 +26,20 @@
 
 typedef unsigned __int128 em_u128;
 
-/* 10^k for 0 <= k <= 38. */
-em_i128 em_dec_pow10(int k);
+extern const em_i128 em_dec_pow10_table[39];
+
+/* 10^k for 0 <= k <= 38 (k is clamped to that range: callers never ask for
+ * more, since 10^39 does not fit in 128 bits). */
+static inline em_i128 em_dec_pow10(int k) {
+    return em_dec_pow10_table[k < 0 ? 0 : (k > 38 ? 38 : k)];
+}
 /* |v| < 10^precision. */
-bool em_dec_fits(em_i128 v, int precision);
+static inline bool em_dec_fits(em_i128 v, int precision) {
+    if (precision >= 39)
+        return true;
+    em_i128 p = em_dec_pow10(precision);
+    return v < p && v > -p;
+}
 /* Number of decimal digits of |v| (1 for 0). */
 int em_dec_digits(em_i128 v);
 

@@ -50,9 +50,31 @@ static em_status div_zero_error(const ex_step *st, em_error *err) {
 
 static em_column *reg(ex_ctx *x, int s) { return &x->prog->regs[s]; }
 
+/* Registers of fixed-width types keep their buffers from one batch to the
+ * next when nobody else holds them (refcount 1): only cleared, not freed. */
 static em_status alloc_reg(ex_ctx *x, int s) {
-    em_column_reset(reg(x, s));
-    return ex_col_alloc(reg(x, s), x->prog->steps[s].type, x->n_rows, x->pool, x->err);
+    em_column *c = reg(x, s);
+    em_type t = x->prog->steps[s].type;
+    int64_t n = x->n_rows;
+    if (c->values && c->validity && !em_type_is_varlen(t) && t.id != EM_TYPE_NULL &&
+        em_type_equal(c->type, t) && atomic_load(&c->values->refcount) == 1 &&
+        atomic_load(&c->validity->refcount) == 1) {
+        int64_t vb = t.id == EM_TYPE_BOOLEAN ? em_bitmap_bytes(n) : n * em_type_width(t);
+        int64_t bb = em_bitmap_bytes(n);
+        if (c->values->capacity >= vb && c->validity->capacity >= bb) {
+            if (vb > 0)
+                memset(c->values->data, 0, (size_t)vb);
+            if (bb > 0)
+                memset(c->validity->data, 0, (size_t)bb);
+            c->values->size = vb;
+            c->validity->size = bb;
+            c->length = n;
+            c->null_count = -1;
+            return EM_OK;
+        }
+    }
+    em_column_reset(c);
+    return ex_col_alloc(c, t, n, x->pool, x->err);
 }
 
 static inline bool valid(const em_column *c, int64_t i) { return em_column_is_valid(c, i); }
@@ -82,6 +104,62 @@ static inline void set_valid(em_column *c, int64_t i) { em_bit_set(c->validity->
 #define NAME arith_f32
 #include "expr/arith_impl.h"
 
+/* v / 10^k rounded HALF_UP, within 128 bits. */
+static inline em_i128 div_pow10_half_up(em_i128 v, int k) {
+    em_i128 p = em_dec_pow10(k);
+    em_i128 q = v / p, r = v % p;
+    if (r < 0)
+        r = -r;
+    if (r >= p - r)
+        q += v < 0 ? -1 : 1;
+    return q;
+}
+
+/* Exact 128-bit fast paths for the common cases; false sends the row to the
+ * general (bignum) helpers, which give the same results everywhere. */
+static inline bool dec_fast(em_binop op, em_i128 l, int sa, em_i128 r, int sb, int rp, int rs,
+                            em_i128 *out, bool *ok) {
+    static const em_i128 lim38 = (em_i128)10000000000000000000ULL *
+                                 (em_i128)10000000000000000000ULL; /* 10^38 */
+    em_i128 res;
+    switch (op) {
+    case EM_OP_ADD:
+    case EM_OP_SUB: {
+        int s = sa > sb ? sa : sb;
+        if (rs != s)
+            return false;
+        em_i128 l2 = l, r2 = r;
+        if ((sa < s && __builtin_mul_overflow(l, em_dec_pow10(s - sa), &l2)) ||
+            (sb < s && __builtin_mul_overflow(r, em_dec_pow10(s - sb), &r2)))
+            return false;
+        if (op == EM_OP_ADD ? __builtin_add_overflow(l2, r2, &res)
+                            : __builtin_sub_overflow(l2, r2, &res))
+            return false;
+        *ok = em_dec_fits(res, rp);
+        *out = res;
+        return true;
+    }
+    case EM_OP_MUL: {
+        if (l == (int64_t)l && r == (int64_t)r)
+            res = (em_i128)(int64_t)l * (int64_t)r; /* one 64x64->128 multiply */
+        else if (__builtin_mul_overflow(l, r, &res))
+            return false;
+        if (res >= lim38 || res <= -lim38)
+            return false; /* may need MathContext(38) rounding first */
+        int s = sa + sb;
+        if (rs > s)
+            return false;
+        if (rs < s)
+            res = div_pow10_half_up(res, s - rs);
+        *ok = em_dec_fits(res, rp);
+        *out = res;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
 static em_status arith_decimal(ex_ctx *x, const ex_step *st, const em_column *a,
                                const em_column *b, em_column *o, const int32_t *sel,
                                int64_t n) {
@@ -93,42 +171,31 @@ static em_status arith_decimal(ex_ctx *x, const ex_step *st, const em_column *a,
     EX_FOR_ROWS(sel, n, i, {
         if (valid(a, i) && valid(b, i)) {
             em_i128 l = av[i], r = bv[i], res = 0;
-            bool ok;
+            bool ok = false;
             if ((op == EM_OP_DIV || op == EM_OP_REM) && r == 0) {
                 if (!st->null_on_error)
                     return div_zero_error(st, x->err);
                 continue;
             }
-            switch (op) {
-            case EM_OP_ADD:
-            case EM_OP_SUB:
-                if (sa == rs && sb == rs) {
-                    ok = !(op == EM_OP_ADD ? __builtin_add_overflow(l, r, &res)
-                                           : __builtin_sub_overflow(l, r, &res)) &&
-                         em_dec_fits(res, rp);
-                } else {
+            if (!dec_fast(op, l, sa, r, sb, rp, rs, &res, &ok)) {
+                switch (op) {
+                case EM_OP_ADD:
+                case EM_OP_SUB:
                     ok = em_dec_add(l, sa, r, sb, op == EM_OP_SUB, rp, rs, &res);
-                }
-                break;
-            case EM_OP_MUL: {
-                const em_i128 lim = (em_i128)1 << 62;
-                if (sa + sb == rs && l < lim && l > -lim && r < lim && r > -lim) {
-                    res = l * r;
-                    ok = em_dec_fits(res, rp);
-                } else {
+                    break;
+                case EM_OP_MUL:
                     ok = em_dec_mul(l, sa, r, sb, rp, rs, &res);
+                    break;
+                case EM_OP_DIV:
+                    ok = em_dec_div(l, sa, r, sb, rp, rs, &res);
+                    break;
+                case EM_OP_REM:
+                    ok = em_dec_rem(l, sa, r, sb, rp, rs, &res);
+                    break;
+                default:
+                    ok = false;
+                    break;
                 }
-                break;
-            }
-            case EM_OP_DIV:
-                ok = em_dec_div(l, sa, r, sb, rp, rs, &res);
-                break;
-            case EM_OP_REM:
-                ok = em_dec_rem(l, sa, r, sb, rp, rs, &res);
-                break;
-            default:
-                ok = false;
-                break;
             }
             if (!ok) {
                 if (!st->null_on_error)
@@ -785,9 +852,14 @@ static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
 
 /* ---------------------------------------------------------------- public */
 
+/* Drops what registers borrow from the batch (shared input columns) and
+ * string registers; fixed-width registers stay for reuse by the next batch
+ * (em_expr_prog_free releases them). */
 static void release_regs(em_expr_prog *p) {
     for (int i = 0; i < p->n_steps; i++)
-        em_column_reset(&p->regs[i]);
+        if (p->steps[i].op == EX_INPUT || em_type_is_varlen(p->regs[i].type) ||
+            p->regs[i].type.id == EM_TYPE_NULL)
+            em_column_reset(&p->regs[i]);
 }
 
 em_status em_expr_eval(em_expr_prog *prog, const em_batch *in, em_pool *pool, em_column *out,
