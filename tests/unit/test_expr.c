@@ -774,6 +774,46 @@ static void test_decimal_helpers(void **state) {
     assert_true(r == -1);
 }
 
+/* Every allocation failure during evaluation is reported as an error and
+ * leaks nothing (ASan checks the latter). */
+static void test_alloc_failures(void **state) {
+    (void)state;
+    static const char *const rows[][N_COLS] = {
+        R("1", "5", "1.5", "10.25", "alpha", "2000-02-28", "true", NULL, "0.05"),
+        R("2", NULL, "NaN", "-1.00", NULL, "1969-12-31", "false", NULL, "0.07"),
+        R(NULL, "7", NULL, NULL, "gamma", NULL, NULL, NULL, NULL),
+    };
+    const char *exprs[] = {
+        "CASE WHEN (a#1 = 1) THEN concat(e#5, x) WHEN isnull(a#1) THEN upper(e#5) ELSE "
+        "cast(d#4 as string) END",
+        "coalesce(substring(e#5, 2, 3), cast((d#4 * (1 - k#9)) as string))",
+        "((a#1 > 0) AND e#5 LIKE %a%)",
+    };
+    for (size_t x = 0; x < sizeof exprs / sizeof exprs[0]; x++) {
+        tc t;
+        EM_ASSERT_OK(tc_open(&t, exprs[x], false), &t.err);
+        em_batch *b = make_batch(rows, 3);
+        bool succeeded = false;
+        for (int64_t n = 1; n < 200 && !succeeded; n++) {
+            em_alloc_fail_after(n);
+            em_column out;
+            em_error err = {0};
+            em_status st = em_expr_eval(t.prog, b, NULL, &out, &err);
+            bool triggered = em_alloc_fail_triggered();
+            em_alloc_fail_after(0);
+            if (st == EM_OK) {
+                em_column_reset(&out);
+                succeeded = !triggered;
+            } else {
+                assert_true(st == EM_ERR_NOMEM || st == EM_ERR_OOM_BUDGET);
+            }
+        }
+        assert_true(succeeded);
+        em_batch_destroy(b);
+        tc_close(&t);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_logic),
@@ -797,6 +837,7 @@ int main(void) {
         cmocka_unit_test(test_compile_errors),
         cmocka_unit_test(test_scalar_subquery),
         cmocka_unit_test(test_decimal_helpers),
+        cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
