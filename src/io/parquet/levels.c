@@ -61,17 +61,17 @@ void em_unpack32(const uint8_t *base, int64_t nbytes, uint64_t first, int w, uin
         unpack32_w(base, nbytes, first, W, out, n);                                                \
         return;
         EM_UNPACK_CASE(1)
-        EM_UNPACK_CASE(2) EM_UNPACK_CASE(3) EM_UNPACK_CASE(4) EM_UNPACK_CASE(5) EM_UNPACK_CASE(6)
-            EM_UNPACK_CASE(7) EM_UNPACK_CASE(8) EM_UNPACK_CASE(9) EM_UNPACK_CASE(10)
-                EM_UNPACK_CASE(11) EM_UNPACK_CASE(12) EM_UNPACK_CASE(13) EM_UNPACK_CASE(14)
-                    EM_UNPACK_CASE(15) EM_UNPACK_CASE(16) EM_UNPACK_CASE(17) EM_UNPACK_CASE(18)
-                        EM_UNPACK_CASE(19) EM_UNPACK_CASE(20) EM_UNPACK_CASE(21) EM_UNPACK_CASE(22)
-                            EM_UNPACK_CASE(23) EM_UNPACK_CASE(24) EM_UNPACK_CASE(25)
-                                EM_UNPACK_CASE(26) EM_UNPACK_CASE(27) EM_UNPACK_CASE(28)
-                                    EM_UNPACK_CASE(29) EM_UNPACK_CASE(30) EM_UNPACK_CASE(31)
-                                        EM_UNPACK_CASE(32)
+        EM_UNPACK_CASE(2)
+        EM_UNPACK_CASE(3) EM_UNPACK_CASE(4) EM_UNPACK_CASE(5) EM_UNPACK_CASE(6) EM_UNPACK_CASE(7)
+            EM_UNPACK_CASE(8) EM_UNPACK_CASE(9) EM_UNPACK_CASE(10) EM_UNPACK_CASE(11)
+                EM_UNPACK_CASE(12) EM_UNPACK_CASE(13) EM_UNPACK_CASE(14) EM_UNPACK_CASE(15)
+                    EM_UNPACK_CASE(16) EM_UNPACK_CASE(17) EM_UNPACK_CASE(18) EM_UNPACK_CASE(19)
+                        EM_UNPACK_CASE(20) EM_UNPACK_CASE(21) EM_UNPACK_CASE(22) EM_UNPACK_CASE(23)
+                            EM_UNPACK_CASE(24) EM_UNPACK_CASE(25) EM_UNPACK_CASE(26)
+                                EM_UNPACK_CASE(27) EM_UNPACK_CASE(28) EM_UNPACK_CASE(29)
+                                    EM_UNPACK_CASE(30) EM_UNPACK_CASE(31) EM_UNPACK_CASE(32)
 #undef EM_UNPACK_CASE
-                                            default
+                                        default
             : memset(out, 0, (size_t)n * sizeof *out); /* callers reject other widths */
         return;
     }
@@ -174,20 +174,22 @@ bool em_rle_prime(em_rle_dec *d) {
     return rle_next_run(d);
 }
 
-int64_t em_rle_get(em_rle_dec *d, uint32_t *out, int64_t n) {
+/* Decodes (out != NULL) or skips up to n values. */
+static int64_t rle_take(em_rle_dec *d, uint32_t *out, int64_t n) {
     int64_t done = 0;
     while (done < n) {
         if (d->rle_left) {
             int64_t k = n - done < d->rle_left ? n - done : d->rle_left;
             uint32_t v = d->rle_value;
-            for (int64_t i = 0; i < k; i++)
+            for (int64_t i = 0; out && i < k; i++)
                 out[done + i] = v;
             d->rle_left -= (uint32_t)k;
             done += k;
         } else if (d->bp_left) {
             int64_t k = n - done < d->bp_left ? n - done : d->bp_left;
             /* The run's bytes end where the next header starts. */
-            em_unpack32(d->bp_run, d->p - d->bp_run, d->bp_pos, d->bit_width, out + done, k);
+            if (out)
+                em_unpack32(d->bp_run, d->p - d->bp_run, d->bp_pos, d->bit_width, out + done, k);
             d->bp_pos += (uint64_t)k;
             d->bp_left -= (uint32_t)k;
             done += k;
@@ -198,21 +200,6 @@ int64_t em_rle_get(em_rle_dec *d, uint32_t *out, int64_t n) {
     return done;
 }
 
-int64_t em_rle_skip(em_rle_dec *d, int64_t n) {
-    int64_t done = 0;
-    while (done < n) {
-        if (d->rle_left) {
-            int64_t k = n - done < d->rle_left ? n - done : d->rle_left;
-            d->rle_left -= (uint32_t)k;
-            done += k;
-        } else if (d->bp_left) {
-            int64_t k = n - done < d->bp_left ? n - done : d->bp_left;
-            d->bp_pos += (uint64_t)k;
-            d->bp_left -= (uint32_t)k;
-            done += k;
-        } else if (!rle_next_run(d)) {
-            break;
-        }
-    }
-    return done;
-}
+int64_t em_rle_get(em_rle_dec *d, uint32_t *out, int64_t n) { return rle_take(d, out, n); }
+
+int64_t em_rle_skip(em_rle_dec *d, int64_t n) { return rle_take(d, NULL, n); }

@@ -1370,10 +1370,19 @@ static em_status col_open_chunk(pq_col *c, int rg) {
     return EM_OK;
 }
 
+/* The column's buffers, for setting their pool and freeing them. */
+#define PQ_COL_BUFS 10
+static void col_bufs(pq_col *c, em_pq_buf *out[PQ_COL_BUFS]) {
+    em_pq_buf *all[PQ_COL_BUFS] = {&c->dict_raw,  &c->dict_vals, &c->page_buf, &c->mat,
+                                   &c->mat_bytes, &c->s1,        &c->s2,       &c->lev,
+                                   &c->ids,       &c->phys};
+    memcpy(out, all, sizeof all);
+}
+
 static void col_free(pq_col *c) {
-    em_pq_buf *bufs[] = {&c->dict_raw, &c->dict_vals, &c->page_buf, &c->mat, &c->mat_bytes,
-                         &c->s1,       &c->s2,        &c->lev,      &c->ids, &c->phys};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+    em_pq_buf *bufs[PQ_COL_BUFS];
+    col_bufs(c, bufs);
+    for (int i = 0; i < PQ_COL_BUFS; i++)
         em_pq_buf_free(bufs[i]);
 }
 
@@ -1435,9 +1444,9 @@ em_status em_pq_reader_open(em_pq_file *f, const em_pq_read_options *opts, em_pq
         c->ctx.path = f->path;
         c->ctx.column = c->d->name;
         c->ctx.pool = r->pool;
-        em_pq_buf *bufs[] = {&c->dict_raw, &c->dict_vals, &c->page_buf, &c->mat, &c->mat_bytes,
-                             &c->s1,       &c->s2,        &c->lev,      &c->ids, &c->phys};
-        for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
+        em_pq_buf *bufs[PQ_COL_BUFS];
+        col_bufs(c, bufs);
+        for (int b = 0; b < PQ_COL_BUFS; b++)
             bufs[b]->pool = r->pool;
         if ((st = em_pq_buf_ensure(&c->lev, r->batch_rows * 4, err)) != EM_OK ||
             (st = em_pq_buf_ensure(&c->ids, r->batch_rows * 4, err)) != EM_OK ||
