@@ -446,6 +446,90 @@ static void test_update_with_selection(void **state) {
     em_plan_free(t.plan);
 }
 
+/* Many batches of EM_BATCH_CAP rows (3 in the tiny-batch CI job), each with
+ * a selection vector, fold into the same state as one pass computed here
+ * directly would. */
+static void test_batches_and_selection(void **state) {
+    (void)state;
+    enum { N = 61, G = 4 };
+    static char text[N][3][32];
+    static const char *rows[N][N_COLS];
+    int64_t want_sum[G] = {0}, want_count[G] = {0};
+    const char *want_max[G] = {NULL};
+    for (int i = 0; i < N; i++) {
+        for (int c = 0; c < N_COLS; c++)
+            rows[i][c] = NULL;
+        if (i % 5 != 0) {
+            snprintf(text[i][0], 32, "%d", i % 7 - 3);
+            rows[i][0] = text[i][0];
+        }
+        int cents = (i * 137) % 2001 - 1000;
+        snprintf(text[i][1], 32, "%s%d.%02d", cents < 0 ? "-" : "", abs(cents) / 100,
+                 abs(cents) % 100);
+        rows[i][3] = text[i][1];
+        snprintf(text[i][2], 32, "k%03d", (i * 37) % 101);
+        rows[i][4] = text[i][2];
+        if (i % 3 == 0)
+            continue; /* not selected */
+        int g = i % G;
+        want_sum[g] += cents;
+        want_count[g] += i % 5 != 0;
+        if (!want_max[g] || strcmp(text[i][2], want_max[g]) > 0)
+            want_max[g] = text[i][2];
+    }
+    const char *fns[] = {"partial_sum(d#4)", "partial_count(a#1)", "partial_max(e#5)"};
+    for (int f = 0; f < 3; f++) {
+        atc t;
+        atc_open(&t, fns[f]);
+        em_agg_fn *fn;
+        EM_ASSERT_OK(em_agg_compile(t.agg, t.inputs, t.n_inputs, NULL, &fn, &t.err), &t.err);
+        em_agg_state *st;
+        EM_ASSERT_OK(em_agg_state_create(fn, NULL, &st, &t.err), &t.err);
+        for (int start = 0; start < N; start += EM_BATCH_CAP) {
+            int n = N - start < EM_BATCH_CAP ? N - start : EM_BATCH_CAP;
+            em_batch *b = make_batch((const char *const(*)[N_COLS])rows + start, n);
+            EM_ASSERT_OK(em_batch_sel_reserve(b, n, &t.err), &t.err);
+            int32_t ids[EM_BATCH_CAP];
+            int m = 0;
+            for (int r = 0; r < n; r++) {
+                if ((start + r) % 3 == 0)
+                    continue;
+                b->sel[m] = r;
+                ids[m++] = (start + r) % G;
+            }
+            b->n_sel = m;
+            /* groups appear as the operator would discover them */
+            int64_t need = 0;
+            for (int k = 0; k < m; k++)
+                need = ids[k] + 1 > need ? ids[k] + 1 : need;
+            if (need > em_agg_state_groups(st))
+                EM_ASSERT_OK(em_agg_state_resize(st, need, &t.err), &t.err);
+            EM_ASSERT_OK(em_agg_update(fn, st, ids, b, &t.err), &t.err);
+            em_batch_destroy(b);
+        }
+        assert_int_equal(em_agg_state_groups(st), G);
+        em_column out;
+        EM_ASSERT_OK(em_agg_finalize(fn, st, NULL, &out, &t.err), &t.err);
+        char exp[G][32];
+        const char *expect[G];
+        for (int g = 0; g < G; g++) {
+            if (f == 0)
+                snprintf(exp[g], 32, "%s%lld.%02lld", want_sum[g] < 0 ? "-" : "",
+                         (long long)(llabs(want_sum[g]) / 100), (long long)(llabs(want_sum[g]) % 100));
+            else if (f == 1)
+                snprintf(exp[g], 32, "%lld", (long long)want_count[g]);
+            else
+                snprintf(exp[g], 32, "%s", want_max[g]);
+            expect[g] = exp[g];
+        }
+        expect_column(&out, expect, G, fns[f]);
+        em_column_reset(&out);
+        em_agg_state_free(st);
+        em_agg_fn_free(fn);
+        em_plan_free(t.plan);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layouts),
@@ -454,6 +538,7 @@ int main(void) {
         cmocka_unit_test(test_avg),
         cmocka_unit_test(test_count_min_max_first),
         cmocka_unit_test(test_update_with_selection),
+        cmocka_unit_test(test_batches_and_selection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
