@@ -120,14 +120,18 @@ void ex_put_fixed(em_column *c, int64_t row, const ex_value *v) {
 
 em_status ex_col_alloc(em_column *c, em_type type, int64_t n, em_pool *pool, em_error *err) {
     EM_TRY(em_column_init(c, type, n, pool, err));
-    em_status st = em_buffer_create(pool, em_bitmap_bytes(n), &c->validity, err);
-    if (st != EM_OK) {
-        em_column_reset(c);
-        return st;
+    if (!c->validity) { /* the NULL type comes with one */
+        em_status st = em_buffer_create(pool, em_bitmap_bytes(n), &c->validity, err);
+        if (st != EM_OK) {
+            em_column_reset(c);
+            return st;
+        }
     }
     if (em_bitmap_bytes(n) > 0)
         memset(c->validity->data, 0, (size_t)em_bitmap_bytes(n));
     c->validity->size = em_bitmap_bytes(n);
+    if (type.id == EM_TYPE_NULL)
+        c->length = n;
     if (!em_type_is_varlen(type) && type.id != EM_TYPE_NULL) {
         int w = em_type_width(type);
         int64_t bytes = type.id == EM_TYPE_BOOLEAN ? em_bitmap_bytes(n) : n * w;
@@ -407,6 +411,31 @@ static em_status java_float_text(em_strbuf *out, double v, bool is_float, em_err
     return em_strbuf_appendf(out, err, "E%d", e);
 }
 
+/* java.math.BigDecimal.toString, which Spark's Cast uses for decimals
+ * (Decimal.toString): plain unless the adjusted exponent is below -6, then
+ * scientific ("0E-20", "5E-18", "1.5E-7"). */
+static em_status java_decimal_text(em_strbuf *out, em_i128 v, int scale, em_error *err) {
+    unsigned __int128 m = v < 0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
+    char digits[48];
+    int nd = 0;
+    do {
+        digits[nd++] = (char)('0' + (int)(m % 10));
+        m /= 10;
+    } while (m);
+    int adjusted = nd - 1 - scale;
+    if (adjusted >= -6)
+        return em_text_decimal(out, v, scale, err);
+    if (v < 0)
+        EM_TRY(em_strbuf_append(out, "-", 1, err));
+    EM_TRY(em_strbuf_append(out, &digits[nd - 1], 1, err));
+    if (nd > 1) {
+        EM_TRY(em_strbuf_append(out, ".", 1, err));
+        for (int i = nd - 2; i >= 0; i--)
+            EM_TRY(em_strbuf_append(out, &digits[i], 1, err));
+    }
+    return em_strbuf_appendf(out, err, "E%d", adjusted);
+}
+
 /* ---------------------------------------------------------------- casts */
 
 static em_status cast_fail(bool ansi, bool overflow, const char *what, em_type to,
@@ -508,7 +537,7 @@ em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi,
             EM_TRY(java_float_text(scratch, in->d, f == EM_TYPE_FLOAT, err));
             break;
         case EM_TYPE_DECIMAL:
-            EM_TRY(em_text_decimal(scratch, in->dec, from.scale, err));
+            EM_TRY(java_decimal_text(scratch, in->dec, from.scale, err));
             break;
         case EM_TYPE_DATE:
             EM_TRY(em_text_date(scratch, (int32_t)in->i, err));

@@ -372,6 +372,10 @@ static void test_decimal_wide(void **state) {
                  "200000000000000000000.00000000000000000"));
     check("cast(h#8 as decimal(38,2))", false, rows, 3,
           EXPECT("12345678901234567890.12", "0.00", "100000000000000000000.00"));
+    /* Cast uses java.math.BigDecimal.toString: scientific below 1E-6 */
+    check("cast(h#8 as string)", false, rows, 3,
+          EXPECT("12345678901234567890.123456789012345678", "-5E-18",
+                 "99999999999999999999.999999999999999999"));
     check("cast(h#8 as decimal(20,0))", false, rows, 3,
           EXPECT("12345678901234567890", "0", "null"));
     /* (38,18) / (1,0): scale max(6, 20) = 20, precision 40 -> adjusted (38,18) */
@@ -593,6 +597,8 @@ static void test_case_if_coalesce(void **state) {
     check("coalesce(e#5, cast(a#1 as string), none)", false, rows, 3,
           EXPECT("x", "2", "z"));
     check("coalesce(a#1, 99)", false, rows, 3, EXPECT("0", "2", "99"));
+    /* every branch null: a column of the NULL type */
+    check("CASE WHEN (a#1 = 0) THEN null END", false, rows, 3, EXPECT("null", "null", "null"));
     /* AND short-circuits too: the right side sees only rows the left kept */
     check("((a#1 > 0) AND ((b#2 div cast(a#1 as bigint)) = 5))", true, rows, 3,
           EXPECT("false", "true", "null"));
