@@ -7,6 +7,7 @@
 // data page v2) and several row groups. Then DuckDB reads every file back and
 // the values are written as Ember's canonical text (include/ember/value_text.h)
 // to OUTDIR/expected.json: { "<file>": { "<column>": [text | null, ...] } }.
+// unsupported_brotli.parquet is written beside them (a codec Ember refuses).
 //
 // Usage: node pw_make.mjs OUTDIR   (PEERS_MODULES must point at the peers' node_modules)
 import fs from 'node:fs';
@@ -177,4 +178,8 @@ for (const name of files) {
   expected[name] = obj;
 }
 fs.writeFileSync(path.join(out, 'expected.json'), JSON.stringify(expected));
+
+// A codec Ember does not read (no Debian C library is used for it): Ember must
+// refuse it with EM_ERR_UNSUPPORTED naming the codec, not misread it.
+await conn.run(`COPY src TO '${path.join(out, 'unsupported_brotli.parquet')}' (FORMAT PARQUET, COMPRESSION 'brotli')`);
 console.log(`pw_make: ${files.length} files in ${out}`);

@@ -360,12 +360,34 @@ static void test_encodings_covered(void **state) {
             fail_msg("no peer file uses %s", want[i]);
 }
 
+/* BROTLI has no decoder here: the file opens, reading says which codec. */
+static void test_unsupported_codec(void **state) {
+    (void)state;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/unsupported_brotli.parquet", g_dir);
+    em_error err = {0};
+    em_pq_file *f;
+    EM_ASSERT_OK(em_pq_file_open(path, &f, &err), &err);
+    em_pq_reader *r;
+    EM_ASSERT_OK(em_pq_reader_open(f, NULL, &r, &err), &err);
+    em_batch *b;
+    assert_int_equal(em_pq_reader_next(r, &b, &err), EM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "BROTLI"));
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "byte "));
+    /* The reader keeps failing the same way. */
+    assert_int_equal(em_pq_reader_next(r, &b, &err), EM_ERR_UNSUPPORTED);
+    em_pq_reader_close(r);
+    em_pq_file_close(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_file_every_value),
         cmocka_unit_test(test_projection_row_groups_odd_batches),
         cmocka_unit_test(test_stats_bound_values),
         cmocka_unit_test(test_encodings_covered),
+        cmocka_unit_test(test_unsupported_codec),
     };
     return cmocka_run_group_tests(tests, setup_peers, teardown_peers);
 }

@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Open-addressing hash table from multi-column keys to dense ids (see
+ * hash_table.h for the semantics). Rows are hashed column by column in tight
+ * per-type loops, 256 rows at a time into a stack buffer, then placed one by
+ * one: a probe walks slots from hash & mask, skipping ids whose stored hash
+ * differs, and compares key values only on a hash match. Invariant: the slot
+ * array is at most half full, so every probe ends at an empty slot.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/hash_table.h"
+
+#define HT_CHUNK 256
+#define HT_EMPTY (-1)
+
+struct em_hash_table {
+    int n_keys;
+    bool nulls_equal;
+    em_pool *pool;
+    em_column *keys;  /* stored keys, one column per key, row = id */
+    uint64_t *hashes; /* hash of each id */
+    int64_t hashes_cap;
+    int32_t *slots; /* ids or HT_EMPTY */
+    int64_t n_slots; /* power of two */
+    int64_t n_ids;
+};
+
+static inline uint64_t ht_mix(uint64_t h, uint64_t v) {
+    v *= 0x9E3779B97F4A7C15ull;
+    v ^= v >> 29;
+    h = (h ^ v) * 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 31);
+}
+
+static uint64_t ht_bytes_hash(const uint8_t *p, int32_t len) {
+    uint64_t h = 0x84222325CBF29CE4ull ^ (uint64_t)len;
+    int32_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = ht_mix(h, w);
+    }
+    uint64_t tail = 0;
+    if (i < len)
+        memcpy(&tail, p + i, (size_t)(len - i));
+    return ht_mix(h, tail);
+}
+
+/* NaN -> one NaN, -0.0 -> 0.0 (Spark's NormalizeFloatingNumbers). */
+static inline double ht_norm_double(double d) {
+    if (d == 0.0)
+        return 0.0;
+    if (isnan(d))
+        return NAN;
+    return d;
+}
+static inline float ht_norm_float(float f) {
+    if (f == 0.0f)
+        return 0.0f;
+    if (isnan(f))
+        return NAN;
+    return f;
+}
+
+#define HT_NULL_HASH 0x5bd1e9955bd1e995ull
+
+/* Folds column c's rows into h[0..n). */
+static void ht_hash_column(const em_column *c, const int32_t *sel, int64_t n, uint64_t *h) {
+    const uint8_t *valid = c->validity ? c->validity->data : NULL;
+    const void *vals = c->values ? c->values->data : NULL;
+#define HT_LOOP(EXPR)                                                                      \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+        int64_t r = sel ? sel[i] : i;                                                      \
+        if (valid && !em_bit_get(valid, r)) {                                              \
+            h[i] = ht_mix(h[i], HT_NULL_HASH);                                             \
+            continue;                                                                      \
+        }                                                                                  \
+        h[i] = ht_mix(h[i], (EXPR));                                                       \
+    }
+    switch (c->type.id) {
+    case EM_TYPE_NULL:
+        for (int64_t i = 0; i < n; i++)
+            h[i] = ht_mix(h[i], HT_NULL_HASH);
+        break;
+    case EM_TYPE_BOOLEAN:
+        HT_LOOP((uint64_t)em_bit_get(vals, r));
+        break;
+    case EM_TYPE_BYTE:
+        HT_LOOP((uint64_t)((const int8_t *)vals)[r]);
+        break;
+    case EM_TYPE_SHORT:
+        HT_LOOP((uint64_t)((const int16_t *)vals)[r]);
+        break;
+    case EM_TYPE_INT:
+    case EM_TYPE_DATE:
+        HT_LOOP((uint64_t)((const int32_t *)vals)[r]);
+        break;
+    case EM_TYPE_LONG:
+    case EM_TYPE_TIMESTAMP:
+    case EM_TYPE_TIMESTAMP_NTZ:
+        HT_LOOP((uint64_t)((const int64_t *)vals)[r]);
+        break;
+    case EM_TYPE_FLOAT: {
+        const float *f = vals;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t r = sel ? sel[i] : i;
+            if (valid && !em_bit_get(valid, r)) {
+                h[i] = ht_mix(h[i], HT_NULL_HASH);
+                continue;
+            }
+            float x = ht_norm_float(f[r]);
+            uint32_t bits;
+            memcpy(&bits, &x, 4);
+            h[i] = ht_mix(h[i], bits);
+        }
+        break;
+    }
+    case EM_TYPE_DOUBLE: {
+        const double *d = vals;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t r = sel ? sel[i] : i;
+            if (valid && !em_bit_get(valid, r)) {
+                h[i] = ht_mix(h[i], HT_NULL_HASH);
+                continue;
+            }
+            double x = ht_norm_double(d[r]);
+            uint64_t bits;
+            memcpy(&bits, &x, 8);
+            h[i] = ht_mix(h[i], bits);
+        }
+        break;
+    }
+    case EM_TYPE_DECIMAL: {
+        const em_i128 *d = vals;
+        HT_LOOP((uint64_t)d[r] ^ ((uint64_t)(d[r] >> 64) * 0x9E3779B97F4A7C15ull));
+        break;
+    }
+    case EM_TYPE_STRING:
+    case EM_TYPE_BINARY: {
+        const int32_t *off = vals;
+        const uint8_t *bytes = c->data ? c->data->data : NULL;
+        HT_LOOP(ht_bytes_hash(bytes + off[r], off[r + 1] - off[r]));
+        break;
+    }
+    default:
+        break;
+    }
+#undef HT_LOOP
+}
+
+void em_ht_hash_rows(const em_hash_table *ht, const em_column *const *keys, const int32_t *sel,
+                     int64_t n, uint64_t *hashes) {
+    for (int64_t i = 0; i < n; i++)
+        hashes[i] = 0x2545F4914F6CDD1Dull;
+    for (int k = 0; k < ht->n_keys; k++)
+        ht_hash_column(keys[k], sel, n, hashes);
+}
+
+/* Row r of a equals row s of b (same type). Nulls are handled by the caller. */
+static inline bool ht_value_equal(const em_column *a, int64_t r, const em_column *b, int64_t s) {
+    const void *va = a->values ? a->values->data : NULL;
+    const void *vb = b->values ? b->values->data : NULL;
+    switch (a->type.id) {
+    case EM_TYPE_NULL:
+        return true;
+    case EM_TYPE_BOOLEAN:
+        return em_bit_get(va, r) == em_bit_get(vb, s);
+    case EM_TYPE_BYTE:
+        return ((const int8_t *)va)[r] == ((const int8_t *)vb)[s];
+    case EM_TYPE_SHORT:
+        return ((const int16_t *)va)[r] == ((const int16_t *)vb)[s];
+    case EM_TYPE_INT:
+    case EM_TYPE_DATE:
+        return ((const int32_t *)va)[r] == ((const int32_t *)vb)[s];
+    case EM_TYPE_LONG:
+    case EM_TYPE_TIMESTAMP:
+    case EM_TYPE_TIMESTAMP_NTZ:
+        return ((const int64_t *)va)[r] == ((const int64_t *)vb)[s];
+    case EM_TYPE_FLOAT: {
+        float x = ((const float *)va)[r], y = ((const float *)vb)[s];
+        return x == y || (isnan(x) && isnan(y));
+    }
+    case EM_TYPE_DOUBLE: {
+        double x = ((const double *)va)[r], y = ((const double *)vb)[s];
+        return x == y || (isnan(x) && isnan(y));
+    }
+    case EM_TYPE_DECIMAL:
+        return ((const em_i128 *)va)[r] == ((const em_i128 *)vb)[s];
+    case EM_TYPE_STRING:
+    case EM_TYPE_BINARY: {
+        const int32_t *oa = va, *ob = vb;
+        int32_t la = oa[r + 1] - oa[r], lb = ob[s + 1] - ob[s];
+        return la == lb && (la == 0 || memcmp(a->data->data + oa[r], b->data->data + ob[s],
+                                              (size_t)la) == 0);
+    }
+    default:
+        return false;
+    }
+}
+
+static inline bool ht_keys_equal(const em_hash_table *ht, const em_column *const *keys, int64_t r,
+                                 int64_t id) {
+    for (int k = 0; k < ht->n_keys; k++) {
+        const em_column *a = keys[k], *b = &ht->keys[k];
+        bool na = !em_column_is_valid(a, r), nb = !em_column_is_valid(b, id);
+        if (na || nb) {
+            if (na != nb)
+                return false;
+            continue;
+        }
+        if (!ht_value_equal(a, r, b, id))
+            return false;
+    }
+    return true;
+}
+
+static inline bool ht_row_has_null(const em_hash_table *ht, const em_column *const *keys,
+                                   int64_t r) {
+    for (int k = 0; k < ht->n_keys; k++)
+        if (!em_column_is_valid(keys[k], r))
+            return true;
+    return false;
+}
+
+em_status em_ht_create(const em_type *key_types, int n_keys, bool nulls_equal, em_pool *pool,
+                       em_hash_table **out, em_error *err) {
+    *out = NULL;
+    em_hash_table *ht = calloc(1, sizeof *ht);
+    if (!ht)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a hash table");
+    ht->n_keys = n_keys;
+    ht->nulls_equal = nulls_equal;
+    ht->pool = pool;
+    ht->keys = calloc((size_t)(n_keys > 0 ? n_keys : 1), sizeof *ht->keys);
+    if (!ht->keys) {
+        free(ht);
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a hash table");
+    }
+    em_status s = EM_OK;
+    for (int k = 0; s == EM_OK && k < n_keys; k++)
+        s = em_column_init(&ht->keys[k], key_types[k], 64, pool, err);
+    ht->n_slots = 64;
+    if (s == EM_OK && !(ht->slots = em_pool_alloc(pool, ht->n_slots * 4, err)))
+        s = err ? err->code : EM_ERR_NOMEM;
+    if (s != EM_OK) {
+        em_ht_free(ht);
+        return s;
+    }
+    memset(ht->slots, 0xff, (size_t)ht->n_slots * 4);
+    *out = ht;
+    return EM_OK;
+}
+
+void em_ht_free(em_hash_table *ht) {
+    if (!ht)
+        return;
+    for (int k = 0; k < ht->n_keys; k++)
+        em_column_reset(&ht->keys[k]);
+    free(ht->keys);
+    if (ht->slots)
+        em_pool_free(ht->pool, ht->slots, ht->n_slots * 4);
+    if (ht->hashes)
+        em_pool_free(ht->pool, ht->hashes, ht->hashes_cap * 8);
+    free(ht);
+}
+
+int64_t em_ht_size(const em_hash_table *ht) { return ht->n_ids; }
+const em_column *em_ht_key_column(const em_hash_table *ht, int k) { return &ht->keys[k]; }
+
+int64_t em_ht_bytes(const em_hash_table *ht) {
+    int64_t b = ht->n_slots * 4 + ht->hashes_cap * 8;
+    for (int k = 0; k < ht->n_keys; k++) {
+        const em_column *c = &ht->keys[k];
+        b += (c->values ? c->values->capacity : 0) + (c->data ? c->data->capacity : 0) +
+             (c->validity ? c->validity->capacity : 0);
+    }
+    return b;
+}
+
+static em_status ht_grow(em_hash_table *ht, em_error *err) {
+    int64_t ns = ht->n_slots * 2;
+    int32_t *slots = em_pool_alloc(ht->pool, ns * 4, err);
+    if (!slots)
+        return err ? err->code : EM_ERR_NOMEM;
+    memset(slots, 0xff, (size_t)ns * 4);
+    uint64_t mask = (uint64_t)ns - 1;
+    for (int64_t id = 0; id < ht->n_ids; id++) {
+        uint64_t p = ht->hashes[id] & mask;
+        while (slots[p] != HT_EMPTY)
+            p = (p + 1) & mask;
+        slots[p] = (int32_t)id;
+    }
+    em_pool_free(ht->pool, ht->slots, ht->n_slots * 4);
+    ht->slots = slots;
+    ht->n_slots = ns;
+    return EM_OK;
+}
+
+static em_status ht_insert(em_hash_table *ht, const em_column *const *keys, int64_t r,
+                           uint64_t h, uint64_t slot, int32_t *id_out, em_error *err) {
+    if (ht->n_ids >= INT32_MAX - 1)
+        return EM_FAIL(err, EM_ERR_OOM_BUDGET, "hash table: more than 2^31 distinct keys");
+    if (ht->n_ids == ht->hashes_cap) {
+        int64_t nc = ht->hashes_cap ? ht->hashes_cap * 2 : 64;
+        uint64_t *nh = em_pool_realloc(ht->pool, ht->hashes, ht->hashes_cap * 8, nc * 8, err);
+        if (!nh)
+            return err ? err->code : EM_ERR_NOMEM;
+        ht->hashes = nh;
+        ht->hashes_cap = nc;
+    }
+    int32_t row = (int32_t)r;
+    for (int k = 0; k < ht->n_keys; k++) {
+        em_status s = em_column_append_rows(&ht->keys[k], keys[k], &row, 1, err);
+        if (s != EM_OK) {
+            /* keep the key columns the same length: drop the partial row */
+            for (int j = 0; j < k; j++)
+                ht->keys[j].length = ht->n_ids;
+            return s;
+        }
+    }
+    int32_t id = (int32_t)ht->n_ids++;
+    ht->hashes[id] = h;
+    ht->slots[slot] = id;
+    *id_out = id;
+    if (ht->n_ids * 2 > ht->n_slots)
+        return ht_grow(ht, err);
+    return EM_OK;
+}
+
+em_status em_ht_find_or_insert(em_hash_table *ht, const em_column *const *keys,
+                               const int32_t *sel, int64_t n, int32_t *ids, em_error *err) {
+    uint64_t hs[HT_CHUNK];
+    for (int64_t base = 0; base < n; base += HT_CHUNK) {
+        int64_t m = n - base < HT_CHUNK ? n - base : HT_CHUNK;
+        const int32_t *s = sel ? sel + base : NULL;
+        if (sel)
+            em_ht_hash_rows(ht, keys, s, m, hs);
+        else {
+            /* rows base..base+m: hash with an offset selection */
+            int32_t tmp[HT_CHUNK];
+            for (int64_t i = 0; i < m; i++)
+                tmp[i] = (int32_t)(base + i);
+            em_ht_hash_rows(ht, keys, tmp, m, hs);
+        }
+        for (int64_t i = 0; i < m; i++) {
+            int64_t r = sel ? sel[base + i] : base + i;
+            if (!ht->nulls_equal && ht_row_has_null(ht, keys, r)) {
+                ids[base + i] = -1;
+                continue;
+            }
+            uint64_t h = hs[i], mask = (uint64_t)ht->n_slots - 1, p = h & mask;
+            int32_t found = -1;
+            for (;;) {
+                int32_t id = ht->slots[p];
+                if (id == HT_EMPTY)
+                    break;
+                if (ht->hashes[id] == h && ht_keys_equal(ht, keys, r, id)) {
+                    found = id;
+                    break;
+                }
+                p = (p + 1) & mask;
+            }
+            if (found < 0)
+                EM_TRY(ht_insert(ht, keys, r, h, p, &found, err));
+            ids[base + i] = found;
+        }
+    }
+    return EM_OK;
+}
+
+em_status em_ht_find(const em_hash_table *ht, const em_column *const *keys, const int32_t *sel,
+                     int64_t n, int32_t *ids, em_error *err) {
+    (void)err;
+    uint64_t hs[HT_CHUNK];
+    int32_t tmp[HT_CHUNK];
+    uint64_t mask = (uint64_t)ht->n_slots - 1;
+    for (int64_t base = 0; base < n; base += HT_CHUNK) {
+        int64_t m = n - base < HT_CHUNK ? n - base : HT_CHUNK;
+        const int32_t *s = sel ? sel + base : tmp;
+        if (!sel)
+            for (int64_t i = 0; i < m; i++)
+                tmp[i] = (int32_t)(base + i);
+        em_ht_hash_rows(ht, keys, s, m, hs);
+        for (int64_t i = 0; i < m; i++) {
+            int64_t r = s[i];
+            int32_t found = -1;
+            if (ht->nulls_equal || !ht_row_has_null(ht, keys, r)) {
+                uint64_t p = hs[i] & mask;
+                for (;;) {
+                    int32_t id = ht->slots[p];
+                    if (id == HT_EMPTY)
+                        break;
+                    if (ht->hashes[id] == hs[i] && ht_keys_equal(ht, keys, r, id)) {
+                        found = id;
+                        break;
+                    }
+                    p = (p + 1) & mask;
+                }
+            }
+            ids[base + i] = found;
+        }
+    }
+    return EM_OK;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Shared operator helpers (see op_util.h). Sharing takes buffer references
+ * only; the selection vector is the one thing copied, because parents may
+ * narrow it in place.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/op_util.h"
+
+em_status opu_shell_create(const em_schema *schema, em_pool *pool, em_batch **out,
+                           em_error *err) {
+    EM_TRY(em_batch_create(schema, 0, pool, out, err));
+    opu_shell_release(*out);
+    return EM_OK;
+}
+
+void opu_shell_release(em_batch *shell) {
+    for (int i = 0; i < shell->n_cols; i++)
+        em_column_reset(&shell->cols[i]);
+    shell->n_rows = 0;
+    em_batch_sel_clear(shell);
+}
+
+em_status opu_set_sel(em_batch *b, const int32_t *sel, int64_t n, em_error *err) {
+    if (!sel) {
+        em_batch_sel_clear(b);
+        return EM_OK;
+    }
+    EM_TRY(em_batch_sel_reserve(b, n > 0 ? n : 1, err));
+    if (n > 0)
+        memcpy(b->sel, sel, sizeof *sel * (size_t)n);
+    b->n_sel = n;
+    return EM_OK;
+}
+
+em_status opu_shell_share(em_batch *shell, const em_batch *src, const int *map, em_error *err) {
+    opu_shell_release(shell);
+    for (int i = 0; i < shell->n_cols; i++)
+        em_column_share(&shell->cols[i], &src->cols[map ? map[i] : i]);
+    shell->n_rows = src->n_rows;
+    return opu_set_sel(shell, src->sel, src->n_sel, err);
+}
+
+int opu_attr_index(const em_expr *const *attrs, int n, int64_t id) {
+    for (int i = 0; i < n; i++)
+        if (opu_expr_id(attrs[i]) == id)
+            return i;
+    return -1;
+}
+
+int opu_passthrough_index(const em_expr *e, const em_expr *const *attrs, int n) {
+    if (e->kind == EM_EXPR_ALIAS && e->n_args == 1)
+        e = e->args[0];
+    if (e->kind != EM_EXPR_ATTR)
+        return -1;
+    return opu_attr_index(attrs, n, e->id);
+}
+
+em_status opu_gather(const em_schema *schema, const em_column *cols, const int32_t *idx,
+                     int64_t n, em_pool *pool, em_batch **out, em_error *err) {
+    em_batch *b = NULL;
+    EM_TRY(opu_shell_create(schema, pool, &b, err));
+    for (int i = 0; i < b->n_cols; i++) {
+        em_status s = em_column_take(&cols[i], idx, n, pool, &b->cols[i], err);
+        if (s != EM_OK) {
+            em_batch_destroy(b);
+            return s;
+        }
+    }
+    b->n_rows = n;
+    *out = b;
+    return EM_OK;
+}
+
+const em_expr *const *opu_arguments(const em_plan_node *node, int *n) {
+    const em_plan_field *f = em_plan_node_field(node, EM_FIELD_ARGUMENTS);
+    *n = f ? f->n_exprs : 0;
+    return f ? (const em_expr *const *)f->exprs : NULL;
+}
+
+em_status opu_int_arg(const em_plan_node *node, const em_expr *e, const char *what,
+                      int64_t *out, em_error *err) {
+    const char *t = e && (e->kind == EM_EXPR_LITERAL || e->kind == EM_EXPR_RAW) ? e->text : NULL;
+    char *end = NULL;
+    long long v = t ? strtoll(t, &end, 10) : -1;
+    if (!t || end == t || (*end && strcmp(end, "L") != 0) || v < 0)
+        return EM_FAIL(err, EM_ERR_PARSE, "%s (%d): expected a non-negative integer %s in Arguments",
+                       node->name ? node->name : "operator", node->id, what);
+    *out = v;
+    return EM_OK;
+}
+
+em_status opu_inherit_output(em_op **op, const em_op *child, em_error *err) {
+    if ((*op)->n_output > 0 || child->n_output == 0)
+        return EM_OK;
+    em_status s =
+        em_op_set_output(*op, (const em_expr *const *)child->output, child->n_output, err);
+    if (s != EM_OK) {
+        em_op_destroy(*op);
+        *op = NULL;
+    }
+    return s;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Small helpers shared by the native operators of this folder: batches that
+ * share another batch's column buffers under the operator's own schema
+ * ("shells"), gathering rows by index into fresh batches, attribute lookup
+ * by expression id, and reading the plain values printed in Arguments.
+ *
+ * A shell is how an operator passes data through without copying: it holds
+ * one reference on each of the source's buffers and a copy of its selection,
+ * so a parent may narrow the selection (Filter) or a source may hand out
+ * batches owned by the runtime (shuffle reads) without touching them.
+ */
+#ifndef EM_OPS_OP_UTIL_H
+#define EM_OPS_OP_UTIL_H
+
+#include "ops/internal.h"
+
+/* A batch of `schema` with zero rows and no buffers, to be filled by sharing. */
+em_status opu_shell_create(const em_schema *schema, em_pool *pool, em_batch **out,
+                           em_error *err) EM_MUST_CHECK;
+/* Makes shell hold src's columns (cols[i] = src->cols[map ? map[i] : i], shared),
+ * row count and selection. */
+em_status opu_shell_share(em_batch *shell, const em_batch *src, const int *map,
+                          em_error *err) EM_MUST_CHECK;
+/* Drops the shell's column references (keeps its schema). */
+void opu_shell_release(em_batch *shell);
+/* Sets the shell's selection to sel[0..n) (copied); NULL = no selection. */
+em_status opu_set_sel(em_batch *b, const int32_t *sel, int64_t n, em_error *err) EM_MUST_CHECK;
+
+/* Ordinal of the attribute with expression id `id` in attrs, or -1. */
+int opu_attr_index(const em_expr *const *attrs, int n, int64_t id);
+/* The id of an ATTR/ALIAS, or -1 for other kinds. */
+static inline int64_t opu_expr_id(const em_expr *e) {
+    return (e->kind == EM_EXPR_ATTR || e->kind == EM_EXPR_ALIAS) ? e->id : -1;
+}
+/* When e is a plain reference to one of attrs (an ATTR, or an ALIAS of one),
+ * its ordinal; else -1. Such expressions are passed through by sharing. */
+int opu_passthrough_index(const em_expr *e, const em_expr *const *attrs, int n);
+
+/* A fresh batch of `schema` holding rows idx[0..n) of src's columns
+ * (physical row numbers; src's selection is not consulted). */
+em_status opu_gather(const em_schema *schema, const em_column *cols, const int32_t *idx,
+                     int64_t n, em_pool *pool, em_batch **out, em_error *err) EM_MUST_CHECK;
+
+/* For operators whose output is their input (Filter, limits): when the node
+ * derived no output attributes, take child's. Destroys op on failure. */
+em_status opu_inherit_output(em_op **op, const em_op *child, em_error *err) EM_MUST_CHECK;
+
+/* The node's Arguments field items (NULL/0 when absent). */
+const em_expr *const *opu_arguments(const em_plan_node *node, int *n);
+/* Parses a non-negative integer literal argument (e.g. a limit). */
+em_status opu_int_arg(const em_plan_node *node, const em_expr *e, const char *what,
+                      int64_t *out, em_error *err) EM_MUST_CHECK;
+
+#endif

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Scan parquet: reads the Parquet files (splits) the runtime assigns to
+ * this task and produces the node's Output attributes.
+ *
+ * Columns are matched by name, as Spark's Parquet reader does: each output
+ * attribute's name is looked up in ReadSchema (for its type) and in the
+ * file's schema, exactly first, then ignoring case (Spark's default
+ * spark.sql.caseSensitive=false). A column the file lacks reads as nulls
+ * (schema evolution). A file type that differs from ReadSchema's is an
+ * error naming the column, the file and both types; the state keeps a
+ * `retype` flag for the later --retype mode, which takes the file's type.
+ *
+ * PushedFilters (data-source filter syntax, column names without ids) are
+ * used only to skip whole row groups whose statistics prove that no row can
+ * match; rows are never dropped here, the Filter above does that (Spark
+ * semantics: pushed filters are advisory for Parquet). Every unknown filter,
+ * value that does not parse, or missing statistic means "may match". String
+ * literals print unquoted, so a value may have lost trailing spaces: the
+ * "below the minimum" test is skipped when the minimum starts with the value.
+ *
+ * Invariant: the reader's batches are shared (not copied) through a shell
+ * labelled with the node's schema; all-null columns for missing file
+ * columns are built per batch.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "expr/internal.h"
+#include "ember/parquet.h"
+#include "ops/op_util.h"
+
+typedef struct scan_state {
+    bool retype; /* --retype: accept the file's types (not wired yet) */
+    const em_scan_split *splits;
+    int n_splits;
+    int split;
+    em_pq_file *file;
+    em_pq_reader *reader;
+    int n_out;
+    em_type *out_types; /* from ReadSchema */
+    int *file_col;      /* per output: file column, -1 = missing (nulls) */
+    int *reader_col;    /* per output: column of the reader's batches, -1 = nulls */
+    em_batch *shell;
+    const em_plan_field *pushed;
+} scan_state;
+
+/* ------------------------------------------------------------ row-group pruning */
+
+/* The text of a filter argument (values like Brand#9 parse as attributes). */
+static const char *arg_text(const em_expr *e, char *buf, size_t cap) {
+    if (e->kind == EM_EXPR_LITERAL || e->kind == EM_EXPR_RAW)
+        return e->text;
+    if (e->kind == EM_EXPR_ATTR && e->name) {
+        snprintf(buf, cap, "%s#%lld", e->name, (long long)e->id);
+        return buf;
+    }
+    return NULL;
+}
+
+static int find_name(const em_schema *s, const char *name) {
+    for (int i = 0; i < s->n_fields; i++)
+        if (strcmp(s->fields[i].name, name) == 0)
+            return i;
+    for (int i = 0; i < s->n_fields; i++)
+        if (strcasecmp(s->fields[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+typedef struct stat_ctx {
+    em_pq_file *f;
+    int rg;
+} stat_ctx;
+
+/* Compares literal v with a stats bound of type t: <0, 0, >0; *ok false when
+ * not comparable. */
+static int cmp_bound(em_type t, const ex_value *v, const em_pq_stats *s, bool max, bool *ok) {
+    *ok = true;
+    switch (t.id) {
+    case EM_TYPE_BYTE:
+    case EM_TYPE_SHORT:
+    case EM_TYPE_INT:
+    case EM_TYPE_LONG:
+    case EM_TYPE_DATE:
+    case EM_TYPE_TIMESTAMP:
+    case EM_TYPE_TIMESTAMP_NTZ: {
+        int64_t b = max ? s->max.i64 : s->min.i64;
+        return v->i < b ? -1 : v->i > b;
+    }
+    case EM_TYPE_FLOAT:
+    case EM_TYPE_DOUBLE: {
+        double b = max ? s->max.f64 : s->min.f64;
+        if (isnan(b) || isnan(v->d)) {
+            *ok = false;
+            return 0;
+        }
+        return v->d < b ? -1 : v->d > b;
+    }
+    case EM_TYPE_DECIMAL: {
+        em_i128 b = max ? s->max.i128 : s->min.i128;
+        return v->dec < b ? -1 : v->dec > b;
+    }
+    case EM_TYPE_STRING:
+    case EM_TYPE_BINARY: {
+        const uint8_t *p = max ? s->max.bytes.ptr : s->min.bytes.ptr;
+        int32_t len = max ? s->max.bytes.len : s->min.bytes.len;
+        int32_t m = v->len < len ? v->len : len;
+        int c = m ? memcmp(v->s, p, (size_t)m) : 0;
+        if (c)
+            return c < 0 ? -1 : 1;
+        if (v->len < len && !max) {
+            /* v is a proper prefix of the minimum: v plus lost trailing
+             * spaces might still reach it */
+            *ok = false;
+            return 0;
+        }
+        return v->len < len ? -1 : v->len > len;
+    }
+    default:
+        *ok = false;
+        return 0;
+    }
+}
+
+static bool may_match(const em_expr *e, const em_pq_file *f, int rg) {
+    if (e->kind != EM_EXPR_CALL || !e->name)
+        return true;
+    const char *fn = e->name;
+    if (strcmp(fn, "And") == 0 && e->n_args == 2)
+        return may_match(e->args[0], f, rg) && may_match(e->args[1], f, rg);
+    if (strcmp(fn, "Or") == 0 && e->n_args == 2)
+        return may_match(e->args[0], f, rg) || may_match(e->args[1], f, rg);
+    if (e->n_args < 1)
+        return true;
+    char buf[256];
+    const char *col = arg_text(e->args[0], buf, sizeof buf);
+    if (!col)
+        return true;
+    const em_schema *fs = em_pq_file_schema(f);
+    int c = find_name(fs, col);
+    if (c < 0)
+        return true;
+    em_pq_stats s;
+    if (em_pq_file_stats(f, rg, c, &s, NULL) != EM_OK)
+        return true;
+    if (strcmp(fn, "IsNotNull") == 0)
+        return !(s.has_null_count && s.null_count >= s.num_values && s.num_values > 0);
+    if (strcmp(fn, "IsNull") == 0)
+        return !(s.has_null_count && s.null_count == 0);
+    if (!s.has_min_max || e->n_args != 2)
+        return true;
+    em_type t = fs->fields[c].type;
+    bool in = strcmp(fn, "In") == 0;
+    const em_expr *va = e->args[1];
+    int n_vals = in ? (va->kind == EM_EXPR_LIST ? va->n_args : -1) : 1;
+    if (n_vals < 0)
+        return true;
+    for (int i = 0; i < n_vals; i++) {
+        char vb[512];
+        const char *vt = arg_text(in ? va->args[i] : va, vb, sizeof vb);
+        ex_value v;
+        if (!vt || ex_parse_literal(vt, t, &v, NULL) != EM_OK || v.null)
+            return true;
+        if (strcmp(fn, "StringStartsWith") == 0) {
+            if (!em_type_is_varlen(t))
+                return true;
+            /* some value in [min, max] starts with v unless max < v-prefix
+             * range or min > it */
+            int32_t lmax = s.max.bytes.len < v.len ? s.max.bytes.len : v.len;
+            int cmax = lmax ? memcmp(s.max.bytes.ptr, v.s, (size_t)lmax) : 0;
+            if (cmax < 0 || (cmax == 0 && s.max.bytes.len < v.len))
+                return false;
+            int32_t lmin = s.min.bytes.len < v.len ? s.min.bytes.len : v.len;
+            int cmin = lmin ? memcmp(s.min.bytes.ptr, v.s, (size_t)lmin) : 0;
+            return cmin <= 0;
+        }
+        bool ok1, ok2;
+        int vs_min = cmp_bound(t, &v, &s, false, &ok1);
+        int vs_max = cmp_bound(t, &v, &s, true, &ok2);
+        bool below = ok1 && vs_min < 0, above = ok2 && vs_max > 0;
+        if (in || strcmp(fn, "EqualTo") == 0 || strcmp(fn, "EqualNullSafe") == 0) {
+            if (!below && !above)
+                return true; /* this value may be present */
+            continue;
+        }
+        if (strcmp(fn, "GreaterThan") == 0) /* some x > v: needs max > v */
+            return !(ok2 && vs_max >= 0);
+        if (strcmp(fn, "GreaterThanOrEqual") == 0)
+            return !above;
+        if (strcmp(fn, "LessThan") == 0) /* needs min < v */
+            return !(ok1 && vs_min <= 0);
+        if (strcmp(fn, "LessThanOrEqual") == 0)
+            return !below;
+        return true;
+    }
+    /* EqualTo / In: no value can be present */
+    return false;
+}
+
+/* ------------------------------------------------------------ the operator */
+
+static em_status scan_bind(em_op *op, scan_state *st, em_error *err) {
+    const em_plan_field *rs = em_plan_node_field(op->node, EM_FIELD_READ_SCHEMA);
+    st->n_out = op->n_output;
+    st->out_types = calloc((size_t)st->n_out + 1, sizeof *st->out_types);
+    st->file_col = calloc((size_t)st->n_out + 1, sizeof *st->file_col);
+    st->reader_col = calloc((size_t)st->n_out + 1, sizeof *st->reader_col);
+    if (!st->out_types || !st->file_col || !st->reader_col)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < st->n_out; i++) {
+        const em_expr *a = op->output[i];
+        int k = -1;
+        for (int j = 0; rs && j < rs->n_schema && k < 0; j++)
+            if (strcmp(rs->schema[j].name, a->name) == 0)
+                k = j;
+        for (int j = 0; rs && j < rs->n_schema && k < 0; j++)
+            if (strcasecmp(rs->schema[j].name, a->name) == 0)
+                k = j;
+        if (k >= 0 && rs->schema[k].type_known)
+            st->out_types[i] = rs->schema[k].type;
+        else if (a->type_known)
+            st->out_types[i] = a->type; /* partition column or unknown type */
+        else
+            return EM_FAIL(err, EM_ERR_UNSUPPORTED, "column %s: type not known", a->name);
+        if (k < 0)
+            return EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                           "column %s is not in ReadSchema (partition columns are not "
+                           "supported yet)",
+                           a->name);
+    }
+    return EM_OK;
+}
+
+static em_status scan_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
+    scan_state *st = op->state;
+    if (scan_bind(op, st, err) != EM_OK)
+        return em_op_fail(op, err);
+    st->pushed = em_plan_node_field(op->node, EM_FIELD_PUSHED_FILTERS);
+    if (!ctx->scan_splits) {
+        EM_FAIL(err, EM_ERR_INTERNAL, "no scan split provider");
+        return em_op_fail(op, err);
+    }
+    if (ctx->scan_splits(ctx, op->node, &st->splits, &st->n_splits, err) != EM_OK)
+        return em_op_fail(op, err);
+    st->split = 0;
+    if (opu_shell_create(&op->schema, ctx->pool, &st->shell, err) != EM_OK)
+        return em_op_fail(op, err);
+    return EM_OK;
+}
+
+static void scan_close_file(scan_state *st) {
+    em_pq_reader_close(st->reader);
+    st->reader = NULL;
+    em_pq_file_close(st->file);
+    st->file = NULL;
+}
+
+/* Opens split st->split: maps columns, checks types, prunes row groups. */
+static em_status scan_open_split(em_op *op, scan_state *st, em_error *err) {
+    const em_scan_split *sp = &st->splits[st->split];
+    EM_TRY(em_pq_file_open(sp->path, &st->file, err));
+    const em_schema *fs = em_pq_file_schema(st->file);
+    int *cols = calloc((size_t)st->n_out + 1, sizeof *cols);
+    int n_cols = 0;
+    int n_rg = em_pq_file_num_row_groups(st->file);
+    bool *rgs = calloc((size_t)n_rg + 1, sizeof *rgs);
+    if (!cols || !rgs) {
+        free(cols);
+        free(rgs);
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory opening %s", sp->path);
+    }
+    em_status s = EM_OK;
+    for (int i = 0; i < st->n_out && s == EM_OK; i++) {
+        int fc = find_name(fs, op->output[i]->name);
+        st->file_col[i] = fc;
+        st->reader_col[i] = -1;
+        if (fc < 0)
+            continue;
+        em_type ft = fs->fields[fc].type;
+        if (!em_type_equal(ft, st->out_types[i]) && !st->retype) {
+            char a[64], b[64];
+            em_type_format(ft, a, sizeof a);
+            em_type_format(st->out_types[i], b, sizeof b);
+            s = EM_FAIL(err, EM_ERR_TYPE,
+                        "column %s in %s has type %s, the plan's ReadSchema says %s "
+                        "(--retype takes the file's types)",
+                        op->output[i]->name, sp->path, a, b);
+            break;
+        }
+        int j = 0;
+        while (j < n_cols && cols[j] != fc)
+            j++;
+        if (j == n_cols)
+            cols[n_cols++] = fc;
+        st->reader_col[i] = j;
+    }
+    int first = sp->first_row_group < 0 ? 0 : sp->first_row_group;
+    int end = sp->end_row_group < 0 || sp->end_row_group > n_rg ? n_rg : sp->end_row_group;
+    for (int rg = first; s == EM_OK && rg < end; rg++) {
+        bool keep = em_pq_file_row_group_rows(st->file, rg) > 0;
+        for (int k = 0; keep && st->pushed && k < st->pushed->n_exprs; k++)
+            keep = may_match(st->pushed->exprs[k], st->file, rg);
+        rgs[rg] = keep;
+    }
+    if (s == EM_OK) {
+        em_pq_read_options ro = {.columns = cols,
+                                 .n_columns = n_cols,
+                                 .row_groups = rgs,
+                                 .batch_rows = EM_BATCH_CAP,
+                                 .pool = op->ctx->pool};
+        s = em_pq_reader_open(st->file, &ro, &st->reader, err);
+    }
+    free(cols);
+    free(rgs);
+    return s;
+}
+
+static em_status null_column(em_column *c, em_type t, int64_t n, em_pool *pool, em_error *err) {
+    EM_TRY(em_column_init(c, t, n, pool, err));
+    for (int64_t i = 0; i < n; i++)
+        EM_TRY(em_column_append_null(c, err));
+    return EM_OK;
+}
+
+static em_status scan_next(em_op *op, em_batch **out, em_error *err) {
+    scan_state *st = op->state;
+    for (;;) {
+        if (!st->reader) {
+            if (st->split >= st->n_splits)
+                return EM_DONE;
+            if (scan_open_split(op, st, err) != EM_OK) {
+                scan_close_file(st);
+                return em_op_fail(op, err);
+            }
+        }
+        em_batch *b = NULL;
+        em_status s = em_pq_reader_next(st->reader, &b, err);
+        if (s == EM_DONE) {
+            scan_close_file(st);
+            st->split++;
+            continue;
+        }
+        if (s != EM_OK)
+            return em_op_fail(op, err);
+        em_batch *sh = st->shell;
+        opu_shell_release(sh);
+        for (int i = 0; i < st->n_out; i++) {
+            if (st->reader_col[i] >= 0)
+                em_column_share(&sh->cols[i], &b->cols[st->reader_col[i]]);
+            else if (null_column(&sh->cols[i], st->out_types[i], b->n_rows, op->ctx->pool,
+                                 err) != EM_OK)
+                return em_op_fail(op, err);
+        }
+        sh->n_rows = b->n_rows;
+        if (opu_set_sel(sh, b->sel, b->n_sel, err) != EM_OK)
+            return em_op_fail(op, err);
+        *out = sh;
+        return EM_OK;
+    }
+}
+
+static void scan_close(em_op *op) {
+    scan_state *st = op->state;
+    if (!st)
+        return;
+    scan_close_file(st);
+    em_batch_destroy(st->shell);
+    st->shell = NULL;
+    free(st->out_types);
+    free(st->file_col);
+    free(st->reader_col);
+    st->out_types = NULL;
+    st->file_col = st->reader_col = NULL;
+}
+
+static const em_op_vtab SCAN_VTAB = {"Scan parquet", scan_open, scan_next, scan_close};
+
+em_status em_op_scan_create(const em_plan_node *node, em_op **out, em_error *err) {
+    return em_op_init(&SCAN_VTAB, node, NULL, 0, sizeof(scan_state), out, err);
+}

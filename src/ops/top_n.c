@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * TakeOrderedAndProject: the first `limit` rows of the input in the given
+ * order, projected through the project list. Arguments: `limit, [orders],
+ * [project list]`. Per task this is a top-N; the runtime makes it global by
+ * running it once more over a single-partition input, as Spark does.
+ *
+ * Algorithm: rows are accumulated in a buffer; whenever the buffer holds
+ * more than limit + max(limit, EM_BATCH_CAP) rows it is sorted and cut back
+ * to its first `limit` rows, so memory stays O(limit + batch) and the work
+ * is O(n log limit) amortized. Sorting is stable, so among equal keys the
+ * earlier input rows win. At the end the buffer is sorted once more, cut,
+ * and the project list is evaluated over the kept rows.
+ */
+#include <stdlib.h>
+
+#include "ops/op_util.h"
+#include "ops/sort_keys.h"
+
+typedef struct topn_state {
+    int64_t limit;
+    em_sort_spec spec;
+    int n_proj;
+    int *pass;
+    em_expr_prog **progs;
+    em_batch *buf; /* candidate rows (child schema) */
+    bool done_input;
+    int64_t emitted;
+    em_batch *chunk, *out;
+} topn_state;
+
+static em_status topn_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
+    topn_state *st = op->state;
+    EM_TRY(em_op_open(op->children[0], ctx, err));
+    em_op *child = op->children[0];
+    int n = 0;
+    const em_expr *const *args = opu_arguments(op->node, &n);
+    if (n < 2 || args[1]->kind != EM_EXPR_LIST) {
+        EM_FAIL(err, EM_ERR_PARSE, "expected `limit, [orders], [project list]` in Arguments");
+        return em_op_fail(op, err);
+    }
+    EM_TRY(opu_int_arg(op->node, args[0], "limit", &st->limit, err));
+    if (em_sort_spec_init(&st->spec, (const em_expr *const *)args[1]->args, args[1]->n_args,
+                          em_op_child_attrs(op, 0), child->n_output, &ctx->expr_opts,
+                          err) != EM_OK)
+        return em_op_fail(op, err);
+    const em_expr *proj = n >= 3 && args[2]->kind == EM_EXPR_LIST ? args[2] : NULL;
+    st->n_proj = op->n_output;
+    st->pass = calloc((size_t)st->n_proj + 1, sizeof *st->pass);
+    st->progs = calloc((size_t)st->n_proj + 1, sizeof *st->progs);
+    if (!st->pass || !st->progs)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < st->n_proj; i++) {
+        const em_expr *e = proj && i < proj->n_args ? proj->args[i] : op->output[i];
+        st->pass[i] = opu_passthrough_index(e, em_op_child_attrs(op, 0), child->n_output);
+        if (st->pass[i] >= 0)
+            continue;
+        const em_expr *body = e->kind == EM_EXPR_ALIAS && e->n_args == 1 ? e->args[0] : e;
+        if (em_expr_compile(body, em_op_child_attrs(op, 0), child->n_output, &ctx->expr_opts,
+                            &st->progs[i], err) != EM_OK)
+            return em_op_fail(op, err);
+    }
+    if (em_batch_create(&child->schema, EM_BATCH_CAP, ctx->pool, &st->buf, err) != EM_OK ||
+        opu_shell_create(&op->schema, ctx->pool, &st->out, err) != EM_OK)
+        return em_op_fail(op, err);
+    return EM_OK;
+}
+
+/* Sorts the buffer and keeps its first `limit` rows. */
+static em_status topn_cut(em_op *op, topn_state *st, em_error *err) {
+    int64_t n = st->buf->n_rows;
+    int32_t *idx = malloc(sizeof *idx * (size_t)(n + 1));
+    if (!idx)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < n; i++)
+        idx[i] = (int32_t)i;
+    em_status s = em_sort_spec_bind(&st->spec, st->buf, op->ctx->pool, err);
+    if (s == EM_OK)
+        s = em_sort_indices(st->spec.keys, st->spec.n, idx, n, op->ctx->pool, err);
+    em_batch *kept = NULL;
+    if (s == EM_OK)
+        s = opu_gather(&st->buf->schema, st->buf->cols, idx, n < st->limit ? n : st->limit,
+                       op->ctx->pool, &kept, err);
+    free(idx);
+    if (s != EM_OK)
+        return s;
+    em_batch_destroy(st->buf);
+    st->buf = kept;
+    return EM_OK;
+}
+
+static em_status topn_drain(em_op *op, topn_state *st, em_error *err) {
+    int64_t slack = st->limit > EM_BATCH_CAP ? st->limit : EM_BATCH_CAP;
+    for (;;) {
+        em_batch *in = NULL;
+        em_status s = em_op_next(op->children[0], &in, err);
+        if (s == EM_DONE)
+            break;
+        if (s != EM_OK)
+            return s;
+        if (st->limit == 0)
+            continue;
+        EM_TRY(em_batch_append(st->buf, in, err));
+        if (st->buf->n_rows > st->limit + slack)
+            EM_TRY(topn_cut(op, st, err));
+    }
+    return topn_cut(op, st, err);
+}
+
+static em_status topn_next(em_op *op, em_batch **out, em_error *err) {
+    topn_state *st = op->state;
+    if (!st->done_input) {
+        st->done_input = true;
+        em_status s = topn_drain(op, st, err);
+        if (s != EM_OK)
+            return s == EM_ERR_CANCELLED ? s : em_op_fail(op, err);
+    }
+    int64_t total = st->buf->n_rows;
+    if (st->emitted >= total)
+        return EM_DONE;
+    int64_t n = total - st->emitted < EM_BATCH_CAP ? total - st->emitted : EM_BATCH_CAP;
+    int32_t idx[EM_BATCH_CAP];
+    for (int64_t i = 0; i < n; i++)
+        idx[i] = (int32_t)(st->emitted + i);
+    st->emitted += n;
+    em_batch_destroy(st->chunk);
+    st->chunk = NULL;
+    if (opu_gather(&st->buf->schema, st->buf->cols, idx, n, op->ctx->pool, &st->chunk, err) !=
+        EM_OK)
+        return em_op_fail(op, err);
+    em_batch *b = st->out;
+    opu_shell_release(b);
+    for (int i = 0; i < st->n_proj; i++) {
+        if (st->pass[i] >= 0)
+            em_column_share(&b->cols[i], &st->chunk->cols[st->pass[i]]);
+        else if (em_expr_eval(st->progs[i], st->chunk, op->ctx->pool, &b->cols[i], err) != EM_OK)
+            return em_op_fail(op, err);
+    }
+    b->n_rows = n;
+    *out = b;
+    return EM_OK;
+}
+
+static void topn_close(em_op *op) {
+    topn_state *st = op->state;
+    if (!st)
+        return;
+    em_sort_spec_reset(&st->spec);
+    for (int i = 0; st->progs && i < st->n_proj; i++)
+        em_expr_prog_free(st->progs[i]);
+    free(st->progs);
+    free(st->pass);
+    st->progs = NULL;
+    st->pass = NULL;
+    em_batch_destroy(st->buf);
+    em_batch_destroy(st->chunk);
+    em_batch_destroy(st->out);
+    st->buf = st->chunk = st->out = NULL;
+    for (int i = 0; i < op->n_children; i++)
+        em_op_close(op->children[i]);
+}
+
+static const em_op_vtab TOPN_VTAB = {"TakeOrderedAndProject", topn_open, topn_next, topn_close};
+
+em_status em_op_top_n_create(const em_plan_node *node, em_op *child, em_op **out,
+                             em_error *err) {
+    return em_op_init(&TOPN_VTAB, node, &child, 1, sizeof(topn_state), out, err);
+}
