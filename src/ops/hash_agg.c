@@ -53,9 +53,8 @@ typedef struct hagg_state {
     em_batch *result_in; /* [keys..., agg attrs...] for all groups */
     const em_expr **result_attrs;
     int n_result_attrs;
-    int n_res;
-    int *res_pass;
-    em_expr_prog **res_prog;
+    bool positional;  /* partial output: result_in's columns as they are */
+    opu_proj results; /* else: Results over result_in */
     int64_t emitted;
     em_batch *chunk, *out;
 } hagg_state;
@@ -245,27 +244,15 @@ static em_status hagg_prepare_output(em_op *op, hagg_state *st, em_error *err) {
     ri->n_rows = st->n_groups;
 
     /* Results: positional for partial output, else expressions by id */
-    st->n_res = op->n_output;
-    st->res_pass = calloc((size_t)st->n_res + 1, sizeof *st->res_pass);
-    st->res_prog = calloc((size_t)st->n_res + 1, sizeof *st->res_prog);
-    if (!st->res_pass || !st->res_prog)
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    bool positional = !st->final && st->n_fns > 0;
-    if (positional && st->n_res != n_cols)
+    st->positional = !st->final && st->n_fns > 0;
+    if (st->positional && op->n_output != n_cols)
         return EM_FAIL(err, EM_ERR_BIND, "Results lists %d attributes, keys and buffers are %d",
-                       st->n_res, n_cols);
-    for (int r = 0; r < st->n_res; r++) {
-        if (positional) {
-            st->res_pass[r] = r;
-            continue;
-        }
-        const em_expr *e = rf && r < rf->n_exprs ? rf->exprs[r] : op->output[r];
-        st->res_pass[r] = opu_passthrough_index(e, st->result_attrs, n_cols);
-        if (st->res_pass[r] >= 0)
-            continue;
-        const em_expr *body = e->kind == EM_EXPR_ALIAS && e->n_args == 1 ? e->args[0] : e;
-        EM_TRY(em_expr_compile(body, st->result_attrs, n_cols, &op->ctx->expr_opts,
-                               &st->res_prog[r], err));
+                       op->n_output, n_cols);
+    if (!st->positional) {
+        const em_expr *const *res =
+            rf ? (const em_expr *const *)rf->exprs : (const em_expr *const *)op->output;
+        EM_TRY(opu_proj_init(&st->results, res, rf ? rf->n_exprs : op->n_output,
+                             st->result_attrs, n_cols, &op->ctx->expr_opts, err));
     }
     return opu_shell_create(&op->schema, pool, &st->out, err);
 }
@@ -306,16 +293,11 @@ static em_status hagg_next(em_op *op, em_batch **out, em_error *err) {
             return em_op_fail(op, err);
         src = st->chunk;
     }
-    em_batch *b = st->out;
-    opu_shell_release(b);
-    for (int r = 0; r < st->n_res; r++) {
-        if (st->res_pass[r] >= 0)
-            em_column_share(&b->cols[r], &src->cols[st->res_pass[r]]);
-        else if (em_expr_eval(st->res_prog[r], src, op->ctx->pool, &b->cols[r], err) != EM_OK)
-            return em_op_fail(op, err);
-    }
-    b->n_rows = n;
-    *out = b;
+    em_status s = st->positional ? opu_shell_share(st->out, src, NULL, err)
+                                 : opu_proj_eval(&st->results, src, st->out, op->ctx->pool, err);
+    if (s != EM_OK)
+        return em_op_fail(op, err);
+    *out = st->out;
     return EM_OK;
 }
 
@@ -343,10 +325,7 @@ static void hagg_close(em_op *op) {
     free(st->states);
     free(st->first_col);
     free(st->ids);
-    for (int r = 0; st->res_prog && r < st->n_res; r++)
-        em_expr_prog_free(st->res_prog[r]);
-    free(st->res_prog);
-    free(st->res_pass);
+    opu_proj_reset(&st->results);
     free(st->result_attrs);
     em_batch_destroy(st->result_in);
     em_batch_destroy(st->chunk);

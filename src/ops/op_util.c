@@ -103,3 +103,58 @@ em_status opu_inherit_output(em_op **op, const em_op *child, em_error *err) {
     }
     return s;
 }
+
+em_status opu_null_column(em_column *c, em_type t, int64_t n, em_pool *pool, em_error *err) {
+    EM_TRY(em_column_init(c, t, n, pool, err));
+    for (int64_t i = 0; i < n; i++)
+        EM_TRY(em_column_append_null(c, err));
+    return EM_OK;
+}
+
+em_status opu_proj_init(opu_proj *p, const em_expr *const *exprs, int n,
+                        const em_expr *const *attrs, int n_attrs,
+                        const em_expr_compile_options *opts, em_error *err) {
+    memset(p, 0, sizeof *p);
+    p->pass = calloc((size_t)n + 1, sizeof *p->pass);
+    p->progs = calloc((size_t)n + 1, sizeof *p->progs);
+    if (!p->pass || !p->progs)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory compiling a projection");
+    p->n = n;
+    for (int i = 0; i < n; i++) {
+        const em_expr *e = exprs[i];
+        p->pass[i] = opu_passthrough_index(e, attrs, n_attrs);
+        if (p->pass[i] >= 0)
+            continue;
+        const em_expr *body = e->kind == EM_EXPR_ALIAS && e->n_args == 1 ? e->args[0] : e;
+        if (body->kind == EM_EXPR_LITERAL && body->text && strcmp(body->text, "null") == 0) {
+            p->pass[i] = -2;
+            continue;
+        }
+        EM_TRY(em_expr_compile(body, attrs, n_attrs, opts, &p->progs[i], err));
+    }
+    return EM_OK;
+}
+
+em_status opu_proj_eval(const opu_proj *p, const em_batch *in, em_batch *shell, em_pool *pool,
+                        em_error *err) {
+    opu_shell_release(shell);
+    for (int i = 0; i < p->n && i < shell->n_cols; i++) {
+        if (p->pass[i] >= 0)
+            em_column_share(&shell->cols[i], &in->cols[p->pass[i]]);
+        else if (p->pass[i] == -2)
+            EM_TRY(opu_null_column(&shell->cols[i], shell->schema.fields[i].type, in->n_rows,
+                                   pool, err));
+        else
+            EM_TRY(em_expr_eval(p->progs[i], in, pool, &shell->cols[i], err));
+    }
+    shell->n_rows = in->n_rows;
+    return opu_set_sel(shell, in->sel, in->n_sel, err);
+}
+
+void opu_proj_reset(opu_proj *p) {
+    for (int i = 0; p->progs && i < p->n; i++)
+        em_expr_prog_free(p->progs[i]);
+    free(p->progs);
+    free(p->pass);
+    memset(p, 0, sizeof *p);
+}

@@ -42,6 +42,28 @@ int opu_passthrough_index(const em_expr *e, const em_expr *const *attrs, int n);
 em_status opu_gather(const em_schema *schema, const em_column *cols, const int32_t *idx,
                      int64_t n, em_pool *pool, em_batch **out, em_error *err) EM_MUST_CHECK;
 
+/* A list of output expressions over an input: attributes (and aliases of
+ * them) shared, `null` literals made all-null columns of the output type,
+ * anything else compiled and evaluated. Used by Project, Expand,
+ * TakeOrderedAndProject and HashAggregate's Results. */
+typedef struct opu_proj {
+    int n;
+    int *pass;            /* input ordinal; -1 computed; -2 null literal */
+    em_expr_prog **progs; /* computed expressions */
+} opu_proj;
+
+em_status opu_proj_init(opu_proj *p, const em_expr *const *exprs, int n,
+                        const em_expr *const *attrs, int n_attrs,
+                        const em_expr_compile_options *opts, em_error *err) EM_MUST_CHECK;
+/* Fills shell (schema = the outputs) with the outputs over in: same row
+ * count and selection as in. */
+em_status opu_proj_eval(const opu_proj *p, const em_batch *in, em_batch *shell, em_pool *pool,
+                        em_error *err) EM_MUST_CHECK;
+void opu_proj_reset(opu_proj *p);
+/* A column of n nulls of type t. */
+em_status opu_null_column(em_column *c, em_type t, int64_t n, em_pool *pool,
+                          em_error *err) EM_MUST_CHECK;
+
 /* For operators whose output is their input (Filter, limits): when the node
  * derived no output attributes, take child's. Destroys op on failure. */
 em_status opu_inherit_output(em_op **op, const em_op *child, em_error *err) EM_MUST_CHECK;

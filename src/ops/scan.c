@@ -318,13 +318,6 @@ static em_status scan_open_split(em_op *op, scan_state *st, em_error *err) {
     return s;
 }
 
-static em_status null_column(em_column *c, em_type t, int64_t n, em_pool *pool, em_error *err) {
-    EM_TRY(em_column_init(c, t, n, pool, err));
-    for (int64_t i = 0; i < n; i++)
-        EM_TRY(em_column_append_null(c, err));
-    return EM_OK;
-}
-
 static em_status scan_next(em_op *op, em_batch **out, em_error *err) {
     scan_state *st = op->state;
     for (;;) {
@@ -350,7 +343,7 @@ static em_status scan_next(em_op *op, em_batch **out, em_error *err) {
         for (int i = 0; i < st->n_out; i++) {
             if (st->reader_col[i] >= 0)
                 em_column_share(&sh->cols[i], &b->cols[st->reader_col[i]]);
-            else if (null_column(&sh->cols[i], st->out_types[i], b->n_rows, op->ctx->pool,
+            else if (opu_null_column(&sh->cols[i], st->out_types[i], b->n_rows, op->ctx->pool,
                                  err) != EM_OK)
                 return em_op_fail(op, err);
         }

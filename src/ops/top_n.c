@@ -20,9 +20,7 @@
 typedef struct topn_state {
     int64_t limit;
     em_sort_spec spec;
-    int n_proj;
-    int *pass;
-    em_expr_prog **progs;
+    opu_proj proj;
     em_batch *buf; /* candidate rows (child schema) */
     bool done_input;
     int64_t emitted;
@@ -45,21 +43,12 @@ static em_status topn_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
                           err) != EM_OK)
         return em_op_fail(op, err);
     const em_expr *proj = n >= 3 && args[2]->kind == EM_EXPR_LIST ? args[2] : NULL;
-    st->n_proj = op->n_output;
-    st->pass = calloc((size_t)st->n_proj + 1, sizeof *st->pass);
-    st->progs = calloc((size_t)st->n_proj + 1, sizeof *st->progs);
-    if (!st->pass || !st->progs)
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < st->n_proj; i++) {
-        const em_expr *e = proj && i < proj->n_args ? proj->args[i] : op->output[i];
-        st->pass[i] = opu_passthrough_index(e, em_op_child_attrs(op, 0), child->n_output);
-        if (st->pass[i] >= 0)
-            continue;
-        const em_expr *body = e->kind == EM_EXPR_ALIAS && e->n_args == 1 ? e->args[0] : e;
-        if (em_expr_compile(body, em_op_child_attrs(op, 0), child->n_output, &ctx->expr_opts,
-                            &st->progs[i], err) != EM_OK)
-            return em_op_fail(op, err);
-    }
+    const em_expr *const *pl = proj ? (const em_expr *const *)proj->args
+                                    : (const em_expr *const *)op->output;
+    if (opu_proj_init(&st->proj, pl, proj ? proj->n_args : op->n_output,
+                      em_op_child_attrs(op, 0), child->n_output, &ctx->expr_opts,
+                      err) != EM_OK)
+        return em_op_fail(op, err);
     if (em_batch_create(&child->schema, EM_BATCH_CAP, ctx->pool, &st->buf, err) != EM_OK ||
         opu_shell_create(&op->schema, ctx->pool, &st->out, err) != EM_OK)
         return em_op_fail(op, err);
@@ -128,16 +117,9 @@ static em_status topn_next(em_op *op, em_batch **out, em_error *err) {
     if (opu_gather(&st->buf->schema, st->buf->cols, idx, n, op->ctx->pool, &st->chunk, err) !=
         EM_OK)
         return em_op_fail(op, err);
-    em_batch *b = st->out;
-    opu_shell_release(b);
-    for (int i = 0; i < st->n_proj; i++) {
-        if (st->pass[i] >= 0)
-            em_column_share(&b->cols[i], &st->chunk->cols[st->pass[i]]);
-        else if (em_expr_eval(st->progs[i], st->chunk, op->ctx->pool, &b->cols[i], err) != EM_OK)
-            return em_op_fail(op, err);
-    }
-    b->n_rows = n;
-    *out = b;
+    if (opu_proj_eval(&st->proj, st->chunk, st->out, op->ctx->pool, err) != EM_OK)
+        return em_op_fail(op, err);
+    *out = st->out;
     return EM_OK;
 }
 
@@ -146,12 +128,7 @@ static void topn_close(em_op *op) {
     if (!st)
         return;
     em_sort_spec_reset(&st->spec);
-    for (int i = 0; st->progs && i < st->n_proj; i++)
-        em_expr_prog_free(st->progs[i]);
-    free(st->progs);
-    free(st->pass);
-    st->progs = NULL;
-    st->pass = NULL;
+    opu_proj_reset(&st->proj);
     em_batch_destroy(st->buf);
     em_batch_destroy(st->chunk);
     em_batch_destroy(st->out);
