@@ -422,11 +422,21 @@ static int compile_arith(cctx *c, const em_expr *e, em_binop op, const em_expr *
     bool flt = lt.id == EM_TYPE_DOUBLE || rt.id == EM_TYPE_DOUBLE || lt.id == EM_TYPE_FLOAT ||
                rt.id == EM_TYPE_FLOAT;
     if (op == EM_OP_INTDIV) {
-        result = em_type_make(EM_TYPE_LONG);
+        /* IntegralDivide: quot in the operands' type, then widened to long
+         * (so int MIN div -1 wraps to MIN before the widening) */
         if (dec || flt)
             return fail_unsupported(c, e, "div of non-integral operands"), -1;
-        ls = cast_to(c, ls, result, e);
-        rs = cast_to(c, rs, result, e);
+        em_type common = rank_of(lt.id) >= rank_of(rt.id) ? lt : rt;
+        ls = cast_to(c, ls, common, e);
+        rs = cast_to(c, rs, common, e);
+        if (ls < 0 || rs < 0)
+            return -1;
+        int qargs[2] = {ls, rs};
+        int q = add_step(c, EX_ARITH, common, e, 2, qargs);
+        if (q < 0)
+            return -1;
+        c->prog->steps[q].bop = op;
+        return cast_to(c, q, em_type_make(EM_TYPE_LONG), e);
     } else if (flt || (op == EM_OP_DIV && !dec)) {
         result = em_type_make(
             (lt.id == EM_TYPE_FLOAT || !flt) && (rt.id == EM_TYPE_FLOAT || !flt) && op != EM_OP_DIV

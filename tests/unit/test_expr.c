@@ -277,6 +277,9 @@ static void test_int_arith(void **state) {
     check("(a#1 % 3)", false, rows, 3, EXPECT("1", "-1", "null"));
     check("(b#2 % 0)", false, rows, 3, EXPECT("null", "null", "null"));
     check("(b#2 div 2)", false, rows, 3, EXPECT("4611686018427387903", "-1", "2"));
+    /* IntegralDivide divides in the operands' type, then widens to bigint */
+    check("(a#1 div 2)", false, rows, 3, EXPECT("1073741823", "-3", "null"));
+    check("(((0 - a#1) - 1) div -1)", false, rows, 3, EXPECT("-2147483648", "-6", "null"));
     check("-a#1", false, rows, 3, EXPECT("-2147483647", "7", "null"));
     check("abs(a#1)", false, rows, 3, EXPECT("2147483647", "7", "null"));
     /* mixing int and bigint widens to bigint (no wraparound at 2^31) */
