@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Operators over small inline data fed through an Exchange read: Filter,
+ * Project, HashAggregate (partial then final, grouped and global, empty
+ * input, null keys), Sort (NaN, -0.0, nulls, DESC), TakeOrderedAndProject,
+ * CollectLimit, Union and Expand. Every input is split into batches of 1, 2
+ * and 3 rows so that batch boundaries fall everywhere; expected rows follow
+ * from Spark's semantics, worked out by hand in the comments.
+ */
+#include "test_ops_common.h"
+
+#define SCHEMA "k:string,g:int,v:decimal(10;2),d:double"
+#define N_COLS 4
+
+#define SRC_DETAILS                                                                        \
+    "(1) Scan parquet spark_catalog.default.t\n"                                           \
+    "Output [4]: [k#1, g#2, v#3, d#4]\n"                                                   \
+    "Batched: true\n"                                                                      \
+    "Location [not included in comparison]/{warehouse_dir}/t]\n"                           \
+    "ReadSchema: struct<k:string,g:int,v:decimal(10,2),d:double>\n\n"                      \
+    "(2) Exchange\n"                                                                       \
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"                                                    \
+    "Arguments: SinglePartition, ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
+
+/* k, g, v, d */
+static const char *const ROWS[] = {
+    "a",  "1",  "1.50",  "1.0", /* */
+    "b",  "2",  "2.00",  NULL,  /* */
+    NULL, "3",  "3.25",  "3.0", /* */
+    "a",  NULL, NULL,    "5.0", /* */
+    "b",  "5",  "-1.00", "2.0", /* */
+    NULL, NULL, NULL,    NULL,  /* */
+    "a",  "7",  "0.50",  "-0.0",
+};
+#define N_ROWS 7
+
+static em_pool *g_pool;
+
+static int setup(void **state) {
+    (void)state;
+    g_pool = em_pool_create("test", NULL, -1);
+    return 0;
+}
+static int teardown(void **state) {
+    (void)state;
+    em_pool_destroy(g_pool);
+    return 0;
+}
+
+static const char FILTER_PROJECT[] =
+    "== Physical Plan ==\n"
+    "* Project (4)\n"
+    "+- * Filter (3)\n"
+    "   +- Exchange (2)\n"
+    "      +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS
+    "(3) Filter [codegen id : 1]\n"
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+    "Condition : (isnotnull(g#2) AND (g#2 > 1))\n\n"
+    "(4) Project [codegen id : 1]\n"
+    "Output [3]: [k#1, (v#3 * 2) AS w#5, g#2]\n"
+    "Input [4]: [k#1, g#2, v#3, d#4]\n";
+
+static void test_filter_project(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(FILTER_PROJECT);
+    for (int per = 1; per <= 3; per++) {
+        tops_ctx t;
+        tops_init(&t, g_pool);
+        tops_set_input(&t, SCHEMA, ROWS, N_COLS, N_ROWS, per);
+        em_error err = {0};
+        em_op *src, *f, *pr;
+        EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
+        EM_ASSERT_OK(em_op_filter_create(tops_node(p, 3), src, &f, &err), &err);
+        EM_ASSERT_OK(em_op_project_create(tops_node(p, 4), f, &pr, &err), &err);
+        int n;
+        char **rows = tops_run(pr, &t, &n);
+        /* g > 1 keeps g = 2, 3, 5, 7 (null g is dropped); w = v * 2 */
+        static const char *const expect[] = {"b|4.00|2", "null|6.50|3", "b|-2.00|5",
+                                             "a|1.00|7"};
+        tops_expect(rows, n, expect, 4, true);
+        em_batch_list_reset(&t.input);
+    }
+    em_plan_free(p);
+}
+
+static const char AGG[] =
+    "== Physical Plan ==\n"
+    "HashAggregate (5)\n"
+    "+- Exchange (4)\n"
+    "   +- HashAggregate (3)\n"
+    "      +- Exchange (2)\n"
+    "         +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS
+    "(3) HashAggregate [codegen id : 1]\n"
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+    "Keys [1]: [k#1]\n"
+    "Functions [4]: [partial_sum(v#3), partial_count(1), partial_avg(d#4), partial_max(g#2)]\n"
+    "Aggregate Attributes [6]: [sum#10, isEmpty#11, count#12, sum#13, count#14, max#15]\n"
+    "Results [7]: [k#1, sum#16, isEmpty#17, count#18, sum#19, count#20, max#21]\n\n"
+    "(4) Exchange\n"
+    "Input [7]: [k#1, sum#16, isEmpty#17, count#18, sum#19, count#20, max#21]\n"
+    "Arguments: hashpartitioning(k#1, 5), ENSURE_REQUIREMENTS, [plan_id=2]\n\n"
+    "(5) HashAggregate [codegen id : 2]\n"
+    "Input [7]: [k#1, sum#16, isEmpty#17, count#18, sum#19, count#20, max#21]\n"
+    "Keys [1]: [k#1]\n"
+    "Functions [4]: [sum(v#3), count(1), avg(d#4), max(g#2)]\n"
+    "Aggregate Attributes [4]: [sum(v#3)#22, count(1)#23, avg(d#4)#24, max(g#2)#25]\n"
+    "Results [5]: [k#1, sum(v#3)#22 AS sv#26, count(1)#23 AS c#27, avg(d#4)#24 AS ad#28, "
+    "max(g#2)#25 AS mg#29]\n";
+
+static const char GLOBAL_AGG[] =
+    "== Physical Plan ==\n"
+    "HashAggregate (5)\n"
+    "+- Exchange (4)\n"
+    "   +- HashAggregate (3)\n"
+    "      +- Exchange (2)\n"
+    "         +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS
+    "(3) HashAggregate [codegen id : 1]\n"
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+    "Keys: []\n"
+    "Functions [2]: [partial_sum(v#3), partial_count(1)]\n"
+    "Aggregate Attributes [3]: [sum#10, isEmpty#11, count#12]\n"
+    "Results [3]: [sum#13, isEmpty#14, count#15]\n\n"
+    "(4) Exchange\n"
+    "Input [3]: [sum#13, isEmpty#14, count#15]\n"
+    "Arguments: SinglePartition, ENSURE_REQUIREMENTS, [plan_id=2]\n\n"
+    "(5) HashAggregate [codegen id : 2]\n"
+    "Input [3]: [sum#13, isEmpty#14, count#15]\n"
+    "Keys: []\n"
+    "Functions [2]: [sum(v#3), count(1)]\n"
+    "Aggregate Attributes [2]: [sum(v#3)#16, count(1)#17]\n"
+    "Results [2]: [sum(v#3)#16 AS s#18, count(1)#17 AS c#19]\n";
+
+/* Runs partial -> final over the rows in batches of `per`. */
+static char **run_agg(em_plan *p, const char *const *cells, int n_rows, int per, int *n) {
+    tops_ctx t;
+    tops_init(&t, g_pool);
+    tops_set_input(&t, SCHEMA, cells, N_COLS, n_rows, per);
+    em_error err = {0};
+    em_op *src, *partial, *fin;
+    EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
+    EM_ASSERT_OK(em_op_hash_agg_create(tops_node(p, 3), src, &partial, &err), &err);
+    EM_ASSERT_OK(em_op_hash_agg_create(tops_node(p, 5), partial, &fin, &err), &err);
+    char **rows = tops_run(fin, &t, n);
+    em_batch_list_reset(&t.input);
+    return rows;
+}
+
+static void test_hash_agg_grouped(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(AGG);
+    for (int per = 1; per <= 3; per++) {
+        int n;
+        char **rows = run_agg(p, ROWS, N_ROWS, per, &n);
+        /* a: v 1.50 + 0.50, 3 rows, avg(1.0, 5.0, -0.0) = 2.0, max 7
+         * b: 2.00 - 1.00, 2 rows, avg(2.0) (null skipped), max 5
+         * null key is a group: 3.25, 2 rows, avg(3.0), max 3 */
+        static const char *const expect[] = {"a|2.00|3|2.0|7", "b|1.00|2|2.0|5",
+                                             "null|3.25|2|3.0|3"};
+        tops_expect(rows, n, expect, 3, false);
+    }
+    /* grouped aggregate over no rows: no groups */
+    int n;
+    char **rows = run_agg(p, ROWS, 0, 2, &n);
+    tops_expect(rows, n, NULL, 0, false);
+    em_plan_free(p);
+}
+
+static void test_hash_agg_global(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(GLOBAL_AGG);
+    int n;
+    char **rows = run_agg(p, ROWS, N_ROWS, 2, &n);
+    static const char *const expect[] = {"6.25|7"};
+    tops_expect(rows, n, expect, 1, false);
+    /* no input: still one row, sum null and count 0 (Spark) */
+    rows = run_agg(p, ROWS, 0, 2, &n);
+    static const char *const empty[] = {"null|0"};
+    tops_expect(rows, n, empty, 1, false);
+    /* all-null values: sum null, count counts rows */
+    static const char *const nulls[] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    rows = run_agg(p, nulls, 2, 1, &n);
+    static const char *const expect_nulls[] = {"null|2"};
+    tops_expect(rows, n, expect_nulls, 1, false);
+    em_plan_free(p);
+}
+
+/* Many groups with skew: key i % 1000 for 30000 rows plus one hot key. */
+static void test_hash_agg_many_groups(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(AGG);
+    int n_rows = 30000;
+    const char **cells = calloc((size_t)n_rows * N_COLS, sizeof *cells);
+    char(*keys)[16] = calloc((size_t)n_rows, sizeof *keys);
+    for (int i = 0; i < n_rows; i++) {
+        int key = i % 3 == 0 ? 999999 : i % 1000;
+        snprintf(keys[i], sizeof keys[i], "k%d", key);
+        cells[i * N_COLS + 0] = keys[i];
+        cells[i * N_COLS + 1] = "1";
+        cells[i * N_COLS + 2] = "0.01";
+        cells[i * N_COLS + 3] = "1.0";
+    }
+    int n;
+    char **rows = run_agg(p, cells, n_rows, 1000, &n);
+    /* 1000 ordinary keys + the hot one (some ordinary keys only occur on
+     * rows divisible by 3 ... every key 0..999 occurs on 20 non-hot rows) */
+    assert_int_equal(n, 1001);
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        char k[32];
+        double sv;
+        long long c;
+        assert_int_equal(sscanf(rows[i], "%31[^|]|%lf|%lld|", k, &sv, &c), 3);
+        if (strcmp(k, "k999999") == 0)
+            assert_int_equal(c, 10000);
+        else
+            assert_int_equal(c, 20);
+        total += c;
+        free(rows[i]);
+    }
+    free(rows);
+    assert_int_equal(total, n_rows);
+    free(cells);
+    free(keys);
+    em_plan_free(p);
+}
+
+static const char SORT[] =
+    "== Physical Plan ==\n"
+    "Sort (3)\n"
+    "+- Exchange (2)\n"
+    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS
+    "(3) Sort\n"
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+    "Arguments: [d#4 DESC NULLS LAST, k#1 ASC NULLS FIRST], true, 0\n";
+
+static void test_sort(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(SORT);
+    static const char *const rows_in[] = {
+        "x", "1", "1.00", "NaN", /* */
+        "y", "2", "1.00", "-0.0", /* */
+        "a", "3", "1.00", "0.0",  /* */
+        "b", "4", "1.00", NULL,   /* */
+        "c", "5", "1.00", "1.0",  /* */
+        NULL, "6", "1.00", "1.0", /* */
+        "\xc3\xa9", "7", "1.00", "1.0",
+    };
+    for (int per = 1; per <= 3; per++) {
+        tops_ctx t;
+        tops_init(&t, g_pool);
+        tops_set_input(&t, SCHEMA, rows_in, N_COLS, 7, per);
+        em_error err = {0};
+        em_op *src, *s;
+        EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
+        EM_ASSERT_OK(em_op_sort_create(tops_node(p, 3), src, &s, &err), &err);
+        int n;
+        char **rows = tops_run(s, &t, &n);
+        /* NaN is the greatest double; then 1.0 with k null first, "c", then
+         * "é" (0xC3 > 'c' byte-wise unsigned); -0.0 = 0.0 so k decides
+         * ("a" before "y"); the null d last */
+        static const char *const expect[] = {
+            "x|1|1.00|NaN", "null|6|1.00|1.0", "c|5|1.00|1.0", "\xc3\xa9|7|1.00|1.0",
+            "a|3|1.00|0.0", "y|2|1.00|-0.0",  "b|4|1.00|null"};
+        tops_expect(rows, n, expect, 7, true);
+        em_batch_list_reset(&t.input);
+    }
+    em_plan_free(p);
+}
+
+static const char TOPN[] =
+    "== Physical Plan ==\n"
+    "TakeOrderedAndProject (3)\n"
+    "+- Exchange (2)\n"
+    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS
+    "(3) TakeOrderedAndProject\n"
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+    "Arguments: 3, [g#2 DESC NULLS LAST, k#1 ASC NULLS FIRST], [k#1, (g#2 + 1) AS h#9]\n";
+
+static void test_top_n(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(TOPN);
+    for (int per = 1; per <= 3; per++) {
+        tops_ctx t;
+        tops_init(&t, g_pool);
+        tops_set_input(&t, SCHEMA, ROWS, N_COLS, N_ROWS, per);
+        em_error err = {0};
+        em_op *src, *s;
+        EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
+        EM_ASSERT_OK(em_op_top_n_create(tops_node(p, 3), src, &s, &err), &err);
+        int n;
+        char **rows = tops_run(s, &t, &n);
+        /* g descending, nulls last: 7 (a), 5 (b), 3 (null) */
+        static const char *const expect[] = {"a|8", "b|6", "null|4"};
+        tops_expect(rows, n, expect, 3, true);
+        em_batch_list_reset(&t.input);
+    }
+    em_plan_free(p);
+}
+
+static const char LIMIT[] =
+    "== Physical Plan ==\n"
+    "CollectLimit (3)\n"
+    "+- Exchange (2)\n"
+    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS
+    "(3) CollectLimit\n"
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+    "Arguments: 4\n";
+
+static void test_limit(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(LIMIT);
+    for (int per = 1; per <= 3; per++) {
+        tops_ctx t;
+        tops_init(&t, g_pool);
+        tops_set_input(&t, SCHEMA, ROWS, N_COLS, N_ROWS, per);
+        em_error err = {0};
+        em_op *src, *s;
+        EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
+        EM_ASSERT_OK(em_op_limit_create(tops_node(p, 3), src, &s, &err), &err);
+        int n;
+        char **rows = tops_run(s, &t, &n);
+        static const char *const expect[] = {"a|1|1.50|1.0", "b|2|2.00|null", "null|3|3.25|3.0",
+                                             "a|null|null|5.0"};
+        tops_expect(rows, n, expect, 4, true);
+        em_batch_list_reset(&t.input);
+    }
+    em_plan_free(p);
+}
+
+static const char UNION_EXPAND[] =
+    "== Physical Plan ==\n"
+    "Expand (6)\n"
+    "+- Union (5)\n"
+    "   :- Exchange (2)\n"
+    "   :  +- Scan parquet spark_catalog.default.t (1)\n"
+    "   +- Exchange (4)\n"
+    "      +- Scan parquet spark_catalog.default.t (3)\n\n\n" SRC_DETAILS
+    "(3) Scan parquet spark_catalog.default.t\n"
+    "Output [4]: [k#5, g#6, v#7, d#8]\n"
+    "Batched: true\n"
+    "Location [not included in comparison]/{warehouse_dir}/t]\n"
+    "ReadSchema: struct<k:string,g:int,v:decimal(10,2),d:double>\n\n"
+    "(4) Exchange\n"
+    "Input [4]: [k#5, g#6, v#7, d#8]\n"
+    "Arguments: SinglePartition, ENSURE_REQUIREMENTS, [plan_id=2]\n\n"
+    "(5) Union\n\n"
+    "(6) Expand\n"
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+    "Arguments: [[k#1, g#2, 0], [k#1, null, 1]], [k#1, g#30, spark_grouping_id#31L]\n";
+
+static void test_union_expand(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(UNION_EXPAND);
+    tops_ctx t;
+    tops_init(&t, g_pool);
+    tops_set_input(&t, SCHEMA, ROWS, N_COLS, 3, 2);
+    em_error err = {0};
+    em_op *a, *b, *u, *x;
+    EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &a, &err), &err);
+    EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 4), &b, &err), &err);
+    em_op *kids[2] = {a, b};
+    EM_ASSERT_OK(em_op_union_create(tops_node(p, 5), kids, 2, &u, &err), &err);
+    EM_ASSERT_OK(em_op_expand_create(tops_node(p, 6), u, &x, &err), &err);
+    int n;
+    char **rows = tops_run(x, &t, &n);
+    /* 3 rows twice through the union, each expanded into two projections */
+    static const char *const expect[] = {"a|1|0", "a|1|0", "a|null|1", "a|null|1",
+                                         "b|2|0", "b|2|0", "b|null|1", "b|null|1",
+                                         "null|3|0", "null|3|0", "null|null|1", "null|null|1"};
+    tops_expect(rows, n, expect, 12, false);
+    em_batch_list_reset(&t.input);
+    em_plan_free(p);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_filter_project),   cmocka_unit_test(test_hash_agg_grouped),
+        cmocka_unit_test(test_hash_agg_global),  cmocka_unit_test(test_hash_agg_many_groups),
+        cmocka_unit_test(test_sort),             cmocka_unit_test(test_top_n),
+        cmocka_unit_test(test_limit),            cmocka_unit_test(test_union_expand),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
