@@ -38,8 +38,8 @@ struct em_agg_fn {
     em_agg_kind kind;
     em_agg_mode mode;
     bool ansi;
-    bool ignore_nulls;       /* first(x, true) */
-    em_type input_type;      /* type of the (first) argument */
+    bool ignore_nulls;  /* first(x, true) */
+    em_type input_type; /* type of the (first) argument */
     em_type result_type;
     int n_buffers;
     em_type buf_types[2];
@@ -54,8 +54,8 @@ struct em_agg_state {
     const em_agg_fn *fn; /* borrowed */
     em_pool *pool;       /* borrowed */
     int64_t n, cap;
-    ex_value *b0;        /* owned */
-    int64_t *b1;         /* owned */
+    ex_value *b0; /* owned */
+    int64_t *b1;  /* owned */
 };
 
 static em_status agg_overflow(const em_agg_fn *fn, em_error *err) {
@@ -73,8 +73,8 @@ static bool kind_of(const char *name, em_agg_kind *k) {
     static const struct {
         const char *n;
         em_agg_kind k;
-    } names[] = {{"sum", EM_AGGFN_SUM},   {"avg", EM_AGGFN_AVG},   {"mean", EM_AGGFN_AVG},
-                 {"count", EM_AGGFN_COUNT}, {"min", EM_AGGFN_MIN}, {"max", EM_AGGFN_MAX},
+    } names[] = {{"sum", EM_AGGFN_SUM},     {"avg", EM_AGGFN_AVG},          {"mean", EM_AGGFN_AVG},
+                 {"count", EM_AGGFN_COUNT}, {"min", EM_AGGFN_MIN},          {"max", EM_AGGFN_MAX},
                  {"first", EM_AGGFN_FIRST}, {"first_value", EM_AGGFN_FIRST}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcasecmp(name, names[i].n)) {
@@ -122,15 +122,15 @@ em_status em_agg_compile(const em_expr *agg, const em_expr *const *input_attrs, 
         fn->ignore_nulls = !strcmp(agg->args[1]->text, "true");
         n_val_args = 1;
     }
-    if (n_val_args < 1 || n_val_args > AGG_MAX_ARGS || (kind != EM_AGGFN_COUNT && n_val_args != 1)) {
+    if (n_val_args < 1 || n_val_args > AGG_MAX_ARGS ||
+        (kind != EM_AGGFN_COUNT && n_val_args != 1)) {
         st = EM_FAIL(err, EM_ERR_UNSUPPORTED, "aggregate %s with %d arguments", agg->name,
                      agg->n_args);
         goto fail;
     }
     fn->n_args = n_val_args;
     /* the argument type: compiled in PARTIAL mode, from the tree otherwise */
-    bool compile_args =
-        agg->mode == EM_AGG_PARTIAL || attrs_present(agg, input_attrs, n_input);
+    bool compile_args = agg->mode == EM_AGG_PARTIAL || attrs_present(agg, input_attrs, n_input);
     if (compile_args) {
         for (int i = 0; i < n_val_args; i++) {
             st = em_expr_compile(agg->args[i], input_attrs, n_input, opts, &fn->args[i], err);
@@ -381,8 +381,8 @@ static em_status keep_value(const em_agg_fn *fn, ex_value *b0, const ex_value *v
 
 /* Folds one input value (update) or one partial buffer (merge: v1 is the
  * second buffer) into group state. */
-static em_status fold(const em_agg_fn *fn, ex_value *b0, int64_t *b1, const ex_value *v,
-                      em_type vt, bool merge, int64_t v1, bool v1_null, em_error *err) {
+static em_status fold(const em_agg_fn *fn, ex_value *b0, int64_t *b1, const ex_value *v, em_type vt,
+                      bool merge, int64_t v1, bool v1_null, em_error *err) {
     switch (fn->kind) {
     case EM_AGGFN_SUM:
         if (fn->buf_types[0].id == EM_TYPE_DECIMAL && merge) {
@@ -529,8 +529,8 @@ em_status em_agg_merge(const em_agg_fn *fn, em_agg_state *st, const int32_t *gro
         ex_get(c0, i, &v);
         if (c1)
             ex_get(c1, i, &v1);
-        EM_TRY(fold(fn, &st->b0[g], &st->b1[g], &v, c0->type, true, v1.i, c1 ? v1.null : true,
-                    err));
+        EM_TRY(
+            fold(fn, &st->b0[g], &st->b1[g], &v, c0->type, true, v1.i, c1 ? v1.null : true, err));
     }
     return EM_OK;
 }

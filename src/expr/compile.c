@@ -231,8 +231,8 @@ static int cast_to(cctx *c, int s, em_type to, const em_expr *src) {
         /* fold: re-type the constant through the cast */
         ex_value out;
         em_strbuf scratch = {0};
-        em_status st = ex_cast_value(&c->prog->steps[s].k, from, to, c->prog->ansi, "literal",
-                                     &out, &scratch, c->err);
+        em_status st = ex_cast_value(&c->prog->steps[s].k, from, to, c->prog->ansi, "literal", &out,
+                                     &scratch, c->err);
         if (st == EM_OK && !out.null && to.id == EM_TYPE_STRING) {
             out.s = own_string(c, out.s, (size_t)out.len);
             if (!out.s)
@@ -403,8 +403,8 @@ static bool decimal_result(cctx *c, em_binop op, em_type l, em_type r, em_type *
 }
 
 /* A decimal arithmetic result type: the tree's when known, else Spark's. */
-static int compile_arith(cctx *c, const em_expr *e, em_binop op, const em_expr *l,
-                         const em_expr *r, const em_type *forced, bool forced_null) {
+static int compile_arith(cctx *c, const em_expr *e, em_binop op, const em_expr *l, const em_expr *r,
+                         const em_type *forced, bool forced_null) {
     int ls, rs;
     if (!compile_pair(c, l, r, &ls, &rs))
         return -1;
@@ -438,10 +438,10 @@ static int compile_arith(cctx *c, const em_expr *e, em_binop op, const em_expr *
         c->prog->steps[q].bop = op;
         return cast_to(c, q, em_type_make(EM_TYPE_LONG), e);
     } else if (flt || (op == EM_OP_DIV && !dec)) {
-        result = em_type_make(
-            (lt.id == EM_TYPE_FLOAT || !flt) && (rt.id == EM_TYPE_FLOAT || !flt) && op != EM_OP_DIV
-                ? EM_TYPE_FLOAT
-                : EM_TYPE_DOUBLE);
+        result = em_type_make((lt.id == EM_TYPE_FLOAT || !flt) &&
+                                      (rt.id == EM_TYPE_FLOAT || !flt) && op != EM_OP_DIV
+                                  ? EM_TYPE_FLOAT
+                                  : EM_TYPE_DOUBLE);
         if (lt.id == EM_TYPE_FLOAT && rt.id == EM_TYPE_FLOAT)
             result = em_type_make(EM_TYPE_FLOAT);
         ls = cast_to(c, ls, result, e);
@@ -678,20 +678,34 @@ typedef struct fn_desc {
 } fn_desc;
 
 static const fn_desc scalar_fns[] = {
-    {"substring", FN_SUBSTRING, 2, 3},  {"substr", FN_SUBSTRING, 2, 3},
-    {"concat", FN_CONCAT, 0, 1000},     {"upper", FN_UPPER, 1, 1},
-    {"ucase", FN_UPPER, 1, 1},          {"lower", FN_LOWER, 1, 1},
-    {"lcase", FN_LOWER, 1, 1},          {"length", FN_LENGTH, 1, 1},
-    {"char_length", FN_LENGTH, 1, 1},   {"character_length", FN_LENGTH, 1, 1},
-    {"trim", FN_TRIM, 1, 1},            {"ltrim", FN_LTRIM, 1, 1},
-    {"rtrim", FN_RTRIM, 1, 1},          {"StartsWith", FN_STARTS_WITH, 2, 2},
-    {"EndsWith", FN_ENDS_WITH, 2, 2},   {"Contains", FN_CONTAINS, 2, 2},
-    {"year", FN_YEAR, 1, 1},            {"month", FN_MONTH, 1, 1},
-    {"dayofmonth", FN_DAY, 1, 1},       {"day", FN_DAY, 1, 1},
-    {"quarter", FN_QUARTER, 1, 1},      {"date_add", FN_DATE_ADD, 2, 2},
-    {"date_sub", FN_DATE_SUB, 2, 2},    {"datediff", FN_DATEDIFF, 2, 2},
-    {"UnscaledValue", FN_UNSCALED, 1, 1}, {"isnan", FN_ISNAN, 1, 1},
-    {"normalizenanandzero", FN_NORMALIZE, 1, 1}, {"shiftleft", FN_SHIFTLEFT, 2, 2},
+    {"substring", FN_SUBSTRING, 2, 3},
+    {"substr", FN_SUBSTRING, 2, 3},
+    {"concat", FN_CONCAT, 0, 1000},
+    {"upper", FN_UPPER, 1, 1},
+    {"ucase", FN_UPPER, 1, 1},
+    {"lower", FN_LOWER, 1, 1},
+    {"lcase", FN_LOWER, 1, 1},
+    {"length", FN_LENGTH, 1, 1},
+    {"char_length", FN_LENGTH, 1, 1},
+    {"character_length", FN_LENGTH, 1, 1},
+    {"trim", FN_TRIM, 1, 1},
+    {"ltrim", FN_LTRIM, 1, 1},
+    {"rtrim", FN_RTRIM, 1, 1},
+    {"StartsWith", FN_STARTS_WITH, 2, 2},
+    {"EndsWith", FN_ENDS_WITH, 2, 2},
+    {"Contains", FN_CONTAINS, 2, 2},
+    {"year", FN_YEAR, 1, 1},
+    {"month", FN_MONTH, 1, 1},
+    {"dayofmonth", FN_DAY, 1, 1},
+    {"day", FN_DAY, 1, 1},
+    {"quarter", FN_QUARTER, 1, 1},
+    {"date_add", FN_DATE_ADD, 2, 2},
+    {"date_sub", FN_DATE_SUB, 2, 2},
+    {"datediff", FN_DATEDIFF, 2, 2},
+    {"UnscaledValue", FN_UNSCALED, 1, 1},
+    {"isnan", FN_ISNAN, 1, 1},
+    {"normalizenanandzero", FN_NORMALIZE, 1, 1},
+    {"shiftleft", FN_SHIFTLEFT, 2, 2},
     {"shiftright", FN_SHIFTRIGHT, 2, 2},
 };
 
@@ -1060,8 +1074,7 @@ static int compile(cctx *c, const em_expr *e, const em_type *hint) {
 /* ------------------------------------------------------------------ public */
 
 em_status em_expr_compile(const em_expr *e, const em_expr *const *input_attrs, int n_input,
-                          const em_expr_compile_options *opts, em_expr_prog **out,
-                          em_error *err) {
+                          const em_expr_compile_options *opts, em_expr_prog **out, em_error *err) {
     *out = NULL;
     em_expr_prog *p = calloc(1, sizeof *p);
     if (!p)

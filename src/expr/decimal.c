@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #define BIG_WORDS 8
 
 typedef struct big {
@@ -71,8 +70,6 @@ const em_i128 em_dec_pow10_table[39] = {
 static em_u128 pow10u(int k) { return (em_u128)em_dec_pow10(k); }
 
 static em_u128 mag(em_i128 v) { return v < 0 ? (em_u128)0 - (em_u128)v : (em_u128)v; }
-
-
 
 int em_dec_digits(em_i128 v) {
     em_u128 m = mag(v);
@@ -263,8 +260,7 @@ bool em_dec_rescale(em_i128 v, int from, int to, int precision, em_i128 *out) {
     return big_finish(&m, v < 0, precision, out);
 }
 
-bool em_dec_add(em_i128 a, int sa, em_i128 b, int sb, bool subtract, int rp, int rs,
-                em_i128 *out) {
+bool em_dec_add(em_i128 a, int sa, em_i128 b, int sb, bool subtract, int rp, int rs, em_i128 *out) {
     int s = sa > sb ? sa : sb;
     if (subtract)
         b = -b;

@@ -52,8 +52,7 @@ bool em_dec_rescale(em_i128 v, int from, int to, int precision, em_i128 *out);
 
 /* The arithmetic operators; each returns false on overflow of the result
  * type (precision rp, scale rs). Division by zero is the caller's check. */
-bool em_dec_add(em_i128 a, int sa, em_i128 b, int sb, bool subtract, int rp, int rs,
-                em_i128 *out);
+bool em_dec_add(em_i128 a, int sa, em_i128 b, int sb, bool subtract, int rp, int rs, em_i128 *out);
 bool em_dec_mul(em_i128 a, int sa, em_i128 b, int sb, int rp, int rs, em_i128 *out);
 bool em_dec_div(em_i128 a, int sa, em_i128 b, int sb, int rp, int rs, em_i128 *out);
 /* Java BigDecimal.remainder: sign of the dividend, exact at scale max(sa,sb). */

@@ -36,8 +36,8 @@ static const char *what_of(const ex_step *st, char *buf, size_t cap) {
 static em_status overflow_error(const ex_step *st, const char *kind, em_error *err) {
     char d[256];
     return EM_FAIL(err, EM_ERR_OVERFLOW,
-                   "[%s] in %s (set spark.sql.ansi.enabled=false to get null or wraparound)",
-                   kind, what_of(st, d, sizeof d));
+                   "[%s] in %s (set spark.sql.ansi.enabled=false to get null or wraparound)", kind,
+                   what_of(st, d, sizeof d));
 }
 
 static em_status div_zero_error(const ex_step *st, em_error *err) {
@@ -119,8 +119,8 @@ static inline em_i128 div_pow10_half_up(em_i128 v, int k) {
  * general (bignum) helpers, which give the same results everywhere. */
 static inline bool dec_fast(em_binop op, em_i128 l, int sa, em_i128 r, int sb, int rp, int rs,
                             em_i128 *out, bool *ok) {
-    static const em_i128 lim38 = (em_i128)10000000000000000000ULL *
-                                 (em_i128)10000000000000000000ULL; /* 10^38 */
+    static const em_i128 lim38 =
+        (em_i128)10000000000000000000ULL * (em_i128)10000000000000000000ULL; /* 10^38 */
     em_i128 res;
     switch (op) {
     case EM_OP_ADD:
@@ -160,9 +160,8 @@ static inline bool dec_fast(em_binop op, em_i128 l, int sa, em_i128 r, int sb, i
     }
 }
 
-static em_status arith_decimal(ex_ctx *x, const ex_step *st, const em_column *a,
-                               const em_column *b, em_column *o, const int32_t *sel,
-                               int64_t n) {
+static em_status arith_decimal(ex_ctx *x, const ex_step *st, const em_column *a, const em_column *b,
+                               em_column *o, const int32_t *sel, int64_t n) {
     const em_i128 *av = (const em_i128 *)a->values->data;
     const em_i128 *bv = (const em_i128 *)b->values->data;
     em_i128 *ov = (em_i128 *)o->values->data;
@@ -253,22 +252,22 @@ static inline bool cmp_result(em_binop op, int c) {
     }
 }
 
-#define CMP_LOOP(T, CMPEXPR)                                                               \
-    do {                                                                                   \
-        const T *av = (const T *)a->values->data;                                          \
-        const T *bv = (const T *)b->values->data;                                          \
-        EX_FOR_ROWS(sel, n, i, {                                                           \
-            bool va = valid(a, i), vb = valid(b, i);                                       \
-            if (va && vb) {                                                                \
-                T l = av[i], r = bv[i];                                                    \
-                int c = (CMPEXPR);                                                         \
-                em_bit_put(ov, i, cmp_result(op, c));                                      \
-                set_valid(o, i);                                                           \
-            } else if (op == EM_OP_NULLSAFE_EQ) {                                          \
-                em_bit_put(ov, i, !va && !vb);                                             \
-                set_valid(o, i);                                                           \
-            }                                                                              \
-        });                                                                                \
+#define CMP_LOOP(T, CMPEXPR)                                                                       \
+    do {                                                                                           \
+        const T *av = (const T *)a->values->data;                                                  \
+        const T *bv = (const T *)b->values->data;                                                  \
+        EX_FOR_ROWS(sel, n, i, {                                                                   \
+            bool va = valid(a, i), vb = valid(b, i);                                               \
+            if (va && vb) {                                                                        \
+                T l = av[i], r = bv[i];                                                            \
+                int c = (CMPEXPR);                                                                 \
+                em_bit_put(ov, i, cmp_result(op, c));                                              \
+                set_valid(o, i);                                                                   \
+            } else if (op == EM_OP_NULLSAFE_EQ) {                                                  \
+                em_bit_put(ov, i, !va && !vb);                                                     \
+                set_valid(o, i);                                                                   \
+            }                                                                                      \
+        });                                                                                        \
     } while (0)
 
 static inline int cmp_f64(double l, double r) {
@@ -555,8 +554,7 @@ done:
 
 /* ---------------------------------------------------------------- eager steps */
 
-static em_status fill_const(ex_ctx *x, int s, const ex_value *v, const int32_t *sel,
-                            int64_t n) {
+static em_status fill_const(ex_ctx *x, int s, const ex_value *v, const int32_t *sel, int64_t n) {
     em_column *o = reg(x, s);
     if (v->null)
         return EM_OK;
@@ -574,8 +572,8 @@ static em_status run_subquery(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
     if (!st->have_value) {
         em_column v;
         memset(&v, 0, sizeof v);
-        em_status rc = x->prog->subquery(x->prog->subquery_ctx, st->src, st->type, x->prog->pool,
-                                         &v, x->err);
+        em_status rc =
+            x->prog->subquery(x->prog->subquery_ctx, st->src, st->type, x->prog->pool, &v, x->err);
         if (rc != EM_OK) {
             em_column_reset(&v);
             return rc;
@@ -756,9 +754,8 @@ static bool fast_cast(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_status
                     set_valid(o, i);
                 } else {
                     em_i128 r;
-                    em_i128 src = a->type.id == EM_TYPE_INT
-                                      ? ((const int32_t *)a->values->data)[i]
-                                      : ((const int64_t *)a->values->data)[i];
+                    em_i128 src = a->type.id == EM_TYPE_INT ? ((const int32_t *)a->values->data)[i]
+                                                            : ((const int64_t *)a->values->data)[i];
                     if (em_dec_rescale(src, 0, rs, rp, &r)) {
                         ov[i] = r;
                         set_valid(o, i);

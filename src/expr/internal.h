@@ -25,9 +25,9 @@
 /* Scalar value of a step's type (the type is kept by whoever holds it). */
 typedef struct ex_value {
     bool null;
-    int64_t i;   /* boolean, integers, date, timestamps */
-    double d;    /* float, double */
-    em_i128 dec; /* decimal unscaled */
+    int64_t i;     /* boolean, integers, date, timestamps */
+    double d;      /* float, double */
+    em_i128 dec;   /* decimal unscaled */
     const char *s; /* string/binary bytes (borrowed) */
     int32_t len;
 } ex_value;
@@ -43,15 +43,15 @@ typedef enum ex_op {
     EX_NOT,
     EX_ISNULL,
     EX_ISNOTNULL,
-    EX_IN,       /* args[0] against list[] */
-    EX_CASE,     /* lazy: args = when, then, ..., [else] */
-    EX_IF,       /* lazy: cond, then, else */
-    EX_COALESCE, /* lazy */
-    EX_CAST,     /* args[0] to type; null_on_error */
+    EX_IN,             /* args[0] against list[] */
+    EX_CASE,           /* lazy: args = when, then, ..., [else] */
+    EX_IF,             /* lazy: cond, then, else */
+    EX_COALESCE,       /* lazy */
+    EX_CAST,           /* args[0] to type; null_on_error */
     EX_CHECK_OVERFLOW, /* decimal args[0] to type; null_on_error */
     EX_NEGATE,
     EX_ABS,
-    EX_SCALAR,   /* row-wise scalar function fn (strings, dates, ...) */
+    EX_SCALAR, /* row-wise scalar function fn (strings, dates, ...) */
 } ex_op;
 
 /* Row-wise scalar functions (EX_SCALAR). */
@@ -86,22 +86,22 @@ typedef enum ex_fn {
 
 typedef struct ex_step {
     ex_op op;
-    em_binop bop;  /* EX_ARITH, EX_CMP */
-    ex_fn fn;      /* EX_SCALAR */
-    em_type type;  /* result type */
+    em_binop bop; /* EX_ARITH, EX_CMP */
+    ex_fn fn;     /* EX_SCALAR */
+    em_type type; /* result type */
     int n_args;
-    int *args;     /* owned: operand step indices */
-    int ordinal;   /* EX_INPUT */
-    ex_value k;    /* EX_CONST; strings owned by the program */
+    int *args;      /* owned: operand step indices */
+    int ordinal;    /* EX_INPUT */
+    ex_value k;     /* EX_CONST; strings owned by the program */
     ex_value *list; /* EX_IN: owned list of constants (of args[0]'s type) */
     int n_list;
     bool list_has_null;
-    bool null_on_error; /* casts/overflow: null (non-ANSI) or error (ANSI) */
+    bool null_on_error;   /* casts/overflow: null (non-ANSI) or error (ANSI) */
     bool null_intolerant; /* EX_SCALAR: any null argument gives null */
-    int64_t iarg;  /* EX_SCALAR parameters: round scale, MakeDecimal flags */
-    const em_expr *src; /* borrowed: for messages and subqueries */
-    bool have_value; /* EX_SUBQUERY: value fetched */
-    em_column value; /* EX_SUBQUERY: the one-row value */
+    int64_t iarg;         /* EX_SCALAR parameters: round scale, MakeDecimal flags */
+    const em_expr *src;   /* borrowed: for messages and subqueries */
+    bool have_value;      /* EX_SUBQUERY: value fetched */
+    em_column value;      /* EX_SUBQUERY: the one-row value */
 } ex_step;
 
 struct em_expr_prog {
@@ -128,18 +128,18 @@ typedef struct ex_ctx {
     em_strbuf scratch; /* per-row string results */
 } ex_ctx;
 
-#define EX_FOR_ROWS(sel, n, i, ...)                                                       \
-    do {                                                                                   \
-        if (sel) {                                                                         \
-            for (int64_t k_ = 0; k_ < (n); k_++) {                                         \
-                int64_t i = (sel)[k_];                                                     \
-                __VA_ARGS__                                                                \
-            }                                                                              \
-        } else {                                                                           \
-            for (int64_t i = 0; i < (n); i++) {                                            \
-                __VA_ARGS__                                                                \
-            }                                                                              \
-        }                                                                                  \
+#define EX_FOR_ROWS(sel, n, i, ...)                                                                \
+    do {                                                                                           \
+        if (sel) {                                                                                 \
+            for (int64_t k_ = 0; k_ < (n); k_++) {                                                 \
+                int64_t i = (sel)[k_];                                                             \
+                __VA_ARGS__                                                                        \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < (n); i++) {                                                    \
+                __VA_ARGS__                                                                        \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 
 /* Reads row `row` of c as a scalar of c's type. */
@@ -165,12 +165,10 @@ em_status ex_col_alloc(em_column *c, em_type type, int64_t n, em_pool *pool,
 /* Casts one value (non-null) from type `from` to `to`; sets *null when the
  * result is null (invalid input in non-ANSI mode). Errors carry `what` (the
  * expression text). Strings produced are appended to scratch. */
-em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi,
-                        const char *what, ex_value *out, em_strbuf *scratch,
-                        em_error *err) EM_MUST_CHECK;
+em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi, const char *what,
+                        ex_value *out, em_strbuf *scratch, em_error *err) EM_MUST_CHECK;
 /* Parses literal text of type t (strict: errors are EM_ERR_TYPE). */
-em_status ex_parse_literal(const char *text, em_type t, ex_value *out, em_error *err)
-    EM_MUST_CHECK;
+em_status ex_parse_literal(const char *text, em_type t, ex_value *out, em_error *err) EM_MUST_CHECK;
 /* Spark's stringToDate; false when invalid. */
 bool ex_parse_date(const char *p, int64_t n, int32_t *days);
 

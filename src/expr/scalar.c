@@ -224,9 +224,8 @@ em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *
                  memcmp(a[0].s + a[0].len - a[1].len, a[1].s, (size_t)a[1].len) == 0;
         return EM_OK;
     case FN_CONTAINS:
-        out->i = a[1].len == 0 ||
-                 (a[0].len >= a[1].len &&
-                  memmem(a[0].s, (size_t)a[0].len, a[1].s, (size_t)a[1].len) != NULL);
+        out->i = a[1].len == 0 || (a[0].len >= a[1].len && memmem(a[0].s, (size_t)a[0].len, a[1].s,
+                                                                  (size_t)a[1].len) != NULL);
         return EM_OK;
     case FN_YEAR:
     case FN_MONTH:
@@ -235,8 +234,10 @@ em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *
         int64_t y;
         int m, d;
         em_civil_from_days(a[0].i, &y, &m, &d);
-        out->i = st->fn == FN_YEAR ? y : st->fn == FN_MONTH ? m : st->fn == FN_DAY ? d
-                                                                                 : (m + 2) / 3;
+        out->i = st->fn == FN_YEAR    ? y
+                 : st->fn == FN_MONTH ? m
+                 : st->fn == FN_DAY   ? d
+                                      : (m + 2) / 3;
         return EM_OK;
     }
     case FN_DATE_ADD:
@@ -247,8 +248,8 @@ em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *
         int32_t r = days_in_range(v, &ok);
         if (!ok) {
             if (!st->null_on_error)
-                return EM_FAIL(err, EM_ERR_OVERFLOW, "[ARITHMETIC_OVERFLOW] date out of range in %s",
-                               what);
+                return EM_FAIL(err, EM_ERR_OVERFLOW,
+                               "[ARITHMETIC_OVERFLOW] date out of range in %s", what);
             r = (int32_t)(uint32_t)(uint64_t)v; /* Java int wraparound */
         }
         out->i = r;
@@ -290,8 +291,8 @@ em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *
         bool is_long = st->type.id == EM_TYPE_LONG;
         int sh = (int)(a[1].i & (is_long ? 63 : 31));
         if (st->fn == FN_SHIFTLEFT)
-            out->i = is_long ? (int64_t)((uint64_t)a[0].i << sh)
-                             : (int32_t)((uint32_t)a[0].i << sh);
+            out->i =
+                is_long ? (int64_t)((uint64_t)a[0].i << sh) : (int32_t)((uint32_t)a[0].i << sh);
         else
             out->i = is_long ? a[0].i >> sh : (int32_t)a[0].i >> sh;
         return EM_OK;

@@ -415,7 +415,8 @@ static em_status java_float_text(em_strbuf *out, double v, bool is_float, em_err
  * (Decimal.toString): plain unless the adjusted exponent is below -6, then
  * scientific ("0E-20", "5E-18", "1.5E-7"). */
 static em_status java_decimal_text(em_strbuf *out, em_i128 v, int scale, em_error *err) {
-    unsigned __int128 m = v < 0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
+    unsigned __int128 m =
+        v < 0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
     char digits[48];
     int nd = 0;
     do {
@@ -438,8 +439,8 @@ static em_status java_decimal_text(em_strbuf *out, em_i128 v, int scale, em_erro
 
 /* ---------------------------------------------------------------- casts */
 
-static em_status cast_fail(bool ansi, bool overflow, const char *what, em_type to,
-                           ex_value *out, em_error *err) {
+static em_status cast_fail(bool ansi, bool overflow, const char *what, em_type to, ex_value *out,
+                           em_error *err) {
     if (!ansi) {
         out->null = true;
         return EM_OK;
@@ -504,8 +505,8 @@ static int32_t java_d2i(double d) {
     return (int32_t)d;
 }
 
-em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi,
-                        const char *what, ex_value *out, em_strbuf *scratch, em_error *err) {
+em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi, const char *what,
+                        ex_value *out, em_strbuf *scratch, em_error *err) {
     memset(out, 0, sizeof *out);
     if (in->null || from.id == EM_TYPE_NULL) {
         out->null = true;
@@ -550,8 +551,7 @@ em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi,
             EM_TRY(em_strbuf_append(scratch, in->s, (size_t)in->len, err));
             break;
         default:
-            return EM_FAIL(err, EM_ERR_UNSUPPORTED, "cast to string from this type in %s",
-                           what);
+            return EM_FAIL(err, EM_ERR_UNSUPPORTED, "cast to string from this type in %s", what);
         }
         /* the scratch buffer may move while later rows append: callers copy
          * the value before the next cast */
@@ -590,12 +590,12 @@ em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi,
             double d = in->d;
             if (ansi) {
                 /* Spark: floor(d) <= MAX && ceil(d) >= MIN, else overflow */
-                double lo = t == EM_TYPE_LONG ? -9223372036854775808.0
-                            : t == EM_TYPE_INT ? -2147483648.0
+                double lo = t == EM_TYPE_LONG    ? -9223372036854775808.0
+                            : t == EM_TYPE_INT   ? -2147483648.0
                             : t == EM_TYPE_SHORT ? -32768.0
                                                  : -128.0;
-                double hi = t == EM_TYPE_LONG ? 9223372036854775807.0
-                            : t == EM_TYPE_INT ? 2147483647.0
+                double hi = t == EM_TYPE_LONG    ? 9223372036854775807.0
+                            : t == EM_TYPE_INT   ? 2147483647.0
                             : t == EM_TYPE_SHORT ? 32767.0
                                                  : 127.0;
                 if (isnan(d) || !(floor(d) <= hi && ceil(d) >= lo) ||
@@ -732,8 +732,8 @@ unsupported : {
     char a[32], b[32];
     em_type_format(from, a, sizeof a);
     em_type_format(to, b, sizeof b);
-    return EM_FAIL(err, EM_ERR_UNSUPPORTED, "cast from %s to %s is not supported (in %s)", a,
-                   b, what);
+    return EM_FAIL(err, EM_ERR_UNSUPPORTED, "cast from %s to %s is not supported (in %s)", a, b,
+                   what);
 }
 }
 
@@ -758,8 +758,8 @@ em_status ex_parse_literal(const char *text, em_type t, ex_value *out, em_error 
     }
     em_strbuf scratch = {0};
     em_error sub = {0};
-    em_status st = ex_cast_value(&in, em_type_make(EM_TYPE_STRING), t, true, text, out, &scratch,
-                                 &sub);
+    em_status st =
+        ex_cast_value(&in, em_type_make(EM_TYPE_STRING), t, true, text, out, &scratch, &sub);
     em_strbuf_reset(&scratch);
     if (st != EM_OK) {
         char tn[32];
@@ -772,9 +772,9 @@ em_status ex_parse_literal(const char *text, em_type t, ex_value *out, em_error 
 /* ---------------------------------------------------------------- messages */
 
 static const char *binop_sym(em_binop op) {
-    static const char *const syms[EM_OP_COUNT_] = {
-        "+", "-", "*", "/", "%", "div", "&", "|", "^", "=", "<=>", "<", "<=", ">", ">=",
-        "AND", "OR"};
+    static const char *const syms[EM_OP_COUNT_] = {"+",  "-", "*",  "/",   "%",   "div",
+                                                   "&",  "|", "^",  "=",   "<=>", "<",
+                                                   "<=", ">", ">=", "AND", "OR"};
     return op >= 0 && op < EM_OP_COUNT_ ? syms[op] : "?";
 }
 
@@ -818,12 +818,10 @@ static void desc(const em_expr *e, em_strbuf *sb, int depth) {
         break;
     case EM_EXPR_ALIAS:
         desc(e->n_args > 0 ? e->args[0] : NULL, sb, depth + 1);
-        (void)em_strbuf_appendf(sb, &ig, " AS %s#%lld", e->name ? e->name : "",
-                                (long long)e->id);
+        (void)em_strbuf_appendf(sb, &ig, " AS %s#%lld", e->name ? e->name : "", (long long)e->id);
         break;
     default:
-        (void)em_strbuf_appendf(sb, &ig, "%s(",
-                                e->name ? e->name : "expr");
+        (void)em_strbuf_appendf(sb, &ig, "%s(", e->name ? e->name : "expr");
         for (int i = 0; i < e->n_args; i++) {
             if (i)
                 (void)em_strbuf_appends(sb, ", ", &ig);

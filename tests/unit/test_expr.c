@@ -24,9 +24,9 @@
 /* The table every case reads. */
 #define N_COLS 9
 static const char *const COL_NAMES[N_COLS] = {"a", "b", "c", "d", "e", "f", "g", "h", "k"};
-static const char *const COL_TYPES[N_COLS] = {"int",    "bigint", "double",
-                                              "decimal(15,2)", "string", "date",
-                                              "boolean", "decimal(38,18)", "decimal(7,2)"};
+static const char *const COL_TYPES[N_COLS] = {"int",           "bigint",         "double",
+                                              "decimal(15,2)", "string",         "date",
+                                              "boolean",       "decimal(38,18)", "decimal(7,2)"};
 
 typedef struct tc {
     em_plan *plan;
@@ -215,8 +215,8 @@ static void check(const char *expr, bool ansi, const char *const (*rows)[N_COLS]
 }
 
 /* Evaluation must fail with `code` and a message containing `needle`. */
-static void check_error(const char *expr, const char *const (*rows)[N_COLS], int n,
-                        em_status code, const char *needle) {
+static void check_error(const char *expr, const char *const (*rows)[N_COLS], int n, em_status code,
+                        const char *needle) {
     tc t;
     em_status st = tc_open(&t, expr, true);
     if (st == EM_OK) {
@@ -240,7 +240,8 @@ static void check_error(const char *expr, const char *const (*rows)[N_COLS], int
 #define NROWS(r) ((int)(sizeof(r) / sizeof((r)[0])))
 
 /* one row with only column values that matter; others null */
-#define R(a, b, c, d, e, f, g, h, k) {a, b, c, d, e, f, g, h, k}
+#define R(a, b, c, d, e, f, g, h, k)                                                               \
+    { a, b, c, d, e, f, g, h, k }
 
 /* ------------------------------------------------------------------ tests */
 
@@ -283,8 +284,7 @@ static void test_int_arith(void **state) {
     check("-a#1", false, rows, 3, EXPECT("-2147483647", "7", "null"));
     check("abs(a#1)", false, rows, 3, EXPECT("2147483647", "7", "null"));
     /* mixing int and bigint widens to bigint (no wraparound at 2^31) */
-    check("(a#1 + b#2)", false, rows, 3,
-          EXPECT("-9223372034707292162", "-10", "null"));
+    check("(a#1 + b#2)", false, rows, 3, EXPECT("-9223372034707292162", "-10", "null"));
     check_error("(a#1 + 1)", rows, 3, EM_ERR_OVERFLOW, "ARITHMETIC_OVERFLOW");
     check_error("(b#2 * 2)", rows, 3, EM_ERR_OVERFLOW, "(b#2 * 2)");
     check_error("(b#2 % 0)", rows, 3, EM_ERR_INVALID, "DIVIDE_BY_ZERO");
@@ -323,8 +323,7 @@ static void test_decimal_arith(void **state) {
         R(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "1.00"),
     };
     /* TPC-H q1 shape: (d * (1 - k)) with the literal typed decimal(1,0) */
-    check("(d#4 * (1 - k#9))", false, rows, 4,
-          EXPECT("9.7375", "-9.5325", "1.0000", "null"));
+    check("(d#4 * (1 - k#9))", false, rows, 4, EXPECT("9.7375", "-9.5325", "1.0000", "null"));
     check("(d#4 + k#9)", false, rows, 4, EXPECT("10.30", "-10.18", "1.00", "null"));
     check("(d#4 - 0.001)", false, rows, 4, EXPECT("10.249", "-10.251", "0.999", "null"));
     /* (15,2)/(7,2): scale max(6, 2+7+1)=10, precision 13+2+10 = 25 */
@@ -367,8 +366,7 @@ static void test_decimal_wide(void **state) {
     };
     /* (38,18)*(38,18): p=77,s=36 -> adjusted (38,6); the exact product is
      * rounded to 38 digits first, then to scale 6 */
-    check("(h#8 * h#8)", false, rows, 3,
-          EXPECT("null", "0.000000", "null"));
+    check("(h#8 * h#8)", false, rows, 3, EXPECT("null", "0.000000", "null"));
     /* (38,18)+(38,18): (39,18) -> (38,17): HALF_UP of the 18th digit */
     check("(h#8 + h#8)", false, rows, 3,
           EXPECT("24691357802469135780.24691357802469136", "-0.00000000000000001",
@@ -479,8 +477,7 @@ static void test_like(void **state) {
     check("NOT e#5 LIKE %s", false, rows, 5, EXPECT("false", "true", "true", "true", "null"));
     check("StartsWith(e#5, spec)", false, rows, 5,
           EXPECT("true", "false", "false", "false", "null"));
-    check("EndsWith(e#5, off)", false, rows, 5,
-          EXPECT("false", "true", "false", "false", "null"));
+    check("EndsWith(e#5, off)", false, rows, 5, EXPECT("false", "true", "false", "false", "null"));
     check("Contains(e#5, %_)", false, rows, 5, EXPECT("false", "true", "false", "false", "null"));
     /* an escape before an ordinary character is an error at compile time */
     tc t;
@@ -507,8 +504,10 @@ static void test_substring(void **state) {
     check("substring(e#5, 3, -1)", false, rows, 4, EXPECT("", "", "", "null"));
     check("substring(e#5, 100, 1)", false, rows, 4, EXPECT("", "", "", "null"));
     check("length(e#5)", false, rows, 4, EXPECT("9", "11", "0", "null"));
-    check("upper(e#5)", false, rows, 4, EXPECT("SPARK SQL", "H\xc3\xa9LLO W\xc3\xb6RLD", "", "null"));
-    check("lower(e#5)", false, rows, 4, EXPECT("spark sql", "h\xc3\xa9llo w\xc3\xb6rld", "", "null"));
+    check("upper(e#5)", false, rows, 4,
+          EXPECT("SPARK SQL", "H\xc3\xa9LLO W\xc3\xb6RLD", "", "null"));
+    check("lower(e#5)", false, rows, 4,
+          EXPECT("spark sql", "h\xc3\xa9llo w\xc3\xb6rld", "", "null"));
     check("concat(e#5, -, e#5)", false, rows, 4,
           EXPECT("Spark SQL-Spark SQL", "h\xc3\xa9llo w\xc3\xb6rld-h\xc3\xa9llo w\xc3\xb6rld", "-",
                  "null"));
@@ -597,8 +596,7 @@ static void test_case_if_coalesce(void **state) {
           EXPECT("0", "5", "null"));
     check("CASE WHEN (a#1 = 0) THEN e#5 WHEN isnull(a#1) THEN zz END", false, rows, 3,
           EXPECT("x", "null", "zz"));
-    check("coalesce(e#5, cast(a#1 as string), none)", false, rows, 3,
-          EXPECT("x", "2", "z"));
+    check("coalesce(e#5, cast(a#1 as string), none)", false, rows, 3, EXPECT("x", "2", "z"));
     check("coalesce(a#1, 99)", false, rows, 3, EXPECT("0", "2", "99"));
     /* every branch null: a column of the NULL type */
     check("CASE WHEN (a#1 = 0) THEN null END", false, rows, 3, EXPECT("null", "null", "null"));

@@ -229,9 +229,16 @@ static uint64_t rng(void) {
 
 /* A column of n pseudo-random values of type t (about 1 in 8 null). */
 static void random_column(em_column *c, em_type t, int n) {
-    static const char *const words[] = {"R",    "A",       "N",           "MAIL",
-                                        "SHIP", "PROMO X", "ECONOMY BRASS", "forest green",
-                                        "BUILDING", "special requests"};
+    static const char *const words[] = {"R",
+                                        "A",
+                                        "N",
+                                        "MAIL",
+                                        "SHIP",
+                                        "PROMO X",
+                                        "ECONOMY BRASS",
+                                        "forest green",
+                                        "BUILDING",
+                                        "special requests"};
     em_error err = {0};
     EM_ASSERT_OK(em_column_init(c, t, n, NULL, &err), &err);
     for (int i = 0; i < n; i++) {
@@ -370,8 +377,8 @@ static void compare_node(const char *what, const em_plan_node *a, const em_plan_
                     EM_ASSERT_OK(em_value_text(&ca, r, &ta, &na, &err), &err);
                     EM_ASSERT_OK(em_value_text(&cb, r, &tb, &nb, &err), &err);
                     if (na != nb || strcmp(em_strbuf_cstr(&ta), em_strbuf_cstr(&tb)))
-                        fail_msg("%s node (%d) expression %d row %d: '%s' vs '%s'", what, a->id,
-                                 x, r, na ? "null" : em_strbuf_cstr(&ta),
+                        fail_msg("%s node (%d) expression %d row %d: '%s' vs '%s'", what, a->id, x,
+                                 r, na ? "null" : em_strbuf_cstr(&ta),
                                  nb ? "null" : em_strbuf_cstr(&tb));
                 }
                 em_strbuf_reset(&ta);
