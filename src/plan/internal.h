@@ -87,6 +87,7 @@ typedef struct expr_parser {
     size_t err_pos; /* its offset in s */
     bool failed;    /* an error was recorded */
     int depth;      /* recursion depth, bounded */
+    size_t steps;   /* operands tried, bounded by the text size (backtracking) */
 } expr_parser;
 
 /* Parses one expression that must extend to the end of the text. */

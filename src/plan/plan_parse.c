@@ -98,7 +98,7 @@ static em_status split_lines(plan_parser *pp, const char *text, size_t len) {
         while (j < len && text[j] != '\n')
             j++;
         size_t end = j;
-        if (end > i && text[end - 1] == '\r')
+        while (end > i && text[end - 1] == '\r') /* CRLF (or worse) line ends */
             end--;
         const char *nul = memchr(text + i, '\0', end - i);
         if (nul) {
