@@ -45,7 +45,7 @@ static em_status tops_splits(em_exec_ctx *ctx, const em_plan_node *scan,
     return EM_OK;
 }
 
-static void tops_init(tops_ctx *t, em_pool *pool) {
+static inline void tops_init(tops_ctx *t, em_pool *pool) {
     memset(t, 0, sizeof *t);
     t->ctx.pool = pool;
     t->ctx.num_partitions = 1;
@@ -55,7 +55,7 @@ static void tops_init(tops_ctx *t, em_pool *pool) {
     t->ctx.runtime = t;
 }
 
-static em_plan *tops_parse(const char *text) {
+static inline em_plan *tops_parse(const char *text) {
     em_plan *p = NULL;
     em_error err = {0};
     if (em_plan_parse(text, strlen(text), NULL, &p, &err) != EM_OK)
@@ -63,7 +63,7 @@ static em_plan *tops_parse(const char *text) {
     return p;
 }
 
-static const em_plan_node *tops_node(const em_plan *p, int id) {
+static inline const em_plan_node *tops_node(const em_plan *p, int id) {
     const em_plan_node *n = em_plan_node_by_id(p, id);
     if (!n)
         fail_msg("no node %d", id);
@@ -72,7 +72,7 @@ static const em_plan_node *tops_node(const em_plan *p, int id) {
 
 /* A batch of columns typed by the "name:type,..." list; rows[r][c] literal
  * text or NULL for null. */
-static em_batch *tops_batch(const char *schema_text, const char *const *cells, int n_rows) {
+static inline em_batch *tops_batch(const char *schema_text, const char *const *cells, int n_rows) {
     em_error err = {0};
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", schema_text);
@@ -136,7 +136,7 @@ static em_batch *tops_batch(const char *schema_text, const char *const *cells, i
 }
 
 /* Splits rows into batches of `per` rows as the test's input. */
-static void tops_set_input(tops_ctx *t, const char *schema_text, const char *const *cells,
+static inline void tops_set_input(tops_ctx *t, const char *schema_text, const char *const *cells,
                            int n_cols, int n_rows, int per) {
     em_batch_list_reset(&t->input);
     int nb = n_rows == 0 ? 0 : (n_rows + per - 1) / per;
@@ -150,7 +150,7 @@ static void tops_set_input(tops_ctx *t, const char *schema_text, const char *con
 }
 
 /* Opens op, drains it, renders rows as "a|b|c", closes and destroys it. */
-static char **tops_run(em_op *op, tops_ctx *t, int *n_rows_out) {
+static inline char **tops_run(em_op *op, tops_ctx *t, int *n_rows_out) {
     em_error err = {0};
     EM_ASSERT_OK(em_op_open(op, &t->ctx, &err), &err);
     int cap = 16, n = 0;
@@ -187,12 +187,12 @@ static char **tops_run(em_op *op, tops_ctx *t, int *n_rows_out) {
     return rows;
 }
 
-static int tops_cmp_str(const void *a, const void *b) {
+static inline int tops_cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Checks rows against expected lines (sorted first when !ordered). */
-static void tops_expect(char **rows, int n, const char *const *expect, int n_expect, bool ordered) {
+static inline void tops_expect(char **rows, int n, const char *const *expect, int n_expect, bool ordered) {
     const char **ex = calloc((size_t)n_expect + 1, sizeof *ex);
     memcpy(ex, expect, sizeof *ex * (size_t)n_expect);
     if (!ordered) {
