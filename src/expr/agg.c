@@ -448,6 +448,100 @@ static em_status fold(const em_agg_fn *fn, ex_value *b0, int64_t *b1, const ex_v
     return EM_OK;
 }
 
+/* True when count's arguments are constants that are never null. */
+static bool count_all_rows(const em_agg_fn *fn) {
+    for (int a = 0; a < fn->n_args; a++) {
+        const em_expr_prog *p = fn->args[a];
+        const ex_step *root = &p->steps[p->n_steps - 1];
+        if (root->op != EX_CONST || root->k.null)
+            return false;
+    }
+    return true;
+}
+
+/* Typed loops for the hot cases (decimal, long and double sums and
+ * averages, count of a column); *handled stays false for everything else,
+ * which goes through the generic fold with the same results. */
+static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_t *ids,
+                             const em_batch *in, const em_column *c, bool *handled,
+                             em_error *err) {
+    *handled = false;
+    int64_t n = em_batch_rows(in);
+    const int32_t *sel = in->sel;
+    em_type bt = fn->buf_types[0], vt = c->type;
+    bool is_avg = fn->kind == EM_AGGFN_AVG;
+    if (vt.id == EM_TYPE_NULL)
+        return EM_OK;
+    if (fn->kind == EM_AGGFN_COUNT) {
+        for (int64_t k = 0; k < n; k++)
+            st->b0[ids[k]].i += em_column_is_valid(c, sel ? sel[k] : k);
+        *handled = true;
+        return EM_OK;
+    }
+    if (fn->kind != EM_AGGFN_SUM && !is_avg)
+        return EM_OK;
+    if (bt.id == EM_TYPE_DECIMAL && vt.id == EM_TYPE_DECIMAL && vt.scale == bt.scale) {
+        const em_i128 *v = (const em_i128 *)c->values->data;
+        for (int64_t k = 0; k < n; k++) {
+            int64_t i = sel ? sel[k] : k;
+            if (!em_column_is_valid(c, i))
+                continue;
+            int32_t g = ids[k];
+            ex_value *b = &st->b0[g];
+            if (is_avg)
+                st->b1[g]++;
+            else
+                st->b1[g] = 0; /* isEmpty = false */
+            if (b->null)
+                continue;
+            em_i128 r;
+            if (__builtin_add_overflow(b->dec, v[i], &r) || !em_dec_fits(r, bt.precision)) {
+                if (fn->ansi)
+                    return agg_overflow(fn, err);
+                b->null = true;
+                continue;
+            }
+            b->dec = r;
+        }
+        *handled = true;
+        return EM_OK;
+    }
+    if (bt.id == EM_TYPE_LONG && (vt.id == EM_TYPE_LONG || vt.id == EM_TYPE_INT)) {
+        for (int64_t k = 0; k < n; k++) {
+            int64_t i = sel ? sel[k] : k;
+            if (!em_column_is_valid(c, i))
+                continue;
+            ex_value *b = &st->b0[ids[k]];
+            int64_t x = vt.id == EM_TYPE_LONG ? ((const int64_t *)c->values->data)[i]
+                                              : ((const int32_t *)c->values->data)[i];
+            int64_t r;
+            if (__builtin_add_overflow(b->null ? 0 : b->i, x, &r) && fn->ansi)
+                return agg_overflow(fn, err);
+            b->i = r;
+            b->null = false;
+        }
+        *handled = true;
+        return EM_OK;
+    }
+    if (bt.id == EM_TYPE_DOUBLE && vt.id == EM_TYPE_DOUBLE) {
+        const double *v = (const double *)c->values->data;
+        for (int64_t k = 0; k < n; k++) {
+            int64_t i = sel ? sel[k] : k;
+            if (!em_column_is_valid(c, i))
+                continue;
+            int32_t g = ids[k];
+            ex_value *b = &st->b0[g];
+            b->d = (b->null ? 0.0 : b->d) + v[i];
+            b->null = false;
+            if (is_avg)
+                st->b1[g]++;
+        }
+        *handled = true;
+        return EM_OK;
+    }
+    return EM_OK;
+}
+
 /* Group ids are checked before anything is folded, so a bad id leaves the
  * state untouched. */
 static em_status check_groups(const em_agg_state *st, const int32_t *group_ids, int64_t n,
@@ -465,15 +559,26 @@ em_status em_agg_update(const em_agg_fn *fn, em_agg_state *st, const int32_t *gr
     if (!fn->args[0])
         return EM_FAIL(err, EM_ERR_INVALID,
                        "aggregate update needs its arguments in the input (merge instead)");
+    int64_t n = em_batch_rows(in);
+    if (fn->kind == EM_AGGFN_COUNT && count_all_rows(fn)) {
+        /* count(1), count(*): nothing to evaluate */
+        for (int64_t k = 0; k < n; k++)
+            st->b0[group_ids[k]].i++;
+        return EM_OK;
+    }
     em_column cols[AGG_MAX_ARGS];
     memset(cols, 0, sizeof cols);
     em_status rc = EM_OK;
     int done = 0;
-    for (; done < fn->n_args && rc == EM_OK; done++)
+    while (done < fn->n_args && rc == EM_OK) {
         rc = em_expr_eval(fn->args[done], in, in->pool, &cols[done], err);
-    int64_t n = em_batch_rows(in);
+        done++;
+    }
     em_type vt = cols[0].type;
-    for (int64_t k = 0; k < n && rc == EM_OK; k++) {
+    bool handled = false;
+    if (rc == EM_OK && fn->n_args == 1)
+        rc = update_fast(fn, st, group_ids, in, &cols[0], &handled, err);
+    for (int64_t k = 0; k < n && rc == EM_OK && !handled; k++) {
         int64_t i = in->sel ? in->sel[k] : k;
         int32_t g = group_ids[k];
         ex_value v;
