@@ -1075,55 +1075,9 @@ em_expr **plan_parse_arg_list(expr_parser *p, int *n_out) {
 /* ------------------------------------------------------------------ type names */
 
 bool plan_type_from_text(const char *s, size_t n, em_type *out) {
-    static const struct {
-        const char *name;
-        em_type_id id;
-    } names[] = {
-        {"boolean", EM_TYPE_BOOLEAN},
-        {"tinyint", EM_TYPE_BYTE},
-        {"byte", EM_TYPE_BYTE},
-        {"smallint", EM_TYPE_SHORT},
-        {"short", EM_TYPE_SHORT},
-        {"int", EM_TYPE_INT},
-        {"integer", EM_TYPE_INT},
-        {"bigint", EM_TYPE_LONG},
-        {"long", EM_TYPE_LONG},
-        {"float", EM_TYPE_FLOAT},
-        {"real", EM_TYPE_FLOAT},
-        {"double", EM_TYPE_DOUBLE},
-        {"string", EM_TYPE_STRING},
-        {"binary", EM_TYPE_BINARY},
-        {"date", EM_TYPE_DATE},
-        {"timestamp", EM_TYPE_TIMESTAMP},
-        {"timestamp_ntz", EM_TYPE_TIMESTAMP_NTZ},
-        {"void", EM_TYPE_NULL},
-    };
-    /* catalogString may print upper case (CAST(x AS DECIMAL(15,4)) in alias names) */
-    char low[64];
-    if (n == 0 || n >= sizeof low)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        low[i] = (char)tolower((unsigned char)s[i]);
-    low[n] = '\0';
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (strcmp(low, names[i].name) == 0) {
-            *out = em_type_make(names[i].id);
-            return true;
-        }
-    }
-    if (strncmp(low, "varchar(", 8) == 0 || strncmp(low, "char(", 5) == 0) {
-        *out = em_type_make(EM_TYPE_STRING);
+    if (n == 4 && memcmp(s, "void", 4) == 0) { /* NullType's catalog name */
+        *out = em_type_make(EM_TYPE_NULL);
         return true;
     }
-    if (strcmp(low, "decimal") == 0) {
-        *out = em_type_decimal(10, 0);
-        return true;
-    }
-    int prec, scale, used = 0;
-    if (sscanf(low, "decimal(%d,%d)%n", &prec, &scale, &used) == 2 && (size_t)used == n &&
-        prec >= 1 && prec <= EM_DECIMAL_MAX_PRECISION && scale >= 0 && scale <= prec) {
-        *out = em_type_decimal(prec, scale);
-        return true;
-    }
-    return false;
+    return em_type_parse(s, n, out, NULL) == EM_OK;
 }
