@@ -1284,6 +1284,36 @@ static void test_round_trip_writer(void **state) {
         EM_ASSERT_OK(em_pq_file_stats(f, g, 1, &st, &err), &err);
         assert_true(st.has_null_count);
     }
+    /* A consumer keeping a column past next() (by sharing its buffers) must
+     * not see it overwritten when the reader refills its batch. */
+    {
+        em_pq_read_options ro = {.batch_rows = 100};
+        em_pq_reader *r;
+        EM_ASSERT_OK(em_pq_reader_open(f, &ro, &r, &err), &err);
+        em_batch *b;
+        EM_ASSERT_OK(em_pq_reader_next(r, &b, &err), &err);
+        em_column kept[2];
+        em_column_share(&kept[0], &b->cols[0]);
+        em_column_share(&kept[1], &b->cols[1]);
+        for (int k = 0; k < 5; k++)
+            EM_ASSERT_OK(em_pq_reader_next(r, &b, &err), &err);
+        assert_int_equal(((const int64_t *)(const void *)b->cols[0].values->data)[0], 500);
+        for (int64_t i = 0; i < 100; i++) {
+            assert_int_equal(((const int64_t *)(const void *)kept[0].values->data)[i], i);
+            const int32_t *off = em_column_offsets(&kept[1]);
+            char name[32];
+            snprintf(name, sizeof name, "n%lld", (long long)(i % 37));
+            if (i % 5 == 0) {
+                assert_false(em_column_is_valid(&kept[1], i));
+            } else {
+                assert_int_equal(off[i + 1] - off[i], (int32_t)strlen(name));
+                assert_memory_equal(em_column_chars(&kept[1]) + off[i], name, strlen(name));
+            }
+        }
+        em_column_reset(&kept[0]);
+        em_column_reset(&kept[1]);
+        em_pq_reader_close(r);
+    }
     em_pq_stats st;
     assert_int_equal(em_pq_file_stats(f, 99, 0, &st, &err), EM_ERR_INVALID);
     int bad = 9;

@@ -44,6 +44,16 @@ static inline __attribute__((always_inline)) void unpack32_w(const uint8_t *base
     int64_t i = 0;
     /* Values whose 8-byte window stays inside the buffer. */
     int64_t safe_bits = (nbytes - 8) * 8;
+    /* Up to a group boundary one value at a time ... */
+    for (; i < n && ((first + (uint64_t)i) & 7) && (int64_t)bit <= safe_bits; i++, bit += w)
+        out[i] = (uint32_t)((load64(base + (bit >> 3)) >> (bit & 7)) & mask);
+    /* ... then whole groups of 8 values (w bytes each): with w constant, every
+     * value's byte offset and shift in the group are constants too. */
+    for (; n - i >= 8 && (int64_t)(bit >> 3) + w + 8 <= nbytes; i += 8, bit += 8 * (uint64_t)w) {
+        const uint8_t *g = base + (bit >> 3);
+        for (int j = 0; j < 8; j++)
+            out[i + j] = (uint32_t)((load64(g + (j * w) / 8) >> ((j * w) % 8)) & mask);
+    }
     for (; i < n && (int64_t)bit <= safe_bits; i++, bit += w)
         out[i] = (uint32_t)((load64(base + (bit >> 3)) >> (bit & 7)) & mask);
     for (; i < n; i++, bit += w)
@@ -62,14 +72,15 @@ void em_unpack32(const uint8_t *base, int64_t nbytes, uint64_t first, int w, uin
         return;
         EM_UNPACK_CASE(1)
         EM_UNPACK_CASE(2)
-        EM_UNPACK_CASE(3) EM_UNPACK_CASE(4) EM_UNPACK_CASE(5) EM_UNPACK_CASE(6) EM_UNPACK_CASE(7)
-            EM_UNPACK_CASE(8) EM_UNPACK_CASE(9) EM_UNPACK_CASE(10) EM_UNPACK_CASE(11)
-                EM_UNPACK_CASE(12) EM_UNPACK_CASE(13) EM_UNPACK_CASE(14) EM_UNPACK_CASE(15)
-                    EM_UNPACK_CASE(16) EM_UNPACK_CASE(17) EM_UNPACK_CASE(18) EM_UNPACK_CASE(19)
-                        EM_UNPACK_CASE(20) EM_UNPACK_CASE(21) EM_UNPACK_CASE(22) EM_UNPACK_CASE(23)
-                            EM_UNPACK_CASE(24) EM_UNPACK_CASE(25) EM_UNPACK_CASE(26)
-                                EM_UNPACK_CASE(27) EM_UNPACK_CASE(28) EM_UNPACK_CASE(29)
-                                    EM_UNPACK_CASE(30) EM_UNPACK_CASE(31) EM_UNPACK_CASE(32)
+        EM_UNPACK_CASE(3)
+        EM_UNPACK_CASE(4) EM_UNPACK_CASE(5) EM_UNPACK_CASE(6) EM_UNPACK_CASE(7) EM_UNPACK_CASE(8)
+            EM_UNPACK_CASE(9) EM_UNPACK_CASE(10) EM_UNPACK_CASE(11) EM_UNPACK_CASE(12)
+                EM_UNPACK_CASE(13) EM_UNPACK_CASE(14) EM_UNPACK_CASE(15) EM_UNPACK_CASE(16)
+                    EM_UNPACK_CASE(17) EM_UNPACK_CASE(18) EM_UNPACK_CASE(19) EM_UNPACK_CASE(20)
+                        EM_UNPACK_CASE(21) EM_UNPACK_CASE(22) EM_UNPACK_CASE(23) EM_UNPACK_CASE(24)
+                            EM_UNPACK_CASE(25) EM_UNPACK_CASE(26) EM_UNPACK_CASE(27)
+                                EM_UNPACK_CASE(28) EM_UNPACK_CASE(29) EM_UNPACK_CASE(30)
+                                    EM_UNPACK_CASE(31) EM_UNPACK_CASE(32)
 #undef EM_UNPACK_CASE
                                         default
             : memset(out, 0, (size_t)n * sizeof *out); /* callers reject other widths */

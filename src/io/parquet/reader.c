@@ -37,6 +37,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,8 +148,9 @@ struct em_pq_reader {
     int rg;       /* current row group, -1 before the first */
     int64_t rg_left;
     int64_t batch_rows;
+    int64_t cap_rows; /* capacity of the batches: batch_rows, or less for small row groups */
     em_pool *pool;
-    em_batch *batch;
+    em_batch *batch; /* owned; refilled in place when possible */
     em_status failed;
     char failed_msg[EM_ERROR_MSG_CAP];
 };
@@ -1056,36 +1058,46 @@ static em_status decode_values(pq_col *c, int64_t m, uint8_t *dst) {
             return em_pq_dcorrupt(&c->ctx, 0,
                                   "dictionary indices end %lld values before the levels do",
                                   (long long)(m - got));
-        uint32_t mx = 0;
-        for (int64_t i = 0; i < m; i++)
-            mx = ids[i] > mx ? ids[i] : mx;
-        if ((int64_t)mx >= c->dict_n)
+        /* The range check rides along the gather: an index out of range reads
+         * entry 0 instead and marks the batch bad, reported after the loop. */
+        const uint32_t lim = c->dict_n > UINT32_MAX ? UINT32_MAX : (uint32_t)c->dict_n;
+        const uint8_t *dv = c->dict_vals.p;
+        uint32_t bad = lim == 0;
+#define EM_GATHER(W)                                                                               \
+    for (int64_t i = 0; i < m; i++) {                                                              \
+        uint32_t id = ids[i];                                                                      \
+        bad |= id >= lim;                                                                          \
+        id = id < lim ? id : 0;                                                                    \
+        memcpy(dst + (W)*i, dv + (W) * (size_t)id, (W));                                           \
+    }
+        if (!bad) {
+            switch (c->d->phys_width) {
+            case 1:
+                EM_GATHER(1);
+                break;
+            case 4:
+                EM_GATHER(4);
+                break;
+            case 8:
+                EM_GATHER(8);
+                break;
+            case 12:
+                EM_GATHER(12);
+                break;
+            default:
+                EM_GATHER(16);
+                break;
+            }
+        }
+#undef EM_GATHER
+        if (bad) {
+            uint32_t mx = 0;
+            for (int64_t i = 0; i < m; i++)
+                mx = ids[i] > mx ? ids[i] : mx;
             return em_pq_dcorrupt(&c->ctx, 0,
                                   "dictionary index %u out of range (the dictionary has %lld "
                                   "values)",
                                   mx, (long long)c->dict_n);
-        const uint8_t *dv = c->dict_vals.p;
-        switch (c->d->phys_width) {
-        case 1:
-            for (int64_t i = 0; i < m; i++)
-                dst[i] = dv[ids[i]];
-            break;
-        case 4:
-            for (int64_t i = 0; i < m; i++)
-                memcpy(dst + 4 * i, dv + 4 * (size_t)ids[i], 4);
-            break;
-        case 8:
-            for (int64_t i = 0; i < m; i++)
-                memcpy(dst + 8 * i, dv + 8 * (size_t)ids[i], 8);
-            break;
-        case 12:
-            for (int64_t i = 0; i < m; i++)
-                memcpy(dst + 12 * i, dv + 12 * (size_t)ids[i], 12);
-            break;
-        default:
-            for (int64_t i = 0; i < m; i++)
-                memcpy(dst + 16 * i, dv + 16 * (size_t)ids[i], 16);
-            break;
         }
         return EM_OK;
     }
@@ -1453,6 +1465,12 @@ em_status em_pq_reader_open(em_pq_file *f, const em_pq_read_options *opts, em_pq
             (st = em_pq_buf_ensure(&c->phys, r->batch_rows * 16, err)) != EM_OK)
             goto fail;
     }
+    r->cap_rows = 1;
+    for (int g = 0; g < f->meta.n_row_groups; g++) {
+        int64_t rows = f->meta.row_groups[g].num_rows;
+        if (rows > r->cap_rows)
+            r->cap_rows = rows < r->batch_rows ? rows : r->batch_rows;
+    }
     if (opts->row_groups) {
         r->rg_sel = calloc(f->meta.n_row_groups ? (size_t)f->meta.n_row_groups : 1, 1);
         if (!r->rg_sel) {
@@ -1470,6 +1488,52 @@ fail:
 
 const em_schema *em_pq_reader_schema(const em_pq_reader *r) { return &r->schema; }
 
+static bool buffer_private(const em_buffer *buf) {
+    return !buf || (buf->release == NULL && atomic_load(&buf->refcount) == 1);
+}
+
+/* The previous batch may be refilled in place when nobody else holds its
+ * buffers (a consumer keeping columns past next() takes references) and it
+ * still has the reader's shape; otherwise a fresh batch is made. Refilling
+ * saves the allocations and the page faults of new buffers on every batch. */
+static bool batch_reusable(const em_pq_reader *r, const em_batch *b) {
+    if (!b || b->sel || b->n_cols != r->n_cols)
+        return false;
+    for (int i = 0; i < b->n_cols; i++) {
+        const em_column *c = &b->cols[i];
+        if (!em_type_equal(c->type, r->schema.fields[i].type) || !c->values ||
+            !buffer_private(c->values) || !buffer_private(c->validity) || !buffer_private(c->data))
+            return false;
+        int64_t need = c->type.id == EM_TYPE_BOOLEAN ? em_bitmap_bytes(r->cap_rows)
+                       : em_type_is_varlen(c->type)  ? (r->cap_rows + 1) * 4
+                                                     : r->cap_rows * em_type_width(c->type);
+        if (c->values->capacity < need ||
+            (c->validity && c->validity->capacity < em_bitmap_bytes(r->cap_rows)))
+            return false;
+    }
+    return true;
+}
+
+static void batch_refill_reset(em_batch *b) {
+    for (int i = 0; i < b->n_cols; i++) {
+        em_column *c = &b->cols[i];
+        c->length = 0;
+        c->null_count = 0;
+        if (c->validity) {
+            memset(c->validity->data, 0xff, (size_t)c->validity->capacity);
+            c->validity->size = 0;
+        }
+        if (em_type_is_varlen(c->type)) {
+            ((int32_t *)(void *)c->values->data)[0] = 0;
+            c->values->size = (int64_t)sizeof(int32_t);
+            c->data->size = 0;
+        } else {
+            c->values->size = 0;
+        }
+    }
+    b->n_rows = 0;
+}
+
 static em_status reader_fail(em_pq_reader *r, em_status st, em_error *err) {
     r->failed = st;
     snprintf(r->failed_msg, sizeof r->failed_msg, "%s", err ? err->msg : "read failed");
@@ -1480,8 +1544,6 @@ em_status em_pq_reader_next(em_pq_reader *r, em_batch **out, em_error *err) {
     *out = NULL;
     if (r->failed)
         return EM_FAIL(err, r->failed, "%s", r->failed_msg);
-    em_batch_destroy(r->batch);
-    r->batch = NULL;
     em_error local;
     if (!err)
         err = &local;
@@ -1505,10 +1567,17 @@ em_status em_pq_reader_next(em_pq_reader *r, em_batch **out, em_error *err) {
         r->rg_left = rows;
     }
     int64_t n = r->rg_left < r->batch_rows ? r->rg_left : r->batch_rows;
-    em_batch *b;
-    em_status st = em_batch_create(&r->schema, n, r->pool, &b, err);
-    if (st != EM_OK)
-        return reader_fail(r, st, err);
+    em_batch *b = r->batch;
+    r->batch = NULL;
+    em_status st = EM_OK;
+    if (batch_reusable(r, b)) {
+        batch_refill_reset(b);
+    } else {
+        em_batch_destroy(b);
+        st = em_batch_create(&r->schema, r->cap_rows, r->pool, &b, err);
+        if (st != EM_OK)
+            return reader_fail(r, st, err);
+    }
     for (int i = 0; i < r->n_cols; i++) {
         st = read_column(&r->cols[i], n, &b->cols[i]);
         if (st != EM_OK) {
