@@ -372,12 +372,57 @@ static void test_union_expand(void **state) {
     em_plan_free(p);
 }
 
+static const char LOCAL[] =
+    "== Physical Plan ==\n"
+    "HashAggregate (2)\n"
+    "+- LocalTableScan (1)\n\n\n"
+    "(1) LocalTableScan [codegen id : 1]\n"
+    "Output [2]: [a#1, b#2]\n"
+    "Arguments: <empty>, [a#1, b#2]\n\n"
+    "(2) HashAggregate\n"
+    "Input [2]: [a#1, b#2]\n"
+    "Keys: []\n"
+    "Functions [1]: [count(1)]\n"
+    "Aggregate Attributes [1]: [count(1)#3]\n"
+    "Results [1]: [count(1)#3 AS c#4]\n";
+
+static const char LOCAL_ROWS[] =
+    "== Physical Plan ==\n"
+    "LocalTableScan (1)\n\n\n"
+    "(1) LocalTableScan [codegen id : 1]\n"
+    "Output [2]: [a#1, b#2]\n"
+    "Arguments: [a#1, b#2]\n";
+
+static void test_local_table(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(LOCAL);
+    tops_ctx t;
+    tops_init(&t, g_pool);
+    em_error err = {0};
+    em_op *src, *agg;
+    EM_ASSERT_OK(em_op_local_table_create(tops_node(p, 1), &src, &err), &err);
+    EM_ASSERT_OK(em_op_hash_agg_create(tops_node(p, 2), src, &agg, &err), &err);
+    int n;
+    char **rows = tops_run(agg, &t, &n);
+    static const char *const expect[] = {"0"}; /* count over the empty relation */
+    tops_expect(rows, n, expect, 1, true);
+    em_plan_free(p);
+    /* a non-empty local table's rows are not in the text: unsupported */
+    p = tops_parse(LOCAL_ROWS);
+    EM_ASSERT_OK(em_op_local_table_create(tops_node(p, 1), &src, &err), &err);
+    assert_int_equal(em_op_open(src, &t.ctx, &err), EM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "LocalTableScan (1)"));
+    em_op_destroy(src);
+    em_plan_free(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_filter_project),   cmocka_unit_test(test_hash_agg_grouped),
         cmocka_unit_test(test_hash_agg_global),  cmocka_unit_test(test_hash_agg_many_groups),
         cmocka_unit_test(test_sort),             cmocka_unit_test(test_top_n),
         cmocka_unit_test(test_limit),            cmocka_unit_test(test_union_expand),
+        cmocka_unit_test(test_local_table),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
