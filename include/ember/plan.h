@@ -352,6 +352,10 @@ const char *em_join_type_name(em_join_type jt);
  */
 em_status em_plan_print(const em_plan *plan, const em_shim *shim, char **out, size_t *out_len,
                         em_error *err) EM_MUST_CHECK;
+/* The parsed model as JSON (nodes by id with outputs, types, fields and
+ * expression trees; see src/plan/plan_json.c); same ownership as em_plan_print. */
+em_status em_plan_to_json(const em_plan *plan, char **out, size_t *out_len,
+                          em_error *err) EM_MUST_CHECK;
 /* One expression as Spark prints it; same ownership as em_plan_print. */
 em_status em_expr_print(const em_expr *e, const em_shim *shim, char **out, size_t *out_len,
                         em_error *err) EM_MUST_CHECK;

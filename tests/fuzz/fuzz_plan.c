@@ -2,8 +2,8 @@
 /*
  * Fuzz target for the plan parser: parse arbitrary bytes; when they parse,
  * print the plan (in its own dialect and in another line's), parse the
- * printed text again and require the second print to equal the first, then
- * free. Any crash, sanitizer report or unstable round trip is a bug.
+ * printed text again and require the second print to equal the first, write
+ * it as JSON, then free. Any crash, sanitizer report or unstable round trip is a bug.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,6 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     const em_shim *other = em_shim_at(em_shim_count() - 1);
     if (em_plan_print(plan, other, &out, &n, &err) == EM_OK)
+        free(out);
+    if (em_plan_to_json(plan, &out, &n, &err) == EM_OK)
         free(out);
     em_plan_free(plan);
     return 0;
