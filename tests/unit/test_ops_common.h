@@ -194,7 +194,8 @@ static inline int tops_cmp_str(const void *a, const void *b) {
 /* Checks rows against expected lines (sorted first when !ordered). */
 static inline void tops_expect(char **rows, int n, const char *const *expect, int n_expect, bool ordered) {
     const char **ex = calloc((size_t)n_expect + 1, sizeof *ex);
-    memcpy(ex, expect, sizeof *ex * (size_t)n_expect);
+    if (n_expect > 0)
+        memcpy(ex, expect, sizeof *ex * (size_t)n_expect);
     if (!ordered) {
         qsort(rows, (size_t)n, sizeof *rows, tops_cmp_str);
         qsort(ex, (size_t)n_expect, sizeof *ex, tops_cmp_str);
