@@ -29,6 +29,10 @@
  * Strings and binaries are decoded as views (pointer, length) into the page
  * or the dictionary and copied into the offsets and bytes buffers in one pass.
  *
+ * The reader keeps its batch and refills it in place on the next call when
+ * no consumer took references to its buffers (and makes a fresh one when a
+ * consumer did), so steady-state reading allocates nothing per batch.
+ *
  * Batches never span row groups and never are empty. A column chunk that
  * runs out of values before the row group's row count, a page that overruns
  * its chunk, a dictionary index beyond the dictionary, levels that disagree
