@@ -31,6 +31,7 @@
  *   count(...)         [count bigint]
  *   min(x), max(x)     [min|max of x's type]
  *   first(x[, ign])    [first of x's type, valueSet boolean]
+ *   stddev_*, var_*    [n double, avg double, m2 double] (Welford's update)
  *
  * count(DISTINCT x) is computed by the operator: Spark plans it as grouping
  * by x below (partial_count(distinct x) runs after a merge that made x
@@ -118,6 +119,10 @@ typedef enum em_agg_kind {
     EM_AGGFN_MIN,
     EM_AGGFN_MAX,
     EM_AGGFN_FIRST,
+    EM_AGGFN_STDDEV_SAMP, /* stddev_samp, stddev, std */
+    EM_AGGFN_STDDEV_POP,
+    EM_AGGFN_VAR_SAMP, /* var_samp, variance */
+    EM_AGGFN_VAR_POP,
 } em_agg_kind;
 
 typedef struct em_agg_fn em_agg_fn;

@@ -24,7 +24,14 @@
  *   count         long, +1 per row whose arguments are all non-null.
  *   min, max      Spark ordering (NaN greatest), nulls ignored.
  *   first         [first, valueSet]; first(x, true) skips nulls.
+ *   stddev_samp, stddev_pop, var_samp, var_pop
+ *                 CentralMomentAgg: [n, avg, m2] in double, updated as
+ *                 n' = n + 1, delta = x - avg, avg' = avg + delta / n',
+ *                 m2' = m2 + delta * (delta - delta / n'), merged with
+ *                 Chan's formula; the sample forms are null for n <= 1
+ *                 (spark.sql.legacy.statisticalAggregate=false).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -42,8 +49,8 @@ struct em_agg_fn {
     em_type input_type; /* type of the (first) argument */
     em_type result_type;
     int n_buffers;
-    em_type buf_types[2];
-    const char *buf_names[2];
+    em_type buf_types[3];
+    const char *buf_names[3];
     int n_args;
     em_expr_prog *args[AGG_MAX_ARGS]; /* owned; PARTIAL mode only */
     const em_expr *src;               /* borrowed: messages */
@@ -56,7 +63,13 @@ struct em_agg_state {
     int64_t n, cap;
     ex_value *b0; /* owned */
     int64_t *b1;  /* owned */
+    double *mom;  /* owned: n, avg, m2 per group (moment aggregates only) */
 };
+
+static bool is_moment(em_agg_kind k) {
+    return k == EM_AGGFN_STDDEV_SAMP || k == EM_AGGFN_STDDEV_POP || k == EM_AGGFN_VAR_SAMP ||
+           k == EM_AGGFN_VAR_POP;
+}
 
 static em_status agg_overflow(const em_agg_fn *fn, em_error *err) {
     char d[256];
@@ -75,7 +88,11 @@ static bool kind_of(const char *name, em_agg_kind *k) {
         em_agg_kind k;
     } names[] = {{"sum", EM_AGGFN_SUM},     {"avg", EM_AGGFN_AVG},          {"mean", EM_AGGFN_AVG},
                  {"count", EM_AGGFN_COUNT}, {"min", EM_AGGFN_MIN},          {"max", EM_AGGFN_MAX},
-                 {"first", EM_AGGFN_FIRST}, {"first_value", EM_AGGFN_FIRST}};
+                 {"first", EM_AGGFN_FIRST}, {"first_value", EM_AGGFN_FIRST},
+                 {"stddev_samp", EM_AGGFN_STDDEV_SAMP}, {"stddev", EM_AGGFN_STDDEV_SAMP},
+                 {"std", EM_AGGFN_STDDEV_SAMP}, {"stddev_pop", EM_AGGFN_STDDEV_POP},
+                 {"var_samp", EM_AGGFN_VAR_SAMP}, {"variance", EM_AGGFN_VAR_SAMP},
+                 {"var_pop", EM_AGGFN_VAR_POP}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcasecmp(name, names[i].n)) {
             *k = names[i].k;
@@ -201,6 +218,20 @@ em_status em_agg_compile(const em_expr *agg, const em_expr *const *input_attrs, 
         fn->buf_types[1] = em_type_make(EM_TYPE_BOOLEAN);
         fn->buf_names[1] = "valueSet";
         break;
+    case EM_AGGFN_STDDEV_SAMP:
+    case EM_AGGFN_STDDEV_POP:
+    case EM_AGGFN_VAR_SAMP:
+    case EM_AGGFN_VAR_POP:
+        if (!ex_type_is_numeric(t) && t.id != EM_TYPE_NULL)
+            goto bad_type;
+        fn->result_type = dbl;
+        fn->n_buffers = 3;
+        for (int b = 0; b < 3; b++)
+            fn->buf_types[b] = dbl;
+        fn->buf_names[0] = "n";
+        fn->buf_names[1] = "avg";
+        fn->buf_names[2] = "m2";
+        break;
     }
     *out = fn;
     return EM_OK;
@@ -280,6 +311,8 @@ void em_agg_state_free(em_agg_state *st) {
     if (st->cap) {
         em_pool_free(st->pool, st->b0, st->cap * (int64_t)sizeof *st->b0);
         em_pool_free(st->pool, st->b1, st->cap * (int64_t)sizeof *st->b1);
+        if (st->mom)
+            em_pool_free(st->pool, st->mom, st->cap * 3 * (int64_t)sizeof *st->mom);
     }
     free(st);
 }
@@ -296,24 +329,37 @@ em_status em_agg_state_resize(em_agg_state *st, int64_t n_groups, em_error *err)
         if (!b0)
             return err ? err->code : EM_ERR_NOMEM;
         int64_t *b1 = em_pool_alloc(st->pool, cap * (int64_t)sizeof *b1, err);
-        if (!b1) {
+        double *mom = NULL;
+        if (b1 && is_moment(st->fn->kind))
+            mom = em_pool_alloc(st->pool, cap * 3 * (int64_t)sizeof *mom, err);
+        if (!b1 || (is_moment(st->fn->kind) && !mom)) {
             em_pool_free(st->pool, b0, cap * (int64_t)sizeof *b0);
+            if (b1)
+                em_pool_free(st->pool, b1, cap * (int64_t)sizeof *b1);
             return err ? err->code : EM_ERR_NOMEM;
         }
         if (st->n > 0) {
             memcpy(b0, st->b0, (size_t)st->n * sizeof *b0);
             memcpy(b1, st->b1, (size_t)st->n * sizeof *b1);
+            if (mom)
+                memcpy(mom, st->mom, (size_t)st->n * 3 * sizeof *mom);
         }
         if (st->cap) {
             em_pool_free(st->pool, st->b0, st->cap * (int64_t)sizeof *b0);
             em_pool_free(st->pool, st->b1, st->cap * (int64_t)sizeof *b1);
+            if (st->mom)
+                em_pool_free(st->pool, st->mom, st->cap * 3 * (int64_t)sizeof *mom);
         }
         st->b0 = b0;
         st->b1 = b1;
+        st->mom = mom;
         st->cap = cap;
     }
-    for (int64_t g = st->n; g < n_groups; g++)
+    for (int64_t g = st->n; g < n_groups; g++) {
         init_group(st->fn, &st->b0[g], &st->b1[g]);
+        if (st->mom) /* n = avg = m2 = 0.0 */
+            st->mom[3 * g] = st->mom[3 * g + 1] = st->mom[3 * g + 2] = 0.0;
+    }
     st->n = n_groups > st->n ? n_groups : st->n;
     return EM_OK;
 }
@@ -444,8 +490,30 @@ static em_status fold(const em_agg_fn *fn, ex_value *b0, int64_t *b1, const ex_v
         }
         *b1 = 1;
         return keep_value(fn, b0, v, err);
+    default: /* moments fold through moment_update / moment_merge */
+        return EM_OK;
     }
-    return EM_OK;
+}
+
+/* CentralMomentAgg.updateExpressions for one non-null x. */
+static void moment_update(double *m, double x) {
+    double n = m[0] + 1.0;
+    double delta = x - m[1];
+    double delta_n = delta / n;
+    m[1] = m[1] + delta_n;
+    m[2] = m[2] + delta * (delta - delta_n);
+    m[0] = n;
+}
+
+/* CentralMomentAgg.mergeExpressions (Chan et al.). */
+static void moment_merge(double *m, double n2, double avg2, double m2_2) {
+    double n1 = m[0];
+    double n = n1 + n2;
+    double delta = avg2 - m[1];
+    double delta_n = n == 0.0 ? 0.0 : delta / n;
+    m[1] = m[1] + delta_n * n2;
+    m[2] = m[2] + m2_2 + delta * delta_n * n1 * n2;
+    m[0] = n;
 }
 
 /* True when count's arguments are constants that are never null. */
@@ -583,6 +651,16 @@ em_status em_agg_update(const em_agg_fn *fn, em_agg_state *st, const int32_t *gr
         int32_t g = group_ids[k];
         ex_value v;
         ex_get(&cols[0], i, &v);
+        if (is_moment(fn->kind)) {
+            if (v.null)
+                continue;
+            ex_value dv;
+            rc = ex_cast_value(&v, vt, em_type_make(EM_TYPE_DOUBLE), false, "aggregate input",
+                               &dv, NULL, err);
+            if (rc == EM_OK && !dv.null)
+                moment_update(&st->mom[3 * g], dv.d);
+            continue;
+        }
         if (fn->kind == EM_AGGFN_COUNT) {
             /* counted only when every argument is non-null */
             for (int a = 1; a < fn->n_args && !v.null; a++)
@@ -627,6 +705,19 @@ em_status em_agg_merge(const em_agg_fn *fn, em_agg_state *st, const int32_t *gro
     const em_column *c1 = fn->n_buffers > 1 ? &in->cols[first_col + 1] : NULL;
     int64_t n = em_batch_rows(in);
     EM_TRY(check_groups(st, group_ids, n, err));
+    if (is_moment(fn->kind)) {
+        const em_column *c2 = &in->cols[first_col + 2];
+        for (int64_t k = 0; k < n; k++) {
+            int64_t i = in->sel ? in->sel[k] : k;
+            ex_value a, b, c;
+            ex_get(c0, i, &a);
+            ex_get(c1, i, &b);
+            ex_get(c2, i, &c);
+            if (!a.null && !b.null && !c.null)
+                moment_merge(&st->mom[3 * group_ids[k]], a.d, b.d, c.d);
+        }
+        return EM_OK;
+    }
     for (int64_t k = 0; k < n; k++) {
         int64_t i = in->sel ? in->sel[k] : k;
         int32_t g = group_ids[k];
@@ -663,7 +754,10 @@ em_status em_agg_emit_buffers(const em_agg_fn *fn, const em_agg_state *st, em_po
         ex_strw w = {&outs[j], 0};
         for (int64_t g = 0; g < st->n && rc == EM_OK; g++) {
             ex_value v;
-            if (j == 0) {
+            if (st->mom) {
+                memset(&v, 0, sizeof v);
+                v.d = st->mom[3 * g + j];
+            } else if (j == 0) {
                 v = st->b0[g];
             } else {
                 memset(&v, 0, sizeof v);
@@ -678,6 +772,19 @@ em_status em_agg_emit_buffers(const em_agg_fn *fn, const em_agg_state *st, em_po
         for (int j = 0; j < fn->n_buffers; j++)
             em_column_reset(&outs[j]);
     return rc;
+}
+
+/* CentralMomentAgg.evaluateExpression: null without rows; the sample
+ * forms are null (not NaN) for a single row. */
+static void moment_final(em_agg_kind k, const double *m, ex_value *out) {
+    double n = m[0];
+    bool samp = k == EM_AGGFN_STDDEV_SAMP || k == EM_AGGFN_VAR_SAMP;
+    if (n == 0.0 || (samp && n == 1.0)) {
+        out->null = true;
+        return;
+    }
+    double var = m[2] / (samp ? n - 1.0 : n);
+    out->d = (k == EM_AGGFN_STDDEV_SAMP || k == EM_AGGFN_STDDEV_POP) ? sqrt(var) : var;
 }
 
 static em_status final_value(const em_agg_fn *fn, const ex_value *b0, int64_t b1, ex_value *out,
@@ -737,8 +844,9 @@ static em_status final_value(const em_agg_fn *fn, const ex_value *b0, int64_t b1
     case EM_AGGFN_FIRST:
         *out = *b0;
         return EM_OK;
+    default: /* moments are finished by the caller */
+        return EM_OK;
     }
-    return EM_OK;
 }
 
 em_status em_agg_finalize(const em_agg_fn *fn, const em_agg_state *st, em_pool *pool,
@@ -750,6 +858,8 @@ em_status em_agg_finalize(const em_agg_fn *fn, const em_agg_state *st, em_pool *
     for (int64_t g = 0; g < st->n && rc == EM_OK; g++) {
         ex_value v;
         rc = final_value(fn, &st->b0[g], st->b1[g], &v, err);
+        if (st->mom)
+            moment_final(fn->kind, &st->mom[3 * g], &v);
         if (rc == EM_OK)
             rc = write_value(out, var ? &w : NULL, g, &v, err);
     }

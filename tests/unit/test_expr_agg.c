@@ -270,6 +270,7 @@ static void test_layouts(void **state) {
         {"partial_max(e#5)", 1, "max", "string", NULL, NULL, "string"},
         {"partial_min(d#4)", 1, "min", "decimal(15,2)", NULL, NULL, "decimal(15,2)"},
         {"partial_first(e#5, false)", 2, "first", "string", "valueSet", "boolean", "string"},
+        {"partial_stddev_samp(c#3)", 3, "n", "double", "avg", "double", "double"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         atc t;
@@ -414,6 +415,35 @@ static void test_count_min_max_first(void **state) {
                  &err);
 }
 
+/* stddev/variance (CentralMomentAgg): buffers n, avg, m2 in double; the
+ * sample forms are null for one row; partitions merge with Chan's formula.
+ * Expected doubles computed with the same update and merge formulas. */
+static void test_moments(void **state) {
+    (void)state;
+    static const char *const rows[][N_COLS] = {
+        R("1", NULL, NULL, NULL, NULL, NULL), R("2", NULL, NULL, NULL, NULL, NULL),
+        R("5", NULL, NULL, NULL, NULL, NULL), R("3", NULL, NULL, NULL, NULL, NULL),
+        R("4", NULL, NULL, NULL, NULL, NULL), R(NULL, NULL, NULL, NULL, NULL, NULL),
+    };
+    static const int32_t g1[] = {0, 0, 1};
+    static const int32_t g2[] = {0, 0, 0};
+    part two[2] = {{rows, 3, g1}, {rows + 3, 3, g2}};
+    em_error err;
+    EM_ASSERT_OK(run_agg("partial_var_samp(a#1)", false, two, 2, 3, EXPECT("2.0", "1.0", "0.0"),
+                         EXPECT("1.5", "5.0", "0.0"),
+                         EXPECT("1.6666666666666667", "null", "null"), &err),
+                 &err);
+    EM_ASSERT_OK(run_agg("partial_stddev_samp(a#1)", false, two, 2, 3, NULL, NULL,
+                         EXPECT("1.2909944487358056", "null", "null"), &err),
+                 &err);
+    EM_ASSERT_OK(run_agg("partial_var_pop(a#1)", false, two, 2, 3, NULL, NULL,
+                         EXPECT("1.25", "0.0", "null"), &err),
+                 &err);
+    EM_ASSERT_OK(run_agg("partial_stddev_pop(a#1)", false, two, 2, 3, NULL, NULL,
+                         EXPECT("1.118033988749895", "0.0", "null"), &err),
+                 &err);
+}
+
 /* Selection vectors: only selected rows are folded, group ids follow the
  * logical rows. */
 static void test_update_with_selection(void **state) {
@@ -539,6 +569,7 @@ int main(void) {
         cmocka_unit_test(test_count_min_max_first),
         cmocka_unit_test(test_update_with_selection),
         cmocka_unit_test(test_batches_and_selection),
+        cmocka_unit_test(test_moments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
