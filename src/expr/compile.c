@@ -837,6 +837,16 @@ static int compile_call(cctx *c, const em_expr *e) {
             return fail_unsupported(c, e, "wrong number of arguments"), -1;
         return compile(c, e->args[0], NULL);
     }
+    if (!strcasecmp(n, "dynamicpruningexpression")) {
+        /* a dynamic partition pruning filter only repeats what the join
+         * will check: its subquery form is always true here */
+        if (na != 1)
+            return fail_unsupported(c, e, "wrong number of arguments"), -1;
+        if (e->args[0]->kind == EM_EXPR_IN_SUBQUERY)
+            return compile_const(c, e, "true", em_type_make(EM_TYPE_BOOLEAN));
+        em_type b = em_type_make(EM_TYPE_BOOLEAN);
+        return compile(c, e->args[0], &b);
+    }
     if (!strcasecmp(n, "CheckOverflow")) {
         bool ok;
         if (na < 2)

@@ -260,6 +260,8 @@ static void test_logic(void **state) {
     check("NOT g#7", false, rows, 3, EXPECT("false", "true", "null"));
     check("(g#7 <=> true)", false, rows, 3, EXPECT("true", "false", "false"));
     check("(g#7 = true)", false, rows, 3, EXPECT("true", "false", "null"));
+    /* PartitionFilters' dynamic pruning wrapper */
+    check("dynamicpruningexpression(true)", false, rows, 3, EXPECT("true", "true", "true"));
 }
 
 /* Integer arithmetic: Java wraparound unless ANSI (arithmetic.scala Add/Multiply
