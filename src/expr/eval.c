@@ -315,6 +315,29 @@ static em_status run_cmp(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
                 return EM_OK;
             }
             break;
+        case EM_TYPE_STRING:
+        case EM_TYPE_BINARY: {
+            if (!a->data || !b->data)
+                break; /* no byte buffer: the row-wise path copes */
+            /* unsigned bytes, then length (UTF8String.compareTo) */
+            const int32_t *ao = em_column_offsets(a), *bo = em_column_offsets(b);
+            const char *ad = em_column_chars(a), *bd = em_column_chars(b);
+            EX_FOR_ROWS(sel, n, i, {
+                bool va = valid(a, i), vb = valid(b, i);
+                if (va && vb) {
+                    int32_t la = ao[i + 1] - ao[i], lb = bo[i + 1] - bo[i];
+                    int32_t m = la < lb ? la : lb;
+                    int c = m > 0 ? memcmp(ad + ao[i], bd + bo[i], (size_t)m) : 0;
+                    c = c != 0 ? (c < 0 ? -1 : 1) : (la > lb) - (la < lb);
+                    em_bit_put(ov, i, cmp_result(op, c));
+                    set_valid(o, i);
+                } else if (op == EM_OP_NULLSAFE_EQ) {
+                    em_bit_put(ov, i, !va && !vb);
+                    set_valid(o, i);
+                }
+            });
+            return EM_OK;
+        }
         default:
             break;
         }
@@ -357,8 +380,9 @@ static em_status copy_row(em_column *dst, ex_strw *w, const em_column *src, int6
         return EM_OK;
     }
     if (w) {
-        const int32_t *off = em_column_offsets(src);
-        return ex_strw_put(w, i, em_column_chars(src) + off[i], off[i + 1] - off[i], false, err);
+        ex_value v;
+        ex_get(src, i, &v);
+        return ex_strw_put(w, i, v.s, v.len, false, err);
     }
     if (dst->type.id == EM_TYPE_BOOLEAN) {
         em_bit_put(dst->values->data, i, em_bit_get(src->values->data, i));
@@ -774,10 +798,10 @@ static bool fast_cast(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_status
 static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
     ex_step *st = &x->prog->steps[s];
     if (st->op == EX_INPUT) {
-        const em_column *c = &x->in->cols[st->ordinal];
         if (st->ordinal >= x->in->n_cols)
             return EM_FAIL(x->err, EM_ERR_BIND, "input column %d is missing from the batch",
                            st->ordinal);
+        const em_column *c = &x->in->cols[st->ordinal];
         if (!em_type_equal(c->type, st->type)) {
             char a[32], b[32], d[256];
             em_type_format(c->type, a, sizeof a);

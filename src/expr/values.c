@@ -69,7 +69,7 @@ void ex_get(const em_column *c, int64_t row, ex_value *v) {
     case EM_TYPE_STRING:
     case EM_TYPE_BINARY: {
         const int32_t *off = (const int32_t *)p;
-        v->s = (const char *)c->data->data + off[row];
+        v->s = c->data ? (const char *)c->data->data + off[row] : "";
         v->len = off[row + 1] - off[row];
         break;
     }
