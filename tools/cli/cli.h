@@ -7,8 +7,17 @@
 #ifndef EM_CLI_H
 #define EM_CLI_H
 
+#include "ember/runtime.h"
+
 int em_cli_gen(int argc, char **argv);     /* ember gen tpch ... */
 int em_cli_parquet(int argc, char **argv); /* ember parquet schema|meta|head|stats FILE */
 int em_cli_demo(int argc, char **argv);    /* ember demo: the README's main job */
+int em_cli_run(int argc, char **argv);     /* ember run PLAN --warehouse DIR ... */
+int em_cli_explain(int argc, char **argv); /* ember explain PLAN */
+
+/* Reads and parses a plan file ("-" = stdin) for run and explain; version may
+ * be NULL (detected); retype NULL keeps the text's types. */
+em_status em_cli_load_plan(const char *path, const char *version, em_retype_ctx *retype,
+                           em_plan **out, em_error *err);
 
 #endif

@@ -16,6 +16,10 @@ static void usage(FILE *out) {
                  "                               generate TPC-H tables as Parquet\n"
                  "  parquet schema|meta|head|stats FILE\n"
                  "                               inspect a Parquet file\n"
+                 "  run PLAN --warehouse DIR [--format table|csv|json|parquet] [--output P]\n"
+                 "      [--spark-version V] [--conf k=v] [--metrics] [--threads N] [--retype]\n"
+                 "                               run a Spark physical plan (EXPLAIN FORMATTED)\n"
+                 "  explain PLAN                 the plan's stages, each node native or not\n"
                  "  version                      print the version\n");
 }
 
@@ -29,6 +33,10 @@ int main(int argc, char **argv) {
         return em_cli_gen(argc - 2, argv + 2);
     if (strcmp(cmd, "parquet") == 0)
         return em_cli_parquet(argc - 2, argv + 2);
+    if (strcmp(cmd, "run") == 0)
+        return em_cli_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "explain") == 0)
+        return em_cli_explain(argc - 2, argv + 2);
     if (strcmp(cmd, "demo") == 0)
         return em_cli_demo(argc - 2, argv + 2);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The local runtime: runs a parsed physical plan on this machine.
+ *
+ * The plan is cut into stages at every Exchange and BroadcastExchange, as
+ * Spark's DAG scheduler cuts it at shuffle dependencies: a shuffle stage
+ * runs its exchange's child and partitions the rows
+ * (hashpartitioning with Spark's Murmur3 and pmod, rangepartitioning by
+ * bounds over the whole output, SinglePartition, RoundRobinPartitioning);
+ * a broadcast stage collects its child's whole output once; the result stage
+ * runs the root. A ReusedExchange reads the stage of the exchange it names,
+ * computed once. Every scalar subquery is a little plan of its own with its
+ * own stages; it runs once, before the stages whose expressions use it, and
+ * its value is served to them through the expression compiler's subquery
+ * provider.
+ *
+ * Each stage runs one task per partition on a pool of threads (as many as
+ * the cores by default). A task builds its operator tree with em_op_build,
+ * gets its own memory pool (a child of the query's pool, which carries the
+ * budget), and reads its inputs through em_exec_ctx's callbacks: its scan
+ * splits, its partition of each shuffle, each broadcast relation. Shuffle
+ * and broadcast data live in memory (spilling them to disk is not done yet:
+ * over budget they fail with EM_ERR_OOM_BUDGET naming the stage).
+ *
+ * The first failing task cancels the others; the query then fails with that
+ * task's error, prefixed with its stage and partition. Nothing here is
+ * global: several queries may run in one process, each with its own threads.
+ */
+#ifndef EM_RUNTIME_H
+#define EM_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ember/ops.h"
+#include "ember/plan.h"
+#include "ember/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Builds one task's operator tree for a stage root (em_op_build's shape). */
+typedef em_status (*em_op_build_fn)(const em_plan_node *node, em_op **out, em_error *err);
+
+typedef struct em_runtime_options {
+    const char *warehouse_dir;   /* scans' tables are DIR/<table>; NULL: paths as printed */
+    int threads;                 /* <= 0: the number of online cores */
+    int64_t memory_budget;       /* bytes for the whole query; < 0: unlimited */
+    int ansi;                    /* -1: the plan's Spark line's default; 0 off; 1 on */
+    const char *time_zone;       /* session time zone; NULL: UTC */
+    int64_t max_partition_bytes; /* scan split target (spark.sql.files.maxPartitionBytes);
+                                    0: 128 MiB */
+    int64_t open_cost_bytes;     /* spark.sql.files.openCostInBytes; 0: 4 MiB */
+    em_op_build_fn build;        /* NULL: em_op_build (tests inject their own) */
+} em_runtime_options;
+
+/* Defaults: no warehouse, cores, unlimited, ANSI from the shim, UTC, 128 MiB, 4 MiB. */
+void em_runtime_options_init(em_runtime_options *o);
+
+typedef enum em_stage_kind {
+    EM_STAGE_SHUFFLE,   /* an Exchange's map side */
+    EM_STAGE_BROADCAST, /* a BroadcastExchange's child, collected */
+    EM_STAGE_GATHER,    /* the root's child gathered into one partition for a root that needs
+                           all rows at once (TakeOrderedAndProject, CollectLimit) */
+    EM_STAGE_SUBQUERY,  /* the root of a scalar subquery's plan */
+    EM_STAGE_RESULT,    /* the plan's root */
+} em_stage_kind;
+
+const char *em_stage_kind_name(em_stage_kind k);
+
+typedef struct em_stage_info {
+    int index;                    /* in dependency order: inputs before the stages reading them */
+    em_stage_kind kind;
+    const em_plan_node *node;     /* the exchange, or the (subquery) root */
+    int n_out_partitions;         /* shuffles: the reduce partitions; others 1 */
+    const char *partitioning;     /* "hashpartitioning", "rangepartitioning", "SinglePartition",
+                                     "RoundRobinPartitioning", "broadcast", "collect" */
+    int n_tasks;                  /* known after em_query_run (scans' splits); else -1 */
+    int n_deps;
+    const int *deps;              /* indices of the stages it reads (exchanges, subqueries) */
+    int n_reused;                 /* ReusedExchange nodes reading this stage's output */
+    int64_t rows_out;             /* after the run */
+    int64_t time_ns;              /* wall time of the stage */
+} em_stage_info;
+
+typedef struct em_node_metrics {
+    const em_plan_node *node;
+    const char *op_name; /* the operator that ran it */
+    int tasks;           /* tasks that ran an operator for this node */
+    em_op_metrics m;     /* summed over tasks; peak_bytes is the largest task's */
+} em_node_metrics;
+
+typedef struct em_query em_query;
+
+/* Cuts the plan into stages (nothing is read or run yet). The plan must
+ * outlive the query. Errors: EM_ERR_UNSUPPORTED for a partitioning Ember does
+ * not know, EM_ERR_BIND for a ReusedExchange whose target is missing. */
+em_status em_query_create(const em_plan *plan, const em_runtime_options *opts, em_query **out,
+                          em_error *err) EM_MUST_CHECK;
+/* Resolves the scans' files, runs every stage and keeps the result. Once. */
+em_status em_query_run(em_query *q, em_error *err) EM_MUST_CHECK;
+/* Asks a running query to stop (tasks end with EM_ERR_CANCELLED). Safe from
+ * another thread or a signal handler. */
+void em_query_cancel(em_query *q);
+void em_query_destroy(em_query *q); /* NULL allowed */
+
+/* The result: the root's output attributes as a schema, and its rows in
+ * order (the partitions of the result stage concatenated in order). */
+const em_schema *em_query_schema(const em_query *q);
+const em_batch_list *em_query_result(const em_query *q);
+
+int em_query_n_stages(const em_query *q);
+void em_query_stage_info(const em_query *q, int i, em_stage_info *out);
+/* Per plan node, after the run, in stage order. */
+int em_query_n_metrics(const em_query *q);
+const em_node_metrics *em_query_metrics_at(const em_query *q, int i);
+/* Peak bytes of the query's pool (all tasks, shuffles and broadcasts). */
+int64_t em_query_peak_bytes(const em_query *q);
+int em_query_threads(const em_query *q);
+
+/* ------------------------------------------------------------------ scans */
+
+/*
+ * The Parquet files a Scan node reads: its Location resolved against
+ * warehouse_dir. A normalized Location (".../{warehouse_dir}/<table>]") names
+ * DIR/<table>; a real path names DIR/<last path component> when that exists,
+ * else the path itself (a "file:" prefix dropped). A folder contributes its
+ * *.parquet files (hidden and "_" files skipped), sorted by name. *paths is a
+ * malloc'ed array of malloc'ed strings (free with em_scan_files_free).
+ * Errors: EM_ERR_IO naming the folder when it is missing or holds no files.
+ */
+em_status em_scan_files(const em_plan_node *scan, const char *warehouse_dir, char ***paths,
+                        int *n_paths, em_error *err) EM_MUST_CHECK;
+void em_scan_files_free(char **paths, int n_paths);
+
+/*
+ * The --retype provider for em_plan_parse_options.column_type: for a Scan's
+ * column, the type its first file holds (matched by name, ignoring case).
+ * Create the context with the warehouse folder; it caches opened footers.
+ * LocalTableScan columns and columns not found keep the plan's types.
+ */
+typedef struct em_retype_ctx em_retype_ctx;
+em_status em_retype_ctx_create(const char *warehouse_dir, em_retype_ctx **out,
+                               em_error *err) EM_MUST_CHECK;
+void em_retype_ctx_destroy(em_retype_ctx *ctx); /* NULL allowed */
+bool em_retype_column_type(void *ctx, const em_plan_node *leaf, const char *column,
+                           em_type *type);
+/* The first error met while looking up types (a missing folder, a corrupt
+ * footer), or NULL: lookups that fail keep the plan's types, and the scan
+ * then reports the problem when it runs. */
+const char *em_retype_ctx_error(const em_retype_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
