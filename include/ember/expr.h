@@ -70,7 +70,9 @@ typedef em_status (*em_scalar_subquery_fn)(void *ctx, const em_expr *subquery, e
 typedef struct em_expr_compile_options {
     bool ansi;             /* spark.sql.ansi.enabled: overflow and bad casts raise errors */
     const em_shim *shim;   /* Spark line for version rules (decimal result types); NULL: 3.4+ */
-    const char *time_zone; /* session time zone; NULL means UTC (only UTC is supported) */
+    const char *time_zone; /* session time zone; NULL means UTC. Only casts between
+                              timestamp and date/string depend on it, and they are
+                              refused at compile time outside UTC */
     em_scalar_subquery_fn subquery; /* NULL: scalar subqueries fail to compile */
     void *subquery_ctx;
     em_pool *pool; /* borrowed: charged for the program's registers; may be NULL */

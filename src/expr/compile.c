@@ -1059,6 +1059,13 @@ static int compile(cctx *c, const em_expr *e, const em_type *hint) {
             return -1;
         if (em_type_equal(step_type(c, a), to))
             return a;
+        em_type from = step_type(c, a);
+        if (!c->prog->tz_utc &&
+            ((from.id == EM_TYPE_TIMESTAMP &&
+              (to.id == EM_TYPE_DATE || to.id == EM_TYPE_STRING)) ||
+             (to.id == EM_TYPE_TIMESTAMP &&
+              (from.id == EM_TYPE_DATE || from.id == EM_TYPE_STRING))))
+            return fail_unsupported(c, e, "time-zone dependent cast outside UTC"), -1;
         if (c->prog->steps[a].op == EX_CONST)
             return cast_to(c, a, to, e);
         return add_step(c, EX_CAST, to, e, 1, &a);
@@ -1094,13 +1101,11 @@ em_status em_expr_compile(const em_expr *e, const em_expr *const *input_attrs, i
         p->pool = opts->pool;
         p->subquery = opts->subquery;
         p->subquery_ctx = opts->subquery_ctx;
-        if (opts->time_zone && strcasecmp(opts->time_zone, "UTC") &&
-            strcmp(opts->time_zone, "Etc/UTC") && strcmp(opts->time_zone, "Z") &&
-            strcmp(opts->time_zone, "+00:00")) {
-            free(p);
-            return EM_FAIL(err, EM_ERR_UNSUPPORTED,
-                           "session time zone %s is not supported (only UTC)", opts->time_zone);
-        }
+        p->tz_utc = !opts->time_zone || !strcasecmp(opts->time_zone, "UTC") ||
+                    !strcmp(opts->time_zone, "Etc/UTC") || !strcmp(opts->time_zone, "Z") ||
+                    !strcmp(opts->time_zone, "+00:00") || !strcmp(opts->time_zone, "GMT");
+    } else {
+        p->tz_utc = true;
     }
     cctx c = {p, input_attrs, n_input, opts, err};
     int root = compile(&c, e, NULL);

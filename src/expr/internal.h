@@ -110,6 +110,7 @@ struct em_expr_prog {
     int cap;
     em_column *regs; /* owned: one register per step */
     bool ansi;
+    bool tz_utc;   /* session time zone is UTC (the only one timestamps support) */
     em_pool *pool; /* borrowed */
     em_scalar_subquery_fn subquery;
     void *subquery_ctx;
