@@ -525,43 +525,58 @@ static em_expr *try_plan_id(expr_parser *p) {
 }
 
 /*
+ * Items separated by ", " or "," up to the closing character, which is
+ * consumed; p->pos is just after the opener (at offset `open`). *compact
+ * tells whether every separator was "," (Scala case classes, IN lists).
+ */
+static bool parse_delimited(expr_parser *p, char close, size_t open, const char *what,
+                            expr_list *items, bool *compact) {
+    bool spaced = false, tight = false;
+    if (p->pos < p->n && p->s[p->pos] == close) {
+        p->pos++;
+        *compact = false;
+        return true;
+    }
+    for (;;) {
+        em_expr *v = plan_parse_expr(p, STOP_COMMA);
+        if (!v || !list_push(p, items, v))
+            return false;
+        if (at(p, p->pos, ", ")) {
+            spaced = true;
+            p->pos += 2;
+        } else if (at(p, p->pos, ",")) {
+            tight = true;
+            p->pos++;
+        } else if (p->pos < p->n && p->s[p->pos] == close) {
+            p->pos++;
+            break;
+        } else {
+            plan_expr_error(p, p->pos, "expected ',' or '%c' in %s at column %d", close, what,
+                            p->col0 + (int)open);
+            return false;
+        }
+    }
+    *compact = tight && !spaced;
+    return true;
+}
+
+/*
  * Arguments of a call: "(" [distinct ] a, b ")" with ", " or "," between.
  * p->pos is at the '('.
  */
 static bool parse_call_args(expr_parser *p, em_expr *e, bool allow_distinct) {
     size_t open = p->pos++;
     expr_list args = {0};
-    bool spaced = false, compact = false;
     if (allow_distinct && at(p, p->pos, "distinct ")) {
         e->distinct = true;
         p->pos += 9;
     }
-    if (p->pos < p->n && p->s[p->pos] == ')') {
-        p->pos++;
-        return true;
-    }
-    for (;;) {
-        em_expr *a = plan_parse_expr(p, STOP_COMMA);
-        if (!a || !list_push(p, &args, a))
-            return false;
-        if (at(p, p->pos, ", ")) {
-            spaced = true;
-            p->pos += 2;
-        } else if (at(p, p->pos, ",")) {
-            compact = true;
-            p->pos += 1;
-        } else if (at(p, p->pos, ")")) {
-            p->pos++;
-            break;
-        } else {
-            plan_expr_error(p, p->pos, "expected ',' or ')' in the arguments of '%s' at column %d",
-                            e->name ? e->name : "(", p->col0 + (int)open);
-            return false;
-        }
-    }
+    char what[96];
+    snprintf(what, sizeof what, "the arguments of '%.60s'", e->name ? e->name : "");
+    if (!parse_delimited(p, ')', open, what, &args, &e->compact))
+        return false;
     e->args = args.items;
     e->n_args = args.n;
-    e->compact = compact && !spaced;
     return true;
 }
 
@@ -851,37 +866,16 @@ static em_expr *parse_postfix(expr_parser *p, int stop) {
             size_t open = p->pos + 4;
             p->pos += 5;
             expr_list items = {0};
-            if (!list_push(p, &items, e))
+            bool compact;
+            if (!list_push(p, &items, e) ||
+                !parse_delimited(p, ')', open, "the IN list", &items, &compact))
                 return NULL;
-            bool spaced = false;
-            if (p->pos < p->n && p->s[p->pos] == ')') {
-                p->pos++;
-            } else {
-                for (;;) {
-                    em_expr *v = plan_parse_expr(p, STOP_COMMA);
-                    if (!v || !list_push(p, &items, v))
-                        return NULL;
-                    if (at(p, p->pos, ", ")) {
-                        spaced = true;
-                        p->pos += 2;
-                    } else if (at(p, p->pos, ",")) {
-                        p->pos++;
-                    } else if (at(p, p->pos, ")")) {
-                        p->pos++;
-                        break;
-                    } else {
-                        return plan_expr_error(p, p->pos,
-                                               "expected ',' or ')' in the IN list at column %d",
-                                               p->col0 + (int)open);
-                    }
-                }
-            }
             e = new_expr(p, EM_EXPR_IN);
             if (!e)
                 return NULL;
             e->args = items.items;
             e->n_args = items.n;
-            e->compact = !spaced;
+            e->compact = compact;
         } else if (in_at(p, p->pos)) {
             /* dynamic pruning: value IN dynamicpruning#N */
             size_t n0 = p->pos + 4, i = n0;
@@ -1021,35 +1015,15 @@ em_expr *plan_parse_bracket_list(expr_parser *p) {
         return plan_expr_error(p, p->pos, "expected '['");
     p->pos++;
     expr_list items = {0};
-    bool spaced = false, compact = false;
-    if (p->pos < p->n && p->s[p->pos] == ']') {
-        p->pos++;
-    } else {
-        for (;;) {
-            em_expr *v = plan_parse_expr(p, STOP_COMMA);
-            if (!v || !list_push(p, &items, v))
-                return NULL;
-            if (at(p, p->pos, ", ")) {
-                spaced = true;
-                p->pos += 2;
-            } else if (at(p, p->pos, ",")) {
-                compact = true;
-                p->pos++;
-            } else if (at(p, p->pos, "]")) {
-                p->pos++;
-                break;
-            } else {
-                return plan_expr_error(p, p->pos, "expected ', ' or ']' in the list at column %d",
-                                       p->col0 + (int)open);
-            }
-        }
-    }
+    bool compact;
+    if (!parse_delimited(p, ']', open, "the list", &items, &compact))
+        return NULL;
     em_expr *l = new_expr(p, EM_EXPR_LIST);
     if (!l)
         return NULL;
     l->args = items.items;
     l->n_args = items.n;
-    l->compact = compact && !spaced;
+    l->compact = compact;
     return l;
 }
 
