@@ -186,6 +186,45 @@ static void test_errors_name_line_and_column(void **state) {
                  EM_ERR_UNSUPPORTED, "cannot tell which Spark version", "three arguments");
 }
 
+static void test_location_forms(void **state) {
+    (void)state;
+    static const struct {
+        const char *line;
+        int n_paths;
+        const char *first;
+    } cases[] = {
+        {"Location: InMemoryFileIndex(1 paths)[file:/data/tpch/lineitem]", 1,
+         "file:/data/tpch/lineitem"},
+        {"Location: InMemoryFileIndex(2 paths)[hdfs://nn/w/l/p=1, hdfs://nn/w/l/p=2]", 2,
+         "hdfs://nn/w/l/p=1"},
+        {"Location: InMemoryFileIndex [s3a://b/l/part-0.parquet, ... 12 entries]", 1,
+         "s3a://b/l/part-0.parquet"},
+        {"Location: InMemoryFileIndex []", 0, NULL},
+        {"Location [not included in comparison]/{warehouse_dir}/lineitem]", 1, "lineitem"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *s =
+            replace_line("Location: InMemoryFileIndex [file:/data/tpch/lineitem]", cases[i].line);
+        em_plan *plan;
+        em_error err = {0};
+        EM_ASSERT_OK(em_plan_parse(s, strlen(s), NULL, &plan, &err), &err);
+        const em_plan_field *loc =
+            em_plan_node_field(em_plan_node_by_id(plan, 1), EM_FIELD_LOCATION);
+        assert_int_equal(loc->n_paths, cases[i].n_paths);
+        if (cases[i].first)
+            assert_string_equal(loc->paths[0], cases[i].first);
+        assert_int_equal(loc->location_normalized, i == 4);
+        char *out;
+        size_t n;
+        EM_ASSERT_OK(em_plan_print(plan, NULL, &out, &n, &err), &err);
+        assert_int_equal(n, strlen(s));
+        assert_memory_equal(out, s, n);
+        free(out);
+        em_plan_free(plan);
+        free(s);
+    }
+}
+
 static void test_hostile_input_never_crashes(void **state) {
     (void)state;
     static const char *const inputs[] = {
@@ -515,6 +554,7 @@ int main(void) {
         cmocka_unit_test(test_user_text_real_ids),
         cmocka_unit_test(test_errors_name_line_and_column),
         cmocka_unit_test(test_hostile_input_never_crashes),
+        cmocka_unit_test(test_location_forms),
         cmocka_unit_test(test_model_of_shared_plans),
         cmocka_unit_test(test_print_in_another_dialect),
         cmocka_unit_test(test_adaptive_plans),
