@@ -1040,6 +1040,38 @@ static em_status read_levels(pq_col *c, int64_t k, uint32_t *lev, int64_t *m, bo
     return EM_OK;
 }
 
+/* Decodes m dictionary indices into the ids scratch (not range-checked). */
+static em_status dict_indices(pq_col *c, int64_t m, const uint32_t **out) {
+    if (!c->idx_ready) {
+        if (c->vlen < 1)
+            return em_pq_dcorrupt(&c->ctx, 0, "dictionary indices are missing");
+        int bw = c->vp[0];
+        if (bw > 32)
+            return em_pq_dcorrupt(&c->ctx, 0, "dictionary index bit width %d exceeds 32", bw);
+        em_rle_init(&c->idx, c->vp + 1, c->vlen - 1, bw);
+        c->idx_ready = true;
+    }
+    uint32_t *ids = (uint32_t *)(void *)c->ids.p;
+    int64_t got = em_rle_get(&c->idx, ids, m);
+    if (got < m)
+        return em_pq_dcorrupt(&c->ctx, 0, "dictionary indices end %lld values before the levels do",
+                              (long long)(m - got));
+    *out = ids;
+    return EM_OK;
+}
+
+/* EM_OK when every index is inside the dictionary, else the error naming the largest. */
+static em_status dict_range_check(pq_col *c, const uint32_t *ids, int64_t m) {
+    uint32_t mx = 0;
+    for (int64_t i = 0; i < m; i++)
+        mx = ids[i] > mx ? ids[i] : mx;
+    if (m == 0 || (int64_t)mx < c->dict_n)
+        return EM_OK;
+    return em_pq_dcorrupt(&c->ctx, 0,
+                          "dictionary index %u out of range (the dictionary has %lld values)", mx,
+                          (long long)c->dict_n);
+}
+
 static em_status decode_values(pq_col *c, int64_t m, uint8_t *dst) {
     if (m == 0)
         return EM_OK;
@@ -1047,21 +1079,8 @@ static em_status decode_values(pq_col *c, int64_t m, uint8_t *dst) {
     case SRC_PLAIN:
         return plain_decode(c, c->vp, c->vlen, &c->vpos, m, dst);
     case SRC_DICT: {
-        if (!c->idx_ready) {
-            if (c->vlen < 1)
-                return em_pq_dcorrupt(&c->ctx, 0, "dictionary indices are missing");
-            int bw = c->vp[0];
-            if (bw > 32)
-                return em_pq_dcorrupt(&c->ctx, 0, "dictionary index bit width %d exceeds 32", bw);
-            em_rle_init(&c->idx, c->vp + 1, c->vlen - 1, bw);
-            c->idx_ready = true;
-        }
-        uint32_t *ids = (uint32_t *)(void *)c->ids.p;
-        int64_t got = em_rle_get(&c->idx, ids, m);
-        if (got < m)
-            return em_pq_dcorrupt(&c->ctx, 0,
-                                  "dictionary indices end %lld values before the levels do",
-                                  (long long)(m - got));
+        const uint32_t *ids;
+        EM_TRY(dict_indices(c, m, &ids));
         /* The range check rides along the gather: an index out of range reads
          * entry 0 instead and marks the batch bad, reported after the loop. */
         const uint32_t lim = c->dict_n > UINT32_MAX ? UINT32_MAX : (uint32_t)c->dict_n;
@@ -1094,15 +1113,8 @@ static em_status decode_values(pq_col *c, int64_t m, uint8_t *dst) {
             }
         }
 #undef EM_GATHER
-        if (bad) {
-            uint32_t mx = 0;
-            for (int64_t i = 0; i < m; i++)
-                mx = ids[i] > mx ? ids[i] : mx;
-            return em_pq_dcorrupt(&c->ctx, 0,
-                                  "dictionary index %u out of range (the dictionary has %lld "
-                                  "values)",
-                                  mx, (long long)c->dict_n);
-        }
+        if (bad)
+            return dict_range_check(c, ids, m);
         return EM_OK;
     }
     case SRC_RLE_BOOL: {
@@ -1260,12 +1272,20 @@ static inline void copy_value(uint8_t *dst, const uint8_t *src, int64_t len, uin
     }
 }
 
-static em_status emit_varlen(pq_col *c, const em_pq_view *v, int64_t m, const uint32_t *lev,
-                             bool all_valid, int64_t r0, int64_t k, em_column *out) {
+/* Copies m values into the string column's rows r0..r0+k (nulls where the
+ * levels say, unless all_valid): value j is v[j], or v[ids[j]] when the values
+ * come from a dictionary (ids already range-checked). */
+static em_status emit_varlen(pq_col *c, const em_pq_view *v, const uint32_t *ids, int64_t m,
+                             const uint32_t *lev, bool all_valid, int64_t r0, int64_t k,
+                             em_column *out) {
     int32_t *off = (int32_t *)(void *)out->values->data;
     int64_t total = 0;
-    for (int64_t i = 0; i < m; i++)
-        total += v[i].len;
+    if (ids)
+        for (int64_t i = 0; i < m; i++)
+            total += v[ids[i]].len;
+    else
+        for (int64_t i = 0; i < m; i++)
+            total += v[i].len;
     int64_t pos = off[r0];
     if (pos + total > INT32_MAX)
         return EM_FAIL(c->ctx.err, EM_ERR_OVERFLOW,
@@ -1277,22 +1297,15 @@ static em_status emit_varlen(pq_col *c, const em_pq_view *v, int64_t m, const ui
     /* Views point into the file mapping (uncompressed pages) or into the reader's
      * buffers, which all carry slack; only the mapping's end needs care. */
     uintptr_t lo = (uintptr_t)c->f->map, hi = lo + (uintptr_t)c->f->size;
-    if (all_valid) {
-        for (int64_t i = 0; i < k; i++) {
-            copy_value(chars + pos, v[i].ptr, v[i].len, lo, hi);
-            pos += v[i].len;
-            off[r0 + i + 1] = (int32_t)pos;
+    int64_t j = 0;
+    for (int64_t i = 0; i < k; i++) {
+        if (all_valid || lev[i]) {
+            const em_pq_view *x = ids ? &v[ids[j]] : &v[j];
+            copy_value(chars + pos, x->ptr, x->len, lo, hi);
+            pos += x->len;
+            j++;
         }
-    } else {
-        int64_t j = 0;
-        for (int64_t i = 0; i < k; i++) {
-            if (lev[i]) {
-                copy_value(chars + pos, v[j].ptr, v[j].len, lo, hi);
-                pos += v[j].len;
-                j++;
-            }
-            off[r0 + i + 1] = (int32_t)pos;
-        }
+        off[r0 + i + 1] = (int32_t)pos;
     }
     return EM_OK;
 }
@@ -1312,15 +1325,27 @@ static em_status read_column(pq_col *c, int64_t n, em_column *out) {
         EM_TRY(read_levels(c, k, lev, &m, &all_valid));
         bool direct = d->conv == CV_COPY;
         uint8_t *dst = direct ? out->values->data + r0 * ow : c->phys.p;
-        EM_TRY(decode_values(c, m, dst));
-        if (d->conv == CV_VARLEN) {
-            EM_TRY(emit_varlen(c, (const em_pq_view *)(void *)dst, m, lev, all_valid, r0, k, out));
+        if (d->conv == CV_VARLEN && c->src == SRC_DICT) {
+            /* Strings straight from the dictionary, without gathering views first. */
+            const uint32_t *ids = NULL;
+            if (m > 0) {
+                EM_TRY(dict_indices(c, m, &ids));
+                EM_TRY(dict_range_check(c, ids, m));
+            }
+            EM_TRY(emit_varlen(c, (const em_pq_view *)(void *)c->dict_vals.p, ids, m, lev,
+                               all_valid, r0, k, out));
+        } else if (d->conv == CV_VARLEN) {
+            EM_TRY(decode_values(c, m, dst));
+            EM_TRY(emit_varlen(c, (const em_pq_view *)(void *)dst, NULL, m, lev, all_valid, r0, k,
+                               out));
         } else if (d->conv == CV_BOOL) {
+            EM_TRY(decode_values(c, m, dst));
             uint8_t *bits = out->values->data;
             int64_t j = 0;
             for (int64_t i = 0; i < k; i++)
                 em_bit_put(bits, r0 + i, (all_valid || lev[i]) ? dst[j++] : 0);
         } else {
+            EM_TRY(decode_values(c, m, dst));
             if (!direct)
                 EM_TRY(convert_values(c, dst, m, out->values->data + r0 * ow));
             if (!all_valid)
