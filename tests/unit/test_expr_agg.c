@@ -207,7 +207,7 @@ static em_status run_agg(const char *fn_text, bool ansi, const part *parts, int 
         rc = em_agg_update(pfn, pst, parts[p].groups, b, &t.err);
         em_batch_destroy(b);
         if (rc == EM_OK) {
-            em_column bufs[2];
+            em_column bufs[3];
             EM_ASSERT_OK(em_agg_emit_buffers(pfn, pst, NULL, bufs, &t.err), &t.err);
             if (p == 0 && expect_buf0)
                 expect_column(&bufs[0], expect_buf0, n_groups, "buffer 0");
