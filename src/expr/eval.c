@@ -50,31 +50,9 @@ static em_status div_zero_error(const ex_step *st, em_error *err) {
 
 static em_column *reg(ex_ctx *x, int s) { return &x->prog->regs[s]; }
 
-/* Registers of fixed-width types keep their buffers from one batch to the
- * next when nobody else holds them (refcount 1): only cleared, not freed. */
 static em_status alloc_reg(ex_ctx *x, int s) {
-    em_column *c = reg(x, s);
-    em_type t = x->prog->steps[s].type;
-    int64_t n = x->n_rows;
-    if (c->values && c->validity && !em_type_is_varlen(t) && t.id != EM_TYPE_NULL &&
-        em_type_equal(c->type, t) && atomic_load(&c->values->refcount) == 1 &&
-        atomic_load(&c->validity->refcount) == 1) {
-        int64_t vb = t.id == EM_TYPE_BOOLEAN ? em_bitmap_bytes(n) : n * em_type_width(t);
-        int64_t bb = em_bitmap_bytes(n);
-        if (c->values->capacity >= vb && c->validity->capacity >= bb) {
-            if (vb > 0)
-                memset(c->values->data, 0, (size_t)vb);
-            if (bb > 0)
-                memset(c->validity->data, 0, (size_t)bb);
-            c->values->size = vb;
-            c->validity->size = bb;
-            c->length = n;
-            c->null_count = -1;
-            return EM_OK;
-        }
-    }
-    em_column_reset(c);
-    return ex_col_alloc(c, t, n, x->pool, x->err);
+    em_column_reset(reg(x, s));
+    return ex_col_alloc(reg(x, s), x->prog->steps[s].type, x->n_rows, x->pool, x->err);
 }
 
 static inline bool valid(const em_column *c, int64_t i) { return em_column_is_valid(c, i); }
@@ -873,14 +851,11 @@ static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
 
 /* ---------------------------------------------------------------- public */
 
-/* Drops what registers borrow from the batch (shared input columns) and
- * string registers; fixed-width registers stay for reuse by the next batch
- * (em_expr_prog_free releases them). */
+/* Registers are released after every evaluation: they are charged to the
+ * caller's pool, which need not outlive the program. */
 static void release_regs(em_expr_prog *p) {
     for (int i = 0; i < p->n_steps; i++)
-        if (p->steps[i].op == EX_INPUT || em_type_is_varlen(p->regs[i].type) ||
-            p->regs[i].type.id == EM_TYPE_NULL)
-            em_column_reset(&p->regs[i]);
+        em_column_reset(&p->regs[i]);
 }
 
 em_status em_expr_eval(em_expr_prog *prog, const em_batch *in, em_pool *pool, em_column *out,
