@@ -37,6 +37,11 @@
  * id no operator defines is literal text that happens to contain '#digits'
  * (the normalized files renumber `'Brand#45'` too): it becomes a string
  * literal with the same printed text.
+ *
+ * Columns whose type the text never prints get it from elsewhere: the caller's
+ * column_type hook (--retype, LocalTableScan), the `L` Spark prints after
+ * bigint ids, and join keys - both sides of a key have one type, so an untyped
+ * partition column takes its partner's type and the plan is typed again.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -58,8 +63,9 @@ typedef struct infer_ctx {
     type_env defined;                   /* ids some operator produces (types unused) */
     em_plan_column_type_fn column_type; /* may be NULL */
     void *column_type_ctx;
-    bool *done; /* per operator id */
-    bool *busy; /* per operator id: cycle guard */
+    const type_env *hints; /* leaf column types learnt from join keys (id -> type) */
+    bool *done;            /* per operator id */
+    bool *busy;            /* per operator id: cycle guard */
 } infer_ctx;
 
 static size_t env_slot(const type_env *env, int64_t id) {
@@ -825,6 +831,8 @@ static void infer_leaf(infer_ctx *cx, em_plan_node *node) {
             set_type(a, t);
         else if (!a->type_known && a->long_suffix)
             set_type(a, em_type_make(EM_TYPE_LONG));
+        else if (!a->type_known && env_get(cx->hints, a->id, &t))
+            set_type(a, t);
         if (a->type_known)
             env_put(&cx->env, a->id, a->type);
     }
@@ -1052,8 +1060,10 @@ static void collect_all_defined(em_plan *plan, type_env *set) {
     }
 }
 
-void plan_infer(em_plan *plan, em_plan_column_type_fn column_type, void *ctx) {
-    infer_ctx cx = {.plan = plan, .column_type = column_type, .column_type_ctx = ctx};
+static void infer_pass(em_plan *plan, em_plan_column_type_fn column_type, void *ctx,
+                       const type_env *hints) {
+    infer_ctx cx = {
+        .plan = plan, .column_type = column_type, .column_type_ctx = ctx, .hints = hints};
     collect_all_defined(plan, &cx.defined);
     cx.done = calloc((size_t)plan->max_id + 1, sizeof *cx.done);
     cx.busy = calloc((size_t)plan->max_id + 1, sizeof *cx.busy);
@@ -1075,6 +1085,49 @@ void plan_infer(em_plan *plan, em_plan_column_type_fn column_type, void *ctx) {
     free(cx.env.types);
     free(cx.done);
     free(cx.busy);
+}
+
+/*
+ * Join keys have one type (Spark coerced them before planning), so an untyped
+ * key attribute - typically a partition column, which ReadSchema omits - takes
+ * its partner's type. Returns how many new hints were recorded.
+ */
+static int collect_join_hints(const em_plan *plan, type_env *hints) {
+    int added = 0;
+    em_type t;
+    for (int id = 1; id <= plan->max_id; id++) {
+        const em_plan_node *n = plan->by_id[id];
+        const em_plan_field *lk = n ? em_plan_node_field(n, EM_FIELD_LEFT_KEYS) : NULL;
+        const em_plan_field *rk = n ? em_plan_node_field(n, EM_FIELD_RIGHT_KEYS) : NULL;
+        if (!lk || !rk || lk->n_exprs != rk->n_exprs)
+            continue;
+        for (int i = 0; i < lk->n_exprs; i++) {
+            const em_expr *l = lk->exprs[i], *r = rk->exprs[i];
+            for (int side = 0; side < 2; side++) {
+                const em_expr *a = side ? r : l, *b = side ? l : r;
+                if (a->kind == EM_EXPR_ATTR && !a->type_known && b->type_known &&
+                    !env_get(hints, a->id, &t)) {
+                    env_put(hints, a->id, b->type);
+                    added++;
+                }
+            }
+        }
+    }
+    return hints->failed ? 0 : added;
+}
+
+void plan_infer(em_plan *plan, em_plan_column_type_fn column_type, void *ctx) {
+    type_env hints = {0};
+    for (int pass = 0; pass < 4; pass++) {
+        infer_pass(plan, column_type, ctx, &hints);
+        if (plan->arena.failed || pass == 3 || collect_join_hints(plan, &hints) == 0)
+            break;
+        plan_reset_types(plan); /* again, with the join keys' types on the leaves */
+    }
+    if (hints.failed)
+        plan->arena.failed = true;
+    free(hints.keys);
+    free(hints.types);
 }
 
 /* ------------------------------------------------------------------ evidence from types */

@@ -539,6 +539,69 @@ static void test_column_type_override(void **state) {
     em_plan_free(plan);
 }
 
+/* A partitioned fact table: its partition column is not in ReadSchema. */
+static const char partitioned_plan[] =
+    "== Physical Plan ==\n"
+    "* Project (7)\n"
+    "+- * BroadcastHashJoin Inner BuildRight (6)\n"
+    "   :- * ColumnarToRow (2)\n"
+    "   :  +- Scan parquet spark_catalog.default.store_sales (1)\n"
+    "   +- BroadcastExchange (5)\n"
+    "      +- * ColumnarToRow (4)\n"
+    "         +- Scan parquet spark_catalog.default.date_dim (3)\n"
+    "\n"
+    "\n"
+    "(1) Scan parquet spark_catalog.default.store_sales\n"
+    "Output [2]: [ss_net_paid#1, ss_sold_date_sk#2]\n"
+    "Batched: true\n"
+    "Location: InMemoryFileIndex []\n"
+    "PartitionFilters: [isnotnull(ss_sold_date_sk#2), (ss_sold_date_sk#2 >= 2451911)]\n"
+    "ReadSchema: struct<ss_net_paid:decimal(7,2)>\n"
+    "\n"
+    "(2) ColumnarToRow [codegen id : 2]\n"
+    "Input [2]: [ss_net_paid#1, ss_sold_date_sk#2]\n"
+    "\n"
+    "(3) Scan parquet spark_catalog.default.date_dim\n"
+    "Output [2]: [d_date_sk#3, d_year#4]\n"
+    "Batched: true\n"
+    "Location [not included in comparison]/{warehouse_dir}/date_dim]\n"
+    "ReadSchema: struct<d_date_sk:int,d_year:int>\n"
+    "\n"
+    "(4) ColumnarToRow [codegen id : 1]\n"
+    "Input [2]: [d_date_sk#3, d_year#4]\n"
+    "\n"
+    "(5) BroadcastExchange\n"
+    "Input [2]: [d_date_sk#3, d_year#4]\n"
+    "Arguments: HashedRelationBroadcastMode(List(cast(input[0, int, true] as bigint)),false), "
+    "[plan_id=1]\n"
+    "\n"
+    "(6) BroadcastHashJoin [codegen id : 2]\n"
+    "Left keys [1]: [ss_sold_date_sk#2]\n"
+    "Right keys [1]: [d_date_sk#3]\n"
+    "Join type: Inner\n"
+    "Join condition: None\n"
+    "\n"
+    "(7) Project [codegen id : 2]\n"
+    "Output [3]: [ss_net_paid#1, d_year#4, (ss_sold_date_sk#2 + 1) AS next#5]\n"
+    "Input [4]: [ss_net_paid#1, ss_sold_date_sk#2, d_date_sk#3, d_year#4]\n"
+    "\n";
+
+static void test_partition_column_from_join_keys(void **state) {
+    (void)state;
+    em_plan *plan;
+    em_error err = {0};
+    EM_ASSERT_OK(em_plan_parse(partitioned_plan, strlen(partitioned_plan), NULL, &plan, &err),
+                 &err);
+    const em_plan_node *scan = em_plan_node_by_id(plan, 1);
+    assert_type(scan->output[1], EM_TYPE_INT); /* from d_date_sk, its join partner */
+    const em_plan_field *pf = em_plan_node_field(scan, EM_FIELD_PARTITION_FILTERS);
+    assert_type(pf->exprs[1]->args[0], EM_TYPE_INT);
+    const em_plan_node *root = em_plan_root(plan);
+    assert_decimal(root->output[0], 7, 2);
+    assert_type(root->output[2], EM_TYPE_INT);
+    em_plan_free(plan);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decimal_rules_match_spark33_check_overflow),
@@ -549,6 +612,7 @@ int main(void) {
         cmocka_unit_test(test_expand_window_case_types),
         cmocka_unit_test(test_merged_scalar_subquery_fields),
         cmocka_unit_test(test_column_type_override),
+        cmocka_unit_test(test_partition_column_from_join_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
