@@ -31,6 +31,7 @@
  *   count(...)         [count bigint]
  *   min(x), max(x)     [min|max of x's type]
  *   first(x[, ign])    [first of x's type, valueSet boolean]
+ *   last(x[, ign])     [last of x's type, valueSet boolean]
  *   stddev_*, var_*    [n double, avg double, m2 double] (Welford's update)
  *
  * count(DISTINCT x) is computed by the operator: Spark plans it as grouping
@@ -121,6 +122,7 @@ typedef enum em_agg_kind {
     EM_AGGFN_MIN,
     EM_AGGFN_MAX,
     EM_AGGFN_FIRST,
+    EM_AGGFN_LAST,
     EM_AGGFN_STDDEV_SAMP, /* stddev_samp, stddev, std */
     EM_AGGFN_STDDEV_POP,
     EM_AGGFN_VAR_SAMP, /* var_samp, variance */

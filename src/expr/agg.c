@@ -23,7 +23,7 @@
  *                 other avg is sum / count in double.
  *   count         long, +1 per row whose arguments are all non-null.
  *   min, max      Spark ordering (NaN greatest), nulls ignored.
- *   first         [first, valueSet]; first(x, true) skips nulls.
+ *   first, last   [first|last, valueSet]; (x, true) skips nulls.
  *   stddev_samp, stddev_pop, var_samp, var_pop
  *                 CentralMomentAgg: [n, avg, m2] in double, updated as
  *                 n' = n + 1, delta = x - avg, avg' = avg + delta / n',
@@ -86,12 +86,22 @@ static bool kind_of(const char *name, em_agg_kind *k) {
     static const struct {
         const char *n;
         em_agg_kind k;
-    } names[] = {{"sum", EM_AGGFN_SUM},     {"avg", EM_AGGFN_AVG},          {"mean", EM_AGGFN_AVG},
-                 {"count", EM_AGGFN_COUNT}, {"min", EM_AGGFN_MIN},          {"max", EM_AGGFN_MAX},
-                 {"first", EM_AGGFN_FIRST}, {"first_value", EM_AGGFN_FIRST},
-                 {"stddev_samp", EM_AGGFN_STDDEV_SAMP}, {"stddev", EM_AGGFN_STDDEV_SAMP},
-                 {"std", EM_AGGFN_STDDEV_SAMP}, {"stddev_pop", EM_AGGFN_STDDEV_POP},
-                 {"var_samp", EM_AGGFN_VAR_SAMP}, {"variance", EM_AGGFN_VAR_SAMP},
+    } names[] = {{"sum", EM_AGGFN_SUM},
+                 {"avg", EM_AGGFN_AVG},
+                 {"mean", EM_AGGFN_AVG},
+                 {"count", EM_AGGFN_COUNT},
+                 {"min", EM_AGGFN_MIN},
+                 {"max", EM_AGGFN_MAX},
+                 {"first", EM_AGGFN_FIRST},
+                 {"first_value", EM_AGGFN_FIRST},
+                 {"last", EM_AGGFN_LAST},
+                 {"last_value", EM_AGGFN_LAST},
+                 {"stddev_samp", EM_AGGFN_STDDEV_SAMP},
+                 {"stddev", EM_AGGFN_STDDEV_SAMP},
+                 {"std", EM_AGGFN_STDDEV_SAMP},
+                 {"stddev_pop", EM_AGGFN_STDDEV_POP},
+                 {"var_samp", EM_AGGFN_VAR_SAMP},
+                 {"variance", EM_AGGFN_VAR_SAMP},
                  {"var_pop", EM_AGGFN_VAR_POP}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcasecmp(name, names[i].n)) {
@@ -135,7 +145,8 @@ em_status em_agg_compile(const em_expr *agg, const em_expr *const *input_attrs, 
     fn->src = agg;
     em_status st = EM_OK;
     int n_val_args = agg->n_args;
-    if (kind == EM_AGGFN_FIRST && agg->n_args == 2 && agg->args[1]->kind == EM_EXPR_LITERAL) {
+    if ((kind == EM_AGGFN_FIRST || kind == EM_AGGFN_LAST) && agg->n_args == 2 &&
+        agg->args[1]->kind == EM_EXPR_LITERAL) {
         fn->ignore_nulls = !strcmp(agg->args[1]->text, "true");
         n_val_args = 1;
     }
@@ -211,10 +222,11 @@ em_status em_agg_compile(const em_expr *agg, const em_expr *const *input_attrs, 
         fn->buf_names[0] = kind == EM_AGGFN_MIN ? "min" : "max";
         break;
     case EM_AGGFN_FIRST:
+    case EM_AGGFN_LAST:
         fn->result_type = t;
         fn->n_buffers = 2;
         fn->buf_types[0] = t;
-        fn->buf_names[0] = "first";
+        fn->buf_names[0] = kind == EM_AGGFN_FIRST ? "first" : "last";
         fn->buf_types[1] = em_type_make(EM_TYPE_BOOLEAN);
         fn->buf_names[1] = "valueSet";
         break;
@@ -490,6 +502,17 @@ static em_status fold(const em_agg_fn *fn, ex_value *b0, int64_t *b1, const ex_v
         }
         *b1 = 1;
         return keep_value(fn, b0, v, err);
+    case EM_AGGFN_LAST:
+        /* update: the latest row (non-null one when ignoring nulls);
+         * merge: the right side's value when it has one */
+        if (merge) {
+            if (v1_null || !v1)
+                return EM_OK;
+        } else if (fn->ignore_nulls && v->null) {
+            return EM_OK;
+        }
+        *b1 = 1;
+        return keep_value(fn, b0, v, err);
     default: /* moments fold through moment_update / moment_merge */
         return EM_OK;
     }
@@ -531,8 +554,7 @@ static bool count_all_rows(const em_agg_fn *fn) {
  * averages, count of a column); *handled stays false for everything else,
  * which goes through the generic fold with the same results. */
 static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_t *ids,
-                             const em_batch *in, const em_column *c, bool *handled,
-                             em_error *err) {
+                             const em_batch *in, const em_column *c, bool *handled, em_error *err) {
     *handled = false;
     int64_t n = em_batch_rows(in);
     const int32_t *sel = in->sel;
@@ -655,8 +677,8 @@ em_status em_agg_update(const em_agg_fn *fn, em_agg_state *st, const int32_t *gr
             if (v.null)
                 continue;
             ex_value dv;
-            rc = ex_cast_value(&v, vt, em_type_make(EM_TYPE_DOUBLE), false, "aggregate input",
-                               &dv, NULL, err);
+            rc = ex_cast_value(&v, vt, em_type_make(EM_TYPE_DOUBLE), false, "aggregate input", &dv,
+                               NULL, err);
             if (rc == EM_OK && !dv.null)
                 moment_update(&st->mom[3 * g], dv.d);
             continue;
@@ -842,6 +864,7 @@ static em_status final_value(const em_agg_fn *fn, const ex_value *b0, int64_t b1
     case EM_AGGFN_MIN:
     case EM_AGGFN_MAX:
     case EM_AGGFN_FIRST:
+    case EM_AGGFN_LAST:
         *out = *b0;
         return EM_OK;
     default: /* moments are finished by the caller */

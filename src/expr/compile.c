@@ -1061,8 +1061,7 @@ static int compile(cctx *c, const em_expr *e, const em_type *hint) {
             return a;
         em_type from = step_type(c, a);
         if (!c->prog->tz_utc &&
-            ((from.id == EM_TYPE_TIMESTAMP &&
-              (to.id == EM_TYPE_DATE || to.id == EM_TYPE_STRING)) ||
+            ((from.id == EM_TYPE_TIMESTAMP && (to.id == EM_TYPE_DATE || to.id == EM_TYPE_STRING)) ||
              (to.id == EM_TYPE_TIMESTAMP &&
               (from.id == EM_TYPE_DATE || from.id == EM_TYPE_STRING))))
             return fail_unsupported(c, e, "time-zone dependent cast outside UTC"), -1;

@@ -407,6 +407,17 @@ static void test_count_min_max_first(void **state) {
     EM_ASSERT_OK(run_agg("partial_first(e#5, true)", false, &p2, 1, 1, EXPECT("apple"),
                          EXPECT("true"), EXPECT("apple"), &err),
                  &err);
+    EM_ASSERT_OK(run_agg("partial_last(e#5, false)", false, &p2, 1, 1, EXPECT("zebra"),
+                         EXPECT("true"), EXPECT("zebra"), &err),
+                 &err);
+    /* the last row is null: kept unless nulls are ignored */
+    part p3 = {ROWS1, 2, g2};
+    EM_ASSERT_OK(run_agg("partial_last(e#5, false)", false, &p3, 1, 1, EXPECT("null"),
+                         EXPECT("true"), EXPECT("null"), &err),
+                 &err);
+    EM_ASSERT_OK(run_agg("partial_last(e#5, true)", false, &p3, 1, 1, EXPECT("pear"),
+                         EXPECT("true"), EXPECT("pear"), &err),
+                 &err);
     /* empty input: count 0, everything else null */
     part empty = {ROWS1, 0, GROUPS1};
     EM_ASSERT_OK(run_agg("partial_sum(d#4)", false, &empty, 1, 1, NULL, NULL, EXPECT("null"), &err),
@@ -430,8 +441,8 @@ static void test_moments(void **state) {
     part two[2] = {{rows, 3, g1}, {rows + 3, 3, g2}};
     em_error err;
     EM_ASSERT_OK(run_agg("partial_var_samp(a#1)", false, two, 2, 3, EXPECT("2.0", "1.0", "0.0"),
-                         EXPECT("1.5", "5.0", "0.0"),
-                         EXPECT("1.6666666666666667", "null", "null"), &err),
+                         EXPECT("1.5", "5.0", "0.0"), EXPECT("1.6666666666666667", "null", "null"),
+                         &err),
                  &err);
     EM_ASSERT_OK(run_agg("partial_stddev_samp(a#1)", false, two, 2, 3, NULL, NULL,
                          EXPECT("1.2909944487358056", "null", "null"), &err),
