@@ -1084,6 +1084,41 @@ static void test_page_errors(void **state) {
     em_error err = {0};
     EM_ASSERT_OK(read_text(path, text, 1, &err), &err);
     assert_string_equal(text[0], "10|20|10|20");
+    /* Strings from a dictionary, with a null, then an index beyond it. */
+    {
+        tcol scol = T("s", EM_PQ_T_BYTE_ARRAY);
+        scol.converted = EM_PQ_CT_UTF8;
+        bytes sd = {.n = 0};
+        put_le32(&sd, 1);
+        put(&sd, 'a');
+        put_le32(&sd, 2);
+        put(&sd, 'b');
+        put(&sd, 'c');
+        uint32_t slev[4] = {1, 0, 1, 1}, sidx[3] = {0, 1, 1};
+        bytes sl = {.n = 0}, sp = {.n = 0};
+        put_hybrid(&sl, slev, 4, 1);
+        put_le32(&sp, (uint32_t)sl.n);
+        memcpy(sp.p + sp.n, sl.p, (size_t)sl.n);
+        sp.n += sl.n;
+        int64_t idx_at = sp.n;
+        put(&sp, 2);
+        put_hybrid(&sp, sidx, 3, 2);
+        tpage spg[2] = {
+            {EM_PQ_PAGE_DICTIONARY, 2, EM_PQ_ENC_PLAIN, 0, 0, 0, sd.p, sd.n, 0, 0, false},
+            {EM_PQ_PAGE_DATA, 4, EM_PQ_ENC_PLAIN_DICTIONARY, EM_PQ_ENC_RLE, 0, 0, sp.p, sp.n, 0, 0,
+             false}};
+        one_column_file(path, scol, spg, 2, 4);
+        static char stext[4][4096];
+        em_error serr = {0};
+        EM_ASSERT_OK(read_text(path, stext, 1, &serr), &serr);
+        assert_string_equal(stext[0], "a|null|bc|bc");
+        sidx[2] = 2;
+        sp.n = idx_at;
+        put(&sp, 2);
+        put_hybrid(&sp, sidx, 3, 2);
+        one_column_file(path, scol, spg, 2, 4);
+        expect_error(path, EM_ERR_CORRUPT, "dictionary index 2 out of range (the dictionary has 2");
+    }
     /* Dictionary-encoded page without a dictionary. */
     one_column_file(path, col, pd + 1, 1, 4);
     expect_error(path, EM_ERR_CORRUPT, "without a dictionary page");
