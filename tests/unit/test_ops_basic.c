@@ -372,6 +372,51 @@ static void test_union_expand(void **state) {
     em_plan_free(p);
 }
 
+/* Over a small budget, the aggregate and the sort fail the task with
+ * EM_ERR_OOM_BUDGET naming the operator (no spilling yet). */
+static void test_budget(void **state) {
+    (void)state;
+    int n_rows = 20000;
+    const char **cells = calloc((size_t)n_rows * N_COLS, sizeof *cells);
+    char(*keys)[16] = calloc((size_t)n_rows, sizeof *keys);
+    for (int i = 0; i < n_rows; i++) {
+        snprintf(keys[i], sizeof keys[i], "key%d", i);
+        cells[i * N_COLS + 0] = keys[i];
+        cells[i * N_COLS + 1] = "1";
+        cells[i * N_COLS + 2] = "0.01";
+        cells[i * N_COLS + 3] = "1.0";
+    }
+    em_plan *agg = tops_parse(AGG), *sort = tops_parse(SORT);
+    for (int which = 0; which < 2; which++) {
+        em_pool *small = em_pool_create("task", NULL, 256 * 1024);
+        tops_ctx t;
+        tops_init(&t, small);
+        tops_set_input(&t, SCHEMA, cells, N_COLS, n_rows, 1000);
+        em_error err = {0};
+        em_op *src, *op;
+        em_plan *p = which ? sort : agg;
+        EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
+        if (which)
+            EM_ASSERT_OK(em_op_sort_create(tops_node(p, 3), src, &op, &err), &err);
+        else
+            EM_ASSERT_OK(em_op_hash_agg_create(tops_node(p, 3), src, &op, &err), &err);
+        em_status s = em_op_open(op, &t.ctx, &err);
+        em_batch *b = NULL;
+        while (s == EM_OK)
+            s = em_op_next(op, &b, &err);
+        assert_int_equal(s, EM_ERR_OOM_BUDGET);
+        assert_non_null(strstr(err.msg, which ? "Sort (3)" : "HashAggregate (3)"));
+        em_op_destroy(op);
+        em_batch_list_reset(&t.input);
+        assert_int_equal(em_pool_used(small), 0);
+        em_pool_destroy(small);
+    }
+    em_plan_free(agg);
+    em_plan_free(sort);
+    free(cells);
+    free(keys);
+}
+
 static const char LOCAL[] =
     "== Physical Plan ==\n"
     "HashAggregate (2)\n"
@@ -422,7 +467,7 @@ int main(void) {
         cmocka_unit_test(test_hash_agg_global),  cmocka_unit_test(test_hash_agg_many_groups),
         cmocka_unit_test(test_sort),             cmocka_unit_test(test_top_n),
         cmocka_unit_test(test_limit),            cmocka_unit_test(test_union_expand),
-        cmocka_unit_test(test_local_table),
+        cmocka_unit_test(test_local_table),      cmocka_unit_test(test_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
