@@ -35,8 +35,14 @@ static inline uint64_t ht_mix(uint64_t h, uint64_t v) {
     return h ^ (h >> 31);
 }
 
-static uint64_t ht_bytes_hash(const uint8_t *p, int32_t len) {
+static inline uint64_t ht_bytes_hash(const uint8_t *p, int32_t len) {
     uint64_t h = 0x84222325CBF29CE4ull ^ (uint64_t)len;
+    if (len <= 8) { /* the common short key: one word, no memcpy call */
+        uint64_t w = 0;
+        for (int32_t i = 0; i < len; i++)
+            w |= (uint64_t)p[i] << (8 * i);
+        return ht_mix(h, w);
+    }
     int32_t i = 0;
     for (; i + 8 <= len; i += 8) {
         uint64_t w;
@@ -44,8 +50,8 @@ static uint64_t ht_bytes_hash(const uint8_t *p, int32_t len) {
         h = ht_mix(h, w);
     }
     uint64_t tail = 0;
-    if (i < len)
-        memcpy(&tail, p + i, (size_t)(len - i));
+    for (int32_t k = 0; i + k < len; k++)
+        tail |= (uint64_t)p[i + k] << (8 * k);
     return ht_mix(h, tail);
 }
 
@@ -193,8 +199,16 @@ static inline bool ht_value_equal(const em_column *a, int64_t r, const em_column
     case EM_TYPE_BINARY: {
         const int32_t *oa = va, *ob = vb;
         int32_t la = oa[r + 1] - oa[r], lb = ob[s + 1] - ob[s];
-        return la == lb && (la == 0 || memcmp(a->data->data + oa[r], b->data->data + ob[s],
-                                              (size_t)la) == 0);
+        if (la != lb)
+            return false;
+        const uint8_t *pa = a->data->data + oa[r], *pb = b->data->data + ob[s];
+        if (la <= 8) { /* short keys: a byte loop beats a memcmp call */
+            for (int32_t i = 0; i < la; i++)
+                if (pa[i] != pb[i])
+                    return false;
+            return true;
+        }
+        return memcmp(pa, pb, (size_t)la) == 0;
     }
     default:
         return false;
