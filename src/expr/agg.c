@@ -613,15 +613,20 @@ static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_
         *handled = true;
         return EM_OK;
     }
-    if (bt.id == EM_TYPE_DOUBLE && vt.id == EM_TYPE_DOUBLE) {
-        const double *v = (const double *)c->values->data;
+    if (bt.id == EM_TYPE_DOUBLE &&
+        (vt.id == EM_TYPE_DOUBLE || vt.id == EM_TYPE_LONG || vt.id == EM_TYPE_INT)) {
+        /* child.cast(DoubleType): avg(UnscaledValue(x)) feeds longs */
+        const void *v = c->values->data;
         for (int64_t k = 0; k < n; k++) {
             int64_t i = sel ? sel[k] : k;
             if (!em_column_is_valid(c, i))
                 continue;
             int32_t g = ids[k];
             ex_value *b = &st->b0[g];
-            b->d = (b->null ? 0.0 : b->d) + v[i];
+            double x = vt.id == EM_TYPE_DOUBLE ? ((const double *)v)[i]
+                       : vt.id == EM_TYPE_LONG ? (double)((const int64_t *)v)[i]
+                                               : (double)((const int32_t *)v)[i];
+            b->d = (b->null ? 0.0 : b->d) + x;
             b->null = false;
             if (is_avg)
                 st->b1[g]++;

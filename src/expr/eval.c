@@ -617,8 +617,9 @@ static em_status run_rowwise(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
         }
         na = st->n_args;
     }
+    bool rowwise_consts = st->op == EX_SCALAR || st->op == EX_IN;
     for (int a = 0; a < na; a++)
-        atv[a] = reg(x, st->args[a])->type;
+        atv[a] = x->prog->steps[st->args[a]].type;
     char what[256];
     what[0] = '\0';
     em_status rc = EM_OK;
@@ -626,7 +627,11 @@ static em_status run_rowwise(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
         int64_t i = sel ? sel[k] : k;
         bool any_null = false;
         for (int a = 0; a < na; a++) {
-            ex_get(reg(x, st->args[a]), i, &argv[a]);
+            const ex_step *as = &x->prog->steps[st->args[a]];
+            if (rowwise_consts && as->op == EX_CONST)
+                argv[a] = as->k;
+            else
+                ex_get(reg(x, st->args[a]), i, &argv[a]);
             any_null |= argv[a].null;
         }
         em_strbuf_clear(&x->scratch);
@@ -773,6 +778,63 @@ static bool fast_cast(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_status
     return false;
 }
 
+/* Typed loops for the scalar functions on TPC-H's hot paths; the row-wise
+ * path (scalar.c) defines their semantics and handles everything else. */
+static bool fast_scalar(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_status *rc) {
+    const ex_step *st = &x->prog->steps[s];
+    em_column *o = reg(x, s);
+    *rc = EM_OK;
+    if (st->n_args < 1 || x->prog->steps[st->args[0]].op == EX_CONST)
+        return false;
+    const em_column *a = reg(x, st->args[0]);
+    switch (st->fn) {
+    case FN_UNSCALED: {
+        /* decimal(p <= 18): the unscaled value fits a long */
+        const em_i128 *av = (const em_i128 *)a->values->data;
+        int64_t *ov = (int64_t *)o->values->data;
+        EX_FOR_ROWS(sel, n, i, {
+            if (valid(a, i)) {
+                ov[i] = (int64_t)av[i];
+                set_valid(o, i);
+            }
+        });
+        return true;
+    }
+    case FN_MAKE_DECIMAL: {
+        const int64_t *av = (const int64_t *)a->values->data;
+        em_i128 *ov = (em_i128 *)o->values->data;
+        int p = st->type.precision;
+        EX_FOR_ROWS(sel, n, i, {
+            if (valid(a, i)) {
+                if (em_dec_fits(av[i], p)) {
+                    ov[i] = av[i];
+                    set_valid(o, i);
+                } else if (!st->null_on_error) {
+                    return false; /* the row-wise path raises the error */
+                }
+            }
+        });
+        return true;
+    }
+    case FN_YEAR: {
+        const int32_t *av = (const int32_t *)a->values->data;
+        int32_t *ov = (int32_t *)o->values->data;
+        EX_FOR_ROWS(sel, n, i, {
+            if (valid(a, i)) {
+                int64_t y;
+                int m, d;
+                em_civil_from_days(av[i], &y, &m, &d);
+                ov[i] = (int32_t)y;
+                set_valid(o, i);
+            }
+        });
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
 static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
     ex_step *st = &x->prog->steps[s];
     if (st->op == EX_INPUT) {
@@ -793,9 +855,13 @@ static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
     }
     bool lazy = st->op == EX_AND || st->op == EX_OR || st->op == EX_CASE || st->op == EX_IF ||
                 st->op == EX_COALESCE;
+    /* row-wise steps read constant operands directly instead of a column
+     * filled with copies of them */
+    bool rowwise = st->op == EX_SCALAR || st->op == EX_IN;
     if (!lazy)
         for (int a = 0; a < st->n_args; a++)
-            EM_TRY(eval_step(x, st->args[a], sel, n));
+            if (!(rowwise && x->prog->steps[st->args[a]].op == EX_CONST))
+                EM_TRY(eval_step(x, st->args[a], sel, n));
     EM_TRY(alloc_reg(x, s));
     switch (st->op) {
     case EX_CONST:
@@ -841,6 +907,12 @@ static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
     case EX_CHECK_OVERFLOW: {
         em_status rc;
         if (fast_cast(x, s, sel, n, &rc))
+            return rc;
+        return run_rowwise(x, s, sel, n);
+    }
+    case EX_SCALAR: {
+        em_status rc;
+        if (fast_scalar(x, s, sel, n, &rc))
             return rc;
         return run_rowwise(x, s, sel, n);
     }
