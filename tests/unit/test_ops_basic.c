@@ -417,6 +417,73 @@ static void test_budget(void **state) {
     free(keys);
 }
 
+static const char REUSED[] =
+    "== Physical Plan ==\n"
+    "Union (5)\n"
+    ":- BroadcastExchange (2)\n"
+    ":  +- Scan parquet spark_catalog.default.t (1)\n"
+    "+- Filter (4)\n"
+    "   +- ReusedExchange (3)\n\n\n"
+    "(1) Scan parquet spark_catalog.default.t\n"
+    "Output [4]: [k#1, g#2, v#3, d#4]\n"
+    "Batched: true\n"
+    "Location [not included in comparison]/{warehouse_dir}/t]\n"
+    "ReadSchema: struct<k:string,g:int,v:decimal(10,2),d:double>\n\n"
+    "(2) BroadcastExchange\n"
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+    "Arguments: IdentityBroadcastMode, [plan_id=1]\n\n"
+    "(3) ReusedExchange [Reuses operator id: 2]\n"
+    "Output [4]: [k#10, g#11, v#12, d#13]\n\n"
+    "(4) Filter\n"
+    "Input [4]: [k#10, g#11, v#12, d#13]\n"
+    "Condition : (g#11 >= 5)\n\n"
+    "(5) Union\n\n";
+
+static const em_plan_node *g_asked[4];
+static int g_n_asked;
+static em_status record_input(em_exec_ctx *ctx, const em_plan_node *x, const em_batch_list **out,
+                              em_error *err) {
+    if (g_n_asked < 4)
+        g_asked[g_n_asked++] = x;
+    return tops_shuffle(ctx, x, out, err);
+}
+
+/* A ReusedExchange reads the reused exchange's data under its own ids,
+ * by position; the runtime is asked for the reused node. */
+static void test_reused_exchange(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(REUSED);
+    tops_ctx t;
+    tops_init(&t, g_pool);
+    t.ctx.broadcast_input = record_input;
+    g_n_asked = 0;
+    tops_set_input(&t, SCHEMA, ROWS, N_COLS, N_ROWS, 3);
+    em_error err = {0};
+    em_op *a, *b, *f, *u;
+    EM_ASSERT_OK(em_op_broadcast_read_create(tops_node(p, 2), &a, &err), &err);
+    EM_ASSERT_OK(em_op_broadcast_read_create(tops_node(p, 3), &b, &err), &err);
+    EM_ASSERT_OK(em_op_filter_create(tops_node(p, 4), b, &f, &err), &err);
+    em_op *kids[2] = {a, f};
+    EM_ASSERT_OK(em_op_union_create(tops_node(p, 5), kids, 2, &u, &err), &err);
+    int n;
+    char **rows = tops_run(u, &t, &n);
+    assert_int_equal(g_n_asked, 2);
+    assert_ptr_equal(g_asked[0], tops_node(p, 2));
+    assert_ptr_equal(g_asked[1], tops_node(p, 2));
+    /* all 7 rows, then the reused copy's rows with g >= 5 */
+    static const char *const expect[] = {"a|1|1.50|1.0",   "b|2|2.00|null", "null|3|3.25|3.0",
+                                         "a|null|null|5.0", "b|5|-1.00|2.0", "null|null|null|null",
+                                         "a|7|0.50|-0.0",   "b|5|-1.00|2.0", "a|7|0.50|-0.0"};
+    tops_expect(rows, n, expect, 9, true);
+    /* the runtime's batches were shared, not narrowed: still 7 rows */
+    int64_t total = 0;
+    for (int64_t i = 0; i < t.input.n_batches; i++)
+        total += em_batch_rows(t.input.batches[i]);
+    assert_int_equal(total, N_ROWS);
+    em_batch_list_reset(&t.input);
+    em_plan_free(p);
+}
+
 static const char LOCAL[] =
     "== Physical Plan ==\n"
     "HashAggregate (2)\n"
@@ -468,6 +535,7 @@ int main(void) {
         cmocka_unit_test(test_sort),             cmocka_unit_test(test_top_n),
         cmocka_unit_test(test_limit),            cmocka_unit_test(test_union_expand),
         cmocka_unit_test(test_local_table),      cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_reused_exchange),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
