@@ -91,7 +91,45 @@ static int32_t like_elem(const char *s, int32_t n, const char *p, int32_t pn, in
     return n > 0 && s[0] == p[lit] ? 1 : -1;
 }
 
+/* Patterns made of literal runs and '%' only (the usual shape): the first
+ * run must be a prefix, the last a suffix, and the ones between are found
+ * leftmost-first, which is optimal because '%' absorbs any gap. */
+static bool like_percent_only(const char *s, int32_t n, const char *p, int32_t pn) {
+    int32_t si = 0, pi = 0;
+    bool anchored = true; /* no '%' seen yet */
+    while (pi < pn) {
+        if (p[pi] == '%') {
+            anchored = false;
+            pi++;
+            continue;
+        }
+        int32_t end = pi;
+        while (end < pn && p[end] != '%')
+            end++;
+        int32_t len = end - pi;
+        if (end == pn && !anchored) { /* last run: a suffix at or after si */
+            return n - si >= len && memcmp(s + n - len, p + pi, (size_t)len) == 0;
+        }
+        if (anchored) {
+            if (n - si < len || memcmp(s + si, p + pi, (size_t)len) != 0)
+                return false;
+            si += len;
+            if (end == pn)
+                return si == n;
+        } else {
+            const char *f = memmem(s + si, (size_t)(n - si), p + pi, (size_t)len);
+            if (!f)
+                return false;
+            si = (int32_t)(f - s) + len;
+        }
+        pi = end;
+    }
+    return anchored ? si == n : true;
+}
+
 bool ex_like_match(const char *s, int32_t n, const char *p, int32_t pn) {
+    if (!memchr(p, '_', (size_t)pn) && !memchr(p, '\\', (size_t)pn))
+        return like_percent_only(s, n, p, pn);
     int32_t si = 0, pi = 0;
     int32_t star_p = -1, star_s = 0;
     while (si < n || pi < pn) {

@@ -487,6 +487,43 @@ static void test_like(void **state) {
     tc_close(&t);
 }
 
+/* Reference LIKE over ASCII: '_' one byte, '%' any run, '\\' escapes. */
+static bool like_ref(const char *s, int n, const char *p, int pn) {
+    if (pn == 0)
+        return n == 0;
+    if (p[0] == '%')
+        return like_ref(s, n, p + 1, pn - 1) || (n > 0 && like_ref(s + 1, n - 1, p, pn));
+    if (n == 0)
+        return false;
+    if (p[0] == '_')
+        return like_ref(s + 1, n - 1, p + 1, pn - 1);
+    if (p[0] == '\\' && pn > 1)
+        return s[0] == p[1] && like_ref(s + 1, n - 1, p + 2, pn - 2);
+    return s[0] == p[0] && like_ref(s + 1, n - 1, p + 1, pn - 1);
+}
+
+/* Both LIKE matchers (literal runs with '%', and the general one) agree
+ * with a reference on every small string and pattern. */
+static void test_like_exhaustive(void **state) {
+    (void)state;
+    static const char alpha[] = "ab";
+    static const char palpha[] = "ab%_";
+    uint64_t seed = 12345;
+    for (int iter = 0; iter < 200000; iter++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        char str[8], pat[7];
+        int n = (int)((seed >> 33) % 8), pn = (int)((seed >> 40) % 7);
+        for (int i = 0; i < n; i++)
+            str[i] = alpha[(seed >> (i * 3 + 1)) & 1];
+        for (int i = 0; i < pn; i++)
+            pat[i] = palpha[(seed >> (i * 2 + 20)) & 3];
+        bool want = like_ref(str, n, pat, pn);
+        bool got = ex_like_match(str, n, pat, pn);
+        if (want != got)
+            fail_msg("'%.*s' LIKE '%.*s': got %d, expected %d", n, str, pn, pat, got, want);
+    }
+}
+
 /* substring (UTF8String.substringSQL): 1-based, 0 acts as 1, negative counts
  * from the end, characters not bytes. */
 static void test_substring(void **state) {
@@ -836,6 +873,7 @@ int main(void) {
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_in),
         cmocka_unit_test(test_like),
+        cmocka_unit_test(test_like_exhaustive),
         cmocka_unit_test(test_substring),
         cmocka_unit_test(test_trim),
         cmocka_unit_test(test_dates),
