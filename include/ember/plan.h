@@ -16,6 +16,11 @@
  * (src/shims): given in the options or detected from the text. The shim then
  * decides the version-dependent semantics (decimal result types, ANSI) used by
  * type inference, and the printed forms used by em_plan_print.
+ *
+ * Also accepted: adaptive plans (an AdaptiveSparkPlan root, before execution
+ * or with its "== Final Plan ==" / "== Initial Plan ==" sections and query
+ * stages; em_plan_exec_root picks the tree to run). em_plan_to_json writes the
+ * model for tools.
  */
 #ifndef EM_PLAN_H
 #define EM_PLAN_H
@@ -23,7 +28,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "ember/status.h"
 #include "ember/types.h"
