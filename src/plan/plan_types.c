@@ -44,6 +44,7 @@
  * partition column takes its partner's type and the plan is typed again.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
