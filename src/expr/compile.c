@@ -22,6 +22,7 @@
  *   - rejects what the interpreter cannot do, so that evaluation only fails
  *     on data.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

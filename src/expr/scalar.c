@@ -7,8 +7,9 @@
  * positions and length() count code points (a byte not of the form
  * 10xxxxxx starts one). substring follows UTF8String.substringSQL: position
  * 1 is the first character, 0 is treated as 1, negative positions count from
- * the end, and a negative length gives "". upper/lower change ASCII letters
- * only (Spark uses Java's full Unicode case mapping; non-ASCII text differs).
+ * the end, and a negative length gives "". upper/lower map ASCII, Latin-1,
+ * Latin Extended-A, Greek and Cyrillic letters as Java does (other scripts
+ * are copied unchanged; no final-sigma rule).
  * trim removes only the space character (0x20), as Spark's trim does.
  *
  * LIKE follows Spark's StringUtils.escapeLikeRegex: '_' is any one
@@ -159,6 +160,133 @@ bool ex_like_match(const char *s, int32_t n, const char *p, int32_t pn) {
     return true;
 }
 
+/* ---------------------------------------------------------------- case */
+
+/* Simple case mapping of one code point (Java's for Latin-1, Latin
+ * Extended-A, Greek and Cyrillic); 0 when unchanged. */
+static uint32_t upper_cp(uint32_t c) {
+    if (c >= 'a' && c <= 'z')
+        return c - 32;
+    if (c < 0xB5)
+        return 0;
+    if (c == 0xB5)
+        return 0x39C;
+    if (c >= 0xE0 && c <= 0xFE && c != 0xF7)
+        return c - 0x20;
+    if (c == 0xFF)
+        return 0x178;
+    if (c == 0x131)
+        return 'I';
+    if (c == 0x17F)
+        return 'S';
+    if ((c >= 0x100 && c <= 0x137 && c != 0x130) || (c >= 0x14A && c <= 0x177))
+        return c & 1 ? c - 1 : 0;
+    if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E))
+        return c & 1 ? 0 : c - 1;
+    if ((c >= 0x3B1 && c <= 0x3C1) || (c >= 0x3C3 && c <= 0x3CB))
+        return c - 0x20;
+    if (c == 0x3C2)
+        return 0x3A3;
+    if (c == 0x3AC)
+        return 0x386;
+    if (c >= 0x3AD && c <= 0x3AF)
+        return c - 0x25;
+    if (c == 0x3CC)
+        return 0x38C;
+    if (c == 0x3CD || c == 0x3CE)
+        return c - 0x3F;
+    if (c >= 0x430 && c <= 0x44F)
+        return c - 0x20;
+    if (c >= 0x450 && c <= 0x45F)
+        return c - 0x50;
+    return 0;
+}
+
+static uint32_t lower_cp(uint32_t c) {
+    if (c >= 'A' && c <= 'Z')
+        return c + 32;
+    if (c < 0xC0)
+        return 0;
+    if (c <= 0xDE && c != 0xD7)
+        return c + 0x20;
+    if (c == 0x178)
+        return 0xFF;
+    if ((c >= 0x100 && c <= 0x137 && c != 0x130) || (c >= 0x14A && c <= 0x177))
+        return c & 1 ? 0 : c + 1;
+    if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E))
+        return c & 1 ? c + 1 : 0;
+    if ((c >= 0x391 && c <= 0x3A1) || (c >= 0x3A3 && c <= 0x3AB))
+        return c + 0x20;
+    if (c == 0x386)
+        return 0x3AC;
+    if (c >= 0x388 && c <= 0x38A)
+        return c + 0x25;
+    if (c == 0x38C)
+        return 0x3CC;
+    if (c == 0x38E || c == 0x38F)
+        return c + 0x3F;
+    if (c >= 0x410 && c <= 0x42F)
+        return c + 0x20;
+    if (c >= 0x400 && c <= 0x40F)
+        return c + 0x50;
+    return 0;
+}
+
+static int utf8_encode(uint32_t c, char *b) {
+    if (c < 0x80) {
+        b[0] = (char)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        b[0] = (char)(0xC0 | (c >> 6));
+        b[1] = (char)(0x80 | (c & 0x3F));
+        return 2;
+    }
+    b[0] = (char)(0xE0 | (c >> 12));
+    b[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+    b[2] = (char)(0x80 | (c & 0x3F));
+    return 3;
+}
+
+/* upper/lower: ASCII bytes and the two-byte scripts above are mapped, 'ß'
+ * upper-cases to "SS" as in Java; everything else is copied unchanged
+ * (Java maps more scripts and applies the final-sigma rule). */
+static em_status change_case(const char *s, int32_t n, bool upper, em_strbuf *scratch,
+                             ex_value *out, em_error *err) {
+    size_t start = scratch->len;
+    EM_TRY(em_strbuf_reserve(scratch, (size_t)n * 2 + 1, err));
+    int32_t i = 0;
+    while (i < n) {
+        unsigned char b = (unsigned char)s[i];
+        if (b < 0x80) {
+            char c = (char)b;
+            if (upper && c >= 'a' && c <= 'z')
+                c = (char)(c - 32);
+            else if (!upper && c >= 'A' && c <= 'Z')
+                c = (char)(c + 32);
+            EM_TRY(em_strbuf_append(scratch, &c, 1, err));
+            i++;
+            continue;
+        }
+        int32_t len = utf8_len(s + i, n - i);
+        uint32_t cp = 0, m = 0;
+        if (len == 2 && (b & 0xE0) == 0xC0)
+            cp = ((uint32_t)(b & 0x1F) << 6) | ((unsigned char)s[i + 1] & 0x3F);
+        if (cp == 0xDF && upper) {
+            EM_TRY(em_strbuf_append(scratch, "SS", 2, err));
+        } else if (cp && (m = upper ? upper_cp(cp) : lower_cp(cp)) != 0) {
+            char enc[4];
+            EM_TRY(em_strbuf_append(scratch, enc, (size_t)utf8_encode(m, enc), err));
+        } else {
+            EM_TRY(em_strbuf_append(scratch, s + i, (size_t)len, err));
+        }
+        i += len;
+    }
+    out->s = scratch->data + start;
+    out->len = (int32_t)(scratch->len - start);
+    return EM_OK;
+}
+
 /* ---------------------------------------------------------------- helpers */
 
 static em_status put_str(em_strbuf *scratch, const char *p, int64_t n, ex_value *out,
@@ -217,20 +345,8 @@ em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *
         return EM_OK;
     }
     case FN_UPPER:
-    case FN_LOWER: {
-        size_t start = scratch->len;
-        EM_TRY(em_strbuf_append(scratch, a[0].s, (size_t)a[0].len, err));
-        char *p = scratch->data + start;
-        for (int32_t i = 0; i < a[0].len; i++) {
-            if (st->fn == FN_UPPER && p[i] >= 'a' && p[i] <= 'z')
-                p[i] = (char)(p[i] - 32);
-            else if (st->fn == FN_LOWER && p[i] >= 'A' && p[i] <= 'Z')
-                p[i] = (char)(p[i] + 32);
-        }
-        out->s = p;
-        out->len = a[0].len;
-        return EM_OK;
-    }
+    case FN_LOWER:
+        return change_case(a[0].s, a[0].len, st->fn == FN_UPPER, scratch, out, err);
     case FN_LENGTH:
         out->i = utf8_chars(a[0].s, a[0].len);
         return EM_OK;

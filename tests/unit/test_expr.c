@@ -544,12 +544,36 @@ static void test_substring(void **state) {
     check("substring(e#5, 100, 1)", false, rows, 4, EXPECT("", "", "", "null"));
     check("length(e#5)", false, rows, 4, EXPECT("9", "11", "0", "null"));
     check("upper(e#5)", false, rows, 4,
-          EXPECT("SPARK SQL", "H\xc3\xa9LLO W\xc3\xb6RLD", "", "null"));
+          EXPECT("SPARK SQL", "H\xc3\x89LLO W\xc3\x96RLD", "", "null"));
     check("lower(e#5)", false, rows, 4,
           EXPECT("spark sql", "h\xc3\xa9llo w\xc3\xb6rld", "", "null"));
     check("concat(e#5, -, e#5)", false, rows, 4,
           EXPECT("Spark SQL-Spark SQL", "h\xc3\xa9llo w\xc3\xb6rld-h\xc3\xa9llo w\xc3\xb6rld", "-",
                  "null"));
+}
+
+/* Non-ASCII case mapping (java.lang.String.toUpperCase/toLowerCase). */
+static void test_case_mapping(void **state) {
+    (void)state;
+    static const char *const rows[][N_COLS] = {
+        /* straße, ÿ, Ωμέγα, Москва */
+        R(NULL, NULL, NULL, NULL,
+          "stra\xc3\x9f"
+          "e \xc3\xbf",
+          NULL, NULL, NULL, NULL),
+        R(NULL, NULL, NULL, NULL, "\xce\xa9\xce\xbc\xce\xad\xce\xb3\xce\xb1", NULL, NULL, NULL,
+          NULL),
+        R(NULL, NULL, NULL, NULL, "\xd0\x9c\xd0\xbe\xd1\x81\xd0\xba\xd0\xb2\xd0\xb0", NULL, NULL,
+          NULL, NULL),
+    };
+    check("upper(e#5)", false, rows, 3,
+          EXPECT("STRASSE \xc5\xb8", "\xce\xa9\xce\x9c\xce\x88\xce\x93\xce\x91",
+                 "\xd0\x9c\xd0\x9e\xd0\xa1\xd0\x9a\xd0\x92\xd0\x90"));
+    check("lower(e#5)", false, rows, 3,
+          EXPECT("stra\xc3\x9f"
+                 "e \xc3\xbf",
+                 "\xcf\x89\xce\xbc\xce\xad\xce\xb3\xce\xb1",
+                 "\xd0\xbc\xd0\xbe\xd1\x81\xd0\xba\xd0\xb2\xd0\xb0"));
 }
 
 static void test_trim(void **state) {
@@ -876,6 +900,7 @@ int main(void) {
         cmocka_unit_test(test_like_exhaustive),
         cmocka_unit_test(test_substring),
         cmocka_unit_test(test_trim),
+        cmocka_unit_test(test_case_mapping),
         cmocka_unit_test(test_dates),
         cmocka_unit_test(test_casts),
         cmocka_unit_test(test_case_if_coalesce),
