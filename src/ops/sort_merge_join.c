@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * SortMergeJoin, executed as a hash join over the same keys.
+ *
+ * Spark sorts both inputs on the join keys (the Sort nodes below the join)
+ * and merges them. Equi-join results do not depend on the method, so Ember
+ * materializes one side into the hash index of hash_join.c and streams the
+ * other, which needs no duplicate-run buffering and handles every join type
+ * and condition the same way as the hash joins.
+ *
+ * Order: the side streamed is the one whose order Spark's SortMergeJoinExec
+ * reports as its output ordering (the left side, the right side for
+ * RightOuter), and the engine emits pairs in stream order, so a parent that
+ * relies on that ordering still sees rows sorted on the join keys. One
+ * exception: an outer join with a join condition emits a stream batch's
+ * null-extended rows after the batch's matched pairs (the rows stay grouped
+ * by batch, not merged in key order). FullOuter has no output ordering in
+ * Spark either.
+ *
+ * Memory: the materialized side is the one Spark expected to stream too, so
+ * a large right side costs memory that a merge would not; it is charged to
+ * the task's pool and fails with EM_ERR_OOM_BUDGET naming the operator when
+ * over budget (spilling is a later step).
+ */
+#include "ops/join_util.h"
+
+em_status em_op_sort_merge_join_create(const em_plan_node *node, em_op *left, em_op *right,
+                                       em_op **out, em_error *err) {
+    int build = node->join_type == EM_JOIN_RIGHT_OUTER ? JN_LEFT : JN_RIGHT;
+    return jn_hash_join_create(node, left, right, build, out, err);
+}
