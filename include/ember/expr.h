@@ -19,7 +19,7 @@
  * never divides by zero, even in ANSI mode.
  *
  * Aggregates: em_agg_fn is one compiled aggregate function (sum, avg, count,
- * min, max, first) in one mode. Its per-group state lives in flat arrays in an
+ * min, max, first, last, stddev and variance) in one mode. Its per-group state lives in flat arrays in an
  * em_agg_state, indexed by dense group numbers that the hash aggregate
  * operator assigns; the buffers have Spark's layouts, as the plans print them
  * in "Aggregate Attributes":
@@ -60,10 +60,12 @@ extern "C" {
 #endif
 
 /*
- * Supplies the value of a scalar subquery: fills `out` (uninitialized on
- * entry) with a column of exactly one row of type `type` (null allowed),
- * allocated from `pool`. Called at most once per program, on the first
- * evaluation that needs it; the value is then kept.
+ * Supplies the value of a scalar subquery: `subquery` is the tree's
+ * SCALAR_SUBQUERY node, or a FIELD node over one (a field of a merged
+ * subquery's struct). Fills `out` (uninitialized on entry) with a column of
+ * exactly one row of type `type` (null allowed), allocated from `pool`.
+ * Called at most once per program, on the first evaluation that needs it;
+ * the value is then kept by the program.
  */
 typedef em_status (*em_scalar_subquery_fn)(void *ctx, const em_expr *subquery, em_type type,
                                            em_pool *pool, em_column *out, em_error *err);
@@ -76,7 +78,8 @@ typedef struct em_expr_compile_options {
                               refused at compile time outside UTC */
     em_scalar_subquery_fn subquery; /* NULL: scalar subqueries fail to compile */
     void *subquery_ctx;
-    em_pool *pool; /* borrowed: charged for the program's registers; may be NULL */
+    em_pool *pool; /* borrowed; may be NULL: charged for kept subquery values, and for
+                      registers when em_expr_eval is given no pool */
 } em_expr_compile_options;
 
 typedef struct em_expr_prog em_expr_prog;

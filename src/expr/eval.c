@@ -10,15 +10,22 @@
  * runs at most once per batch because every operand belongs to exactly one
  * parent.
  *
- * Kernels: arithmetic and comparison loops come from arith_impl.h, included
- * once per physical type, so that each type gets its own tight loop. Rarely
- * hot operations (casts, strings, dates) go through a row-wise path that
- * reads scalars with ex_get and writes them back, which keeps their
- * semantics in one place (values.c, scalar.c).
+ * Kernels: arithmetic loops come from arith_impl.h, included once per
+ * physical type, so that each type gets its own tight loop; comparisons
+ * expand CMP_LOOP per type. Decimal + - * stay in 128 bits when the exact
+ * result provably fits and fall back to decimal.c's wide helpers otherwise.
+ * Other operations (casts, strings, dates, IN) go through a row-wise path
+ * that reads scalars with ex_get and writes them back, which keeps their
+ * semantics in one place (values.c, scalar.c); the hottest of them
+ * (decimal casts, UnscaledValue, MakeDecimal, year) also have typed loops
+ * that give the same results. Row-wise steps read constant operands
+ * directly, without a register.
  *
  * Registers are columns of the batch's physical row count; rows outside the
  * selection stay null. ATTR steps share the input column's buffers instead
- * of copying. The root register is moved into the caller's column.
+ * of copying. The root register is moved into the caller's column, and the
+ * others are released after each evaluation, since they are charged to the
+ * caller's pool.
  */
 #include <math.h>
 #include <stdlib.h>
