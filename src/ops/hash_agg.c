@@ -337,8 +337,13 @@ static void hagg_close(em_op *op) {
 }
 
 static const em_op_vtab HAGG_VTAB = {"HashAggregate", hagg_open, hagg_next, hagg_close};
+static const em_op_vtab SAGG_VTAB = {"SortAggregate", hagg_open, hagg_next, hagg_close};
+static const em_op_vtab OAGG_VTAB = {"ObjectHashAggregate", hagg_open, hagg_next, hagg_close};
 
 em_status em_op_hash_agg_create(const em_plan_node *node, em_op *child, em_op **out,
                                 em_error *err) {
-    return em_op_init(&HAGG_VTAB, node, &child, 1, sizeof(hagg_state), out, err);
+    const em_op_vtab *vt = node->kind == EM_NODE_SORT_AGGREGATE          ? &SAGG_VTAB
+                           : node->kind == EM_NODE_OBJECT_HASH_AGGREGATE ? &OAGG_VTAB
+                                                                         : &HAGG_VTAB;
+    return em_op_init(vt, node, &child, 1, sizeof(hagg_state), out, err);
 }

@@ -24,6 +24,7 @@
  * columns are built per batch.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

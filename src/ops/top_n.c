@@ -2,7 +2,8 @@
 /*
  * TakeOrderedAndProject: the first `limit` rows of the input in the given
  * order, projected through the project list. Arguments: `limit, [orders],
- * [project list]`. Per task this is a top-N; the runtime makes it global by
+ * [project list]` (Spark 3.4+ may append an offset: the first `offset` rows
+ * of the order are skipped). Per task this is a top-N; the runtime makes it global by
  * running it once more over a single-partition input, as Spark does.
  *
  * Algorithm: rows are accumulated in a buffer; whenever the buffer holds
@@ -18,7 +19,8 @@
 #include "ops/sort_keys.h"
 
 typedef struct topn_state {
-    int64_t limit;
+    int64_t limit;  /* rows kept: the limit plus the offset */
+    int64_t offset; /* rows of the order skipped before output */
     em_sort_spec spec;
     opu_proj proj;
     em_batch *buf; /* candidate rows (child schema) */
@@ -38,6 +40,11 @@ static em_status topn_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
         return em_op_fail(op, err);
     }
     EM_TRY(opu_int_arg(op->node, args[0], "limit", &st->limit, err));
+    st->offset = 0;
+    if (n >= 4 && (args[3]->kind == EM_EXPR_LITERAL || args[3]->kind == EM_EXPR_RAW))
+        EM_TRY(opu_int_arg(op->node, args[3], "offset", &st->offset, err));
+    st->limit += st->offset;
+    st->emitted = st->offset;
     if (em_sort_spec_init(&st->spec, (const em_expr *const *)args[1]->args, args[1]->n_args,
                           em_op_child_attrs(op, 0), child->n_output, &ctx->expr_opts,
                           err) != EM_OK)
