@@ -986,6 +986,22 @@ static int compile(cctx *c, const em_expr *e, const em_type *hint) {
         return -1;
     }
     switch (e->kind) {
+    case EM_EXPR_ALIAS:
+    case EM_EXPR_NOT:
+    case EM_EXPR_NEGATE:
+    case EM_EXPR_CAST:
+    case EM_EXPR_IN:
+    case EM_EXPR_INSET:
+        if (e->n_args < 1 || !e->args || !e->args[0])
+            return fail_unsupported(c, e, "malformed expression without an operand"), -1;
+        break;
+    default:
+        break;
+    }
+    for (int i = 0; i < e->n_args; i++)
+        if (!e->args || !e->args[i])
+            return fail_unsupported(c, e, "malformed expression with a missing operand"), -1;
+    switch (e->kind) {
     case EM_EXPR_ATTR:
         return compile_attr(c, e);
     case EM_EXPR_BOUND_REF: {
