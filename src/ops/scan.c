@@ -220,10 +220,12 @@ static em_status scan_bind(em_op *op, scan_state *st, em_error *err) {
         for (int j = 0; rs && j < rs->n_schema && k < 0; j++)
             if (strcasecmp(rs->schema[j].name, a->name) == 0)
                 k = j;
-        if (k >= 0 && rs->schema[k].type_known)
+        /* the attribute's type is what the operators above compiled
+         * against (ReadSchema's, or the file's when the plan was retyped) */
+        if (a->type_known)
+            st->out_types[i] = a->type;
+        else if (k >= 0 && rs->schema[k].type_known)
             st->out_types[i] = rs->schema[k].type;
-        else if (a->type_known)
-            st->out_types[i] = a->type; /* partition column or unknown type */
         else
             return EM_FAIL(err, EM_ERR_UNSUPPORTED, "column %s: type not known", a->name);
         if (k < 0)

@@ -253,6 +253,11 @@ static em_status append_stage(em_query *q, rt_stage *st, em_error *err) {
     }
     st->index = q->n_stages;
     q->stages[q->n_stages++] = st;
+    for (int i = 0; i < st->n_deps; i++) {
+        rt_stage *d = q->stages[st->deps[i]];
+        if (d->last_reader < st->index)
+            d->last_reader = st->index;
+    }
     return EM_OK;
 }
 
@@ -350,11 +355,6 @@ appended:
     if (s != EM_OK) {
         stage_free(st);
         return s;
-    }
-    for (int i = 0; i < st->n_deps; i++) {
-        rt_stage *d = q->stages[st->deps[i]];
-        if (d->last_reader < st->index)
-            d->last_reader = st->index;
     }
     *out = st;
     return EM_OK;
