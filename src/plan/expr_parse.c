@@ -742,7 +742,7 @@ static em_expr *parse_primary(expr_parser *p, int stop) {
     /* Backtracking is local on Spark's text (a failed operand falls back to a
      * segment), but broken text can make it revisit nested operands again and
      * again: bound the work by the text's size. */
-    if (++p->steps > 64 * p->n + 4096)
+    if (++p->steps > 8 * p->n + 1024)
         return plan_expr_error(p, p->pos, "expression too complex to parse (unbalanced text?)");
     if (++p->depth > EXPR_MAX_DEPTH) {
         p->depth--;
