@@ -514,10 +514,50 @@ static int compile_binary(cctx *c, const em_expr *e) {
     return compile_arith(c, e, e->op, l, r, NULL, false);
 }
 
+/* value IN (a, b, ...) with non-literal items: every item is compiled and
+ * compared row by row; the result is that of the OR chain of equalities
+ * (true if one is equal, else null if any side is null, else false). */
+static int compile_in_dynamic(cctx *c, const em_expr *e, int v) {
+    int n = e->n_args;
+    int *args = malloc((size_t)n * sizeof *args);
+    if (!args) {
+        EM_FAIL(c->err, EM_ERR_NOMEM, "out of memory compiling an expression");
+        return -1;
+    }
+    em_type t = step_type(c, v);
+    args[0] = v;
+    int s = -1;
+    for (int i = 1; i < n; i++) {
+        args[i] = compile(c, e->args[i], &t);
+        if (args[i] < 0)
+            goto done;
+    }
+    /* every side is brought to the common type, as Spark's coercion does
+     * (decimals of different scales compare exactly as they are) */
+    em_type common = t;
+    for (int i = 1; i < n; i++)
+        if (!common_type(common, step_type(c, args[i]), &common)) {
+            fail_unsupported(c, e, "IN list item of an incompatible type");
+            goto done;
+        }
+    for (int i = 0; i < n; i++) {
+        args[i] = unify(c, args[i], common, e);
+        if (args[i] < 0)
+            goto done;
+    }
+    s = add_step(c, EX_IN, em_type_make(EM_TYPE_BOOLEAN), e, n, args);
+done:
+    free(args);
+    return s;
+}
+
 static int compile_in(cctx *c, const em_expr *e) {
     int v = compile(c, e->args[0], NULL);
     if (v < 0)
         return -1;
+    for (int i = 1; i < e->n_args; i++)
+        if (e->args[i]->kind != EM_EXPR_LITERAL)
+            return compile_in_dynamic(c, e, v);
     em_type t = step_type(c, v);
     int s = add_step(c, EX_IN, em_type_make(EM_TYPE_BOOLEAN), e, 1, &v);
     if (s < 0)

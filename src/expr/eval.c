@@ -662,6 +662,18 @@ static em_status run_rowwise(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
                     res.null = true;
                     break;
                 }
+                if (na > 1) { /* non-literal items */
+                    bool found = false, saw_null = false;
+                    for (int a = 1; a < na && !found; a++) {
+                        if (argv[a].null)
+                            saw_null = true;
+                        else
+                            found = ex_compare(&argv[0], atv[0], &argv[a], atv[a]) == 0;
+                    }
+                    res.i = found;
+                    res.null = !found && saw_null;
+                    break;
+                }
                 int lo = 0, hi = st->n_list - 1;
                 bool found = false;
                 while (lo <= hi && !found) {

@@ -457,6 +457,9 @@ static void test_in(void **state) {
     check("e#5 IN (MAIL,AIR)", false, rows, 3, EXPECT("true", "false", "null"));
     check("?a#1 INSET 1, 13, 2, 40", false, rows, 3, EXPECT("true", "false", "null"));
     check("d#4 IN (0.050,0.071)", false, rows, 3, EXPECT("true", "false", "null"));
+    /* items that are not literals: the OR of equalities */
+    check("a#1 IN (b#2,13)", false, rows, 3, EXPECT("true", "null", "null"));
+    check("e#5 IN (lower(e#5),SHIP)", false, rows, 3, EXPECT("false", "true", "null"));
 }
 
 /* LIKE (StringUtils.escapeLikeRegex): '_' one character (UTF-8 aware), '%'
