@@ -40,11 +40,10 @@ static em_status expand_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
         const em_expr *pl = lists->args[p];
         if (pl->kind != EM_EXPR_LIST || pl->n_args != op->n_output)
             return EM_FAIL(err, EM_ERR_PARSE,
-                           "Expand (%d): projection %d does not have %d expressions",
-                           op->node->id, p + 1, op->n_output);
+                           "Expand (%d): projection %d does not have %d expressions", op->node->id,
+                           p + 1, op->n_output);
         if (opu_proj_init(&st->projs[p], (const em_expr *const *)pl->args, pl->n_args,
-                          em_op_child_attrs(op, 0), child->n_output, &ctx->expr_opts,
-                          err) != EM_OK)
+                          em_op_child_attrs(op, 0), child->n_output, &ctx->expr_opts, err) != EM_OK)
             return em_op_fail(op, err);
     }
     if (opu_shell_create(&op->schema, ctx->pool, &st->out, err) != EM_OK)
@@ -85,7 +84,6 @@ static void expand_close(em_op *op) {
 
 static const em_op_vtab EXPAND_VTAB = {"Expand", expand_open, expand_next, expand_close};
 
-em_status em_op_expand_create(const em_plan_node *node, em_op *child, em_op **out,
-                              em_error *err) {
+em_status em_op_expand_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     return em_op_init(&EXPAND_VTAB, node, &child, 1, sizeof(expand_state), out, err);
 }

@@ -113,8 +113,10 @@ static em_status hagg_compile(em_op *op, hagg_state *st, em_exec_ctx *ctx, em_er
     EM_TRY(s);
     int col = n_in - merge_bufs;
     if (col < 0)
-        return EM_FAIL(err, EM_ERR_BIND, "the input has %d columns, fewer than the %d buffers "
-                       "to merge", n_in, merge_bufs);
+        return EM_FAIL(err, EM_ERR_BIND,
+                       "the input has %d columns, fewer than the %d buffers "
+                       "to merge",
+                       n_in, merge_bufs);
     for (int i = 0; i < st->n_fns; i++) {
         if (em_agg_fn_mode(st->fns[i]) == EM_AGG_PARTIAL)
             continue;
@@ -198,8 +200,10 @@ static em_status hagg_prepare_output(em_op *op, hagg_state *st, em_error *err) {
         n_agg_cols += em_agg_fn_mode(st->fns[i]) == EM_AGG_FINAL ? 1 : em_agg_n_buffers(st->fns[i]);
     int n_cols = st->n_keys + n_agg_cols;
     if (af && af->n_exprs != n_agg_cols)
-        return EM_FAIL(err, EM_ERR_BIND, "Aggregate Attributes lists %d attributes, the "
-                       "functions produce %d columns", af->n_exprs, n_agg_cols);
+        return EM_FAIL(err, EM_ERR_BIND,
+                       "Aggregate Attributes lists %d attributes, the "
+                       "functions produce %d columns",
+                       af->n_exprs, n_agg_cols);
     st->result_attrs = calloc((size_t)n_cols + 1, sizeof *st->result_attrs);
     if (!st->result_attrs)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
@@ -208,9 +212,8 @@ static em_status hagg_prepare_output(em_op *op, hagg_state *st, em_error *err) {
     em_status s = EM_OK;
     for (int k = 0; s == EM_OK && k < st->n_keys; k++) {
         st->result_attrs[k] = kf->exprs[k];
-        em_type t = st->key_pass[k] >= 0
-                        ? op->children[0]->schema.fields[st->key_pass[k]].type
-                        : em_expr_prog_type(st->key_prog[k]);
+        em_type t = st->key_pass[k] >= 0 ? op->children[0]->schema.fields[st->key_pass[k]].type
+                                         : em_expr_prog_type(st->key_prog[k]);
         s = em_schema_set(&schema, k, "", t, true, err);
     }
     int c = st->n_keys;
@@ -251,8 +254,8 @@ static em_status hagg_prepare_output(em_op *op, hagg_state *st, em_error *err) {
     if (!st->positional) {
         const em_expr *const *res =
             rf ? (const em_expr *const *)rf->exprs : (const em_expr *const *)op->output;
-        EM_TRY(opu_proj_init(&st->results, res, rf ? rf->n_exprs : op->n_output,
-                             st->result_attrs, n_cols, &op->ctx->expr_opts, err));
+        EM_TRY(opu_proj_init(&st->results, res, rf ? rf->n_exprs : op->n_output, st->result_attrs,
+                             n_cols, &op->ctx->expr_opts, err));
     }
     return opu_shell_create(&op->schema, pool, &st->out, err);
 }
@@ -275,26 +278,13 @@ static em_status hagg_next(em_op *op, em_batch **out, em_error *err) {
             return em_op_fail(op, err);
         st->emitted = 0;
     }
-    if (st->emitted >= st->n_groups)
-        return EM_DONE;
-    int64_t n = st->n_groups - st->emitted;
-    if (n > EM_BATCH_CAP)
-        n = EM_BATCH_CAP;
-    int32_t idx[EM_BATCH_CAP];
-    for (int64_t i = 0; i < n; i++)
-        idx[i] = (int32_t)(st->emitted + i);
-    st->emitted += n;
-    em_batch_destroy(st->chunk);
-    st->chunk = NULL;
-    em_batch *src = st->result_in;
-    if (st->n_groups > n || st->emitted - n > 0) {
-        if (opu_gather(&st->result_in->schema, st->result_in->cols, idx, n, op->ctx->pool,
-                       &st->chunk, err) != EM_OK)
-            return em_op_fail(op, err);
-        src = st->chunk;
-    }
-    em_status s = st->positional ? opu_shell_share(st->out, src, NULL, err)
-                                 : opu_proj_eval(&st->results, src, st->out, op->ctx->pool, err);
+    em_status s = opu_next_range(&st->result_in->schema, st->result_in->cols, st->n_groups,
+                                 &st->emitted, op->ctx->pool, &st->chunk, err);
+    if (s != EM_OK)
+        return s == EM_DONE ? s : em_op_fail(op, err);
+    em_batch *src = st->chunk;
+    s = st->positional ? opu_shell_share(st->out, src, NULL, err)
+                       : opu_proj_eval(&st->results, src, st->out, op->ctx->pool, err);
     if (s != EM_OK)
         return em_op_fail(op, err);
     *out = st->out;

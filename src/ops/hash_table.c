@@ -23,7 +23,7 @@ struct em_hash_table {
     em_column *keys;  /* stored keys, one column per key, row = id */
     uint64_t *hashes; /* hash of each id */
     int64_t hashes_cap;
-    int32_t *slots; /* ids or HT_EMPTY */
+    int32_t *slots;  /* ids or HT_EMPTY */
     int64_t n_slots; /* power of two */
     int64_t n_ids;
 };
@@ -77,14 +77,14 @@ static inline float ht_norm_float(float f) {
 static void ht_hash_column(const em_column *c, const int32_t *sel, int64_t n, uint64_t *h) {
     const uint8_t *valid = c->validity ? c->validity->data : NULL;
     const void *vals = c->values ? c->values->data : NULL;
-#define HT_LOOP(EXPR)                                                                      \
-    for (int64_t i = 0; i < n; i++) {                                                      \
-        int64_t r = sel ? sel[i] : i;                                                      \
-        if (valid && !em_bit_get(valid, r)) {                                              \
-            h[i] = ht_mix(h[i], HT_NULL_HASH);                                             \
-            continue;                                                                      \
-        }                                                                                  \
-        h[i] = ht_mix(h[i], (EXPR));                                                       \
+#define HT_LOOP(EXPR)                                                                              \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+        int64_t r = sel ? sel[i] : i;                                                              \
+        if (valid && !em_bit_get(valid, r)) {                                                      \
+            h[i] = ht_mix(h[i], HT_NULL_HASH);                                                     \
+            continue;                                                                              \
+        }                                                                                          \
+        h[i] = ht_mix(h[i], (EXPR));                                                               \
     }
     switch (c->type.id) {
     case EM_TYPE_NULL:
@@ -313,8 +313,8 @@ static em_status ht_grow(em_hash_table *ht, em_error *err) {
     return EM_OK;
 }
 
-static em_status ht_insert(em_hash_table *ht, const em_column *const *keys, int64_t r,
-                           uint64_t h, uint64_t slot, int32_t *id_out, em_error *err) {
+static em_status ht_insert(em_hash_table *ht, const em_column *const *keys, int64_t r, uint64_t h,
+                           uint64_t slot, int32_t *id_out, em_error *err) {
     if (ht->n_ids >= INT32_MAX - 1)
         return EM_FAIL(err, EM_ERR_OOM_BUDGET, "hash table: more than 2^31 distinct keys");
     if (ht->n_ids == ht->hashes_cap) {
@@ -344,8 +344,8 @@ static em_status ht_insert(em_hash_table *ht, const em_column *const *keys, int6
     return EM_OK;
 }
 
-em_status em_ht_find_or_insert(em_hash_table *ht, const em_column *const *keys,
-                               const int32_t *sel, int64_t n, int32_t *ids, em_error *err) {
+em_status em_ht_find_or_insert(em_hash_table *ht, const em_column *const *keys, const int32_t *sel,
+                               int64_t n, int32_t *ids, em_error *err) {
     uint64_t hs[HT_CHUNK];
     for (int64_t base = 0; base < n; base += HT_CHUNK) {
         int64_t m = n - base < HT_CHUNK ? n - base : HT_CHUNK;

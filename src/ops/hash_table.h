@@ -46,9 +46,8 @@ void em_ht_hash_rows(const em_hash_table *ht, const em_column *const *keys, cons
                      int64_t n, uint64_t *hashes);
 /* For each row (as above) the id of its key, inserting new keys: ids[0..n).
  * Rows with a null key get -1 unless nulls_equal. */
-em_status em_ht_find_or_insert(em_hash_table *ht, const em_column *const *keys,
-                               const int32_t *sel, int64_t n, int32_t *ids,
-                               em_error *err) EM_MUST_CHECK;
+em_status em_ht_find_or_insert(em_hash_table *ht, const em_column *const *keys, const int32_t *sel,
+                               int64_t n, int32_t *ids, em_error *err) EM_MUST_CHECK;
 /* Probe only: ids[i] = the key's id, or -1 when absent (or null without
  * nulls_equal). Does not modify the table; safe from several threads. */
 em_status em_ht_find(const em_hash_table *ht, const em_column *const *keys, const int32_t *sel,

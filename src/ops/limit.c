@@ -82,8 +82,7 @@ static const em_op_vtab COLLECT_VTAB = {"CollectLimit", limit_open, limit_next, 
 static const em_op_vtab GLOBAL_VTAB = {"GlobalLimit", limit_open, limit_next, limit_close};
 static const em_op_vtab LOCAL_VTAB = {"LocalLimit", limit_open, limit_next, limit_close};
 
-em_status em_op_limit_create(const em_plan_node *node, em_op *child, em_op **out,
-                             em_error *err) {
+em_status em_op_limit_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     const em_op_vtab *vt = node->kind == EM_NODE_GLOBAL_LIMIT  ? &GLOBAL_VTAB
                            : node->kind == EM_NODE_LOCAL_LIMIT ? &LOCAL_VTAB
                                                                : &COLLECT_VTAB;

@@ -9,8 +9,7 @@
 
 #include "ops/op_util.h"
 
-em_status opu_shell_create(const em_schema *schema, em_pool *pool, em_batch **out,
-                           em_error *err) {
+em_status opu_shell_create(const em_schema *schema, em_pool *pool, em_batch **out, em_error *err) {
     EM_TRY(em_batch_create(schema, 0, pool, out, err));
     opu_shell_release(*out);
     return EM_OK;
@@ -58,8 +57,8 @@ int opu_passthrough_index(const em_expr *e, const em_expr *const *attrs, int n) 
     return opu_attr_index(attrs, n, e->id);
 }
 
-em_status opu_gather(const em_schema *schema, const em_column *cols, const int32_t *idx,
-                     int64_t n, em_pool *pool, em_batch **out, em_error *err) {
+em_status opu_gather(const em_schema *schema, const em_column *cols, const int32_t *idx, int64_t n,
+                     em_pool *pool, em_batch **out, em_error *err) {
     em_batch *b = NULL;
     EM_TRY(opu_shell_create(schema, pool, &b, err));
     for (int i = 0; i < b->n_cols; i++) {
@@ -80,13 +79,14 @@ const em_expr *const *opu_arguments(const em_plan_node *node, int *n) {
     return f ? (const em_expr *const *)f->exprs : NULL;
 }
 
-em_status opu_int_arg(const em_plan_node *node, const em_expr *e, const char *what,
-                      int64_t *out, em_error *err) {
+em_status opu_int_arg(const em_plan_node *node, const em_expr *e, const char *what, int64_t *out,
+                      em_error *err) {
     const char *t = e && (e->kind == EM_EXPR_LITERAL || e->kind == EM_EXPR_RAW) ? e->text : NULL;
     char *end = NULL;
     long long v = t ? strtoll(t, &end, 10) : -1;
     if (!t || end == t || (*end && strcmp(end, "L") != 0) || v < 0)
-        return EM_FAIL(err, EM_ERR_PARSE, "%s (%d): expected a non-negative integer %s in Arguments",
+        return EM_FAIL(err, EM_ERR_PARSE,
+                       "%s (%d): expected a non-negative integer %s in Arguments",
                        node->name ? node->name : "operator", node->id, what);
     *out = v;
     return EM_OK;
@@ -142,8 +142,8 @@ em_status opu_proj_eval(const opu_proj *p, const em_batch *in, em_batch *shell, 
         if (p->pass[i] >= 0)
             em_column_share(&shell->cols[i], &in->cols[p->pass[i]]);
         else if (p->pass[i] == -2)
-            EM_TRY(opu_null_column(&shell->cols[i], shell->schema.fields[i].type, in->n_rows,
-                                   pool, err));
+            EM_TRY(opu_null_column(&shell->cols[i], shell->schema.fields[i].type, in->n_rows, pool,
+                                   err));
         else
             EM_TRY(em_expr_eval(p->progs[i], in, pool, &shell->cols[i], err));
     }
@@ -157,4 +157,19 @@ void opu_proj_reset(opu_proj *p) {
     free(p->progs);
     free(p->pass);
     memset(p, 0, sizeof *p);
+}
+
+em_status opu_next_range(const em_schema *schema, const em_column *cols, int64_t total,
+                         int64_t *next, em_pool *pool, em_batch **chunk, em_error *err) {
+    if (*next >= total)
+        return EM_DONE;
+    int64_t n = total - *next < EM_BATCH_CAP ? total - *next : EM_BATCH_CAP;
+    int32_t idx[EM_BATCH_CAP];
+    for (int64_t i = 0; i < n; i++)
+        idx[i] = (int32_t)(*next + i);
+    em_batch_destroy(*chunk);
+    *chunk = NULL;
+    EM_TRY(opu_gather(schema, cols, idx, n, pool, chunk, err));
+    *next += n;
+    return EM_OK;
 }

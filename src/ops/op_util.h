@@ -15,11 +15,12 @@
 
 #include "ops/internal.h"
 
-/* A batch of `schema` with zero rows and no buffers, to be filled by sharing. */
+/* A batch of `schema` with zero rows and no buffers, to be filled by sharing.
+ */
 em_status opu_shell_create(const em_schema *schema, em_pool *pool, em_batch **out,
                            em_error *err) EM_MUST_CHECK;
-/* Makes shell hold src's columns (cols[i] = src->cols[map ? map[i] : i], shared),
- * row count and selection. */
+/* Makes shell hold src's columns (cols[i] = src->cols[map ? map[i] : i],
+ * shared), row count and selection. */
 em_status opu_shell_share(em_batch *shell, const em_batch *src, const int *map,
                           em_error *err) EM_MUST_CHECK;
 /* Drops the shell's column references (keeps its schema). */
@@ -39,8 +40,8 @@ int opu_passthrough_index(const em_expr *e, const em_expr *const *attrs, int n);
 
 /* A fresh batch of `schema` holding rows idx[0..n) of src's columns
  * (physical row numbers; src's selection is not consulted). */
-em_status opu_gather(const em_schema *schema, const em_column *cols, const int32_t *idx,
-                     int64_t n, em_pool *pool, em_batch **out, em_error *err) EM_MUST_CHECK;
+em_status opu_gather(const em_schema *schema, const em_column *cols, const int32_t *idx, int64_t n,
+                     em_pool *pool, em_batch **out, em_error *err) EM_MUST_CHECK;
 
 /* A list of output expressions over an input: attributes (and aliases of
  * them) shared, `null` literals made all-null columns of the output type,
@@ -68,10 +69,17 @@ em_status opu_null_column(em_column *c, em_type t, int64_t n, em_pool *pool,
  * derived no output attributes, take child's. Destroys op on failure. */
 em_status opu_inherit_output(em_op **op, const em_op *child, em_error *err) EM_MUST_CHECK;
 
+/* The next chunk of a materialized result: replaces *chunk with a fresh
+ * batch of rows [*next, *next + k) of cols, k = min(EM_BATCH_CAP, total -
+ * *next), and advances *next. EM_DONE when no rows are left. */
+em_status opu_next_range(const em_schema *schema, const em_column *cols, int64_t total,
+                         int64_t *next, em_pool *pool, em_batch **chunk,
+                         em_error *err) EM_MUST_CHECK;
+
 /* The node's Arguments field items (NULL/0 when absent). */
 const em_expr *const *opu_arguments(const em_plan_node *node, int *n);
 /* Parses a non-negative integer literal argument (e.g. a limit). */
-em_status opu_int_arg(const em_plan_node *node, const em_expr *e, const char *what,
-                      int64_t *out, em_error *err) EM_MUST_CHECK;
+em_status opu_int_arg(const em_plan_node *node, const em_expr *e, const char *what, int64_t *out,
+                      em_error *err) EM_MUST_CHECK;
 
 #endif

@@ -48,7 +48,6 @@ static void project_close(em_op *op) {
 
 static const em_op_vtab PROJECT_VTAB = {"Project", project_open, project_next, project_close};
 
-em_status em_op_project_create(const em_plan_node *node, em_op *child, em_op **out,
-                               em_error *err) {
+em_status em_op_project_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     return em_op_init(&PROJECT_VTAB, node, &child, 1, sizeof(project_state), out, err);
 }

@@ -29,8 +29,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "expr/internal.h"
 #include "ember/parquet.h"
+#include "expr/internal.h"
 #include "ops/op_util.h"
 
 typedef struct scan_state {
@@ -48,7 +48,8 @@ typedef struct scan_state {
     const em_plan_field *pushed;
 } scan_state;
 
-/* ------------------------------------------------------------ row-group pruning */
+/* ------------------------------------------------------------ row-group
+ * pruning */
 
 /* The text of a filter argument (values like Brand#9 parse as attributes). */
 static const char *arg_text(const em_expr *e, char *buf, size_t cap) {
@@ -347,7 +348,7 @@ static em_status scan_next(em_op *op, em_batch **out, em_error *err) {
             if (st->reader_col[i] >= 0)
                 em_column_share(&sh->cols[i], &b->cols[st->reader_col[i]]);
             else if (opu_null_column(&sh->cols[i], st->out_types[i], b->n_rows, op->ctx->pool,
-                                 err) != EM_OK)
+                                     err) != EM_OK)
                 return em_op_fail(op, err);
         }
         sh->n_rows = b->n_rows;

@@ -78,8 +78,8 @@ static em_status sort_next(em_op *op, em_batch **out, em_error *err) {
     int64_t n = st->n - st->emitted < EM_BATCH_CAP ? st->n - st->emitted : EM_BATCH_CAP;
     em_batch_destroy(st->chunk);
     st->chunk = NULL;
-    if (opu_gather(&op->schema, st->acc->cols, st->idx + st->emitted, n, op->ctx->pool,
-                   &st->chunk, err) != EM_OK)
+    if (opu_gather(&op->schema, st->acc->cols, st->idx + st->emitted, n, op->ctx->pool, &st->chunk,
+                   err) != EM_OK)
         return em_op_fail(op, err);
     st->emitted += n;
     *out = st->chunk;
@@ -103,8 +103,7 @@ static void sort_close(em_op *op) {
 
 static const em_op_vtab SORT_VTAB = {"Sort", sort_open, sort_next, sort_close};
 
-em_status em_op_sort_create(const em_plan_node *node, em_op *child, em_op **out,
-                            em_error *err) {
+em_status em_op_sort_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     EM_TRY(em_op_init(&SORT_VTAB, node, &child, 1, sizeof(sort_state), out, err));
     return opu_inherit_output(out, child, err);
 }

@@ -30,10 +30,10 @@ static inline int cmp_double(double x, double y) {
 static inline int cmp_value(const em_column *a, int64_t i, const em_column *b, int64_t j) {
     const void *va = a->values ? a->values->data : NULL;
     const void *vb = b->values ? b->values->data : NULL;
-#define CMP(T)                                                                             \
-    do {                                                                                   \
-        T x = ((const T *)va)[i], y = ((const T *)vb)[j];                                  \
-        return x < y ? -1 : (x > y ? 1 : 0);                                               \
+#define CMP(T)                                                                                     \
+    do {                                                                                           \
+        T x = ((const T *)va)[i], y = ((const T *)vb)[j];                                          \
+        return x < y ? -1 : (x > y ? 1 : 0);                                                       \
     } while (0)
     switch (a->type.id) {
     case EM_TYPE_BOOLEAN:
@@ -121,8 +121,8 @@ static inline uint64_t sk_prefix(const em_column *c, int64_t r, bool *exact) {
         return (uint64_t)((const int64_t *)v)[r] ^ sign;
     case EM_TYPE_FLOAT:
     case EM_TYPE_DOUBLE: {
-        double d = c->type.id == EM_TYPE_FLOAT ? (double)((const float *)v)[r]
-                                                : ((const double *)v)[r];
+        double d =
+            c->type.id == EM_TYPE_FLOAT ? (double)((const float *)v)[r] : ((const double *)v)[r];
         if (d == 0.0)
             d = 0.0;
         if (isnan(d))

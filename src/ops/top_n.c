@@ -3,8 +3,8 @@
  * TakeOrderedAndProject: the first `limit` rows of the input in the given
  * order, projected through the project list. Arguments: `limit, [orders],
  * [project list]` (Spark 3.4+ may append an offset: the first `offset` rows
- * of the order are skipped). Per task this is a top-N; the runtime makes it global by
- * running it once more over a single-partition input, as Spark does.
+ * of the order are skipped). Per task this is a top-N; the runtime makes it
+ * global by running it once more over a single-partition input, as Spark does.
  *
  * Algorithm: rows are accumulated in a buffer; whenever the buffer holds
  * more than limit + max(limit, EM_BATCH_CAP) rows it is sorted and cut back
@@ -46,15 +46,13 @@ static em_status topn_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     st->limit += st->offset;
     st->emitted = st->offset;
     if (em_sort_spec_init(&st->spec, (const em_expr *const *)args[1]->args, args[1]->n_args,
-                          em_op_child_attrs(op, 0), child->n_output, &ctx->expr_opts,
-                          err) != EM_OK)
+                          em_op_child_attrs(op, 0), child->n_output, &ctx->expr_opts, err) != EM_OK)
         return em_op_fail(op, err);
     const em_expr *proj = n >= 3 && args[2]->kind == EM_EXPR_LIST ? args[2] : NULL;
-    const em_expr *const *pl = proj ? (const em_expr *const *)proj->args
-                                    : (const em_expr *const *)op->output;
-    if (opu_proj_init(&st->proj, pl, proj ? proj->n_args : op->n_output,
-                      em_op_child_attrs(op, 0), child->n_output, &ctx->expr_opts,
-                      err) != EM_OK)
+    const em_expr *const *pl =
+        proj ? (const em_expr *const *)proj->args : (const em_expr *const *)op->output;
+    if (opu_proj_init(&st->proj, pl, proj ? proj->n_args : op->n_output, em_op_child_attrs(op, 0),
+                      child->n_output, &ctx->expr_opts, err) != EM_OK)
         return em_op_fail(op, err);
     if (em_batch_create(&child->schema, EM_BATCH_CAP, ctx->pool, &st->buf, err) != EM_OK ||
         opu_shell_create(&op->schema, ctx->pool, &st->out, err) != EM_OK)
@@ -111,19 +109,10 @@ static em_status topn_next(em_op *op, em_batch **out, em_error *err) {
         if (s != EM_OK)
             return s == EM_ERR_CANCELLED ? s : em_op_fail(op, err);
     }
-    int64_t total = st->buf->n_rows;
-    if (st->emitted >= total)
-        return EM_DONE;
-    int64_t n = total - st->emitted < EM_BATCH_CAP ? total - st->emitted : EM_BATCH_CAP;
-    int32_t idx[EM_BATCH_CAP];
-    for (int64_t i = 0; i < n; i++)
-        idx[i] = (int32_t)(st->emitted + i);
-    st->emitted += n;
-    em_batch_destroy(st->chunk);
-    st->chunk = NULL;
-    if (opu_gather(&st->buf->schema, st->buf->cols, idx, n, op->ctx->pool, &st->chunk, err) !=
-        EM_OK)
-        return em_op_fail(op, err);
+    em_status s = opu_next_range(&st->buf->schema, st->buf->cols, st->buf->n_rows, &st->emitted,
+                                 op->ctx->pool, &st->chunk, err);
+    if (s != EM_OK)
+        return s == EM_DONE ? s : em_op_fail(op, err);
     if (opu_proj_eval(&st->proj, st->chunk, st->out, op->ctx->pool, err) != EM_OK)
         return em_op_fail(op, err);
     *out = st->out;
@@ -146,7 +135,6 @@ static void topn_close(em_op *op) {
 
 static const em_op_vtab TOPN_VTAB = {"TakeOrderedAndProject", topn_open, topn_next, topn_close};
 
-em_status em_op_top_n_create(const em_plan_node *node, em_op *child, em_op **out,
-                             em_error *err) {
+em_status em_op_top_n_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     return em_op_init(&TOPN_VTAB, node, &child, 1, sizeof(topn_state), out, err);
 }

@@ -46,9 +46,9 @@ typedef struct win_fn {
 typedef struct window_state {
     int n_fns;
     win_fn *fns;
-    em_sort_spec all;   /* partition keys (ASC NULLS FIRST) then order keys */
+    em_sort_spec all; /* partition keys (ASC NULLS FIRST) then order keys */
     int n_part, n_order;
-    em_batch *sorted;   /* input in window order, plus result columns */
+    em_batch *sorted; /* input in window order, plus result columns */
     int64_t n, emitted;
     bool done_input;
     em_batch *chunk;
@@ -62,8 +62,7 @@ static em_status win_unsupported(const em_expr *e, const char *what, em_error *e
     char *text = NULL;
     size_t len = 0;
     em_status s = em_expr_print(e, NULL, &text, &len, NULL);
-    EM_FAIL(err, EM_ERR_UNSUPPORTED, "%s in window expression %s", what,
-            s == EM_OK ? text : "?");
+    EM_FAIL(err, EM_ERR_UNSUPPORTED, "%s in window expression %s", what, s == EM_OK ? text : "?");
     free(text);
     return err ? err->code : EM_ERR_UNSUPPORTED;
 }
@@ -140,8 +139,8 @@ static em_status window_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
         keys[i] = part->args[i]; /* bare expressions: ASC NULLS FIRST */
     for (int i = 0; i < st->n_order; i++)
         keys[st->n_part + i] = order->args[i];
-    em_status s = em_sort_spec_init(&st->all, keys, nk, em_op_child_attrs(op, 0),
-                                    child->n_output, &ctx->expr_opts, err);
+    em_status s = em_sort_spec_init(&st->all, keys, nk, em_op_child_attrs(op, 0), child->n_output,
+                                    &ctx->expr_opts, err);
     free(keys);
     if (s != EM_OK)
         return em_op_fail(op, err);
@@ -325,12 +324,11 @@ static em_status window_compute(em_op *op, window_state *st, em_error *err) {
     }
     /* partition and peer boundaries on the sorted rows */
     for (int64_t i = 0; s == EM_OK && i < n; i++) {
-        bool new_part = i == 0 || em_sort_compare(st->all.keys, i - 1, st->all.keys, i,
-                                                  st->n_part) != 0;
+        bool new_part =
+            i == 0 || em_sort_compare(st->all.keys, i - 1, st->all.keys, i, st->n_part) != 0;
         part_start[i] = new_part ? i : part_start[i - 1];
         peer_start[i] = new_part || em_sort_compare(st->all.keys + st->n_part, i - 1,
-                                                    st->all.keys + st->n_part, i,
-                                                    st->n_order) != 0;
+                                                    st->all.keys + st->n_part, i, st->n_order) != 0;
     }
     for (int f = 0; s == EM_OK && f < st->n_fns; f++) {
         em_column *out = &sorted->cols[child->n_output + f];
@@ -354,18 +352,10 @@ static em_status window_next(em_op *op, em_batch **out, em_error *err) {
         if (s != EM_OK)
             return s == EM_ERR_CANCELLED ? s : em_op_fail(op, err);
     }
-    if (st->emitted >= st->n)
-        return EM_DONE;
-    int64_t n = st->n - st->emitted < EM_BATCH_CAP ? st->n - st->emitted : EM_BATCH_CAP;
-    int32_t idx[EM_BATCH_CAP];
-    for (int64_t i = 0; i < n; i++)
-        idx[i] = (int32_t)(st->emitted + i);
-    st->emitted += n;
-    em_batch_destroy(st->chunk);
-    st->chunk = NULL;
-    if (opu_gather(&op->schema, st->sorted->cols, idx, n, op->ctx->pool, &st->chunk, err) !=
-        EM_OK)
-        return em_op_fail(op, err);
+    em_status s = opu_next_range(&op->schema, st->sorted->cols, st->n, &st->emitted, op->ctx->pool,
+                                 &st->chunk, err);
+    if (s != EM_OK)
+        return s == EM_DONE ? s : em_op_fail(op, err);
     *out = st->chunk;
     return EM_OK;
 }
@@ -388,7 +378,6 @@ static void window_close(em_op *op) {
 
 static const em_op_vtab WINDOW_VTAB = {"Window", window_open, window_next, window_close};
 
-em_status em_op_window_create(const em_plan_node *node, em_op *child, em_op **out,
-                              em_error *err) {
+em_status em_op_window_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     return em_op_init(&WINDOW_VTAB, node, &child, 1, sizeof(window_state), out, err);
 }
