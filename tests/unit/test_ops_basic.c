@@ -12,14 +12,14 @@
 #define SCHEMA "k:string,g:int,v:decimal(10;2),d:double"
 #define N_COLS 4
 
-#define SRC_DETAILS                                                                        \
-    "(1) Scan parquet spark_catalog.default.t\n"                                           \
-    "Output [4]: [k#1, g#2, v#3, d#4]\n"                                                   \
-    "Batched: true\n"                                                                      \
-    "Location [not included in comparison]/{warehouse_dir}/t]\n"                           \
-    "ReadSchema: struct<k:string,g:int,v:decimal(10,2),d:double>\n\n"                      \
-    "(2) Exchange\n"                                                                       \
-    "Input [4]: [k#1, g#2, v#3, d#4]\n"                                                    \
+#define SRC_DETAILS                                                                                \
+    "(1) Scan parquet spark_catalog.default.t\n"                                                   \
+    "Output [4]: [k#1, g#2, v#3, d#4]\n"                                                           \
+    "Batched: true\n"                                                                              \
+    "Location [not included in comparison]/{warehouse_dir}/t]\n"                                   \
+    "ReadSchema: struct<k:string,g:int,v:decimal(10,2),d:double>\n\n"                              \
+    "(2) Exchange\n"                                                                               \
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"                                                            \
     "Arguments: SinglePartition, ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
 
 /* k, g, v, d */
@@ -75,8 +75,7 @@ static void test_filter_project(void **state) {
         int n;
         char **rows = tops_run(pr, &t, &n);
         /* g > 1 keeps g = 2, 3, 5, 7 (null g is dropped); w = v * 2 */
-        static const char *const expect[] = {"b|4.00|2", "null|6.50|3", "b|-2.00|5",
-                                             "a|1.00|7"};
+        static const char *const expect[] = {"b|4.00|2", "null|6.50|3", "b|-2.00|5", "a|1.00|7"};
         tops_expect(rows, n, expect, 4, true);
         em_batch_list_reset(&t.input);
     }
@@ -141,6 +140,24 @@ static char **run_agg(em_plan *p, const char *const *cells, int n_rows, int per,
     EM_ASSERT_OK(em_op_hash_agg_create(tops_node(p, 3), src, &partial, &err), &err);
     EM_ASSERT_OK(em_op_hash_agg_create(tops_node(p, 5), partial, &fin, &err), &err);
     char **rows = tops_run(fin, &t, n);
+    em_batch_list_reset(&t.input);
+    return rows;
+}
+
+typedef em_status (*unary_create_fn)(const em_plan_node *, em_op *, em_op **, em_error *);
+
+/* Runs operator op_id of p over the rows (batches of `per`) read through
+ * Exchange (2), and returns the rendered rows. */
+static char **run_unary(em_plan *p, int op_id, unary_create_fn create, const char *const *cells,
+                        int n_rows, int per, int *n) {
+    tops_ctx t;
+    tops_init(&t, g_pool);
+    tops_set_input(&t, SCHEMA, cells, N_COLS, n_rows, per);
+    em_error err = {0};
+    em_op *src, *op;
+    EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
+    EM_ASSERT_OK(create(tops_node(p, op_id), src, &op, &err), &err);
+    char **rows = tops_run(op, &t, n);
     em_batch_list_reset(&t.input);
     return rows;
 }
@@ -228,8 +245,7 @@ static const char SORT[] =
     "== Physical Plan ==\n"
     "Sort (3)\n"
     "+- Exchange (2)\n"
-    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS
-    "(3) Sort\n"
+    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS "(3) Sort\n"
     "Input [4]: [k#1, g#2, v#3, d#4]\n"
     "Arguments: [d#4 DESC NULLS LAST, k#1 ASC NULLS FIRST], true, 0\n";
 
@@ -237,32 +253,24 @@ static void test_sort(void **state) {
     (void)state;
     em_plan *p = tops_parse(SORT);
     static const char *const rows_in[] = {
-        "x", "1", "1.00", "NaN", /* */
-        "y", "2", "1.00", "-0.0", /* */
-        "a", "3", "1.00", "0.0",  /* */
-        "b", "4", "1.00", NULL,   /* */
-        "c", "5", "1.00", "1.0",  /* */
-        NULL, "6", "1.00", "1.0", /* */
+        "x",        "1", "1.00", "NaN",  /* */
+        "y",        "2", "1.00", "-0.0", /* */
+        "a",        "3", "1.00", "0.0",  /* */
+        "b",        "4", "1.00", NULL,   /* */
+        "c",        "5", "1.00", "1.0",  /* */
+        NULL,       "6", "1.00", "1.0",  /* */
         "\xc3\xa9", "7", "1.00", "1.0",
     };
     for (int per = 1; per <= 3; per++) {
-        tops_ctx t;
-        tops_init(&t, g_pool);
-        tops_set_input(&t, SCHEMA, rows_in, N_COLS, 7, per);
-        em_error err = {0};
-        em_op *src, *s;
-        EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
-        EM_ASSERT_OK(em_op_sort_create(tops_node(p, 3), src, &s, &err), &err);
         int n;
-        char **rows = tops_run(s, &t, &n);
+        char **rows = run_unary(p, 3, em_op_sort_create, rows_in, 7, per, &n);
         /* NaN is the greatest double; then 1.0 with k null first, "c", then
          * "é" (0xC3 > 'c' byte-wise unsigned); -0.0 = 0.0 so k decides
          * ("a" before "y"); the null d last */
         static const char *const expect[] = {
             "x|1|1.00|NaN", "null|6|1.00|1.0", "c|5|1.00|1.0", "\xc3\xa9|7|1.00|1.0",
-            "a|3|1.00|0.0", "y|2|1.00|-0.0",  "b|4|1.00|null"};
+            "a|3|1.00|0.0", "y|2|1.00|-0.0",   "b|4|1.00|null"};
         tops_expect(rows, n, expect, 7, true);
-        em_batch_list_reset(&t.input);
     }
     em_plan_free(p);
 }
@@ -271,8 +279,7 @@ static const char TOPN[] =
     "== Physical Plan ==\n"
     "TakeOrderedAndProject (3)\n"
     "+- Exchange (2)\n"
-    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS
-    "(3) TakeOrderedAndProject\n"
+    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS "(3) TakeOrderedAndProject\n"
     "Input [4]: [k#1, g#2, v#3, d#4]\n"
     "Arguments: 3, [g#2 DESC NULLS LAST, k#1 ASC NULLS FIRST], [k#1, (g#2 + 1) AS h#9]\n";
 
@@ -280,19 +287,11 @@ static void test_top_n(void **state) {
     (void)state;
     em_plan *p = tops_parse(TOPN);
     for (int per = 1; per <= 3; per++) {
-        tops_ctx t;
-        tops_init(&t, g_pool);
-        tops_set_input(&t, SCHEMA, ROWS, N_COLS, N_ROWS, per);
-        em_error err = {0};
-        em_op *src, *s;
-        EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
-        EM_ASSERT_OK(em_op_top_n_create(tops_node(p, 3), src, &s, &err), &err);
         int n;
-        char **rows = tops_run(s, &t, &n);
+        char **rows = run_unary(p, 3, em_op_top_n_create, ROWS, N_ROWS, per, &n);
         /* g descending, nulls last: 7 (a), 5 (b), 3 (null) */
         static const char *const expect[] = {"a|8", "b|6", "null|4"};
         tops_expect(rows, n, expect, 3, true);
-        em_batch_list_reset(&t.input);
     }
     em_plan_free(p);
 }
@@ -306,19 +305,11 @@ static void test_top_n_offset(void **state) {
     assert_non_null(args);
     strcpy(args, "[k#1, (g#2 + 1) AS h#9], 1\n");
     em_plan *p = tops_parse(text);
-    tops_ctx t;
-    tops_init(&t, g_pool);
-    tops_set_input(&t, SCHEMA, ROWS, N_COLS, N_ROWS, 2);
-    em_error err = {0};
-    em_op *src, *s;
-    EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
-    EM_ASSERT_OK(em_op_top_n_create(tops_node(p, 3), src, &s, &err), &err);
     int n;
-    char **rows = tops_run(s, &t, &n);
+    char **rows = run_unary(p, 3, em_op_top_n_create, ROWS, N_ROWS, 2, &n);
     /* the order is 7, 5, 3, 2, 1: offset 1 and limit 3 give 5, 3, 2 */
     static const char *const expect[] = {"b|6", "null|4", "b|3"};
     tops_expect(rows, n, expect, 3, true);
-    em_batch_list_reset(&t.input);
     em_plan_free(p);
 }
 
@@ -326,8 +317,7 @@ static const char LIMIT[] =
     "== Physical Plan ==\n"
     "CollectLimit (3)\n"
     "+- Exchange (2)\n"
-    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS
-    "(3) CollectLimit\n"
+    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS "(3) CollectLimit\n"
     "Input [4]: [k#1, g#2, v#3, d#4]\n"
     "Arguments: 4\n";
 
@@ -335,19 +325,11 @@ static void test_limit(void **state) {
     (void)state;
     em_plan *p = tops_parse(LIMIT);
     for (int per = 1; per <= 3; per++) {
-        tops_ctx t;
-        tops_init(&t, g_pool);
-        tops_set_input(&t, SCHEMA, ROWS, N_COLS, N_ROWS, per);
-        em_error err = {0};
-        em_op *src, *s;
-        EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
-        EM_ASSERT_OK(em_op_limit_create(tops_node(p, 3), src, &s, &err), &err);
         int n;
-        char **rows = tops_run(s, &t, &n);
+        char **rows = run_unary(p, 3, em_op_limit_create, ROWS, N_ROWS, per, &n);
         static const char *const expect[] = {"a|1|1.50|1.0", "b|2|2.00|null", "null|3|3.25|3.0",
                                              "a|null|null|5.0"};
         tops_expect(rows, n, expect, 4, true);
-        em_batch_list_reset(&t.input);
     }
     em_plan_free(p);
 }
@@ -389,8 +371,8 @@ static void test_union_expand(void **state) {
     int n;
     char **rows = tops_run(x, &t, &n);
     /* 3 rows twice through the union, each expanded into two projections */
-    static const char *const expect[] = {"a|1|0", "a|1|0", "a|null|1", "a|null|1",
-                                         "b|2|0", "b|2|0", "b|null|1", "b|null|1",
+    static const char *const expect[] = {"a|1|0",    "a|1|0",    "a|null|1",    "a|null|1",
+                                         "b|2|0",    "b|2|0",    "b|null|1",    "b|null|1",
                                          "null|3|0", "null|3|0", "null|null|1", "null|null|1"};
     tops_expect(rows, n, expect, 12, false);
     em_batch_list_reset(&t.input);
@@ -442,27 +424,26 @@ static void test_budget(void **state) {
     free(keys);
 }
 
-static const char REUSED[] =
-    "== Physical Plan ==\n"
-    "Union (5)\n"
-    ":- BroadcastExchange (2)\n"
-    ":  +- Scan parquet spark_catalog.default.t (1)\n"
-    "+- Filter (4)\n"
-    "   +- ReusedExchange (3)\n\n\n"
-    "(1) Scan parquet spark_catalog.default.t\n"
-    "Output [4]: [k#1, g#2, v#3, d#4]\n"
-    "Batched: true\n"
-    "Location [not included in comparison]/{warehouse_dir}/t]\n"
-    "ReadSchema: struct<k:string,g:int,v:decimal(10,2),d:double>\n\n"
-    "(2) BroadcastExchange\n"
-    "Input [4]: [k#1, g#2, v#3, d#4]\n"
-    "Arguments: IdentityBroadcastMode, [plan_id=1]\n\n"
-    "(3) ReusedExchange [Reuses operator id: 2]\n"
-    "Output [4]: [k#10, g#11, v#12, d#13]\n\n"
-    "(4) Filter\n"
-    "Input [4]: [k#10, g#11, v#12, d#13]\n"
-    "Condition : (g#11 >= 5)\n\n"
-    "(5) Union\n\n";
+static const char REUSED[] = "== Physical Plan ==\n"
+                             "Union (5)\n"
+                             ":- BroadcastExchange (2)\n"
+                             ":  +- Scan parquet spark_catalog.default.t (1)\n"
+                             "+- Filter (4)\n"
+                             "   +- ReusedExchange (3)\n\n\n"
+                             "(1) Scan parquet spark_catalog.default.t\n"
+                             "Output [4]: [k#1, g#2, v#3, d#4]\n"
+                             "Batched: true\n"
+                             "Location [not included in comparison]/{warehouse_dir}/t]\n"
+                             "ReadSchema: struct<k:string,g:int,v:decimal(10,2),d:double>\n\n"
+                             "(2) BroadcastExchange\n"
+                             "Input [4]: [k#1, g#2, v#3, d#4]\n"
+                             "Arguments: IdentityBroadcastMode, [plan_id=1]\n\n"
+                             "(3) ReusedExchange [Reuses operator id: 2]\n"
+                             "Output [4]: [k#10, g#11, v#12, d#13]\n\n"
+                             "(4) Filter\n"
+                             "Input [4]: [k#10, g#11, v#12, d#13]\n"
+                             "Condition : (g#11 >= 5)\n\n"
+                             "(5) Union\n\n";
 
 static const em_plan_node *g_asked[4];
 static int g_n_asked;
@@ -496,7 +477,7 @@ static void test_reused_exchange(void **state) {
     assert_ptr_equal(g_asked[0], tops_node(p, 2));
     assert_ptr_equal(g_asked[1], tops_node(p, 2));
     /* all 7 rows, then the reused copy's rows with g >= 5 */
-    static const char *const expect[] = {"a|1|1.50|1.0",   "b|2|2.00|null", "null|3|3.25|3.0",
+    static const char *const expect[] = {"a|1|1.50|1.0",    "b|2|2.00|null", "null|3|3.25|3.0",
                                          "a|null|null|5.0", "b|5|-1.00|2.0", "null|null|null|null",
                                          "a|7|0.50|-0.0",   "b|5|-1.00|2.0", "a|7|0.50|-0.0"};
     tops_expect(rows, n, expect, 9, true);
@@ -509,26 +490,24 @@ static void test_reused_exchange(void **state) {
     em_plan_free(p);
 }
 
-static const char LOCAL[] =
-    "== Physical Plan ==\n"
-    "HashAggregate (2)\n"
-    "+- LocalTableScan (1)\n\n\n"
-    "(1) LocalTableScan [codegen id : 1]\n"
-    "Output [2]: [a#1, b#2]\n"
-    "Arguments: <empty>, [a#1, b#2]\n\n"
-    "(2) HashAggregate\n"
-    "Input [2]: [a#1, b#2]\n"
-    "Keys: []\n"
-    "Functions [1]: [count(1)]\n"
-    "Aggregate Attributes [1]: [count(1)#3]\n"
-    "Results [1]: [count(1)#3 AS c#4]\n";
+static const char LOCAL[] = "== Physical Plan ==\n"
+                            "HashAggregate (2)\n"
+                            "+- LocalTableScan (1)\n\n\n"
+                            "(1) LocalTableScan [codegen id : 1]\n"
+                            "Output [2]: [a#1, b#2]\n"
+                            "Arguments: <empty>, [a#1, b#2]\n\n"
+                            "(2) HashAggregate\n"
+                            "Input [2]: [a#1, b#2]\n"
+                            "Keys: []\n"
+                            "Functions [1]: [count(1)]\n"
+                            "Aggregate Attributes [1]: [count(1)#3]\n"
+                            "Results [1]: [count(1)#3 AS c#4]\n";
 
-static const char LOCAL_ROWS[] =
-    "== Physical Plan ==\n"
-    "LocalTableScan (1)\n\n\n"
-    "(1) LocalTableScan [codegen id : 1]\n"
-    "Output [2]: [a#1, b#2]\n"
-    "Arguments: [a#1, b#2]\n";
+static const char LOCAL_ROWS[] = "== Physical Plan ==\n"
+                                 "LocalTableScan (1)\n\n\n"
+                                 "(1) LocalTableScan [codegen id : 1]\n"
+                                 "Output [2]: [a#1, b#2]\n"
+                                 "Arguments: [a#1, b#2]\n";
 
 static void test_local_table(void **state) {
     (void)state;
@@ -555,12 +534,18 @@ static void test_local_table(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_filter_project),   cmocka_unit_test(test_hash_agg_grouped),
-        cmocka_unit_test(test_hash_agg_global),  cmocka_unit_test(test_hash_agg_many_groups),
-        cmocka_unit_test(test_sort),             cmocka_unit_test(test_top_n),
-        cmocka_unit_test(test_limit),            cmocka_unit_test(test_union_expand),
-        cmocka_unit_test(test_local_table),      cmocka_unit_test(test_budget),
-        cmocka_unit_test(test_reused_exchange),  cmocka_unit_test(test_top_n_offset),
+        cmocka_unit_test(test_filter_project),
+        cmocka_unit_test(test_hash_agg_grouped),
+        cmocka_unit_test(test_hash_agg_global),
+        cmocka_unit_test(test_hash_agg_many_groups),
+        cmocka_unit_test(test_sort),
+        cmocka_unit_test(test_top_n),
+        cmocka_unit_test(test_limit),
+        cmocka_unit_test(test_union_expand),
+        cmocka_unit_test(test_local_table),
+        cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_reused_exchange),
+        cmocka_unit_test(test_top_n_offset),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -35,8 +35,8 @@ static em_status tops_shuffle(em_exec_ctx *ctx, const em_plan_node *x, const em_
     return EM_OK;
 }
 
-static em_status tops_splits(em_exec_ctx *ctx, const em_plan_node *scan,
-                             const em_scan_split **out, int *n_out, em_error *err) {
+static em_status tops_splits(em_exec_ctx *ctx, const em_plan_node *scan, const em_scan_split **out,
+                             int *n_out, em_error *err) {
     (void)scan;
     (void)err;
     tops_ctx *t = ctx->runtime;
@@ -120,13 +120,25 @@ static inline em_batch *tops_batch(const char *schema_text, const char *const *c
                 em_i128 dec;
             } u;
             switch (col->type.id) {
-            case EM_TYPE_BOOLEAN: u.b = v.i != 0; break;
+            case EM_TYPE_BOOLEAN:
+                u.b = v.i != 0;
+                break;
             case EM_TYPE_INT:
-            case EM_TYPE_DATE: u.i32 = (int32_t)v.i; break;
-            case EM_TYPE_FLOAT: u.f = (float)v.d; break;
-            case EM_TYPE_DOUBLE: u.d = v.d; break;
-            case EM_TYPE_DECIMAL: u.dec = v.dec; break;
-            default: u.i64 = v.i; break;
+            case EM_TYPE_DATE:
+                u.i32 = (int32_t)v.i;
+                break;
+            case EM_TYPE_FLOAT:
+                u.f = (float)v.d;
+                break;
+            case EM_TYPE_DOUBLE:
+                u.d = v.d;
+                break;
+            case EM_TYPE_DECIMAL:
+                u.dec = v.dec;
+                break;
+            default:
+                u.i64 = v.i;
+                break;
             }
             EM_ASSERT_OK(em_column_append_fixed(col, &u, &err), &err);
         }
@@ -137,7 +149,7 @@ static inline em_batch *tops_batch(const char *schema_text, const char *const *c
 
 /* Splits rows into batches of `per` rows as the test's input. */
 static inline void tops_set_input(tops_ctx *t, const char *schema_text, const char *const *cells,
-                           int n_cols, int n_rows, int per) {
+                                  int n_cols, int n_rows, int per) {
     em_batch_list_reset(&t->input);
     int nb = n_rows == 0 ? 0 : (n_rows + per - 1) / per;
     t->input.batches = calloc((size_t)nb + 1, sizeof *t->input.batches);
@@ -192,7 +204,8 @@ static inline int tops_cmp_str(const void *a, const void *b) {
 }
 
 /* Checks rows against expected lines (sorted first when !ordered). */
-static inline void tops_expect(char **rows, int n, const char *const *expect, int n_expect, bool ordered) {
+static inline void tops_expect(char **rows, int n, const char *const *expect, int n_expect,
+                               bool ordered) {
     const char **ex = calloc((size_t)n_expect + 1, sizeof *ex);
     if (n_expect > 0)
         memcpy(ex, expect, sizeof *ex * (size_t)n_expect);

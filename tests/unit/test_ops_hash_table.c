@@ -47,10 +47,10 @@ static void test_float_keys(void **state) {
 
 static void test_multi_column_and_probe(void **state) {
     (void)state;
-    static const char *const build[] = {"x", "1.10", "y", "1.10", "x", "2.20",
-                                        "x", "1.10", NULL, NULL, "", "1.10"};
+    static const char *const build[] = {"x", "1.10", "y",  "1.10", "x", "2.20",
+                                        "x", "1.10", NULL, NULL,   "",  "1.10"};
     static const char *const probe[] = {"x", "1.10", "x", "9.99", NULL, NULL,
-                                        "", "1.10", "y", "1.10", "z", "1.10"};
+                                        "",  "1.10", "y", "1.10", "z",  "1.10"};
     em_batch *b = tops_batch("s:string,m:decimal(10;2)", build, 6);
     em_batch *p = tops_batch("s:string,m:decimal(10;2)", probe, 6);
     em_type types[2] = {em_type_make(EM_TYPE_STRING), em_type_decimal(10, 2)};
@@ -122,9 +122,8 @@ static void test_many_keys_and_budget(void **state) {
 
 static void test_sort_order(void **state) {
     (void)state;
-    static const char *const cells[] = {"b",  "1.0", "a",  NULL,  NULL, "2.0",
-                                        "\xc3\xa9", "NaN", "a", "-0.0", "ab", "0.0",
-                                        "a",  "3.0", NULL, NULL};
+    static const char *const cells[] = {"b", "1.0",  "a",  NULL,  NULL, "2.0", "\xc3\xa9", "NaN",
+                                        "a", "-0.0", "ab", "0.0", "a",  "3.0", NULL,       NULL};
     em_batch *b = tops_batch("s:string,d:double", cells, 8);
     em_error err = {0};
     int32_t idx[8];
@@ -206,7 +205,7 @@ static void test_sort_random(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_float_keys),         cmocka_unit_test(test_multi_column_and_probe),
+        cmocka_unit_test(test_float_keys),           cmocka_unit_test(test_multi_column_and_probe),
         cmocka_unit_test(test_many_keys_and_budget), cmocka_unit_test(test_sort_order),
         cmocka_unit_test(test_sort_random),
     };

@@ -8,9 +8,9 @@
  * HashAggregate partial -> final -> Sort). The other join-free query, q6,
  * is folded by Spark to a LocalTableScan <empty> whose attributes the plan
  * text does not type (no ReadSchema), so it cannot compile until the plan
- * layer types them from the table schema. The test runs one task over one partition, so the plan's exchanges pass rows
- * straight through (a hash, range or single partitioning of one partition
- * is the identity); operators are built with their constructors directly.
+ * layer types them from the table schema. The test runs one task over one partition, so the plan's
+ * exchanges pass rows straight through (a hash, range or single partitioning of one partition is
+ * the identity); operators are built with their constructors directly.
  *
  * Values compare as numbers where both sides parse as numbers: within a
  * relative 1e-9 plus half a unit of the 4th decimal (Spark rounds avg to
@@ -159,7 +159,8 @@ static char **duckdb_rows(int q, int *n_out) {
             "const [dir, sqlFile] = process.argv.slice(2);\n"
             "const con = await duckConnect(1);\n"
             "for (const t of ['lineitem'])\n"
-            "  await con.run(`CREATE VIEW ${t} AS SELECT * FROM read_parquet('${dir}/${t}/*.parquet')`);\n"
+            "  await con.run(`CREATE VIEW ${t} AS SELECT * FROM "
+            "read_parquet('${dir}/${t}/*.parquet')`);\n"
             "const r = await con.runAndReadAll(fs.readFileSync(sqlFile, 'utf8'));\n"
             "for (const row of r.getRows())\n"
             "  console.log(row.map((v) => v === null ? 'null' : String(v)).join('|'));\n",

@@ -10,38 +10,46 @@
 
 #define SCHEMA "k:string,g:int,v:decimal(10;2)"
 
-#define SPEC(frame, hi)                                                                    \
-    " windowspecdefinition(k#1, g#2 ASC NULLS FIRST, specifiedwindowframe(" frame          \
+#define SPEC(frame, hi)                                                                            \
+    " windowspecdefinition(k#1, g#2 ASC NULLS FIRST, specifiedwindowframe(" frame                  \
     ", unboundedpreceding$(), " hi "))"
 
-static const char WINDOW[] =
-    "== Physical Plan ==\n"
-    "Window (3)\n"
-    "+- Exchange (2)\n"
-    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n"
-    "(1) Scan parquet spark_catalog.default.t\n"
-    "Output [3]: [k#1, g#2, v#3]\n"
-    "Batched: true\n"
-    "Location [not included in comparison]/{warehouse_dir}/t]\n"
-    "ReadSchema: struct<k:string,g:int,v:decimal(10,2)>\n\n"
-    "(2) Exchange\n"
+/* Window (3) over Exchange (2) over the scan of t(k, g, v). */
+#define WINDOW_HEAD                                                                                \
+    "== Physical Plan ==\n"                                                                        \
+    "Window (3)\n"                                                                                 \
+    "+- Exchange (2)\n"                                                                            \
+    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n"                                         \
+    "(1) Scan parquet spark_catalog.default.t\n"                                                   \
+    "Output [3]: [k#1, g#2, v#3]\n"                                                                \
+    "Batched: true\n"                                                                              \
+    "Location [not included in comparison]/{warehouse_dir}/t]\n"                                   \
+    "ReadSchema: struct<k:string,g:int,v:decimal(10,2)>\n\n"                                       \
+    "(2) Exchange\n"                                                                               \
+    "Input [3]: [k#1, g#2, v#3]\n"                                                                 \
+    "Arguments: hashpartitioning(k#1, 5), ENSURE_REQUIREMENTS, [plan_id=1]\n\n"                    \
+    "(3) Window\n"                                                                                 \
     "Input [3]: [k#1, g#2, v#3]\n"
-    "Arguments: hashpartitioning(k#1, 5), ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
-    "(3) Window\n"
-    "Input [3]: [k#1, g#2, v#3]\n"
-    "Arguments: [rank(g#2)" SPEC("RowFrame", "currentrow$()") " AS rk#4, dense_rank(g#2)" SPEC(
-        "RowFrame", "currentrow$()") " AS dr#5, row_number()" SPEC("RowFrame", "currentrow$()")
-    " AS rn#6, sum(v#3)" SPEC("RowFrame", "unboundedfollowing$()") " AS s#7, sum(v#3)" SPEC(
-        "RangeFrame", "currentrow$()") " AS rs#8, count(1)" SPEC("RowFrame", "currentrow$()")
-    " AS c#9], [k#1], [g#2 ASC NULLS FIRST]\n";
+
+/* clang-format off */
+static const char WINDOW[] = WINDOW_HEAD
+    "Arguments: ["
+    "rank(g#2)" SPEC("RowFrame", "currentrow$()") " AS rk#4, "
+    "dense_rank(g#2)" SPEC("RowFrame", "currentrow$()") " AS dr#5, "
+    "row_number()" SPEC("RowFrame", "currentrow$()") " AS rn#6, "
+    "sum(v#3)" SPEC("RowFrame", "unboundedfollowing$()") " AS s#7, "
+    "sum(v#3)" SPEC("RangeFrame", "currentrow$()") " AS rs#8, "
+    "count(1)" SPEC("RowFrame", "currentrow$()") " AS c#9"
+    "], [k#1], [g#2 ASC NULLS FIRST]\n";
+/* clang-format on */
 
 static const char *const ROWS[] = {
-    "a", "1",  "1.00", /* */
-    "b", "2",  "1.50", /* */
-    "a", "1",  "2.00", /* */
-    NULL, "5", "0.25", /* */
-    "a", "3",  "4.00", /* */
-    "a", NULL, "8.00",
+    "a",  "1",  "1.00", /* */
+    "b",  "2",  "1.50", /* */
+    "a",  "1",  "2.00", /* */
+    NULL, "5",  "0.25", /* */
+    "a",  "3",  "4.00", /* */
+    "a",  NULL, "8.00",
 };
 
 static void test_window(void **state) {
@@ -83,22 +91,8 @@ static void test_window(void **state) {
 }
 
 static const char SLIDING[] =
-    "== Physical Plan ==\n"
-    "Window (3)\n"
-    "+- Exchange (2)\n"
-    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n"
-    "(1) Scan parquet spark_catalog.default.t\n"
-    "Output [3]: [k#1, g#2, v#3]\n"
-    "Batched: true\n"
-    "Location [not included in comparison]/{warehouse_dir}/t]\n"
-    "ReadSchema: struct<k:string,g:int,v:decimal(10,2)>\n\n"
-    "(2) Exchange\n"
-    "Input [3]: [k#1, g#2, v#3]\n"
-    "Arguments: hashpartitioning(k#1, 5), ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
-    "(3) Window\n"
-    "Input [3]: [k#1, g#2, v#3]\n"
-    "Arguments: [sum(v#3) windowspecdefinition(k#1, g#2 ASC NULLS FIRST, "
-    "specifiedwindowframe(RowFrame, -1, 1)) AS s#4], [k#1], [g#2 ASC NULLS FIRST]\n";
+    WINDOW_HEAD "Arguments: [sum(v#3) windowspecdefinition(k#1, g#2 ASC NULLS FIRST, "
+                "specifiedwindowframe(RowFrame, -1, 1)) AS s#4], [k#1], [g#2 ASC NULLS FIRST]\n";
 
 static void test_window_unsupported_frame(void **state) {
     (void)state;
