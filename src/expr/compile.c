@@ -748,6 +748,15 @@ static const fn_desc scalar_fns[] = {
     {"normalizenanandzero", FN_NORMALIZE, 1, 1},
     {"shiftleft", FN_SHIFTLEFT, 2, 2},
     {"shiftright", FN_SHIFTRIGHT, 2, 2},
+    {"floor", FN_FLOOR, 1, 1},
+    {"ceil", FN_CEIL, 1, 1},
+    {"ceiling", FN_CEIL, 1, 1},
+    {"sqrt", FN_SQRT, 1, 1},
+    {"exp", FN_EXP, 1, 1},
+    {"ln", FN_LN, 1, 1},
+    {"power", FN_POWER, 2, 2},
+    {"pow", FN_POWER, 2, 2},
+    {"pmod", FN_PMOD, 2, 2},
 };
 
 static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
@@ -794,6 +803,10 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
             break;
         case FN_ISNAN:
         case FN_NORMALIZE:
+        case FN_SQRT:
+        case FN_EXP:
+        case FN_LN:
+        case FN_POWER:
             want = &dbl;
             break;
         case FN_SHIFTLEFT:
@@ -852,6 +865,46 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
         result = t0.id == EM_TYPE_LONG ? t0 : i32;
         argv[0] = cast_to(c, argv[0], result, e);
         if (argv[0] < 0)
+            goto done;
+        break;
+    }
+    case FN_SQRT:
+    case FN_EXP:
+    case FN_LN:
+    case FN_POWER:
+        result = dbl;
+        break;
+    case FN_FLOOR:
+    case FN_CEIL: {
+        /* Spark: decimal(p,s) -> decimal(p-s+1, 0); integral stays; the
+         * rest goes through double to bigint */
+        em_type t0 = step_type(c, argv[0]);
+        if (t0.id == EM_TYPE_DECIMAL) {
+            result = em_shim_decimal_adjust(t0.precision - t0.scale + 1, 0, false);
+        } else if (ex_type_is_integral(t0)) {
+            result = em_type_make(EM_TYPE_LONG);
+            argv[0] = cast_to(c, argv[0], result, e);
+        } else if (ex_type_is_numeric(t0)) {
+            result = em_type_make(EM_TYPE_LONG);
+            argv[0] = cast_to(c, argv[0], dbl, e);
+        } else {
+            fail_unsupported(c, e, "floor/ceil of a non-numeric value");
+            goto done;
+        }
+        if (argv[0] < 0)
+            goto done;
+        break;
+    }
+    case FN_PMOD: {
+        em_type t0 = step_type(c, argv[0]), t1 = step_type(c, argv[1]);
+        if (!ex_type_is_integral(t0) || !ex_type_is_integral(t1)) {
+            fail_unsupported(c, e, "pmod of non-integral values");
+            goto done;
+        }
+        result = rank_of(t0.id) >= rank_of(t1.id) ? t0 : t1;
+        argv[0] = cast_to(c, argv[0], result, e);
+        argv[1] = argv[0] < 0 ? -1 : cast_to(c, argv[1], result, e);
+        if (argv[1] < 0)
             goto done;
         break;
     }

@@ -82,6 +82,13 @@ typedef enum ex_fn {
     FN_SHIFTLEFT,
     FN_SHIFTRIGHT,
     FN_ROUND,
+    FN_FLOOR,
+    FN_CEIL,
+    FN_SQRT,
+    FN_EXP,
+    FN_LN,
+    FN_POWER,
+    FN_PMOD,
 } ex_fn;
 
 typedef struct ex_step {

@@ -451,6 +451,60 @@ em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *
             out->i = is_long ? a[0].i >> sh : (int32_t)a[0].i >> sh;
         return EM_OK;
     }
+    case FN_FLOOR:
+    case FN_CEIL: {
+        bool fl = st->fn == FN_FLOOR;
+        if (at[0].id == EM_TYPE_DECIMAL) {
+            /* ROUND_FLOOR / ROUND_CEILING to scale 0 */
+            em_i128 p = em_dec_pow10(at[0].scale), q = a[0].dec / p, r = a[0].dec % p;
+            if (r != 0 && (fl ? a[0].dec < 0 : a[0].dec > 0))
+                q += fl ? -1 : 1;
+            out->dec = q;
+            return EM_OK;
+        }
+        if (at[0].id == EM_TYPE_LONG) {
+            out->i = a[0].i;
+            return EM_OK;
+        }
+        double d = fl ? floor(a[0].d) : ceil(a[0].d);
+        /* Java's (long) conversion: NaN -> 0, saturating */
+        out->i = isnan(d)                      ? 0
+                 : d >= 9223372036854775807.0  ? INT64_MAX
+                 : d <= -9223372036854775808.0 ? INT64_MIN
+                                               : (int64_t)d;
+        return EM_OK;
+    }
+    case FN_SQRT:
+        out->d = sqrt(a[0].d);
+        return EM_OK;
+    case FN_EXP:
+        out->d = exp(a[0].d);
+        return EM_OK;
+    case FN_LN:
+        /* Spark's Logarithm: null for x <= 0 */
+        if (a[0].d <= 0) {
+            out->null = true;
+            return EM_OK;
+        }
+        out->d = log(a[0].d);
+        return EM_OK;
+    case FN_POWER:
+        out->d = pow(a[0].d, a[1].d);
+        return EM_OK;
+    case FN_PMOD: {
+        /* pmod: null for a zero divisor; the remainder made non-negative
+         * when the divisor is positive (r < 0 ? (r + n) % n : r) */
+        int64_t n = a[1].i;
+        if (n == 0) {
+            out->null = true;
+            return EM_OK;
+        }
+        int64_t r = n == -1 ? 0 : a[0].i % n;
+        if (r < 0)
+            r = n == -1 ? 0 : (r + n) % n;
+        out->i = r;
+        return EM_OK;
+    }
     case FN_ROUND: {
         int scale = (int)st->iarg;
         if (at[0].id == EM_TYPE_DECIMAL) {

@@ -405,6 +405,27 @@ static void test_decimal_rounding(void **state) {
     check("cast(d#4 as string)", false, rows, 4, EXPECT("2.45", "-2.45", "-2.44", "0.05"));
 }
 
+/* Math functions (mathExpressions.scala): floor/ceil of decimals keep an
+ * exact decimal(p-s+1,0), of doubles give bigint; ln of x <= 0 is null;
+ * pmod is non-negative for positive divisors and null for 0. */
+static void test_math(void **state) {
+    (void)state;
+    static const char *const rows[][N_COLS] = {
+        R("-7", "3", "2.5", "-2.45", NULL, NULL, NULL, NULL, NULL),
+        R("7", "-3", "-2.5", "2.45", NULL, NULL, NULL, NULL, NULL),
+        R("6", "0", "0.0", "2.00", NULL, NULL, NULL, NULL, NULL),
+    };
+    check("floor(d#4)", false, rows, 3, EXPECT("-3", "2", "2"));
+    check("ceil(d#4)", false, rows, 3, EXPECT("-2", "3", "2"));
+    check("floor(c#3)", false, rows, 3, EXPECT("2", "-3", "0"));
+    check("ceil(c#3)", false, rows, 3, EXPECT("3", "-2", "0"));
+    check("pmod(a#1, 3)", false, rows, 3, EXPECT("2", "1", "0"));
+    check("pmod(b#2, 0)", false, rows, 3, EXPECT("null", "null", "null"));
+    check("sqrt(c#3)", false, rows, 3, EXPECT("1.5811388300841898", "NaN", "0.0"));
+    check("ln(c#3)", false, rows, 3, EXPECT("0.9162907318741551", "null", "null"));
+    check("power(c#3, 2.0)", false, rows, 3, EXPECT("6.25", "6.25", "0.0"));
+}
+
 /* UnscaledValue / MakeDecimal (decimalExpressions.scala), as the optimizer
  * rewrites sum and avg of small decimals. */
 static void test_unscaled_make_decimal(void **state) {
@@ -897,6 +918,7 @@ int main(void) {
         cmocka_unit_test(test_decimal_wide),
         cmocka_unit_test(test_decimal_rounding),
         cmocka_unit_test(test_unscaled_make_decimal),
+        cmocka_unit_test(test_math),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_in),
         cmocka_unit_test(test_like),
