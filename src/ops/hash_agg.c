@@ -263,6 +263,7 @@ static em_status hagg_prepare_output(em_op *op, hagg_state *st, em_error *err) {
 static em_status hagg_next(em_op *op, em_batch **out, em_error *err) {
     hagg_state *st = op->state;
     if (!st->drained) {
+        int64_t base = opu_pool_used(op);
         for (;;) {
             em_batch *in = NULL;
             em_status s = em_op_next(op->children[0], &in, err);
@@ -274,8 +275,10 @@ static em_status hagg_next(em_op *op, em_batch **out, em_error *err) {
                 return em_op_fail(op, err);
         }
         st->drained = true;
+        opu_note_peak(op, base);
         if (hagg_prepare_output(op, st, err) != EM_OK)
             return em_op_fail(op, err);
+        opu_note_peak(op, base);
         st->emitted = 0;
     }
     em_status s = opu_next_range(&st->result_in->schema, st->result_in->cols, st->n_groups,

@@ -3,7 +3,7 @@
  * Open-addressing hash table from multi-column keys to dense ids (see
  * hash_table.h for the semantics). Rows are hashed column by column in tight
  * per-type loops, 256 rows at a time into a stack buffer, then placed one by
- * one: a probe walks slots from hash & mask, skipping ids whose stored hash
+ * one: a probe walks slots from hash & mask, skipping ids whose hash tag
  * differs, and compares key values only on a hash match. Invariant: the slot
  * array is at most half full, so every probe ends at an empty slot.
  */
@@ -14,7 +14,12 @@
 #include "ops/hash_table.h"
 
 #define HT_CHUNK 256
-#define HT_EMPTY (-1)
+#define HT_PREFETCH 16
+/* A slot: 0 = empty, else (upper 32 bits of the hash) << 32 | (id + 1), so a
+ * probe rejects most non-matching ids without touching another array. */
+#define HT_SLOT(h, id) (((h)&0xFFFFFFFF00000000ull) | (uint64_t)((uint32_t)(id) + 1u))
+#define HT_SLOT_ID(v) ((int32_t)((uint32_t)(v)) - 1)
+#define HT_TAG_MATCH(v, h) ((((v) ^ (h)) >> 32) == 0)
 
 struct em_hash_table {
     int n_keys;
@@ -23,7 +28,7 @@ struct em_hash_table {
     em_column *keys;  /* stored keys, one column per key, row = id */
     uint64_t *hashes; /* hash of each id */
     int64_t hashes_cap;
-    int32_t *slots;  /* ids or HT_EMPTY */
+    uint64_t *slots; /* HT_SLOT values, 0 = empty */
     int64_t n_slots; /* power of two */
     int64_t n_ids;
 };
@@ -257,13 +262,12 @@ em_status em_ht_create(const em_type *key_types, int n_keys, bool nulls_equal, e
     for (int k = 0; s == EM_OK && k < n_keys; k++)
         s = em_column_init(&ht->keys[k], key_types[k], 64, pool, err);
     ht->n_slots = 64;
-    if (s == EM_OK && !(ht->slots = em_pool_alloc(pool, ht->n_slots * 4, err)))
+    if (s == EM_OK && !(ht->slots = em_pool_calloc(pool, ht->n_slots * 8, err)))
         s = err ? err->code : EM_ERR_NOMEM;
     if (s != EM_OK) {
         em_ht_free(ht);
         return s;
     }
-    memset(ht->slots, 0xff, (size_t)ht->n_slots * 4);
     *out = ht;
     return EM_OK;
 }
@@ -275,7 +279,7 @@ void em_ht_free(em_hash_table *ht) {
         em_column_reset(&ht->keys[k]);
     free(ht->keys);
     if (ht->slots)
-        em_pool_free(ht->pool, ht->slots, ht->n_slots * 4);
+        em_pool_free(ht->pool, ht->slots, ht->n_slots * 8);
     if (ht->hashes)
         em_pool_free(ht->pool, ht->hashes, ht->hashes_cap * 8);
     free(ht);
@@ -285,7 +289,7 @@ int64_t em_ht_size(const em_hash_table *ht) { return ht->n_ids; }
 const em_column *em_ht_key_column(const em_hash_table *ht, int k) { return &ht->keys[k]; }
 
 int64_t em_ht_bytes(const em_hash_table *ht) {
-    int64_t b = ht->n_slots * 4 + ht->hashes_cap * 8;
+    int64_t b = ht->n_slots * 8 + ht->hashes_cap * 8;
     for (int k = 0; k < ht->n_keys; k++) {
         const em_column *c = &ht->keys[k];
         b += (c->values ? c->values->capacity : 0) + (c->data ? c->data->capacity : 0) +
@@ -296,21 +300,36 @@ int64_t em_ht_bytes(const em_hash_table *ht) {
 
 static em_status ht_grow(em_hash_table *ht, em_error *err) {
     int64_t ns = ht->n_slots * 2;
-    int32_t *slots = em_pool_alloc(ht->pool, ns * 4, err);
+    uint64_t *slots = em_pool_calloc(ht->pool, ns * 8, err);
     if (!slots)
         return err ? err->code : EM_ERR_NOMEM;
-    memset(slots, 0xff, (size_t)ns * 4);
     uint64_t mask = (uint64_t)ns - 1;
     for (int64_t id = 0; id < ht->n_ids; id++) {
         uint64_t p = ht->hashes[id] & mask;
-        while (slots[p] != HT_EMPTY)
+        while (slots[p] != 0)
             p = (p + 1) & mask;
-        slots[p] = (int32_t)id;
+        slots[p] = HT_SLOT(ht->hashes[id], id);
     }
-    em_pool_free(ht->pool, ht->slots, ht->n_slots * 4);
+    em_pool_free(ht->pool, ht->slots, ht->n_slots * 8);
     ht->slots = slots;
     ht->n_slots = ns;
     return EM_OK;
+}
+
+/* Appends row r of src to the stored key column dst (same type). */
+static inline em_status ht_append_key(em_column *dst, const em_column *src, int64_t r,
+                                      em_error *err) {
+    if (!em_column_is_valid(src, r) || src->type.id == EM_TYPE_NULL)
+        return em_column_append_null(dst, err);
+    if (em_type_is_varlen(src->type)) {
+        const int32_t *o = em_column_offsets(src);
+        return em_column_append_bytes(dst, src->data->data + o[r], o[r + 1] - o[r], err);
+    }
+    if (src->type.id == EM_TYPE_BOOLEAN) {
+        bool b = em_bit_get(src->values->data, r);
+        return em_column_append_fixed(dst, &b, err);
+    }
+    return em_column_append_fixed(dst, src->values->data + r * em_type_width(src->type), err);
 }
 
 static em_status ht_insert(em_hash_table *ht, const em_column *const *keys, int64_t r, uint64_t h,
@@ -325,9 +344,8 @@ static em_status ht_insert(em_hash_table *ht, const em_column *const *keys, int6
         ht->hashes = nh;
         ht->hashes_cap = nc;
     }
-    int32_t row = (int32_t)r;
     for (int k = 0; k < ht->n_keys; k++) {
-        em_status s = em_column_append_rows(&ht->keys[k], keys[k], &row, 1, err);
+        em_status s = ht_append_key(&ht->keys[k], keys[k], r, err);
         if (s != EM_OK) {
             /* keep the key columns the same length: drop the partial row */
             for (int j = 0; j < k; j++)
@@ -337,7 +355,7 @@ static em_status ht_insert(em_hash_table *ht, const em_column *const *keys, int6
     }
     int32_t id = (int32_t)ht->n_ids++;
     ht->hashes[id] = h;
-    ht->slots[slot] = id;
+    ht->slots[slot] = HT_SLOT(h, id);
     *id_out = id;
     if (ht->n_ids * 2 > ht->n_slots)
         return ht_grow(ht, err);
@@ -361,6 +379,10 @@ em_status em_ht_find_or_insert(em_hash_table *ht, const em_column *const *keys, 
         }
         for (int64_t i = 0; i < m; i++) {
             int64_t r = sel ? sel[base + i] : base + i;
+            /* a large table misses the cache on every probe: ask for the
+             * slot of a row a little ahead while this one is placed */
+            if (i + HT_PREFETCH < m)
+                __builtin_prefetch(&ht->slots[hs[i + HT_PREFETCH] & (uint64_t)(ht->n_slots - 1)]);
             if (!ht->nulls_equal && ht_row_has_null(ht, keys, r)) {
                 ids[base + i] = -1;
                 continue;
@@ -368,11 +390,11 @@ em_status em_ht_find_or_insert(em_hash_table *ht, const em_column *const *keys, 
             uint64_t h = hs[i], mask = (uint64_t)ht->n_slots - 1, p = h & mask;
             int32_t found = -1;
             for (;;) {
-                int32_t id = ht->slots[p];
-                if (id == HT_EMPTY)
+                uint64_t v = ht->slots[p];
+                if (v == 0)
                     break;
-                if (ht->hashes[id] == h && ht_keys_equal(ht, keys, r, id)) {
-                    found = id;
+                if (HT_TAG_MATCH(v, h) && ht_keys_equal(ht, keys, r, HT_SLOT_ID(v))) {
+                    found = HT_SLOT_ID(v);
                     break;
                 }
                 p = (p + 1) & mask;
@@ -401,14 +423,16 @@ em_status em_ht_find(const em_hash_table *ht, const em_column *const *keys, cons
         for (int64_t i = 0; i < m; i++) {
             int64_t r = s[i];
             int32_t found = -1;
+            if (i + HT_PREFETCH < m)
+                __builtin_prefetch(&ht->slots[hs[i + HT_PREFETCH] & mask]);
             if (ht->nulls_equal || !ht_row_has_null(ht, keys, r)) {
                 uint64_t p = hs[i] & mask;
                 for (;;) {
-                    int32_t id = ht->slots[p];
-                    if (id == HT_EMPTY)
+                    uint64_t v = ht->slots[p];
+                    if (v == 0)
                         break;
-                    if (ht->hashes[id] == hs[i] && ht_keys_equal(ht, keys, r, id)) {
-                        found = id;
+                    if (HT_TAG_MATCH(v, hs[i]) && ht_keys_equal(ht, keys, r, HT_SLOT_ID(v))) {
+                        found = HT_SLOT_ID(v);
                         break;
                     }
                     p = (p + 1) & mask;

@@ -76,6 +76,17 @@ em_status opu_next_range(const em_schema *schema, const em_column *cols, int64_t
                          int64_t *next, em_pool *pool, em_batch **chunk,
                          em_error *err) EM_MUST_CHECK;
 
+/* Records in op's metrics the task pool's growth since `base` (what a
+ * pipeline breaker holds after draining its input) when it is a new peak. */
+static inline void opu_note_peak(em_op *op, int64_t base) {
+    int64_t used = op->ctx && op->ctx->pool ? em_pool_used(op->ctx->pool) - base : 0;
+    if (used > op->metrics.peak_bytes)
+        op->metrics.peak_bytes = used;
+}
+static inline int64_t opu_pool_used(const em_op *op) {
+    return op->ctx && op->ctx->pool ? em_pool_used(op->ctx->pool) : 0;
+}
+
 /* The node's Arguments field items (NULL/0 when absent). */
 const em_expr *const *opu_arguments(const em_plan_node *node, int *n);
 /* Parses a non-negative integer literal argument (e.g. a limit). */

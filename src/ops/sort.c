@@ -69,7 +69,9 @@ static em_status sort_next(em_op *op, em_batch **out, em_error *err) {
     sort_state *st = op->state;
     if (!st->sorted) {
         st->sorted = true;
+        int64_t base = opu_pool_used(op);
         em_status s = sort_drain(op, st, err);
+        opu_note_peak(op, base);
         if (s != EM_OK)
             return s == EM_ERR_CANCELLED ? s : em_op_fail(op, err);
     }

@@ -105,7 +105,9 @@ static em_status topn_next(em_op *op, em_batch **out, em_error *err) {
     topn_state *st = op->state;
     if (!st->done_input) {
         st->done_input = true;
+        int64_t base = opu_pool_used(op);
         em_status s = topn_drain(op, st, err);
+        opu_note_peak(op, base);
         if (s != EM_OK)
             return s == EM_ERR_CANCELLED ? s : em_op_fail(op, err);
     }
