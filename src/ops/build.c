@@ -95,6 +95,7 @@ static em_status build_node(const em_plan_node *node, bool stage_root, em_op **o
     case EM_NODE_EXPAND:
         return em_op_expand_create(node, kids[0], out, err);
     case EM_NODE_WINDOW:
+    case EM_NODE_WINDOW_GROUP_LIMIT:
         return em_op_window_create(node, kids[0], out, err);
     case EM_NODE_BROADCAST_HASH_JOIN:
     case EM_NODE_SHUFFLED_HASH_JOIN:

@@ -26,6 +26,12 @@
  *
  * Output rows come in sorted order with the input's columns first, as the
  * node's Output lists them.
+ *
+ * WindowGroupLimit (Spark 3.5+, a rank filter pushed below a Window) shares
+ * this machinery: `[partition spec], [order], rank-like fn, limit,
+ * Partial|Final` keeps, per partition, the rows whose rank, dense_rank or
+ * row_number is at most the limit, and adds no columns. Both modes filter
+ * the same way; the Final one sees the Partial one's survivors.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +58,9 @@ typedef struct window_state {
     int64_t n, emitted;
     bool done_input;
     em_batch *chunk;
+    bool group_limit; /* WindowGroupLimit */
+    win_fn limit_fn;  /* its rank-like function */
+    int64_t limit;
 } window_state;
 
 static bool is_call(const em_expr *e, const char *name) {
@@ -109,18 +118,49 @@ static em_status win_compile(const em_expr *alias, const em_expr *const *attrs, 
     return EM_OK;
 }
 
+/* WindowGroupLimit's Arguments: the rank-like function and the limit (the
+ * lists are read by window_open). */
+static em_status group_limit_args(em_op *op, window_state *st, const em_expr *const *args, int n,
+                                  em_error *err) {
+    const em_expr *fn = NULL, *lim = NULL;
+    for (int i = 0; i < n; i++) {
+        if (args[i]->kind == EM_EXPR_CALL && !fn)
+            fn = args[i];
+        else if (args[i]->kind == EM_EXPR_LITERAL && fn && !lim)
+            lim = args[i];
+    }
+    if (!fn || !lim) {
+        EM_FAIL(err, EM_ERR_PARSE, "expected `[partition], [order], function, limit, mode`");
+        return em_op_fail(op, err);
+    }
+    if (is_call(fn, "rank"))
+        st->limit_fn.kind = WIN_RANK;
+    else if (is_call(fn, "dense_rank"))
+        st->limit_fn.kind = WIN_DENSE_RANK;
+    else if (is_call(fn, "row_number"))
+        st->limit_fn.kind = WIN_ROW_NUMBER;
+    else {
+        EM_FAIL(err, EM_ERR_UNSUPPORTED, "group limit by %s", fn->name ? fn->name : "?");
+        return em_op_fail(op, err);
+    }
+    return opu_int_arg(op->node, lim, "limit", &st->limit, err);
+}
+
 static em_status window_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     window_state *st = op->state;
     EM_TRY(em_op_open(op->children[0], ctx, err));
     em_op *child = op->children[0];
     int n = 0;
     const em_expr *const *args = opu_arguments(op->node, &n);
-    if (n < 1 || args[0]->kind != EM_EXPR_LIST) {
+    st->group_limit = op->node->kind == EM_NODE_WINDOW_GROUP_LIMIT;
+    if (st->group_limit)
+        EM_TRY(group_limit_args(op, st, args, n, err));
+    else if (n < 1 || args[0]->kind != EM_EXPR_LIST) {
         EM_FAIL(err, EM_ERR_PARSE, "no window expression list in Arguments");
         return em_op_fail(op, err);
     }
     const em_expr *part = NULL, *order = NULL;
-    for (int i = 1; i < n; i++) {
+    for (int i = st->group_limit ? 0 : 1; i < n; i++) {
         if (args[i]->kind != EM_EXPR_LIST)
             continue;
         bool sorts = args[i]->n_args > 0 && args[i]->args[0]->kind == EM_EXPR_SORT_ORDER;
@@ -144,6 +184,8 @@ static em_status window_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     free(keys);
     if (s != EM_OK)
         return em_op_fail(op, err);
+    if (st->group_limit)
+        return EM_OK;
     const em_expr *list = args[0];
     st->fns = calloc((size_t)list->n_args + 1, sizeof *st->fns);
     if (!st->fns)
@@ -277,6 +319,27 @@ done:
     return s;
 }
 
+/* Keeps the sorted rows whose rank-like value is within the limit (idx is
+ * scratch of n entries). */
+static em_status group_limit_filter(em_op *op, window_state *st, const int64_t *part_start,
+                                    const bool *peer_start, int32_t *idx, em_error *err) {
+    em_pool *pool = op->ctx->pool;
+    em_column rank = {0};
+    EM_TRY(win_rank(&st->limit_fn, part_start, peer_start, st->n, pool, &rank, err));
+    const int32_t *v = (const int32_t *)rank.values->data;
+    int64_t kept = 0;
+    for (int64_t i = 0; i < st->n; i++)
+        if (v[i] <= st->limit)
+            idx[kept++] = (int32_t)i;
+    em_column_reset(&rank);
+    em_batch *b = NULL;
+    EM_TRY(opu_gather(&st->sorted->schema, st->sorted->cols, idx, kept, pool, &b, err));
+    em_batch_destroy(st->sorted);
+    st->sorted = b;
+    st->n = kept;
+    return EM_OK;
+}
+
 static em_status window_compute(em_op *op, window_state *st, em_error *err) {
     em_op *child = op->children[0];
     em_pool *pool = op->ctx->pool;
@@ -337,6 +400,8 @@ static em_status window_compute(em_op *op, window_state *st, em_error *err) {
         else
             s = win_rank(&st->fns[f], part_start, peer_start, n, pool, out, err);
     }
+    if (s == EM_OK && st->group_limit)
+        s = group_limit_filter(op, st, part_start, peer_start, idx, err);
     em_batch_destroy(acc);
     free(idx);
     free(part_start);
@@ -379,7 +444,13 @@ static void window_close(em_op *op) {
 }
 
 static const em_op_vtab WINDOW_VTAB = {"Window", window_open, window_next, window_close};
+static const em_op_vtab GROUP_LIMIT_VTAB = {"WindowGroupLimit", window_open, window_next,
+                                            window_close};
 
+/* Window and WindowGroupLimit. */
 em_status em_op_window_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
-    return em_op_init(&WINDOW_VTAB, node, &child, 1, sizeof(window_state), out, err);
+    bool gl = node->kind == EM_NODE_WINDOW_GROUP_LIMIT;
+    EM_TRY(em_op_init(gl ? &GROUP_LIMIT_VTAB : &WINDOW_VTAB, node, &child, 1, sizeof(window_state),
+                      out, err));
+    return gl ? opu_inherit_output(out, child, err) : EM_OK;
 }

@@ -110,8 +110,60 @@ static void test_window_unsupported_frame(void **state) {
     em_plan_free(p);
 }
 
+static void run_group_limit(const char *fn, const char *const *expect, int n_expect) {
+    char text[4096];
+    snprintf(text, sizeof text,
+             "== Physical Plan ==\n"
+             "WindowGroupLimit (3)\n"
+             "+- Exchange (2)\n"
+             "   +- Scan parquet spark_catalog.default.t (1)\n\n\n"
+             "(1) Scan parquet spark_catalog.default.t\n"
+             "Output [3]: [k#1, g#2, v#3]\n"
+             "Batched: true\n"
+             "Location [not included in comparison]/{warehouse_dir}/t]\n"
+             "ReadSchema: struct<k:string,g:int,v:decimal(10,2)>\n\n"
+             "(2) Exchange\n"
+             "Input [3]: [k#1, g#2, v#3]\n"
+             "Arguments: hashpartitioning(k#1, 5), ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
+             "(3) WindowGroupLimit\n"
+             "Input [3]: [k#1, g#2, v#3]\n"
+             "Arguments: [k#1], [g#2 ASC NULLS FIRST], %s, 2, Partial\n",
+             fn);
+    em_plan *p = tops_parse(text);
+    em_pool *pool = em_pool_create("test", NULL, -1);
+    for (int per = 1; per <= 3; per++) {
+        tops_ctx t;
+        tops_init(&t, pool);
+        tops_set_input(&t, SCHEMA, ROWS, 3, 6, per);
+        em_error err = {0};
+        em_op *src, *w;
+        EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
+        EM_ASSERT_OK(em_op_window_create(tops_node(p, 3), src, &w, &err), &err);
+        int n;
+        char **rows = tops_run(w, &t, &n);
+        tops_expect(rows, n, expect, n_expect, true);
+        em_batch_list_reset(&t.input);
+    }
+    em_plan_free(p);
+    em_pool_destroy(pool);
+}
+
+/* WindowGroupLimit keeps rows ranked within the limit per partition: in
+ * partition a (g null, 1, 1, 3) rank and dense_rank keep both peers at 2,
+ * row_number keeps two rows. */
+static void test_window_group_limit(void **state) {
+    (void)state;
+    static const char *const by_rank[] = {"null|5|0.25", "a|null|8.00", "a|1|1.00", "a|1|2.00",
+                                          "b|2|1.50"};
+    run_group_limit("rank(g#2)", by_rank, 5);
+    run_group_limit("dense_rank(g#2)", by_rank, 5);
+    static const char *const by_row[] = {"null|5|0.25", "a|null|8.00", "a|1|1.00", "b|2|1.50"};
+    run_group_limit("row_number()", by_row, 4);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_window),
-                                       cmocka_unit_test(test_window_unsupported_frame)};
+                                       cmocka_unit_test(test_window_unsupported_frame),
+                                       cmocka_unit_test(test_window_group_limit)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
