@@ -41,21 +41,18 @@ extern "C" {
 #endif
 
 /* Builds one task's operator tree for a stage root (em_op_build's shape). */
-typedef em_status (*em_op_build_fn)(const em_plan_node *node, em_op **out,
-                                    em_error *err);
+typedef em_status (*em_op_build_fn)(const em_plan_node *node, em_op **out, em_error *err);
 
 typedef struct em_runtime_options {
-  const char *
-      warehouse_dir; /* scans' tables are DIR/<table>; NULL: paths as printed */
-  int threads;       /* <= 0: the number of online cores */
-  int64_t memory_budget; /* bytes for the whole query; < 0: unlimited */
-  int ansi;              /* -1: the plan's Spark line's default; 0 off; 1 on */
-  const char *time_zone; /* session time zone; NULL: UTC */
-  int64_t
-      max_partition_bytes; /* scan split target
-                              (spark.sql.files.maxPartitionBytes); 0: 128 MiB */
-  int64_t open_cost_bytes; /* spark.sql.files.openCostInBytes; 0: 4 MiB */
-  em_op_build_fn build;    /* NULL: em_op_build (tests inject their own) */
+    const char *warehouse_dir;   /* scans' tables are DIR/<table>; NULL: paths as printed */
+    int threads;                 /* <= 0: the number of online cores */
+    int64_t memory_budget;       /* bytes for the whole query; < 0: unlimited */
+    int ansi;                    /* -1: the plan's Spark line's default; 0 off; 1 on */
+    const char *time_zone;       /* session time zone; NULL: UTC */
+    int64_t max_partition_bytes; /* scan split target
+                                    (spark.sql.files.maxPartitionBytes); 0: 128 MiB */
+    int64_t open_cost_bytes;     /* spark.sql.files.openCostInBytes; 0: 4 MiB */
+    em_op_build_fn build;        /* NULL: em_op_build (tests inject their own) */
 } em_runtime_options;
 
 /* Defaults: no warehouse, cores, unlimited, ANSI from the shim, UTC, 128 MiB, 4
@@ -63,38 +60,38 @@ typedef struct em_runtime_options {
 void em_runtime_options_init(em_runtime_options *o);
 
 typedef enum em_stage_kind {
-  EM_STAGE_SHUFFLE,   /* an Exchange's map side */
-  EM_STAGE_BROADCAST, /* a BroadcastExchange's child, collected */
-  EM_STAGE_GATHER,    /* the root's child gathered into one partition for a root
-                         that needs    all rows at once (TakeOrderedAndProject,
-                         CollectLimit) */
-  EM_STAGE_SUBQUERY,  /* the root of a scalar subquery's plan */
-  EM_STAGE_RESULT,    /* the plan's root */
+    EM_STAGE_SHUFFLE,   /* an Exchange's map side */
+    EM_STAGE_BROADCAST, /* a BroadcastExchange's child, collected */
+    EM_STAGE_GATHER,    /* the root's child gathered into one partition for a root
+                           that needs    all rows at once (TakeOrderedAndProject,
+                           CollectLimit) */
+    EM_STAGE_SUBQUERY,  /* the root of a scalar subquery's plan */
+    EM_STAGE_RESULT,    /* the plan's root */
 } em_stage_kind;
 
 const char *em_stage_kind_name(em_stage_kind k);
 
 typedef struct em_stage_info {
-  int index; /* in dependency order: inputs before the stages reading them */
-  em_stage_kind kind;
-  const em_plan_node *node; /* the exchange, or the (subquery) root */
-  int n_out_partitions;     /* shuffles: the reduce partitions; others 1 */
-  const char *partitioning; /* "hashpartitioning", "rangepartitioning",
-                               "SinglePartition", "RoundRobinPartitioning",
-                               "broadcast", "collect" */
-  int n_tasks; /* known after em_query_run (scans' splits); else -1 */
-  int n_deps;
-  const int *deps;  /* indices of the stages it reads (exchanges, subqueries) */
-  int n_reused;     /* ReusedExchange nodes reading this stage's output */
-  int64_t rows_out; /* after the run */
-  int64_t time_ns;  /* wall time of the stage */
+    int index; /* in dependency order: inputs before the stages reading them */
+    em_stage_kind kind;
+    const em_plan_node *node; /* the exchange, or the (subquery) root */
+    int n_out_partitions;     /* shuffles: the reduce partitions; others 1 */
+    const char *partitioning; /* "hashpartitioning", "rangepartitioning",
+                                 "SinglePartition", "RoundRobinPartitioning",
+                                 "broadcast", "collect" */
+    int n_tasks;              /* known after em_query_run (scans' splits); else -1 */
+    int n_deps;
+    const int *deps;  /* indices of the stages it reads (exchanges, subqueries) */
+    int n_reused;     /* ReusedExchange nodes reading this stage's output */
+    int64_t rows_out; /* after the run */
+    int64_t time_ns;  /* wall time of the stage */
 } em_stage_info;
 
 typedef struct em_node_metrics {
-  const em_plan_node *node;
-  const char *op_name; /* the operator that ran it */
-  int tasks;           /* tasks that ran an operator for this node */
-  em_op_metrics m;     /* summed over tasks; peak_bytes is the largest task's */
+    const em_plan_node *node;
+    const char *op_name; /* the operator that ran it */
+    int tasks;           /* tasks that ran an operator for this node */
+    em_op_metrics m;     /* summed over tasks; peak_bytes is the largest task's */
 } em_node_metrics;
 
 typedef struct em_query em_query;
@@ -102,8 +99,8 @@ typedef struct em_query em_query;
 /* Cuts the plan into stages (nothing is read or run yet). The plan must
  * outlive the query. Errors: EM_ERR_UNSUPPORTED for a partitioning Ember does
  * not know, EM_ERR_BIND for a ReusedExchange whose target is missing. */
-em_status em_query_create(const em_plan *plan, const em_runtime_options *opts,
-                          em_query **out, em_error *err) EM_MUST_CHECK;
+em_status em_query_create(const em_plan *plan, const em_runtime_options *opts, em_query **out,
+                          em_error *err) EM_MUST_CHECK;
 /* Resolves the scans' files, runs every stage and keeps the result. Once. */
 em_status em_query_run(em_query *q, em_error *err) EM_MUST_CHECK;
 /* Asks a running query to stop (tasks end with EM_ERR_CANCELLED). Safe from
@@ -136,23 +133,30 @@ int em_query_threads(const em_query *q);
  * malloc'ed array of malloc'ed strings (free with em_scan_files_free).
  * Errors: EM_ERR_IO naming the folder when it is missing or holds no files.
  */
-em_status em_scan_files(const em_plan_node *scan, const char *warehouse_dir,
-                        char ***paths, int *n_paths,
-                        em_error *err) EM_MUST_CHECK;
+em_status em_scan_files(const em_plan_node *scan, const char *warehouse_dir, char ***paths,
+                        int *n_paths, em_error *err) EM_MUST_CHECK;
 void em_scan_files_free(char **paths, int n_paths);
 
 /*
- * The --retype provider for em_plan_parse_options.column_type: for a Scan's
- * column, the type its first file holds (matched by name, ignoring case).
- * Create the context with the warehouse folder; it caches opened footers.
- * LocalTableScan columns and columns not found keep the plan's types.
+ * Column types from the data, for em_plan_parse_options.column_type.
+ *
+ * Scans (only when `scans` is set: the CLI's --retype): the type the scan's
+ * first file holds for the column (matched by name, ignoring case), so a
+ * plan printed for one schema runs on files of another.
+ *
+ * LocalTableScan (always): Spark never prints these types, and an empty
+ * local relation (what the optimizer folds a query that cannot match to)
+ * still needs them for its parent's result types. A column is typed when
+ * exactly one table folder of the warehouse has a column of that name (its
+ * first file's type); otherwise the plan's (unknown) type is kept.
+ *
+ * The context caches opened footers; create it with the warehouse folder.
  */
 typedef struct em_retype_ctx em_retype_ctx;
-em_status em_retype_ctx_create(const char *warehouse_dir, em_retype_ctx **out,
+em_status em_retype_ctx_create(const char *warehouse_dir, bool scans, em_retype_ctx **out,
                                em_error *err) EM_MUST_CHECK;
 void em_retype_ctx_destroy(em_retype_ctx *ctx); /* NULL allowed */
-bool em_retype_column_type(void *ctx, const em_plan_node *leaf,
-                           const char *column, em_type *type);
+bool em_retype_column_type(void *ctx, const em_plan_node *leaf, const char *column, em_type *type);
 /* The first error met while looking up types (a missing folder, a corrupt
  * footer), or NULL: lookups that fail keep the plan's types, and the scan
  * then reports the problem when it runs. */

@@ -15,78 +15,70 @@
 /* A fixed set of worker threads that run jobs of n independent tasks:
  * fn(arg, i) for i in [0, n), each index exactly once, in any order. */
 typedef struct rt_threads rt_threads;
-em_status rt_threads_create(int n_threads, rt_threads **out,
-                            em_error *err) EM_MUST_CHECK;
+em_status rt_threads_create(int n_threads, rt_threads **out, em_error *err) EM_MUST_CHECK;
 /* Runs the job to completion (the caller waits; it does not run tasks). */
-void rt_threads_run(rt_threads *t, void (*fn)(void *arg, int i), void *arg,
-                    int n);
+void rt_threads_run(rt_threads *t, void (*fn)(void *arg, int i), void *arg, int n);
 void rt_threads_destroy(rt_threads *t); /* joins; NULL allowed */
 
 /* ------------------------------------------------------------ scan splits */
 
 /* The splits of one task: row-group ranges of one or more files. */
 typedef struct rt_scan_part {
-  int n_splits;
-  em_scan_split *splits; /* paths borrowed from the rt_scan_plan */
+    int n_splits;
+    em_scan_split *splits; /* paths borrowed from the rt_scan_plan */
 } rt_scan_part;
 
 typedef struct rt_scan_plan {
-  int n_files;
-  char **files;
-  int n_parts;
-  rt_scan_part *parts;
-  int64_t total_bytes;
+    int n_files;
+    char **files;
+    int n_parts;
+    rt_scan_part *parts;
+    int64_t total_bytes;
 } rt_scan_plan;
 
 /* Resolves the scan's files and packs their row groups into partitions of
  * about max(open_cost, min(max_partition, total / threads)) bytes, as Spark's
  * FilePartition does (files in name order; a row group is never split). */
-em_status rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir,
-                            int threads, int64_t max_partition_bytes,
-                            int64_t open_cost_bytes, rt_scan_plan *out,
+em_status rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir, int threads,
+                            int64_t max_partition_bytes, int64_t open_cost_bytes, rt_scan_plan *out,
                             em_error *err) EM_MUST_CHECK;
 void rt_scan_plan_reset(rt_scan_plan *p);
 
 /* ------------------------------------------------------------ partitioning */
 
 typedef enum rt_part_kind {
-  RT_PART_HASH,
-  RT_PART_RANGE,
-  RT_PART_SINGLE,
-  RT_PART_ROUND_ROBIN,
+    RT_PART_HASH,
+    RT_PART_RANGE,
+    RT_PART_SINGLE,
+    RT_PART_ROUND_ROBIN,
 } rt_part_kind;
 
 typedef struct rt_partitioning {
-  rt_part_kind kind;
-  int n; /* output partitions */
-  int n_keys;
-  const em_expr *const
-      *keys; /* hash: key expressions; range: SORT_ORDER exprs (borrowed) */
+    rt_part_kind kind;
+    int n; /* output partitions */
+    int n_keys;
+    const em_expr *const *keys; /* hash: key expressions; range: SORT_ORDER exprs (borrowed) */
 } rt_partitioning;
 
 /* Reads an Exchange's partitioning from its Arguments. */
-em_status rt_partitioning_parse(const em_plan_node *exchange,
-                                rt_partitioning *out,
+em_status rt_partitioning_parse(const em_plan_node *exchange, rt_partitioning *out,
                                 em_error *err) EM_MUST_CHECK;
 const char *rt_part_kind_name(rt_part_kind k);
 
 /* Row-to-partition assignment for a map task. Compiled per task against the
  * map side's output attributes. */
 typedef struct rt_partitioner rt_partitioner;
-em_status rt_partitioner_create(const rt_partitioning *p,
-                                const em_expr *const *attrs, int n_attrs,
-                                const em_expr_compile_options *opts, int task,
-                                rt_partitioner **out,
+em_status rt_partitioner_create(const rt_partitioning *p, const em_expr *const *attrs, int n_attrs,
+                                const em_expr_compile_options *opts, int task, rt_partitioner **out,
                                 em_error *err) EM_MUST_CHECK;
 void rt_partitioner_free(rt_partitioner *pt);
 /* Writes em_batch_rows(b) partition ids (hash, single, round robin). */
-em_status rt_partitioner_ids(rt_partitioner *pt, const em_batch *b,
-                             int32_t *ids, em_error *err) EM_MUST_CHECK;
+em_status rt_partitioner_ids(rt_partitioner *pt, const em_batch *b, int32_t *ids,
+                             em_error *err) EM_MUST_CHECK;
 /* Evaluates the range keys of b into fresh columns (n_keys of them, each of
  * b->n_rows physical rows). */
-em_status rt_partitioner_range_keys(rt_partitioner *pt, const em_batch *b,
-                                    em_pool *pool, em_column *keys,
-                                    em_error *err) EM_MUST_CHECK;
+em_status rt_partitioner_range_keys(rt_partitioner *pt, const em_batch *b, em_pool *pool,
+                                    em_column *keys, em_error *err) EM_MUST_CHECK;
 
 /* Range partitioning over all map outputs at once: the key columns of every
  * batch (keys[b][k], its present rows given by sel[b] / n[b]). Fills ids
@@ -94,13 +86,12 @@ em_status rt_partitioner_range_keys(rt_partitioner *pt, const em_batch *b,
  * sorts before every key of partition i + 1 and equal keys share a
  * partition: bounds are the keys at the 1/n quantiles of the sorted keys. */
 typedef struct rt_range_input {
-  int64_t n_batches;
-  em_column **keys;    /* [batch][key] */
-  const int32_t **sel; /* [batch]: present rows (NULL: 0..n-1) */
-  const int64_t *n;    /* [batch]: present rows */
+    int64_t n_batches;
+    em_column **keys;    /* [batch][key] */
+    const int32_t **sel; /* [batch]: present rows (NULL: 0..n-1) */
+    const int64_t *n;    /* [batch]: present rows */
 } rt_range_input;
-em_status rt_range_assign(const rt_partitioning *p, const rt_range_input *in,
-                          int32_t *ids, em_pool *pool,
-                          em_error *err) EM_MUST_CHECK;
+em_status rt_range_assign(const rt_partitioning *p, const rt_range_input *in, int32_t *ids,
+                          em_pool *pool, em_error *err) EM_MUST_CHECK;
 
 #endif

@@ -44,1102 +44,1043 @@
 typedef struct rt_stage rt_stage;
 
 struct rt_stage {
-  int index;
-  em_stage_kind kind;
-  const em_plan_node *node; /* the key: exchange, subquery root, result root */
-  const em_plan_node *build_root; /* what each task builds */
-  rt_partitioning part;           /* shuffle stages */
-  int n_out;
-  int n_deps, cap_deps;
-  int *deps;
-  int n_reused;
-  int last_reader; /* index of the last stage reading this one's output */
-  /* inputs that set the partition count */
-  int n_scans;
-  const em_plan_node **scans;
-  rt_scan_plan *scan_plans;
-  int n_shuffle_inputs;
-  rt_stage **shuffle_inputs;
-  /* run state */
-  int n_tasks;
-  em_pool *out_pool;
-  em_batch_list *task_out; /* shuffle: [task * n_out + r]; else [task] */
-  em_batch_list *parts; /* per output partition: views of task_out's batches */
-  em_column *
-      *range_keys; /* range shuffles: [task] -> keys per batch, flattened */
-  bool done;
-  int64_t rows_out;
-  int64_t time_ns;
-  /* gather support: the synthetic root and exchange the result stage builds */
-  em_plan_node *syn_root;
-  em_plan_node *syn_exchange;
-  em_plan_node *syn_children[1];
-  const em_plan_node
-      *alias; /* gather stages: the synthetic exchange reading them */
+    int index;
+    em_stage_kind kind;
+    const em_plan_node *node;       /* the key: exchange, subquery root, result root */
+    const em_plan_node *build_root; /* what each task builds */
+    rt_partitioning part;           /* shuffle stages */
+    int n_out;
+    int n_deps, cap_deps;
+    int *deps;
+    int n_reused;
+    int last_reader; /* index of the last stage reading this one's output */
+    /* inputs that set the partition count */
+    int n_scans;
+    const em_plan_node **scans;
+    rt_scan_plan *scan_plans;
+    int n_shuffle_inputs;
+    rt_stage **shuffle_inputs;
+    /* run state */
+    int n_tasks;
+    em_pool *out_pool;
+    em_batch_list *task_out; /* shuffle: [task * n_out + r]; else [task] */
+    em_batch_list *parts;    /* per output partition: views of task_out's batches */
+    em_column **range_keys;  /* range shuffles: [task] -> keys per batch, flattened */
+    bool done;
+    int64_t rows_out;
+    int64_t time_ns;
+    /* gather support: the synthetic root and exchange the result stage builds */
+    em_plan_node *syn_root;
+    em_plan_node *syn_exchange;
+    em_plan_node *syn_children[1];
+    const em_plan_node *alias; /* gather stages: the synthetic exchange reading them */
 };
 
 struct em_query {
-  const em_plan *plan;
-  em_runtime_options opts;
-  char *warehouse;
-  char *time_zone;
-  int threads;
-  bool ansi;
-  em_op_build_fn build;
-  int n_stages, cap_stages;
-  rt_stage **stages;
-  int n_walking;
-  const em_plan_node *walking[64]; /* stages being cut (cycle guard) */
-  em_pool *pool;
-  rt_threads *workers;
-  volatile int cancel;
-  pthread_mutex_t mu;
-  em_status first_status;
-  em_error first_err;
-  em_schema schema;
-  em_batch_list result;
-  int max_id;
-  em_node_metrics *metrics; /* by node id */
-  int n_metrics_listed;
-  em_node_metrics *metrics_list;
-  bool ran;
+    const em_plan *plan;
+    em_runtime_options opts;
+    char *warehouse;
+    char *time_zone;
+    int threads;
+    bool ansi;
+    em_op_build_fn build;
+    int n_stages, cap_stages;
+    rt_stage **stages;
+    int n_walking;
+    const em_plan_node *walking[64]; /* stages being cut (cycle guard) */
+    em_pool *pool;
+    rt_threads *workers;
+    volatile int cancel;
+    pthread_mutex_t mu;
+    em_status first_status;
+    em_error first_err;
+    em_schema schema;
+    em_batch_list result;
+    int max_id;
+    em_node_metrics *metrics; /* by node id */
+    int n_metrics_listed;
+    em_node_metrics *metrics_list;
+    bool ran;
 };
 
 static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 const char *em_stage_kind_name(em_stage_kind k) {
-  switch (k) {
-  case EM_STAGE_SHUFFLE:
-    return "shuffle";
-  case EM_STAGE_BROADCAST:
-    return "broadcast";
-  case EM_STAGE_GATHER:
-    return "gather";
-  case EM_STAGE_SUBQUERY:
-    return "subquery";
-  case EM_STAGE_RESULT:
-    return "result";
-  }
-  return "?";
+    switch (k) {
+    case EM_STAGE_SHUFFLE:
+        return "shuffle";
+    case EM_STAGE_BROADCAST:
+        return "broadcast";
+    case EM_STAGE_GATHER:
+        return "gather";
+    case EM_STAGE_SUBQUERY:
+        return "subquery";
+    case EM_STAGE_RESULT:
+        return "result";
+    }
+    return "?";
 }
 
 void em_runtime_options_init(em_runtime_options *o) {
-  memset(o, 0, sizeof *o);
-  o->memory_budget = -1;
-  o->ansi = -1;
+    memset(o, 0, sizeof *o);
+    o->memory_budget = -1;
+    o->ansi = -1;
 }
 
 static const char *node_name(const em_plan_node *n) {
-  return n->name ? n->name : em_node_kind_name(n->kind);
+    return n->name ? n->name : em_node_kind_name(n->kind);
 }
 
 /* ------------------------------------------------------------------ cutting */
 
 static bool is_wrapper(const em_plan_node *n) {
-  return n->n_children == 1 &&
-         (n->kind == EM_NODE_COLUMNAR_TO_ROW ||
-          n->kind == EM_NODE_ROW_TO_COLUMNAR ||
-          n->kind == EM_NODE_INPUT_ADAPTER ||
-          n->kind == EM_NODE_WHOLE_STAGE_CODEGEN ||
-          n->kind == EM_NODE_SUBQUERY || n->kind == EM_NODE_REUSED_SUBQUERY);
+    return n->n_children == 1 &&
+           (n->kind == EM_NODE_COLUMNAR_TO_ROW || n->kind == EM_NODE_ROW_TO_COLUMNAR ||
+            n->kind == EM_NODE_INPUT_ADAPTER || n->kind == EM_NODE_WHOLE_STAGE_CODEGEN ||
+            n->kind == EM_NODE_SUBQUERY || n->kind == EM_NODE_REUSED_SUBQUERY);
 }
 
 static const em_plan_node *skip_wrappers(const em_plan_node *n) {
-  while (is_wrapper(n))
-    n = n->children[0];
-  return n;
+    while (is_wrapper(n))
+        n = n->children[0];
+    return n;
 }
 
 static rt_stage *find_stage(const em_query *q, const em_plan_node *key) {
-  for (int i = 0; i < q->n_stages; i++)
-    if (q->stages[i]->node == key || q->stages[i]->alias == key)
-      return q->stages[i];
-  return NULL;
+    for (int i = 0; i < q->n_stages; i++)
+        if (q->stages[i]->node == key || q->stages[i]->alias == key)
+            return q->stages[i];
+    return NULL;
 }
 
 static em_status add_dep(rt_stage *st, const rt_stage *dep, em_error *err) {
-  for (int i = 0; i < st->n_deps; i++)
-    if (st->deps[i] == dep->index)
-      return EM_OK;
-  if (st->n_deps == st->cap_deps) {
-    int ncap = st->cap_deps ? st->cap_deps * 2 : 4;
-    int *nd = realloc(st->deps, sizeof *nd * (size_t)ncap);
-    if (!nd)
-      return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
-    st->deps = nd;
-    st->cap_deps = ncap;
-  }
-  st->deps[st->n_deps++] = dep->index;
-  return EM_OK;
+    for (int i = 0; i < st->n_deps; i++)
+        if (st->deps[i] == dep->index)
+            return EM_OK;
+    if (st->n_deps == st->cap_deps) {
+        int ncap = st->cap_deps ? st->cap_deps * 2 : 4;
+        int *nd = realloc(st->deps, sizeof *nd * (size_t)ncap);
+        if (!nd)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+        st->deps = nd;
+        st->cap_deps = ncap;
+    }
+    st->deps[st->n_deps++] = dep->index;
+    return EM_OK;
 }
 
 static em_status push_ptr(void ***arr, int *n, void *p, em_error *err) {
-  void **na = realloc(*arr, sizeof *na * (size_t)(*n + 1));
-  if (!na)
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
-  na[(*n)++] = p;
-  *arr = na;
-  return EM_OK;
+    void **na = realloc(*arr, sizeof *na * (size_t)(*n + 1));
+    if (!na)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+    na[(*n)++] = p;
+    *arr = na;
+    return EM_OK;
 }
 
 static void stage_free(rt_stage *st);
 
-static em_status cut_stage(em_query *q, const em_plan_node *key,
-                           em_stage_kind kind, rt_stage **out, em_error *err);
+static em_status cut_stage(em_query *q, const em_plan_node *key, em_stage_kind kind, rt_stage **out,
+                           em_error *err);
 
-static em_status stage_for(em_query *q, rt_stage *reader,
-                           const em_plan_node *key, em_stage_kind kind,
-                           rt_stage **out, em_error *err) {
-  for (int i = 0; i < q->n_walking; i++)
-    if (q->walking[i] == key)
-      return EM_FAIL(err, EM_ERR_BIND, "%s (%d) reads its own output",
-                     node_name(key), key->id);
-  rt_stage *st = find_stage(q, key);
-  if (!st)
-    EM_TRY(cut_stage(q, key, kind, &st, err));
-  *out = st;
-  return add_dep(reader, st, err);
+static em_status stage_for(em_query *q, rt_stage *reader, const em_plan_node *key,
+                           em_stage_kind kind, rt_stage **out, em_error *err) {
+    for (int i = 0; i < q->n_walking; i++)
+        if (q->walking[i] == key)
+            return EM_FAIL(err, EM_ERR_BIND, "%s (%d) reads its own output", node_name(key),
+                           key->id);
+    rt_stage *st = find_stage(q, key);
+    if (!st)
+        EM_TRY(cut_stage(q, key, kind, &st, err));
+    *out = st;
+    return add_dep(reader, st, err);
 }
 
-static em_status walk_exprs(em_query *q, rt_stage *st, const em_expr *e,
-                            em_error *err) {
-  if (!e)
+static em_status walk_exprs(em_query *q, rt_stage *st, const em_expr *e, em_error *err) {
+    if (!e)
+        return EM_OK;
+    if ((e->kind == EM_EXPR_SCALAR_SUBQUERY) && e->subquery) {
+        rt_stage *sub;
+        EM_TRY(stage_for(q, st, e->subquery, EM_STAGE_SUBQUERY, &sub, err));
+    }
+    for (int i = 0; i < e->n_args; i++)
+        EM_TRY(walk_exprs(q, st, e->args[i], err));
     return EM_OK;
-  if ((e->kind == EM_EXPR_SCALAR_SUBQUERY) && e->subquery) {
-    rt_stage *sub;
-    EM_TRY(stage_for(q, st, e->subquery, EM_STAGE_SUBQUERY, &sub, err));
-  }
-  for (int i = 0; i < e->n_args; i++)
-    EM_TRY(walk_exprs(q, st, e->args[i], err));
-  return EM_OK;
 }
 
-static em_status walk(em_query *q, rt_stage *st, const em_plan_node *n,
-                      bool root, em_error *err) {
-  rt_stage *in = NULL;
-  if (!root &&
-      (n->kind == EM_NODE_EXCHANGE || n->kind == EM_NODE_BROADCAST_EXCHANGE)) {
-    bool bc = n->kind == EM_NODE_BROADCAST_EXCHANGE;
-    EM_TRY(stage_for(q, st, n, bc ? EM_STAGE_BROADCAST : EM_STAGE_SHUFFLE, &in,
-                     err));
-    return bc ? EM_OK
-              : push_ptr((void ***)&st->shuffle_inputs, &st->n_shuffle_inputs,
-                         in, err);
-  }
-  if (n->kind == EM_NODE_REUSED_EXCHANGE) {
-    const em_plan_node *t = n->reuses;
-    if (!t ||
-        (t->kind != EM_NODE_EXCHANGE && t->kind != EM_NODE_BROADCAST_EXCHANGE))
-      return EM_FAIL(err, EM_ERR_BIND,
-                     "ReusedExchange (%d): exchange %d not found", n->id,
-                     n->reuses_id);
-    bool bc = t->kind == EM_NODE_BROADCAST_EXCHANGE;
-    EM_TRY(stage_for(q, st, t, bc ? EM_STAGE_BROADCAST : EM_STAGE_SHUFFLE, &in,
-                     err));
-    in->n_reused++;
-    return bc ? EM_OK
-              : push_ptr((void ***)&st->shuffle_inputs, &st->n_shuffle_inputs,
-                         in, err);
-  }
-  if (n->kind == EM_NODE_SCAN)
-    EM_TRY(push_ptr((void ***)&st->scans, &st->n_scans, (void *)n, err));
-  for (int f = 0; f < n->n_fields; f++)
-    for (int i = 0; i < n->fields[f].n_exprs; i++)
-      EM_TRY(walk_exprs(q, st, n->fields[f].exprs[i], err));
-  for (int i = 0; i < n->n_children; i++)
-    EM_TRY(walk(q, st, n->children[i], false, err));
-  return EM_OK;
+static em_status walk(em_query *q, rt_stage *st, const em_plan_node *n, bool root, em_error *err) {
+    rt_stage *in = NULL;
+    if (!root && (n->kind == EM_NODE_EXCHANGE || n->kind == EM_NODE_BROADCAST_EXCHANGE)) {
+        bool bc = n->kind == EM_NODE_BROADCAST_EXCHANGE;
+        EM_TRY(stage_for(q, st, n, bc ? EM_STAGE_BROADCAST : EM_STAGE_SHUFFLE, &in, err));
+        return bc ? EM_OK : push_ptr((void ***)&st->shuffle_inputs, &st->n_shuffle_inputs, in, err);
+    }
+    if (n->kind == EM_NODE_REUSED_EXCHANGE) {
+        const em_plan_node *t = n->reuses;
+        if (!t || (t->kind != EM_NODE_EXCHANGE && t->kind != EM_NODE_BROADCAST_EXCHANGE))
+            return EM_FAIL(err, EM_ERR_BIND, "ReusedExchange (%d): exchange %d not found", n->id,
+                           n->reuses_id);
+        bool bc = t->kind == EM_NODE_BROADCAST_EXCHANGE;
+        EM_TRY(stage_for(q, st, t, bc ? EM_STAGE_BROADCAST : EM_STAGE_SHUFFLE, &in, err));
+        in->n_reused++;
+        return bc ? EM_OK : push_ptr((void ***)&st->shuffle_inputs, &st->n_shuffle_inputs, in, err);
+    }
+    if (n->kind == EM_NODE_SCAN)
+        EM_TRY(push_ptr((void ***)&st->scans, &st->n_scans, (void *)n, err));
+    for (int f = 0; f < n->n_fields; f++)
+        for (int i = 0; i < n->fields[f].n_exprs; i++)
+            EM_TRY(walk_exprs(q, st, n->fields[f].exprs[i], err));
+    for (int i = 0; i < n->n_children; i++)
+        EM_TRY(walk(q, st, n->children[i], false, err));
+    return EM_OK;
 }
 
 static em_status append_stage(em_query *q, rt_stage *st, em_error *err) {
-  if (q->n_stages == q->cap_stages) {
-    int ncap = q->cap_stages ? q->cap_stages * 2 : 8;
-    rt_stage **ns = realloc(q->stages, sizeof *ns * (size_t)ncap);
-    if (!ns)
-      return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
-    q->stages = ns;
-    q->cap_stages = ncap;
-  }
-  st->index = q->n_stages;
-  q->stages[q->n_stages++] = st;
-  for (int i = 0; i < st->n_deps; i++) {
-    rt_stage *d = q->stages[st->deps[i]];
-    if (d->last_reader < st->index)
-      d->last_reader = st->index;
-  }
-  return EM_OK;
+    if (q->n_stages == q->cap_stages) {
+        int ncap = q->cap_stages ? q->cap_stages * 2 : 8;
+        rt_stage **ns = realloc(q->stages, sizeof *ns * (size_t)ncap);
+        if (!ns)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+        q->stages = ns;
+        q->cap_stages = ncap;
+    }
+    st->index = q->n_stages;
+    q->stages[q->n_stages++] = st;
+    for (int i = 0; i < st->n_deps; i++) {
+        rt_stage *d = q->stages[st->deps[i]];
+        if (d->last_reader < st->index)
+            d->last_reader = st->index;
+    }
+    return EM_OK;
 }
 
 /* For a root TakeOrderedAndProject / CollectLimit: a gather stage for its
  * child, and a synthetic copy of the root reading it through a synthetic
  * single-partition Exchange. */
-static em_status add_gather(em_query *q, rt_stage *st, const em_plan_node *top,
-                            em_error *err) {
-  const em_plan_node *child = skip_wrappers(top->children[0]);
-  if (child->kind == EM_NODE_EXCHANGE ||
-      child->kind == EM_NODE_BROADCAST_EXCHANGE ||
-      child->kind == EM_NODE_REUSED_EXCHANGE)
-    return EM_OK; /* reads an exchange: checked for one partition when run */
-  rt_stage *g = calloc(1, sizeof *g);
-  if (!g)
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
-  g->kind = EM_STAGE_GATHER;
-  g->node = child;
-  g->build_root = child;
-  g->n_out = 1;
-  q->walking[q->n_walking++] = child;
-  em_status s = walk(q, g, child, true, err);
-  q->n_walking--;
-  if (s == EM_OK)
-    s = append_stage(q, g, err);
-  if (s != EM_OK) {
-    stage_free(g);
-    return s;
-  }
-  st->syn_exchange = calloc(1, sizeof *st->syn_exchange);
-  st->syn_root = calloc(1, sizeof *st->syn_root);
-  if (!st->syn_exchange || !st->syn_root)
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
-  st->syn_exchange->kind = EM_NODE_EXCHANGE;
-  st->syn_exchange->name = "Exchange";
-  st->syn_exchange->codegen_id = -1;
-  st->syn_exchange->n_output = child->n_output;
-  st->syn_exchange->output = child->output;
-  *st->syn_root = *top;
-  st->syn_children[0] = st->syn_exchange;
-  st->syn_root->n_children = 1;
-  st->syn_root->children = st->syn_children;
-  st->build_root = st->syn_root;
-  g->alias = st->syn_exchange;
-  EM_TRY(add_dep(st, g, err));
-  /* the gathered stage is found through syn_exchange as this stage's input */
-  return push_ptr((void ***)&st->shuffle_inputs, &st->n_shuffle_inputs, g, err);
+static em_status add_gather(em_query *q, rt_stage *st, const em_plan_node *top, em_error *err) {
+    const em_plan_node *child = skip_wrappers(top->children[0]);
+    if (child->kind == EM_NODE_EXCHANGE || child->kind == EM_NODE_BROADCAST_EXCHANGE ||
+        child->kind == EM_NODE_REUSED_EXCHANGE)
+        return EM_OK; /* reads an exchange: checked for one partition when run */
+    rt_stage *g = calloc(1, sizeof *g);
+    if (!g)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+    g->kind = EM_STAGE_GATHER;
+    g->node = child;
+    g->build_root = child;
+    g->n_out = 1;
+    q->walking[q->n_walking++] = child;
+    em_status s = walk(q, g, child, true, err);
+    q->n_walking--;
+    if (s == EM_OK)
+        s = append_stage(q, g, err);
+    if (s != EM_OK) {
+        stage_free(g);
+        return s;
+    }
+    st->syn_exchange = calloc(1, sizeof *st->syn_exchange);
+    st->syn_root = calloc(1, sizeof *st->syn_root);
+    if (!st->syn_exchange || !st->syn_root)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+    st->syn_exchange->kind = EM_NODE_EXCHANGE;
+    st->syn_exchange->name = "Exchange";
+    st->syn_exchange->codegen_id = -1;
+    st->syn_exchange->n_output = child->n_output;
+    st->syn_exchange->output = child->output;
+    *st->syn_root = *top;
+    st->syn_children[0] = st->syn_exchange;
+    st->syn_root->n_children = 1;
+    st->syn_root->children = st->syn_children;
+    st->build_root = st->syn_root;
+    g->alias = st->syn_exchange;
+    EM_TRY(add_dep(st, g, err));
+    /* the gathered stage is found through syn_exchange as this stage's input */
+    return push_ptr((void ***)&st->shuffle_inputs, &st->n_shuffle_inputs, g, err);
 }
 
-static em_status cut_stage(em_query *q, const em_plan_node *key,
-                           em_stage_kind kind, rt_stage **out, em_error *err) {
-  *out = NULL;
-  if (q->n_walking >= (int)(sizeof q->walking / sizeof q->walking[0]))
-    return EM_FAIL(err, EM_ERR_UNSUPPORTED,
-                   "exchanges nested more than %d deep",
-                   (int)(sizeof q->walking / sizeof q->walking[0]));
-  rt_stage *st = calloc(1, sizeof *st);
-  if (!st)
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
-  st->kind = kind;
-  st->node = key;
-  st->build_root = key;
-  st->n_out = 1;
-  st->last_reader = -1;
-  em_status s = EM_OK;
-  if (kind == EM_STAGE_SHUFFLE) {
-    s = rt_partitioning_parse(key, &st->part, err);
-    st->n_out = st->part.n;
-  }
-  if (s == EM_OK && (kind == EM_STAGE_SHUFFLE || kind == EM_STAGE_BROADCAST) &&
-      key->n_children != 1)
-    s = EM_FAIL(err, EM_ERR_PARSE, "%s (%d) has %d children", node_name(key),
-                key->id, key->n_children);
-  q->walking[q->n_walking++] = key;
-  if (s == EM_OK && (kind == EM_STAGE_RESULT || kind == EM_STAGE_SUBQUERY)) {
-    const em_plan_node *top = skip_wrappers(key);
-    st->build_root = top;
-    if ((top->kind == EM_NODE_TAKE_ORDERED_AND_PROJECT ||
-         top->kind == EM_NODE_COLLECT_LIMIT) &&
-        top->n_children == 1) {
-      s = add_gather(q, st, top, err);
-      if (s == EM_OK && st->syn_root) {
-        /* the walk below covers the root's own expressions only */
-        for (int f = 0; s == EM_OK && f < top->n_fields; f++)
-          for (int i = 0; s == EM_OK && i < top->fields[f].n_exprs; i++)
-            s = walk_exprs(q, st, top->fields[f].exprs[i], err);
-        q->n_walking--;
-        goto appended;
-      }
+static em_status cut_stage(em_query *q, const em_plan_node *key, em_stage_kind kind, rt_stage **out,
+                           em_error *err) {
+    *out = NULL;
+    if (q->n_walking >= (int)(sizeof q->walking / sizeof q->walking[0]))
+        return EM_FAIL(err, EM_ERR_UNSUPPORTED, "exchanges nested more than %d deep",
+                       (int)(sizeof q->walking / sizeof q->walking[0]));
+    rt_stage *st = calloc(1, sizeof *st);
+    if (!st)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+    st->kind = kind;
+    st->node = key;
+    st->build_root = key;
+    st->n_out = 1;
+    st->last_reader = -1;
+    em_status s = EM_OK;
+    if (kind == EM_STAGE_SHUFFLE) {
+        s = rt_partitioning_parse(key, &st->part, err);
+        st->n_out = st->part.n;
     }
-  }
-  if (s == EM_OK)
-    s = walk(q, st, key, true, err);
-  q->n_walking--;
+    if (s == EM_OK && (kind == EM_STAGE_SHUFFLE || kind == EM_STAGE_BROADCAST) &&
+        key->n_children != 1)
+        s = EM_FAIL(err, EM_ERR_PARSE, "%s (%d) has %d children", node_name(key), key->id,
+                    key->n_children);
+    q->walking[q->n_walking++] = key;
+    if (s == EM_OK && (kind == EM_STAGE_RESULT || kind == EM_STAGE_SUBQUERY)) {
+        const em_plan_node *top = skip_wrappers(key);
+        st->build_root = top;
+        if ((top->kind == EM_NODE_TAKE_ORDERED_AND_PROJECT || top->kind == EM_NODE_COLLECT_LIMIT) &&
+            top->n_children == 1) {
+            s = add_gather(q, st, top, err);
+            if (s == EM_OK && st->syn_root) {
+                /* the walk below covers the root's own expressions only */
+                for (int f = 0; s == EM_OK && f < top->n_fields; f++)
+                    for (int i = 0; s == EM_OK && i < top->fields[f].n_exprs; i++)
+                        s = walk_exprs(q, st, top->fields[f].exprs[i], err);
+                q->n_walking--;
+                goto appended;
+            }
+        }
+    }
+    if (s == EM_OK)
+        s = walk(q, st, key, true, err);
+    q->n_walking--;
 appended:
-  if (s == EM_OK)
-    s = append_stage(q, st, err);
-  if (s != EM_OK) {
-    stage_free(st);
-    return s;
-  }
-  *out = st;
-  return EM_OK;
+    if (s == EM_OK)
+        s = append_stage(q, st, err);
+    if (s != EM_OK) {
+        stage_free(st);
+        return s;
+    }
+    *out = st;
+    return EM_OK;
 }
 
 /* ------------------------------------------------------------------ lifecycle
  */
 
 static void stage_free_outputs(rt_stage *st) {
-  if (st->task_out) {
-    int64_t n =
-        (int64_t)st->n_tasks * (st->kind == EM_STAGE_SHUFFLE ? st->n_out : 1);
-    for (int64_t i = 0; i < n; i++)
-      em_batch_list_reset(&st->task_out[i]);
-    free(st->task_out);
-    st->task_out = NULL;
-  }
-  if (st->range_keys) {
-    for (int t = 0; t < st->n_tasks; t++)
-      free(st->range_keys[t]);
-    free(st->range_keys);
-    st->range_keys = NULL;
-  }
-  if (st->parts) {
-    for (int r = 0; r < st->n_out; r++)
-      free(st->parts[r].batches);
-    free(st->parts);
-    st->parts = NULL;
-  }
-  em_pool_destroy(st->out_pool);
-  st->out_pool = NULL;
+    if (st->task_out) {
+        int64_t n = (int64_t)st->n_tasks * (st->kind == EM_STAGE_SHUFFLE ? st->n_out : 1);
+        for (int64_t i = 0; i < n; i++)
+            em_batch_list_reset(&st->task_out[i]);
+        free(st->task_out);
+        st->task_out = NULL;
+    }
+    if (st->range_keys) {
+        for (int t = 0; t < st->n_tasks; t++)
+            free(st->range_keys[t]);
+        free(st->range_keys);
+        st->range_keys = NULL;
+    }
+    if (st->parts) {
+        for (int r = 0; r < st->n_out; r++)
+            free(st->parts[r].batches);
+        free(st->parts);
+        st->parts = NULL;
+    }
+    em_pool_destroy(st->out_pool);
+    st->out_pool = NULL;
 }
 
 static void stage_free(rt_stage *st) {
-  if (!st)
-    return;
-  stage_free_outputs(st);
-  for (int i = 0; st->scan_plans && i < st->n_scans; i++)
-    rt_scan_plan_reset(&st->scan_plans[i]);
-  free(st->scan_plans);
-  free(st->scans);
-  free(st->shuffle_inputs);
-  free(st->deps);
-  free(st->syn_root);
-  free(st->syn_exchange);
-  free(st);
+    if (!st)
+        return;
+    stage_free_outputs(st);
+    for (int i = 0; st->scan_plans && i < st->n_scans; i++)
+        rt_scan_plan_reset(&st->scan_plans[i]);
+    free(st->scan_plans);
+    free(st->scans);
+    free(st->shuffle_inputs);
+    free(st->deps);
+    free(st->syn_root);
+    free(st->syn_exchange);
+    free(st);
 }
 
 void em_query_destroy(em_query *q) {
-  if (!q)
-    return;
-  free(q->result.batches);
-  for (int i = 0; i < q->n_stages; i++)
-    stage_free(q->stages[i]);
-  free(q->stages);
-  rt_threads_destroy(q->workers);
-  em_pool_destroy(q->pool);
-  em_schema_reset(&q->schema);
-  free(q->metrics);
-  free(q->metrics_list);
-  free(q->warehouse);
-  free(q->time_zone);
-  pthread_mutex_destroy(&q->mu);
-  free(q);
+    if (!q)
+        return;
+    free(q->result.batches);
+    for (int i = 0; i < q->n_stages; i++)
+        stage_free(q->stages[i]);
+    free(q->stages);
+    rt_threads_destroy(q->workers);
+    em_pool_destroy(q->pool);
+    em_schema_reset(&q->schema);
+    free(q->metrics);
+    free(q->metrics_list);
+    free(q->warehouse);
+    free(q->time_zone);
+    pthread_mutex_destroy(&q->mu);
+    free(q);
 }
 
-static em_status schema_of(const em_plan_node *n, em_schema *out,
-                           em_error *err) {
-  EM_TRY(em_schema_init(out, n->n_output, err));
-  for (int i = 0; i < n->n_output; i++) {
-    const em_expr *a = n->output[i];
-    em_type t = a->type_known ? a->type : em_type_make(EM_TYPE_NULL);
-    EM_TRY(em_schema_set(out, i, a->name ? a->name : "", t, true, err));
-  }
-  return EM_OK;
+static em_status schema_of(const em_plan_node *n, em_schema *out, em_error *err) {
+    EM_TRY(em_schema_init(out, n->n_output, err));
+    for (int i = 0; i < n->n_output; i++) {
+        const em_expr *a = n->output[i];
+        em_type t = a->type_known ? a->type : em_type_make(EM_TYPE_NULL);
+        EM_TRY(em_schema_set(out, i, a->name ? a->name : "", t, true, err));
+    }
+    return EM_OK;
 }
 
-em_status em_query_create(const em_plan *plan, const em_runtime_options *opts,
-                          em_query **out, em_error *err) {
-  *out = NULL;
-  em_query *q = calloc(1, sizeof *q);
-  if (!q)
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a query");
-  pthread_mutex_init(&q->mu, NULL);
-  q->plan = plan;
-  if (opts)
-    q->opts = *opts;
-  else
-    em_runtime_options_init(&q->opts);
-  em_status s = EM_OK;
-  if ((q->opts.warehouse_dir &&
-       !(q->warehouse = strdup(q->opts.warehouse_dir))) ||
-      (q->opts.time_zone && !(q->time_zone = strdup(q->opts.time_zone))))
-    s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a query");
-  q->threads = q->opts.threads > 0 ? q->opts.threads
-                                   : (int)sysconf(_SC_NPROCESSORS_ONLN);
-  if (q->threads < 1)
-    q->threads = 1;
-  q->ansi = q->opts.ansi < 0 ? em_shim_ansi_default(em_plan_shim(plan))
-                             : q->opts.ansi != 0;
-  q->build = q->opts.build ? q->opts.build : em_op_build;
-  if (q->opts.max_partition_bytes <= 0)
-    q->opts.max_partition_bytes = 128 << 20;
-  if (q->opts.open_cost_bytes <= 0)
-    q->opts.open_cost_bytes = 4 << 20;
-  const em_plan_node *root = em_plan_exec_root(plan);
-  if (s == EM_OK && !root)
-    s = EM_FAIL(err, EM_ERR_INVALID, "the plan has no operators");
-  rt_stage *res = NULL;
-  if (s == EM_OK)
-    s = cut_stage(q, root, EM_STAGE_RESULT, &res, err);
-  if (s == EM_OK)
-    s = schema_of(skip_wrappers(root), &q->schema, err);
-  q->max_id = em_plan_max_id(plan);
-  if (s == EM_OK &&
-      !(q->metrics = calloc((size_t)q->max_id + 1, sizeof *q->metrics)))
-    s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a query");
-  if (s != EM_OK) {
-    em_query_destroy(q);
-    return s;
-  }
-  *out = q;
-  return EM_OK;
+em_status em_query_create(const em_plan *plan, const em_runtime_options *opts, em_query **out,
+                          em_error *err) {
+    *out = NULL;
+    em_query *q = calloc(1, sizeof *q);
+    if (!q)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a query");
+    pthread_mutex_init(&q->mu, NULL);
+    q->plan = plan;
+    if (opts)
+        q->opts = *opts;
+    else
+        em_runtime_options_init(&q->opts);
+    em_status s = EM_OK;
+    if ((q->opts.warehouse_dir && !(q->warehouse = strdup(q->opts.warehouse_dir))) ||
+        (q->opts.time_zone && !(q->time_zone = strdup(q->opts.time_zone))))
+        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a query");
+    q->threads = q->opts.threads > 0 ? q->opts.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (q->threads < 1)
+        q->threads = 1;
+    q->ansi = q->opts.ansi < 0 ? em_shim_ansi_default(em_plan_shim(plan)) : q->opts.ansi != 0;
+    q->build = q->opts.build ? q->opts.build : em_op_build;
+    if (q->opts.max_partition_bytes <= 0)
+        q->opts.max_partition_bytes = 128 << 20;
+    if (q->opts.open_cost_bytes <= 0)
+        q->opts.open_cost_bytes = 4 << 20;
+    const em_plan_node *root = em_plan_exec_root(plan);
+    if (s == EM_OK && !root)
+        s = EM_FAIL(err, EM_ERR_INVALID, "the plan has no operators");
+    rt_stage *res = NULL;
+    if (s == EM_OK)
+        s = cut_stage(q, root, EM_STAGE_RESULT, &res, err);
+    if (s == EM_OK)
+        s = schema_of(skip_wrappers(root), &q->schema, err);
+    q->max_id = em_plan_max_id(plan);
+    if (s == EM_OK && !(q->metrics = calloc((size_t)q->max_id + 1, sizeof *q->metrics)))
+        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a query");
+    if (s != EM_OK) {
+        em_query_destroy(q);
+        return s;
+    }
+    *out = q;
+    return EM_OK;
 }
 
 void em_query_cancel(em_query *q) {
-  if (q)
-    q->cancel = 1;
+    if (q)
+        q->cancel = 1;
 }
 
 const em_schema *em_query_schema(const em_query *q) { return &q->schema; }
 const em_batch_list *em_query_result(const em_query *q) { return &q->result; }
 int em_query_n_stages(const em_query *q) { return q->n_stages; }
 int em_query_threads(const em_query *q) { return q->threads; }
-int64_t em_query_peak_bytes(const em_query *q) {
-  return q->pool ? em_pool_peak(q->pool) : 0;
-}
+int64_t em_query_peak_bytes(const em_query *q) { return q->pool ? em_pool_peak(q->pool) : 0; }
 
 void em_query_stage_info(const em_query *q, int i, em_stage_info *out) {
-  memset(out, 0, sizeof *out);
-  if (i < 0 || i >= q->n_stages)
-    return;
-  const rt_stage *st = q->stages[i];
-  out->index = st->index;
-  out->kind = st->kind;
-  out->node = st->node;
-  out->n_out_partitions = st->n_out;
-  switch (st->kind) {
-  case EM_STAGE_SHUFFLE:
-    out->partitioning = rt_part_kind_name(st->part.kind);
-    break;
-  case EM_STAGE_BROADCAST:
-    out->partitioning = "broadcast";
-    break;
-  default:
-    out->partitioning = "collect";
-    break;
-  }
-  out->n_tasks = q->ran ? st->n_tasks : -1;
-  out->n_deps = st->n_deps;
-  out->deps = st->deps;
-  out->n_reused = st->n_reused;
-  out->rows_out = st->rows_out;
-  out->time_ns = st->time_ns;
+    memset(out, 0, sizeof *out);
+    if (i < 0 || i >= q->n_stages)
+        return;
+    const rt_stage *st = q->stages[i];
+    out->index = st->index;
+    out->kind = st->kind;
+    out->node = st->node;
+    out->n_out_partitions = st->n_out;
+    switch (st->kind) {
+    case EM_STAGE_SHUFFLE:
+        out->partitioning = rt_part_kind_name(st->part.kind);
+        break;
+    case EM_STAGE_BROADCAST:
+        out->partitioning = "broadcast";
+        break;
+    default:
+        out->partitioning = "collect";
+        break;
+    }
+    out->n_tasks = q->ran ? st->n_tasks : -1;
+    out->n_deps = st->n_deps;
+    out->deps = st->deps;
+    out->n_reused = st->n_reused;
+    out->rows_out = st->rows_out;
+    out->time_ns = st->time_ns;
 }
 
 int em_query_n_metrics(const em_query *q) { return q->n_metrics_listed; }
 const em_node_metrics *em_query_metrics_at(const em_query *q, int i) {
-  return i >= 0 && i < q->n_metrics_listed ? &q->metrics_list[i] : NULL;
+    return i >= 0 && i < q->n_metrics_listed ? &q->metrics_list[i] : NULL;
 }
 
 /* ------------------------------------------------------------------ callbacks
  */
 
 typedef struct rt_task {
-  em_query *q;
-  rt_stage *st;
-  int p;
+    em_query *q;
+    rt_stage *st;
+    int p;
 } rt_task;
 
 static const em_batch_list EMPTY_LIST = {NULL, 0, 0};
 
 static em_status cb_scan_splits(em_exec_ctx *ctx, const em_plan_node *scan,
-                                const em_scan_split **out, int *n_out,
-                                em_error *err) {
-  rt_task *t = ctx->runtime;
-  *out = NULL;
-  *n_out = 0;
-  for (int i = 0; i < t->st->n_scans; i++) {
-    if (t->st->scans[i] != scan)
-      continue;
-    const rt_scan_plan *sp = &t->st->scan_plans[i];
-    if (t->p < sp->n_parts) {
-      *out = sp->parts[t->p].splits;
-      *n_out = sp->parts[t->p].n_splits;
+                                const em_scan_split **out, int *n_out, em_error *err) {
+    rt_task *t = ctx->runtime;
+    *out = NULL;
+    *n_out = 0;
+    for (int i = 0; i < t->st->n_scans; i++) {
+        if (t->st->scans[i] != scan)
+            continue;
+        const rt_scan_plan *sp = &t->st->scan_plans[i];
+        if (t->p < sp->n_parts) {
+            *out = sp->parts[t->p].splits;
+            *n_out = sp->parts[t->p].n_splits;
+        }
+        return EM_OK;
     }
-    return EM_OK;
-  }
-  return EM_FAIL(err, EM_ERR_INTERNAL, "%s (%d) is not a scan of stage %d",
-                 node_name(scan), scan->id, t->st->index);
+    return EM_FAIL(err, EM_ERR_INTERNAL, "%s (%d) is not a scan of stage %d", node_name(scan),
+                   scan->id, t->st->index);
 }
 
-static em_status input_stage(rt_task *t, const em_plan_node *x, bool broadcast,
-                             rt_stage **out, em_error *err) {
-  rt_stage *in = find_stage(t->q, x);
-  if (!in || !in->done || !in->parts ||
-      (broadcast != (in->kind == EM_STAGE_BROADCAST)))
-    return EM_FAIL(err, EM_ERR_INTERNAL,
-                   "%s (%d): its %s output is not available", node_name(x),
-                   x->id, broadcast ? "broadcast" : "shuffle");
-  *out = in;
-  return EM_OK;
+static em_status input_stage(rt_task *t, const em_plan_node *x, bool broadcast, rt_stage **out,
+                             em_error *err) {
+    rt_stage *in = find_stage(t->q, x);
+    if (!in || !in->done || !in->parts || (broadcast != (in->kind == EM_STAGE_BROADCAST)))
+        return EM_FAIL(err, EM_ERR_INTERNAL, "%s (%d): its %s output is not available",
+                       node_name(x), x->id, broadcast ? "broadcast" : "shuffle");
+    *out = in;
+    return EM_OK;
 }
 
 static em_status cb_shuffle_input(em_exec_ctx *ctx, const em_plan_node *x,
                                   const em_batch_list **out, em_error *err) {
-  rt_task *t = ctx->runtime;
-  rt_stage *in;
-  EM_TRY(input_stage(t, x, false, &in, err));
-  *out = t->p < in->n_out ? &in->parts[t->p] : &EMPTY_LIST;
-  return EM_OK;
+    rt_task *t = ctx->runtime;
+    rt_stage *in;
+    EM_TRY(input_stage(t, x, false, &in, err));
+    *out = t->p < in->n_out ? &in->parts[t->p] : &EMPTY_LIST;
+    return EM_OK;
 }
 
 static em_status cb_broadcast_input(em_exec_ctx *ctx, const em_plan_node *x,
                                     const em_batch_list **out, em_error *err) {
-  rt_task *t = ctx->runtime;
-  rt_stage *in;
-  EM_TRY(input_stage(t, x, true, &in, err));
-  *out = &in->parts[0];
-  return EM_OK;
+    rt_task *t = ctx->runtime;
+    rt_stage *in;
+    EM_TRY(input_stage(t, x, true, &in, err));
+    *out = &in->parts[0];
+    return EM_OK;
 }
 
-static em_status cb_subquery(void *vq, const em_expr *e, em_type type,
-                             em_pool *pool, em_column *out, em_error *err) {
-  em_query *q = vq;
-  const em_expr *sq =
-      e->kind == EM_EXPR_FIELD && e->n_args > 0 ? e->args[0] : e;
-  if (e->kind == EM_EXPR_FIELD)
-    return EM_FAIL(
-        err, EM_ERR_UNSUPPORTED,
-        "%s.%s: fields of merged scalar subqueries are not supported yet",
-        sq->name ? sq->name : "subquery", e->name ? e->name : "?");
-  rt_stage *st = sq->subquery ? find_stage(q, sq->subquery) : NULL;
-  if (!st || st->kind != EM_STAGE_SUBQUERY || !st->done || !st->parts)
-    return EM_FAIL(err, EM_ERR_INTERNAL, "%s: its value was not computed",
-                   sq->name ? sq->name : "scalar subquery");
-  const em_batch_list *l = &st->parts[0];
-  if (l->n_rows > 1)
-    return EM_FAIL(
-        err, EM_ERR_INVALID,
-        "%s: more than one row returned by a subquery used as an expression "
-        "(%lld rows)",
-        sq->name ? sq->name : "scalar subquery", (long long)l->n_rows);
-  char want[64], got[64];
-  em_type_format(type, want, sizeof want);
-  if (l->n_rows == 0) {
-    EM_TRY(em_column_init(out, type, 1, pool, err));
-    return em_column_append_null(out, err);
-  }
-  for (int64_t i = 0; i < l->n_batches; i++) {
-    const em_batch *b = l->batches[i];
-    if (em_batch_rows(b) == 0)
-      continue;
-    if (b->n_cols != 1)
-      return EM_FAIL(err, EM_ERR_INVALID, "%s returns %d columns, not one",
-                     sq->name ? sq->name : "scalar subquery", b->n_cols);
-    em_type_format(b->cols[0].type, got, sizeof got);
-    if (!em_type_equal(b->cols[0].type, type))
-      return EM_FAIL(err, EM_ERR_TYPE,
-                     "%s returns %s where the plan expects %s",
-                     sq->name ? sq->name : "scalar subquery", got, want);
-    int32_t row = b->sel ? b->sel[0] : 0;
-    return em_column_take(&b->cols[0], &row, 1, pool, out, err);
-  }
-  return EM_FAIL(err, EM_ERR_INTERNAL, "scalar subquery rows not found");
+static em_status cb_subquery(void *vq, const em_expr *e, em_type type, em_pool *pool,
+                             em_column *out, em_error *err) {
+    em_query *q = vq;
+    const em_expr *sq = e->kind == EM_EXPR_FIELD && e->n_args > 0 ? e->args[0] : e;
+    if (e->kind == EM_EXPR_FIELD)
+        return EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                       "%s.%s: fields of merged scalar subqueries are not supported yet",
+                       sq->name ? sq->name : "subquery", e->name ? e->name : "?");
+    rt_stage *st = sq->subquery ? find_stage(q, sq->subquery) : NULL;
+    if (!st || st->kind != EM_STAGE_SUBQUERY || !st->done || !st->parts)
+        return EM_FAIL(err, EM_ERR_INTERNAL, "%s: its value was not computed",
+                       sq->name ? sq->name : "scalar subquery");
+    const em_batch_list *l = &st->parts[0];
+    if (l->n_rows > 1)
+        return EM_FAIL(err, EM_ERR_INVALID,
+                       "%s: more than one row returned by a subquery used as an expression "
+                       "(%lld rows)",
+                       sq->name ? sq->name : "scalar subquery", (long long)l->n_rows);
+    char want[64], got[64];
+    em_type_format(type, want, sizeof want);
+    if (l->n_rows == 0) {
+        EM_TRY(em_column_init(out, type, 1, pool, err));
+        return em_column_append_null(out, err);
+    }
+    for (int64_t i = 0; i < l->n_batches; i++) {
+        const em_batch *b = l->batches[i];
+        if (em_batch_rows(b) == 0)
+            continue;
+        if (b->n_cols != 1)
+            return EM_FAIL(err, EM_ERR_INVALID, "%s returns %d columns, not one",
+                           sq->name ? sq->name : "scalar subquery", b->n_cols);
+        em_type_format(b->cols[0].type, got, sizeof got);
+        if (!em_type_equal(b->cols[0].type, type))
+            return EM_FAIL(err, EM_ERR_TYPE, "%s returns %s where the plan expects %s",
+                           sq->name ? sq->name : "scalar subquery", got, want);
+        int32_t row = b->sel ? b->sel[0] : 0;
+        return em_column_take(&b->cols[0], &row, 1, pool, out, err);
+    }
+    return EM_FAIL(err, EM_ERR_INTERNAL, "scalar subquery rows not found");
 }
 
 /* ------------------------------------------------------------------ tasks */
 
 static em_status list_push(em_batch_list *l, em_batch *b, em_error *err) {
-  int64_t n = l->n_batches;
-  if (n == 0 || (n & (n - 1)) == 0) {
-    em_batch **nb = realloc(l->batches, sizeof *nb * (size_t)(n ? n * 2 : 1));
-    if (!nb)
-      return EM_FAIL(err, EM_ERR_NOMEM, "out of memory storing stage output");
-    l->batches = nb;
-  }
-  l->batches[l->n_batches++] = b;
-  return EM_OK;
+    int64_t n = l->n_batches;
+    if (n == 0 || (n & (n - 1)) == 0) {
+        em_batch **nb = realloc(l->batches, sizeof *nb * (size_t)(n ? n * 2 : 1));
+        if (!nb)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory storing stage output");
+        l->batches = nb;
+    }
+    l->batches[l->n_batches++] = b;
+    return EM_OK;
 }
 
 /* Appends rows idx[0..n) (physical) of src to the list's last batch, or a new
  * one. */
-static em_status list_append_rows(em_batch_list *l, const em_batch *src,
-                                  const int32_t *idx, int64_t n, em_pool *pool,
-                                  em_error *err) {
-  em_batch *last = l->n_batches ? l->batches[l->n_batches - 1] : NULL;
-  if (!last || last->n_rows + n > EM_BATCH_CAP) {
-    EM_TRY(em_batch_create(&src->schema, n > EM_BATCH_CAP ? n : EM_BATCH_CAP,
-                           pool, &last, err));
-    em_status s = list_push(l, last, err);
-    if (s != EM_OK) {
-      em_batch_destroy(last);
-      return s;
+static em_status list_append_rows(em_batch_list *l, const em_batch *src, const int32_t *idx,
+                                  int64_t n, em_pool *pool, em_error *err) {
+    em_batch *last = l->n_batches ? l->batches[l->n_batches - 1] : NULL;
+    if (!last || last->n_rows + n > EM_BATCH_CAP) {
+        EM_TRY(
+            em_batch_create(&src->schema, n > EM_BATCH_CAP ? n : EM_BATCH_CAP, pool, &last, err));
+        em_status s = list_push(l, last, err);
+        if (s != EM_OK) {
+            em_batch_destroy(last);
+            return s;
+        }
     }
-  }
-  for (int c = 0; c < src->n_cols; c++)
-    EM_TRY(em_column_append_rows(&last->cols[c], &src->cols[c], idx, n, err));
-  last->n_rows += n;
-  l->n_rows += n;
-  return EM_OK;
+    for (int c = 0; c < src->n_cols; c++)
+        EM_TRY(em_column_append_rows(&last->cols[c], &src->cols[c], idx, n, err));
+    last->n_rows += n;
+    l->n_rows += n;
+    return EM_OK;
 }
 
 /* Splits b's present rows by ids into the task's per-partition lists. */
-static em_status distribute(rt_stage *st, int task, const em_batch *b,
-                            const int32_t *ids, int32_t *scratch,
-                            int64_t *counts, em_error *err) {
-  int64_t n = em_batch_rows(b);
-  em_batch_list *lists = &st->task_out[(int64_t)task * st->n_out];
-  if (st->n_out == 1) {
+static em_status distribute(rt_stage *st, int task, const em_batch *b, const int32_t *ids,
+                            int32_t *scratch, int64_t *counts, em_error *err) {
+    int64_t n = em_batch_rows(b);
+    em_batch_list *lists = &st->task_out[(int64_t)task * st->n_out];
+    if (st->n_out == 1) {
+        for (int64_t k = 0; k < n; k++)
+            scratch[k] = b->sel ? b->sel[k] : (int32_t)k;
+        return list_append_rows(&lists[0], b, scratch, n, st->out_pool, err);
+    }
+    /* counting sort of the row numbers by partition */
+    memset(counts, 0, sizeof *counts * (size_t)(st->n_out + 1));
     for (int64_t k = 0; k < n; k++)
-      scratch[k] = b->sel ? b->sel[k] : (int32_t)k;
-    return list_append_rows(&lists[0], b, scratch, n, st->out_pool, err);
-  }
-  /* counting sort of the row numbers by partition */
-  memset(counts, 0, sizeof *counts * (size_t)(st->n_out + 1));
-  for (int64_t k = 0; k < n; k++)
-    counts[ids[k] + 1]++;
-  for (int r = 0; r < st->n_out; r++)
-    counts[r + 1] += counts[r];
-  for (int64_t k = 0; k < n; k++)
-    scratch[counts[ids[k]]++] = b->sel ? b->sel[k] : (int32_t)k;
-  int64_t start = 0;
-  for (int r = 0; r < st->n_out; r++) {
-    int64_t end = counts[r];
-    if (end > start)
-      EM_TRY(list_append_rows(&lists[r], b, scratch + start, end - start,
-                              st->out_pool, err));
-    start = end;
-  }
-  return EM_OK;
+        counts[ids[k] + 1]++;
+    for (int r = 0; r < st->n_out; r++)
+        counts[r + 1] += counts[r];
+    for (int64_t k = 0; k < n; k++)
+        scratch[counts[ids[k]]++] = b->sel ? b->sel[k] : (int32_t)k;
+    int64_t start = 0;
+    for (int r = 0; r < st->n_out; r++) {
+        int64_t end = counts[r];
+        if (end > start)
+            EM_TRY(list_append_rows(&lists[r], b, scratch + start, end - start, st->out_pool, err));
+        start = end;
+    }
+    return EM_OK;
 }
 
 static void add_metrics(em_query *q, const em_op *op) {
-  if (!op)
-    return;
-  if (op->node && op->node->id > 0 && op->node->id <= q->max_id) {
-    em_node_metrics *m = &q->metrics[op->node->id];
-    const em_plan_node *real = em_plan_node_by_id(q->plan, op->node->id);
-    m->node = real ? real : op->node;
-    m->op_name = op->vtab->name;
-    m->tasks++;
-    m->m.rows_out += op->metrics.rows_out;
-    m->m.batches_out += op->metrics.batches_out;
-    m->m.time_ns += op->metrics.time_ns;
-    m->m.spill_bytes += op->metrics.spill_bytes;
-    if (op->metrics.peak_bytes > m->m.peak_bytes)
-      m->m.peak_bytes = op->metrics.peak_bytes;
-  }
-  for (int i = 0; i < op->n_children; i++)
-    add_metrics(q, op->children[i]);
+    if (!op)
+        return;
+    if (op->node && op->node->id > 0 && op->node->id <= q->max_id) {
+        em_node_metrics *m = &q->metrics[op->node->id];
+        const em_plan_node *real = em_plan_node_by_id(q->plan, op->node->id);
+        m->node = real ? real : op->node;
+        m->op_name = op->vtab->name;
+        m->tasks++;
+        m->m.rows_out += op->metrics.rows_out;
+        m->m.batches_out += op->metrics.batches_out;
+        m->m.time_ns += op->metrics.time_ns;
+        m->m.spill_bytes += op->metrics.spill_bytes;
+        if (op->metrics.peak_bytes > m->m.peak_bytes)
+            m->m.peak_bytes = op->metrics.peak_bytes;
+    }
+    for (int i = 0; i < op->n_children; i++)
+        add_metrics(q, op->children[i]);
 }
 
-static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx,
-                         em_error *err) {
-  rt_partitioner *pt = NULL;
-  EM_TRY(rt_partitioner_create(&st->part, op->output, op->n_output,
-                               &ctx->expr_opts, p, &pt, err));
-  int32_t *ids = malloc(sizeof *ids * EM_BATCH_CAP);
-  int32_t *scratch = malloc(sizeof *scratch * EM_BATCH_CAP);
-  int64_t *counts = malloc(sizeof *counts * (size_t)(st->n_out + 1));
-  int64_t id_cap = EM_BATCH_CAP;
-  em_status s = ids && scratch && counts
-                    ? EM_OK
-                    : EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-  em_batch_list *keep = &st->task_out[p]; /* range: rows kept as they come */
-  int64_t key_cap = 0;
-  while (s == EM_OK) {
-    em_batch *b = NULL;
-    s = em_op_next(op, &b, err);
-    if (s != EM_OK)
-      break;
-    int64_t n = em_batch_rows(b);
-    if (st->part.kind == RT_PART_RANGE) {
-      em_batch *copy = NULL;
-      s = em_batch_create(&b->schema, n, st->out_pool, &copy, err);
-      for (int64_t k = 0; s == EM_OK && k < n; k++)
-        scratch[k] = b->sel ? b->sel[k] : (int32_t)k;
-      for (int c = 0; s == EM_OK && c < b->n_cols; c++)
-        s = em_column_append_rows(&copy->cols[c], &b->cols[c], scratch, n, err);
-      if (s == EM_OK) {
-        copy->n_rows = n;
-        s = list_push(keep, copy, err);
-      }
-      if (s != EM_OK) {
-        em_batch_destroy(copy);
-        break;
-      }
-      keep->n_rows += n;
-      if (keep->n_batches > key_cap) {
-        key_cap = keep->n_batches * 2;
-        em_column *nk =
-            realloc(st->range_keys[p],
-                    sizeof *nk * (size_t)key_cap * (size_t)st->part.n_keys);
-        if (!nk) {
-          s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-          break;
+static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_error *err) {
+    rt_partitioner *pt = NULL;
+    EM_TRY(
+        rt_partitioner_create(&st->part, op->output, op->n_output, &ctx->expr_opts, p, &pt, err));
+    int32_t *ids = malloc(sizeof *ids * EM_BATCH_CAP);
+    int32_t *scratch = malloc(sizeof *scratch * EM_BATCH_CAP);
+    int64_t *counts = malloc(sizeof *counts * (size_t)(st->n_out + 1));
+    int64_t id_cap = EM_BATCH_CAP;
+    em_status s = ids && scratch && counts ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    em_batch_list *keep = &st->task_out[p]; /* range: rows kept as they come */
+    int64_t key_cap = 0;
+    while (s == EM_OK) {
+        em_batch *b = NULL;
+        s = em_op_next(op, &b, err);
+        if (s != EM_OK)
+            break;
+        int64_t n = em_batch_rows(b);
+        if (st->part.kind == RT_PART_RANGE) {
+            em_batch *copy = NULL;
+            s = em_batch_create(&b->schema, n, st->out_pool, &copy, err);
+            for (int64_t k = 0; s == EM_OK && k < n; k++)
+                scratch[k] = b->sel ? b->sel[k] : (int32_t)k;
+            for (int c = 0; s == EM_OK && c < b->n_cols; c++)
+                s = em_column_append_rows(&copy->cols[c], &b->cols[c], scratch, n, err);
+            if (s == EM_OK) {
+                copy->n_rows = n;
+                s = list_push(keep, copy, err);
+            }
+            if (s != EM_OK) {
+                em_batch_destroy(copy);
+                break;
+            }
+            keep->n_rows += n;
+            if (keep->n_batches > key_cap) {
+                key_cap = keep->n_batches * 2;
+                em_column *nk = realloc(st->range_keys[p],
+                                        sizeof *nk * (size_t)key_cap * (size_t)st->part.n_keys);
+                if (!nk) {
+                    s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+                    break;
+                }
+                st->range_keys[p] = nk;
+            }
+            s = rt_partitioner_range_keys(
+                pt, copy, st->out_pool, &st->range_keys[p][(keep->n_batches - 1) * st->part.n_keys],
+                err);
+            if (s != EM_OK) /* keys of this batch are reset; drop the batch too */
+                keep->n_batches--, keep->n_rows -= n, em_batch_destroy(copy);
+            continue;
         }
-        st->range_keys[p] = nk;
-      }
-      s = rt_partitioner_range_keys(
-          pt, copy, st->out_pool,
-          &st->range_keys[p][(keep->n_batches - 1) * st->part.n_keys], err);
-      if (s != EM_OK) /* keys of this batch are reset; drop the batch too */
-        keep->n_batches--, keep->n_rows -= n, em_batch_destroy(copy);
-      continue;
+        if (n > id_cap) {
+            int32_t *ni = realloc(ids, sizeof *ni * (size_t)n);
+            int32_t *ns = ni ? realloc(scratch, sizeof *ns * (size_t)n) : NULL;
+            if (ni)
+                ids = ni;
+            if (ns)
+                scratch = ns;
+            if (!ni || !ns) {
+                s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+                break;
+            }
+            id_cap = n;
+        }
+        s = rt_partitioner_ids(pt, b, ids, err);
+        if (s == EM_OK)
+            s = distribute(st, p, b, ids, scratch, counts, err);
     }
-    if (n > id_cap) {
-      int32_t *ni = realloc(ids, sizeof *ni * (size_t)n);
-      int32_t *ns = ni ? realloc(scratch, sizeof *ns * (size_t)n) : NULL;
-      if (ni)
-        ids = ni;
-      if (ns)
-        scratch = ns;
-      if (!ni || !ns) {
-        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-        break;
-      }
-      id_cap = n;
-    }
-    s = rt_partitioner_ids(pt, b, ids, err);
-    if (s == EM_OK)
-      s = distribute(st, p, b, ids, scratch, counts, err);
-  }
-  free(ids);
-  free(scratch);
-  free(counts);
-  rt_partitioner_free(pt);
-  return s == EM_DONE ? EM_OK : s;
+    free(ids);
+    free(scratch);
+    free(counts);
+    rt_partitioner_free(pt);
+    return s == EM_DONE ? EM_OK : s;
 }
 
 static em_status task_body(rt_task *t, em_error *err) {
-  em_query *q = t->q;
-  rt_stage *st = t->st;
-  char name[64];
-  snprintf(name, sizeof name, "stage %d task %d", st->index, t->p);
-  em_exec_ctx ctx;
-  memset(&ctx, 0, sizeof ctx);
-  ctx.pool = em_pool_create(name, q->pool, -1);
-  if (!ctx.pool)
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating %s's pool", name);
-  ctx.partition = t->p;
-  ctx.num_partitions = st->n_tasks;
-  ctx.expr_opts.ansi = q->ansi;
-  ctx.expr_opts.shim = em_plan_shim(q->plan);
-  ctx.expr_opts.time_zone = q->time_zone;
-  ctx.expr_opts.subquery = cb_subquery;
-  ctx.expr_opts.subquery_ctx = q;
-  ctx.expr_opts.pool = ctx.pool;
-  ctx.cancel = &q->cancel;
-  ctx.scan_splits = cb_scan_splits;
-  ctx.shuffle_input = cb_shuffle_input;
-  ctx.broadcast_input = cb_broadcast_input;
-  ctx.runtime = t;
-  em_op *op = NULL;
-  em_status s = q->build(st->build_root, &op, err);
-  if (s == EM_OK)
-    s = em_op_open(op, &ctx, err);
-  if (s == EM_OK) {
-    if (st->kind == EM_STAGE_SHUFFLE)
-      s = run_map(st, t->p, op, &ctx, err);
-    else
-      s = em_op_collect(op, st->out_pool, &st->task_out[t->p], err);
-  }
-  if (op) {
-    em_op_close(op);
-    pthread_mutex_lock(&q->mu);
-    add_metrics(q, op);
-    pthread_mutex_unlock(&q->mu);
-  }
-  em_op_destroy(op);
-  em_pool_destroy(ctx.pool);
-  return s;
+    em_query *q = t->q;
+    rt_stage *st = t->st;
+    char name[64];
+    snprintf(name, sizeof name, "stage %d task %d", st->index, t->p);
+    em_exec_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.pool = em_pool_create(name, q->pool, -1);
+    if (!ctx.pool)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating %s's pool", name);
+    ctx.partition = t->p;
+    ctx.num_partitions = st->n_tasks;
+    ctx.expr_opts.ansi = q->ansi;
+    ctx.expr_opts.shim = em_plan_shim(q->plan);
+    ctx.expr_opts.time_zone = q->time_zone;
+    ctx.expr_opts.subquery = cb_subquery;
+    ctx.expr_opts.subquery_ctx = q;
+    ctx.expr_opts.pool = ctx.pool;
+    ctx.cancel = &q->cancel;
+    ctx.scan_splits = cb_scan_splits;
+    ctx.shuffle_input = cb_shuffle_input;
+    ctx.broadcast_input = cb_broadcast_input;
+    ctx.runtime = t;
+    em_op *op = NULL;
+    em_status s = q->build(st->build_root, &op, err);
+    if (s == EM_OK)
+        s = em_op_open(op, &ctx, err);
+    if (s == EM_OK) {
+        if (st->kind == EM_STAGE_SHUFFLE)
+            s = run_map(st, t->p, op, &ctx, err);
+        else
+            s = em_op_collect(op, st->out_pool, &st->task_out[t->p], err);
+    }
+    if (op) {
+        em_op_close(op);
+        pthread_mutex_lock(&q->mu);
+        add_metrics(q, op);
+        pthread_mutex_unlock(&q->mu);
+    }
+    em_op_destroy(op);
+    em_pool_destroy(ctx.pool);
+    return s;
 }
 
 static void task_run(void *arg, int p) {
-  rt_task *base = arg;
-  em_query *q = base->q;
-  if (q->cancel)
-    return;
-  rt_task t = {q, base->st, p};
-  em_error err;
-  memset(&err, 0, sizeof err);
-  em_status s = task_body(&t, &err);
-  if (s == EM_OK)
-    return;
-  pthread_mutex_lock(&q->mu);
-  bool induced = s == EM_ERR_CANCELLED && q->cancel;
-  if (q->first_status == EM_OK && !induced) {
-    const rt_stage *st = base->st;
-    q->first_status = s;
-    q->first_err = err;
-    if (!err.msg[0])
-      snprintf(q->first_err.msg, sizeof q->first_err.msg, "%s",
-               em_status_name(s));
-    em_error_prefix(&q->first_err, "stage %d (%s of %s (%d)), partition %d",
-                    st->index, em_stage_kind_name(st->kind),
-                    node_name(st->node), st->node->id, p);
-    q->first_err.code = s;
-  }
-  q->cancel = 1;
-  pthread_mutex_unlock(&q->mu);
+    rt_task *base = arg;
+    em_query *q = base->q;
+    if (q->cancel)
+        return;
+    rt_task t = {q, base->st, p};
+    em_error err;
+    memset(&err, 0, sizeof err);
+    em_status s = task_body(&t, &err);
+    if (s == EM_OK)
+        return;
+    pthread_mutex_lock(&q->mu);
+    bool induced = s == EM_ERR_CANCELLED && q->cancel;
+    if (q->first_status == EM_OK && !induced) {
+        const rt_stage *st = base->st;
+        q->first_status = s;
+        q->first_err = err;
+        if (!err.msg[0])
+            snprintf(q->first_err.msg, sizeof q->first_err.msg, "%s", em_status_name(s));
+        em_error_prefix(&q->first_err, "stage %d (%s of %s (%d)), partition %d", st->index,
+                        em_stage_kind_name(st->kind), node_name(st->node), st->node->id, p);
+        q->first_err.code = s;
+    }
+    q->cancel = 1;
+    pthread_mutex_unlock(&q->mu);
 }
 
 /* ------------------------------------------------------------------ stages */
 
 static em_status plan_scans(em_query *q, rt_stage *st, em_error *err) {
-  if (st->n_scans == 0)
+    if (st->n_scans == 0)
+        return EM_OK;
+    st->scan_plans = calloc((size_t)st->n_scans, sizeof *st->scan_plans);
+    if (!st->scan_plans)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scans");
+    for (int i = 0; i < st->n_scans; i++)
+        EM_TRY(rt_scan_plan_make(st->scans[i], q->warehouse, q->threads,
+                                 q->opts.max_partition_bytes, q->opts.open_cost_bytes,
+                                 &st->scan_plans[i], err));
     return EM_OK;
-  st->scan_plans = calloc((size_t)st->n_scans, sizeof *st->scan_plans);
-  if (!st->scan_plans)
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scans");
-  for (int i = 0; i < st->n_scans; i++)
-    EM_TRY(rt_scan_plan_make(st->scans[i], q->warehouse, q->threads,
-                             q->opts.max_partition_bytes,
-                             q->opts.open_cost_bytes, &st->scan_plans[i], err));
-  return EM_OK;
 }
 
 static int stage_tasks(const rt_stage *st) {
-  if (st->n_scans == 0 && st->n_shuffle_inputs == 0)
-    return 1;
-  int n = 0;
-  for (int i = 0; i < st->n_scans; i++)
-    if (st->scan_plans[i].n_parts > n)
-      n = st->scan_plans[i].n_parts;
-  for (int i = 0; i < st->n_shuffle_inputs; i++)
-    if (st->shuffle_inputs[i]->n_out > n)
-      n = st->shuffle_inputs[i]->n_out;
-  return n;
+    if (st->n_scans == 0 && st->n_shuffle_inputs == 0)
+        return 1;
+    int n = 0;
+    for (int i = 0; i < st->n_scans; i++)
+        if (st->scan_plans[i].n_parts > n)
+            n = st->scan_plans[i].n_parts;
+    for (int i = 0; i < st->n_shuffle_inputs; i++)
+        if (st->shuffle_inputs[i]->n_out > n)
+            n = st->shuffle_inputs[i]->n_out;
+    return n;
 }
 
 /* After a range map stage: bounds over all kept rows, then the rows dealt. */
 static em_status finish_range(rt_stage *st, em_error *err) {
-  int64_t nb = 0;
-  for (int t = 0; t < st->n_tasks; t++)
-    nb += st->task_out[t].n_batches;
-  em_column **keys = calloc((size_t)(nb ? nb : 1), sizeof *keys);
-  const int32_t **sel = calloc((size_t)(nb ? nb : 1), sizeof *sel);
-  int64_t *n = calloc((size_t)(nb ? nb : 1), sizeof *n);
-  em_batch **bs = calloc((size_t)(nb ? nb : 1), sizeof *bs);
-  int64_t total = 0, k = 0;
-  em_status s = keys && sel && n && bs
-                    ? EM_OK
-                    : EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-  for (int t = 0; s == EM_OK && t < st->n_tasks; t++)
-    for (int64_t i = 0; i < st->task_out[t].n_batches; i++, k++) {
-      bs[k] = st->task_out[t].batches[i];
-      keys[k] = &st->range_keys[t][i * st->part.n_keys];
-      n[k] = bs[k]->n_rows;
-      total += n[k];
+    int64_t nb = 0;
+    for (int t = 0; t < st->n_tasks; t++)
+        nb += st->task_out[t].n_batches;
+    em_column **keys = calloc((size_t)(nb ? nb : 1), sizeof *keys);
+    const int32_t **sel = calloc((size_t)(nb ? nb : 1), sizeof *sel);
+    int64_t *n = calloc((size_t)(nb ? nb : 1), sizeof *n);
+    em_batch **bs = calloc((size_t)(nb ? nb : 1), sizeof *bs);
+    int64_t total = 0, k = 0;
+    em_status s = keys && sel && n && bs ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    for (int t = 0; s == EM_OK && t < st->n_tasks; t++)
+        for (int64_t i = 0; i < st->task_out[t].n_batches; i++, k++) {
+            bs[k] = st->task_out[t].batches[i];
+            keys[k] = &st->range_keys[t][i * st->part.n_keys];
+            n[k] = bs[k]->n_rows;
+            total += n[k];
+        }
+    int32_t *ids = s == EM_OK ? malloc(sizeof *ids * (size_t)(total ? total : 1)) : NULL;
+    int32_t *scratch = NULL;
+    int64_t *counts = malloc(sizeof *counts * (size_t)(st->n_out + 1));
+    if (s == EM_OK && (!ids || !counts))
+        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    if (s == EM_OK) {
+        rt_range_input in = {nb, keys, sel, n};
+        s = rt_range_assign(&st->part, &in, ids, st->out_pool, err);
     }
-  int32_t *ids =
-      s == EM_OK ? malloc(sizeof *ids * (size_t)(total ? total : 1)) : NULL;
-  int32_t *scratch = NULL;
-  int64_t *counts = malloc(sizeof *counts * (size_t)(st->n_out + 1));
-  if (s == EM_OK && (!ids || !counts))
-    s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-  if (s == EM_OK) {
-    rt_range_input in = {nb, keys, sel, n};
-    s = rt_range_assign(&st->part, &in, ids, st->out_pool, err);
-  }
-  /* The kept rows move to the per-partition lists (of task 0: the order of
-   * rows within a partition does not matter to the readers above a sort). */
-  em_batch_list *held = calloc((size_t)st->n_tasks, sizeof *held);
-  if (s == EM_OK && !held)
-    s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-  int64_t off = 0;
-  int64_t scratch_cap = 0;
-  if (s == EM_OK) {
-    for (int t = 0; t < st->n_tasks; t++) {
-      held[t] = st->task_out[t];
-      memset(&st->task_out[t], 0, sizeof st->task_out[t]);
+    /* The kept rows move to the per-partition lists (of task 0: the order of
+     * rows within a partition does not matter to the readers above a sort). */
+    em_batch_list *held = calloc((size_t)st->n_tasks, sizeof *held);
+    if (s == EM_OK && !held)
+        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    int64_t off = 0;
+    int64_t scratch_cap = 0;
+    if (s == EM_OK) {
+        for (int t = 0; t < st->n_tasks; t++) {
+            held[t] = st->task_out[t];
+            memset(&st->task_out[t], 0, sizeof st->task_out[t]);
+        }
+        /* task_out is re-laid out as [task * n_out + r]: reallocate it */
+        em_batch_list *nt = calloc((size_t)st->n_tasks * (size_t)st->n_out, sizeof *nt);
+        if (!nt)
+            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+        else {
+            free(st->task_out);
+            st->task_out = nt;
+        }
     }
-    /* task_out is re-laid out as [task * n_out + r]: reallocate it */
-    em_batch_list *nt =
-        calloc((size_t)st->n_tasks * (size_t)st->n_out, sizeof *nt);
-    if (!nt)
-      s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    else {
-      free(st->task_out);
-      st->task_out = nt;
-    }
-  }
-  k = 0;
-  for (int t = 0; s == EM_OK && t < st->n_tasks; t++)
-    for (int64_t i = 0; s == EM_OK && i < held[t].n_batches; i++, k++) {
-      const em_batch *b = held[t].batches[i];
-      if (b->n_rows > scratch_cap) {
-        free(scratch);
-        scratch_cap = b->n_rows;
-        if (!(scratch = malloc(sizeof *scratch * (size_t)scratch_cap)))
-          s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-      }
-      if (s == EM_OK)
-        s = distribute(st, t, b, ids + off, scratch, counts, err);
-      off += b->n_rows;
-    }
-  for (int t = 0; held && t < st->n_tasks; t++)
-    em_batch_list_reset(&held[t]);
-  free(held);
-  free(keys);
-  free(sel);
-  free(n);
-  free(bs);
-  free(ids);
-  free(scratch);
-  free(counts);
-  return s;
+    k = 0;
+    for (int t = 0; s == EM_OK && t < st->n_tasks; t++)
+        for (int64_t i = 0; s == EM_OK && i < held[t].n_batches; i++, k++) {
+            const em_batch *b = held[t].batches[i];
+            if (b->n_rows > scratch_cap) {
+                free(scratch);
+                scratch_cap = b->n_rows;
+                if (!(scratch = malloc(sizeof *scratch * (size_t)scratch_cap)))
+                    s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+            }
+            if (s == EM_OK)
+                s = distribute(st, t, b, ids + off, scratch, counts, err);
+            off += b->n_rows;
+        }
+    for (int t = 0; held && t < st->n_tasks; t++)
+        em_batch_list_reset(&held[t]);
+    free(held);
+    free(keys);
+    free(sel);
+    free(n);
+    free(bs);
+    free(ids);
+    free(scratch);
+    free(counts);
+    return s;
 }
 
 static void free_range_keys(rt_stage *st, const int64_t *batches_per_task) {
-  if (!st->range_keys)
-    return;
-  for (int t = 0; t < st->n_tasks; t++) {
-    for (int64_t i = 0;
-         st->range_keys[t] && i < batches_per_task[t] * st->part.n_keys; i++)
-      em_column_reset(&st->range_keys[t][i]);
-    free(st->range_keys[t]);
-  }
-  free(st->range_keys);
-  st->range_keys = NULL;
+    if (!st->range_keys)
+        return;
+    for (int t = 0; t < st->n_tasks; t++) {
+        for (int64_t i = 0; st->range_keys[t] && i < batches_per_task[t] * st->part.n_keys; i++)
+            em_column_reset(&st->range_keys[t][i]);
+        free(st->range_keys[t]);
+    }
+    free(st->range_keys);
+    st->range_keys = NULL;
 }
 
 /* Concatenates the task lists into the per-partition views. */
 static em_status merge_outputs(rt_stage *st, em_error *err) {
-  st->parts = calloc((size_t)st->n_out, sizeof *st->parts);
-  if (!st->parts)
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-  int per_task = st->kind == EM_STAGE_SHUFFLE ? st->n_out : 1;
-  for (int r = 0; r < st->n_out; r++) {
-    int64_t nb = 0;
-    for (int t = 0; t < st->n_tasks; t++)
-      nb += st->task_out[(int64_t)t * per_task + r].n_batches;
-    em_batch_list *l = &st->parts[r];
-    l->batches = malloc(sizeof *l->batches * (size_t)(nb ? nb : 1));
-    if (!l->batches)
-      return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    for (int t = 0; t < st->n_tasks; t++) {
-      const em_batch_list *src = &st->task_out[(int64_t)t * per_task + r];
-      for (int64_t i = 0; i < src->n_batches; i++)
-        l->batches[l->n_batches++] = src->batches[i];
-      l->n_rows += src->n_rows;
+    st->parts = calloc((size_t)st->n_out, sizeof *st->parts);
+    if (!st->parts)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    int per_task = st->kind == EM_STAGE_SHUFFLE ? st->n_out : 1;
+    for (int r = 0; r < st->n_out; r++) {
+        int64_t nb = 0;
+        for (int t = 0; t < st->n_tasks; t++)
+            nb += st->task_out[(int64_t)t * per_task + r].n_batches;
+        em_batch_list *l = &st->parts[r];
+        l->batches = malloc(sizeof *l->batches * (size_t)(nb ? nb : 1));
+        if (!l->batches)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+        for (int t = 0; t < st->n_tasks; t++) {
+            const em_batch_list *src = &st->task_out[(int64_t)t * per_task + r];
+            for (int64_t i = 0; i < src->n_batches; i++)
+                l->batches[l->n_batches++] = src->batches[i];
+            l->n_rows += src->n_rows;
+        }
+        st->rows_out += l->n_rows;
     }
-    st->rows_out += l->n_rows;
-  }
-  return EM_OK;
+    return EM_OK;
 }
 
 static em_status run_stage(em_query *q, rt_stage *st, em_error *err) {
-  int64_t t0 = now_ns();
-  st->n_tasks = stage_tasks(st);
-  if (st->syn_root == NULL &&
-      (st->kind == EM_STAGE_RESULT || st->kind == EM_STAGE_SUBQUERY)) {
-    const em_plan_node *top = st->build_root;
-    if ((top->kind == EM_NODE_TAKE_ORDERED_AND_PROJECT ||
-         top->kind == EM_NODE_COLLECT_LIMIT) &&
-        st->n_tasks > 1)
-      return EM_FAIL(
-          err, EM_ERR_UNSUPPORTED,
-          "%s (%d) over an exchange of %d partitions is not supported yet",
-          node_name(top), top->id, st->n_tasks);
-  }
-  char name[64];
-  snprintf(name, sizeof name, "stage %d output", st->index);
-  st->out_pool = em_pool_create(name, q->pool, -1);
-  int per_task = st->kind == EM_STAGE_SHUFFLE ? st->n_out : 1;
-  int64_t n_lists = (int64_t)st->n_tasks * per_task;
-  st->task_out = calloc((size_t)(n_lists ? n_lists : 1), sizeof *st->task_out);
-  bool range = st->kind == EM_STAGE_SHUFFLE && st->part.kind == RT_PART_RANGE;
-  if (range)
-    st->range_keys =
-        calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *st->range_keys);
-  if (!st->out_pool || !st->task_out || (range && !st->range_keys))
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting stage %d",
-                   st->index);
-  rt_task base = {q, st, 0};
-  rt_threads_run(q->workers, task_run, &base, st->n_tasks);
-  em_status s = EM_OK;
-  if (q->first_status != EM_OK) {
-    *err = q->first_err;
-    s = q->first_status;
-  } else if (q->cancel) {
-    s = EM_FAIL(err, EM_ERR_CANCELLED, "query cancelled");
-  }
-  if (range) {
-    int64_t *per = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *per);
-    if (!per && s == EM_OK)
-      s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    for (int t = 0; per && t < st->n_tasks; t++)
-      per[t] = st->task_out[t].n_batches;
-    if (s == EM_OK) {
-      s = finish_range(st, err);
-      if (s != EM_OK)
-        em_error_prefix(err, "stage %d (range partitioning of %s (%d))",
-                        st->index, node_name(st->node), st->node->id);
+    int64_t t0 = now_ns();
+    st->n_tasks = stage_tasks(st);
+    if (st->syn_root == NULL && (st->kind == EM_STAGE_RESULT || st->kind == EM_STAGE_SUBQUERY)) {
+        const em_plan_node *top = st->build_root;
+        if ((top->kind == EM_NODE_TAKE_ORDERED_AND_PROJECT || top->kind == EM_NODE_COLLECT_LIMIT) &&
+            st->n_tasks > 1)
+            return EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                           "%s (%d) over an exchange of %d partitions is not supported yet",
+                           node_name(top), top->id, st->n_tasks);
     }
-    if (per)
-      free_range_keys(st, per);
-    else
-      free(st->range_keys),
-          st->range_keys = NULL; /* leaks columns only on OOM */
-    free(per);
-  }
-  if (s == EM_OK)
-    s = merge_outputs(st, err);
-  st->done = s == EM_OK;
-  st->time_ns = now_ns() - t0;
-  return s;
+    char name[64];
+    snprintf(name, sizeof name, "stage %d output", st->index);
+    st->out_pool = em_pool_create(name, q->pool, -1);
+    int per_task = st->kind == EM_STAGE_SHUFFLE ? st->n_out : 1;
+    int64_t n_lists = (int64_t)st->n_tasks * per_task;
+    st->task_out = calloc((size_t)(n_lists ? n_lists : 1), sizeof *st->task_out);
+    bool range = st->kind == EM_STAGE_SHUFFLE && st->part.kind == RT_PART_RANGE;
+    if (range)
+        st->range_keys = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *st->range_keys);
+    if (!st->out_pool || !st->task_out || (range && !st->range_keys))
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting stage %d", st->index);
+    rt_task base = {q, st, 0};
+    rt_threads_run(q->workers, task_run, &base, st->n_tasks);
+    em_status s = EM_OK;
+    if (q->first_status != EM_OK) {
+        *err = q->first_err;
+        s = q->first_status;
+    } else if (q->cancel) {
+        s = EM_FAIL(err, EM_ERR_CANCELLED, "query cancelled");
+    }
+    if (range) {
+        int64_t *per = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *per);
+        if (!per && s == EM_OK)
+            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+        for (int t = 0; per && t < st->n_tasks; t++)
+            per[t] = st->task_out[t].n_batches;
+        if (s == EM_OK) {
+            s = finish_range(st, err);
+            if (s != EM_OK)
+                em_error_prefix(err, "stage %d (range partitioning of %s (%d))", st->index,
+                                node_name(st->node), st->node->id);
+        }
+        if (per)
+            free_range_keys(st, per);
+        else
+            free(st->range_keys), st->range_keys = NULL; /* leaks columns only on OOM */
+        free(per);
+    }
+    if (s == EM_OK)
+        s = merge_outputs(st, err);
+    st->done = s == EM_OK;
+    st->time_ns = now_ns() - t0;
+    return s;
 }
 
 static int cmp_metrics(const void *a, const void *b) {
-  const em_node_metrics *x = a, *y = b;
-  return x->node->id - y->node->id;
+    const em_node_metrics *x = a, *y = b;
+    return x->node->id - y->node->id;
 }
 
 em_status em_query_run(em_query *q, em_error *err) {
-  if (q->ran)
-    return EM_FAIL(err, EM_ERR_INVALID, "a query runs once");
-  q->ran = true;
-  q->pool = em_pool_create("query", NULL, q->opts.memory_budget);
-  if (!q->pool)
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating the query pool");
-  for (int i = 0; i < q->n_stages; i++)
-    EM_TRY(plan_scans(q, q->stages[i], err));
-  EM_TRY(rt_threads_create(q->threads, &q->workers, err));
-  em_status s = EM_OK;
-  for (int i = 0; s == EM_OK && i < q->n_stages; i++) {
-    s = run_stage(q, q->stages[i], err);
-    /* outputs nobody reads any more */
-    for (int j = 0; s == EM_OK && j < i; j++) {
-      rt_stage *d = q->stages[j];
-      if (d->last_reader == i && d->kind != EM_STAGE_SUBQUERY &&
-          d->kind != EM_STAGE_RESULT)
-        stage_free_outputs(d);
+    if (q->ran)
+        return EM_FAIL(err, EM_ERR_INVALID, "a query runs once");
+    q->ran = true;
+    q->pool = em_pool_create("query", NULL, q->opts.memory_budget);
+    if (!q->pool)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating the query pool");
+    for (int i = 0; i < q->n_stages; i++)
+        EM_TRY(plan_scans(q, q->stages[i], err));
+    EM_TRY(rt_threads_create(q->threads, &q->workers, err));
+    em_status s = EM_OK;
+    for (int i = 0; s == EM_OK && i < q->n_stages; i++) {
+        s = run_stage(q, q->stages[i], err);
+        /* outputs nobody reads any more */
+        for (int j = 0; s == EM_OK && j < i; j++) {
+            rt_stage *d = q->stages[j];
+            if (d->last_reader == i && d->kind != EM_STAGE_SUBQUERY && d->kind != EM_STAGE_RESULT)
+                stage_free_outputs(d);
+        }
     }
-  }
-  if (s == EM_OK) {
-    const rt_stage *res = q->stages[q->n_stages - 1];
-    const em_batch_list *l = &res->parts[0];
-    q->result.batches =
-        malloc(sizeof *q->result.batches * (size_t)(l->n_batches + 1));
-    if (!q->result.batches)
-      return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    memcpy(q->result.batches, l->batches,
-           sizeof *l->batches * (size_t)l->n_batches);
-    q->result.n_batches = l->n_batches;
-    q->result.n_rows = l->n_rows;
-  }
-  int n = 0;
-  for (int i = 0; i <= q->max_id; i++)
-    n += q->metrics[i].tasks > 0;
-  q->metrics_list = calloc((size_t)(n ? n : 1), sizeof *q->metrics_list);
-  if (q->metrics_list) {
+    if (s == EM_OK) {
+        const rt_stage *res = q->stages[q->n_stages - 1];
+        const em_batch_list *l = &res->parts[0];
+        q->result.batches = malloc(sizeof *q->result.batches * (size_t)(l->n_batches + 1));
+        if (!q->result.batches)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+        memcpy(q->result.batches, l->batches, sizeof *l->batches * (size_t)l->n_batches);
+        q->result.n_batches = l->n_batches;
+        q->result.n_rows = l->n_rows;
+    }
+    int n = 0;
     for (int i = 0; i <= q->max_id; i++)
-      if (q->metrics[i].tasks > 0)
-        q->metrics_list[q->n_metrics_listed++] = q->metrics[i];
-    qsort(q->metrics_list, (size_t)q->n_metrics_listed, sizeof *q->metrics_list,
-          cmp_metrics);
-  }
-  return s;
+        n += q->metrics[i].tasks > 0;
+    q->metrics_list = calloc((size_t)(n ? n : 1), sizeof *q->metrics_list);
+    if (q->metrics_list) {
+        for (int i = 0; i <= q->max_id; i++)
+            if (q->metrics[i].tasks > 0)
+                q->metrics_list[q->n_metrics_listed++] = q->metrics[i];
+        qsort(q->metrics_list, (size_t)q->n_metrics_listed, sizeof *q->metrics_list, cmp_metrics);
+    }
+    return s;
 }

@@ -30,364 +30,440 @@
 #include "runtime/internal.h"
 
 static bool is_dir(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static bool exists(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0;
+    struct stat st;
+    return stat(p, &st) == 0;
 }
 
 static char *join_path(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  while (la > 1 && a[la - 1] == '/')
-    la--;
-  char *s = malloc(la + lb + 2);
-  if (!s)
-    return NULL;
-  memcpy(s, a, la);
-  s[la] = '/';
-  memcpy(s + la + 1, b, lb + 1);
-  return s;
+    size_t la = strlen(a), lb = strlen(b);
+    while (la > 1 && a[la - 1] == '/')
+        la--;
+    char *s = malloc(la + lb + 2);
+    if (!s)
+        return NULL;
+    memcpy(s, a, la);
+    s[la] = '/';
+    memcpy(s + la + 1, b, lb + 1);
+    return s;
 }
 
 /* "file:/x/y/" -> "/x/y"; other schemes are kept (and will not exist). */
 static char *local_path(const char *p) {
-  if (strncmp(p, "file://", 7) == 0)
-    p += 7;
-  else if (strncmp(p, "file:", 5) == 0)
-    p += 5;
-  char *s = strdup(p);
-  if (!s)
-    return NULL;
-  size_t n = strlen(s);
-  while (n > 1 && s[n - 1] == '/')
-    s[--n] = '\0';
-  return s;
+    if (strncmp(p, "file://", 7) == 0)
+        p += 7;
+    else if (strncmp(p, "file:", 5) == 0)
+        p += 5;
+    char *s = strdup(p);
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    while (n > 1 && s[n - 1] == '/')
+        s[--n] = '\0';
+    return s;
 }
 
 static const char *last_component(const char *p) {
-  const char *slash = strrchr(p, '/');
-  return slash ? slash + 1 : p;
+    const char *slash = strrchr(p, '/');
+    return slash ? slash + 1 : p;
 }
 
 /* The folder or file the scan reads (malloc'ed). */
-static em_status scan_location(const em_plan_node *scan, const char *warehouse,
-                               char **out, em_error *err) {
-  *out = NULL;
-  const em_plan_field *loc = em_plan_node_field(scan, EM_FIELD_LOCATION);
-  const char *printed = loc && loc->n_paths > 0 ? loc->paths[0] : NULL;
-  if (!printed)
-    printed = scan->table_name;
-  if (!printed)
-    return EM_FAIL(err, EM_ERR_INVALID,
-                   "%s (%d): no Location and no table name", scan->name,
-                   scan->id);
-  if (loc && loc->location_normalized) {
-    if (!warehouse)
-      return EM_FAIL(
-          err, EM_ERR_INVALID,
-          "%s (%d): Location names {warehouse_dir}/%s; give --warehouse DIR",
-          scan->name, scan->id, printed);
-    *out = join_path(warehouse, printed);
-    return *out ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-  }
-  char *real = local_path(printed);
-  if (!real)
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-  if (warehouse) {
-    char *in_wh = join_path(warehouse, last_component(real));
-    if (!in_wh) {
-      free(real);
-      return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+static em_status scan_location(const em_plan_node *scan, const char *warehouse, char **out,
+                               em_error *err) {
+    *out = NULL;
+    const em_plan_field *loc = em_plan_node_field(scan, EM_FIELD_LOCATION);
+    const char *printed = loc && loc->n_paths > 0 ? loc->paths[0] : NULL;
+    if (!printed)
+        printed = scan->table_name;
+    if (!printed)
+        return EM_FAIL(err, EM_ERR_INVALID, "%s (%d): no Location and no table name", scan->name,
+                       scan->id);
+    if (loc && loc->location_normalized) {
+        if (!warehouse)
+            return EM_FAIL(err, EM_ERR_INVALID,
+                           "%s (%d): Location names {warehouse_dir}/%s; give --warehouse DIR",
+                           scan->name, scan->id, printed);
+        *out = join_path(warehouse, printed);
+        return *out ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
     }
-    if (exists(in_wh) || !exists(real)) {
-      free(real);
-      *out = in_wh;
-      return EM_OK;
+    char *real = local_path(printed);
+    if (!real)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    if (warehouse) {
+        char *in_wh = join_path(warehouse, last_component(real));
+        if (!in_wh) {
+            free(real);
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+        }
+        if (exists(in_wh) || !exists(real)) {
+            free(real);
+            *out = in_wh;
+            return EM_OK;
+        }
+        free(in_wh);
     }
-    free(in_wh);
-  }
-  *out = real;
-  return EM_OK;
+    *out = real;
+    return EM_OK;
 }
 
 static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static bool is_data_file(const char *name) {
-  size_t n = strlen(name);
-  if (name[0] == '.' || name[0] == '_')
-    return false;
-  return n > 8 && strcmp(name + n - 8, ".parquet") == 0;
+    size_t n = strlen(name);
+    if (name[0] == '.' || name[0] == '_')
+        return false;
+    return n > 8 && strcmp(name + n - 8, ".parquet") == 0;
 }
 
-em_status em_scan_files(const em_plan_node *scan, const char *warehouse_dir,
-                        char ***paths, int *n_paths, em_error *err) {
-  *paths = NULL;
-  *n_paths = 0;
-  char *where = NULL;
-  EM_TRY(scan_location(scan, warehouse_dir, &where, err));
-  if (!is_dir(where)) {
-    if (!exists(where)) {
-      em_status s =
-          EM_FAIL(err, EM_ERR_IO, "%s (%d) %s: table folder %s: %s", scan->name,
-                  scan->id, scan->table_name ? scan->table_name : "", where,
-                  strerror(errno));
-      free(where);
-      return s;
+em_status em_scan_files(const em_plan_node *scan, const char *warehouse_dir, char ***paths,
+                        int *n_paths, em_error *err) {
+    *paths = NULL;
+    *n_paths = 0;
+    char *where = NULL;
+    EM_TRY(scan_location(scan, warehouse_dir, &where, err));
+    if (!is_dir(where)) {
+        if (!exists(where)) {
+            em_status s =
+                EM_FAIL(err, EM_ERR_IO, "%s (%d) %s: table folder %s: %s", scan->name, scan->id,
+                        scan->table_name ? scan->table_name : "", where, strerror(errno));
+            free(where);
+            return s;
+        }
+        char **one = malloc(sizeof *one);
+        if (!one) {
+            free(where);
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+        }
+        one[0] = where;
+        *paths = one;
+        *n_paths = 1;
+        return EM_OK;
     }
-    char **one = malloc(sizeof *one);
-    if (!one) {
-      free(where);
-      return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    DIR *d = opendir(where);
+    if (!d) {
+        em_status s = EM_FAIL(err, EM_ERR_IO, "%s (%d): cannot list %s: %s", scan->name, scan->id,
+                              where, strerror(errno));
+        free(where);
+        return s;
     }
-    one[0] = where;
-    *paths = one;
-    *n_paths = 1;
-    return EM_OK;
-  }
-  DIR *d = opendir(where);
-  if (!d) {
-    em_status s = EM_FAIL(err, EM_ERR_IO, "%s (%d): cannot list %s: %s",
-                          scan->name, scan->id, where, strerror(errno));
+    char **list = NULL;
+    int n = 0, cap = 0;
+    em_status s = EM_OK;
+    struct dirent *de;
+    while (s == EM_OK && (de = readdir(d)) != NULL) {
+        if (!is_data_file(de->d_name))
+            continue;
+        if (n == cap) {
+            int ncap = cap ? cap * 2 : 16;
+            char **nl = realloc(list, sizeof *nl * (size_t)ncap);
+            if (!nl) {
+                s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory listing %s", where);
+                break;
+            }
+            list = nl;
+            cap = ncap;
+        }
+        if (!(list[n] = join_path(where, de->d_name)))
+            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory listing %s", where);
+        else
+            n++;
+    }
+    closedir(d);
     free(where);
-    return s;
-  }
-  char **list = NULL;
-  int n = 0, cap = 0;
-  em_status s = EM_OK;
-  struct dirent *de;
-  while (s == EM_OK && (de = readdir(d)) != NULL) {
-    if (!is_data_file(de->d_name))
-      continue;
-    if (n == cap) {
-      int ncap = cap ? cap * 2 : 16;
-      char **nl = realloc(list, sizeof *nl * (size_t)ncap);
-      if (!nl) {
-        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory listing %s", where);
-        break;
-      }
-      list = nl;
-      cap = ncap;
+    if (s != EM_OK) {
+        em_scan_files_free(list, n);
+        return s;
     }
-    if (!(list[n] = join_path(where, de->d_name)))
-      s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory listing %s", where);
-    else
-      n++;
-  }
-  closedir(d);
-  free(where);
-  if (s != EM_OK) {
-    em_scan_files_free(list, n);
-    return s;
-  }
-  if (n > 1)
-    qsort(list, (size_t)n, sizeof *list, cmp_str);
-  *paths = list;
-  *n_paths = n;
-  return EM_OK;
+    if (n > 1)
+        qsort(list, (size_t)n, sizeof *list, cmp_str);
+    *paths = list;
+    *n_paths = n;
+    return EM_OK;
 }
 
 void em_scan_files_free(char **paths, int n_paths) {
-  for (int i = 0; paths && i < n_paths; i++)
-    free(paths[i]);
-  free(paths);
+    for (int i = 0; paths && i < n_paths; i++)
+        free(paths[i]);
+    free(paths);
 }
 
 /* ------------------------------------------------------------------ splits */
 
 void rt_scan_plan_reset(rt_scan_plan *p) {
-  for (int i = 0; i < p->n_parts; i++)
-    free(p->parts[i].splits);
-  free(p->parts);
-  em_scan_files_free(p->files, p->n_files);
-  memset(p, 0, sizeof *p);
+    for (int i = 0; i < p->n_parts; i++)
+        free(p->parts[i].splits);
+    free(p->parts);
+    em_scan_files_free(p->files, p->n_files);
+    memset(p, 0, sizeof *p);
 }
 
 typedef struct rg_cost {
-  int file;
-  int rg;
-  int64_t bytes;
+    int file;
+    int rg;
+    int64_t bytes;
 } rg_cost;
 
-static em_status add_split(rt_scan_part *part, const char *path, int rg,
-                           em_error *err) {
-  em_scan_split *last =
-      part->n_splits ? &part->splits[part->n_splits - 1] : NULL;
-  if (last && last->path == path && last->end_row_group == rg) {
-    last->end_row_group = rg + 1;
+static em_status add_split(rt_scan_part *part, const char *path, int rg, em_error *err) {
+    em_scan_split *last = part->n_splits ? &part->splits[part->n_splits - 1] : NULL;
+    if (last && last->path == path && last->end_row_group == rg) {
+        last->end_row_group = rg + 1;
+        return EM_OK;
+    }
+    em_scan_split *ns = realloc(part->splits, sizeof *ns * (size_t)(part->n_splits + 1));
+    if (!ns)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scan splits");
+    part->splits = ns;
+    ns[part->n_splits++] = (em_scan_split){path, rg, rg + 1};
     return EM_OK;
-  }
-  em_scan_split *ns =
-      realloc(part->splits, sizeof *ns * (size_t)(part->n_splits + 1));
-  if (!ns)
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scan splits");
-  part->splits = ns;
-  ns[part->n_splits++] = (em_scan_split){path, rg, rg + 1};
-  return EM_OK;
 }
 
-em_status rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir,
-                            int threads, int64_t max_partition_bytes,
-                            int64_t open_cost_bytes, rt_scan_plan *out,
+em_status rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir, int threads,
+                            int64_t max_partition_bytes, int64_t open_cost_bytes, rt_scan_plan *out,
                             em_error *err) {
-  memset(out, 0, sizeof *out);
-  EM_TRY(em_scan_files(scan, warehouse_dir, &out->files, &out->n_files, err));
-  rg_cost *rgs = NULL;
-  int64_t n_rgs = 0, cap = 0, total = 0;
-  em_status s = EM_OK;
-  for (int f = 0; s == EM_OK && f < out->n_files; f++) {
-    em_pq_file *pf = NULL;
-    s = em_pq_file_open(out->files[f], &pf, err);
-    if (s != EM_OK) {
-      em_error_prefix(err, "%s (%d)", scan->name, scan->id);
-      break;
-    }
-    int ng = em_pq_file_num_row_groups(pf);
-    int ncols = em_pq_file_schema(pf)->n_fields;
-    total += open_cost_bytes;
-    for (int g = 0; s == EM_OK && g < ng; g++) {
-      if (em_pq_file_row_group_rows(pf, g) == 0)
-        continue;
-      int64_t bytes = 0;
-      for (int c = 0; s == EM_OK && c < ncols; c++) {
-        em_pq_chunk_info ci;
-        s = em_pq_file_chunk_info(pf, g, c, &ci, err);
-        bytes += ci.total_compressed_size;
-      }
-      if (s != EM_OK)
-        break;
-      if (n_rgs == cap) {
-        cap = cap ? cap * 2 : 64;
-        rg_cost *nr = realloc(rgs, sizeof *nr * (size_t)cap);
-        if (!nr) {
-          s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scan splits");
-          break;
+    memset(out, 0, sizeof *out);
+    EM_TRY(em_scan_files(scan, warehouse_dir, &out->files, &out->n_files, err));
+    rg_cost *rgs = NULL;
+    int64_t n_rgs = 0, cap = 0, total = 0;
+    em_status s = EM_OK;
+    for (int f = 0; s == EM_OK && f < out->n_files; f++) {
+        em_pq_file *pf = NULL;
+        s = em_pq_file_open(out->files[f], &pf, err);
+        if (s != EM_OK) {
+            em_error_prefix(err, "%s (%d)", scan->name, scan->id);
+            break;
         }
-        rgs = nr;
-      }
-      rgs[n_rgs++] = (rg_cost){f, g, bytes};
-      total += bytes;
+        int ng = em_pq_file_num_row_groups(pf);
+        int ncols = em_pq_file_schema(pf)->n_fields;
+        total += open_cost_bytes;
+        for (int g = 0; s == EM_OK && g < ng; g++) {
+            if (em_pq_file_row_group_rows(pf, g) == 0)
+                continue;
+            int64_t bytes = 0;
+            for (int c = 0; s == EM_OK && c < ncols; c++) {
+                em_pq_chunk_info ci;
+                s = em_pq_file_chunk_info(pf, g, c, &ci, err);
+                bytes += ci.total_compressed_size;
+            }
+            if (s != EM_OK)
+                break;
+            if (n_rgs == cap) {
+                cap = cap ? cap * 2 : 64;
+                rg_cost *nr = realloc(rgs, sizeof *nr * (size_t)cap);
+                if (!nr) {
+                    s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scan splits");
+                    break;
+                }
+                rgs = nr;
+            }
+            rgs[n_rgs++] = (rg_cost){f, g, bytes};
+            total += bytes;
+        }
+        em_pq_file_close(pf);
     }
-    em_pq_file_close(pf);
-  }
-  if (s == EM_OK && n_rgs > 0) {
-    int64_t per_core = total / (threads > 0 ? threads : 1);
-    int64_t target = per_core > open_cost_bytes ? per_core : open_cost_bytes;
-    if (target > max_partition_bytes)
-      target = max_partition_bytes;
-    /* at most one partition per row group */
-    out->parts = calloc((size_t)n_rgs, sizeof *out->parts);
-    if (!out->parts)
-      s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scan splits");
-    int64_t cur = 0;
-    int prev_file = -1;
-    for (int64_t i = 0; s == EM_OK && i < n_rgs; i++) {
-      int64_t cost =
-          rgs[i].bytes + (rgs[i].file != prev_file ? open_cost_bytes : 0);
-      if (out->n_parts == 0 || (cur > 0 && cur + cost > target)) {
-        out->n_parts++;
-        cur = 0;
-        cost = rgs[i].bytes + open_cost_bytes;
-      }
-      cur += cost;
-      prev_file = rgs[i].file;
-      s = add_split(&out->parts[out->n_parts - 1], out->files[rgs[i].file],
-                    rgs[i].rg, err);
+    if (s == EM_OK && n_rgs > 0) {
+        int64_t per_core = total / (threads > 0 ? threads : 1);
+        int64_t target = per_core > open_cost_bytes ? per_core : open_cost_bytes;
+        if (target > max_partition_bytes)
+            target = max_partition_bytes;
+        /* at most one partition per row group */
+        out->parts = calloc((size_t)n_rgs, sizeof *out->parts);
+        if (!out->parts)
+            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scan splits");
+        int64_t cur = 0;
+        int prev_file = -1;
+        for (int64_t i = 0; s == EM_OK && i < n_rgs; i++) {
+            int64_t cost = rgs[i].bytes + (rgs[i].file != prev_file ? open_cost_bytes : 0);
+            if (out->n_parts == 0 || (cur > 0 && cur + cost > target)) {
+                out->n_parts++;
+                cur = 0;
+                cost = rgs[i].bytes + open_cost_bytes;
+            }
+            cur += cost;
+            prev_file = rgs[i].file;
+            s = add_split(&out->parts[out->n_parts - 1], out->files[rgs[i].file], rgs[i].rg, err);
+        }
     }
-  }
-  out->total_bytes = total;
-  free(rgs);
-  if (s != EM_OK)
-    rt_scan_plan_reset(out);
-  return s;
+    out->total_bytes = total;
+    free(rgs);
+    if (s != EM_OK)
+        rt_scan_plan_reset(out);
+    return s;
 }
 
 /* ------------------------------------------------------------------ retype */
 
 typedef struct rt_retype_entry {
-  const em_plan_node *scan;
-  em_schema schema; /* the first file's, or empty */
+    const em_plan_node *scan; /* NULL: a warehouse table, named by table */
+    char *table;
+    em_schema schema; /* the first file's, or empty */
 } rt_retype_entry;
 
 struct em_retype_ctx {
-  char *warehouse;
-  int n;
-  rt_retype_entry *entries;
-  char error[EM_ERROR_MSG_CAP];
+    char *warehouse;
+    bool scans;
+    bool tables_listed;
+    int n;
+    rt_retype_entry *entries;
+    char error[EM_ERROR_MSG_CAP];
 };
 
-em_status em_retype_ctx_create(const char *warehouse_dir, em_retype_ctx **out,
+em_status em_retype_ctx_create(const char *warehouse_dir, bool scans, em_retype_ctx **out,
                                em_error *err) {
-  *out = calloc(1, sizeof **out);
-  if (!*out ||
-      (warehouse_dir && !((*out)->warehouse = strdup(warehouse_dir)))) {
-    free(*out);
-    *out = NULL;
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-  }
-  return EM_OK;
+    *out = calloc(1, sizeof **out);
+    if (!*out || (warehouse_dir && !((*out)->warehouse = strdup(warehouse_dir)))) {
+        free(*out);
+        *out = NULL;
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    }
+    (*out)->scans = scans;
+    return EM_OK;
 }
 
 void em_retype_ctx_destroy(em_retype_ctx *ctx) {
-  if (!ctx)
-    return;
-  for (int i = 0; i < ctx->n; i++)
-    em_schema_reset(&ctx->entries[i].schema);
-  free(ctx->entries);
-  free(ctx->warehouse);
-  free(ctx);
+    if (!ctx)
+        return;
+    for (int i = 0; i < ctx->n; i++) {
+        em_schema_reset(&ctx->entries[i].schema);
+        free(ctx->entries[i].table);
+    }
+    free(ctx->entries);
+    free(ctx->warehouse);
+    free(ctx);
 }
 
 const char *em_retype_ctx_error(const em_retype_ctx *ctx) {
-  return ctx && ctx->error[0] ? ctx->error : NULL;
+    return ctx && ctx->error[0] ? ctx->error : NULL;
 }
 
-static const em_schema *retype_schema(em_retype_ctx *ctx,
-                                      const em_plan_node *scan) {
-  for (int i = 0; i < ctx->n; i++)
-    if (ctx->entries[i].scan == scan)
-      return &ctx->entries[i].schema;
-  rt_retype_entry *ne =
-      realloc(ctx->entries, sizeof *ne * (size_t)(ctx->n + 1));
-  if (!ne)
-    return NULL;
-  ctx->entries = ne;
-  rt_retype_entry *e = &ne[ctx->n++];
-  memset(e, 0, sizeof *e);
-  e->scan = scan;
-  em_error err = {0};
-  char **files = NULL;
-  int n = 0;
-  em_status s = em_scan_files(scan, ctx->warehouse, &files, &n, &err);
-  if (s == EM_OK && n > 0) {
-    em_pq_file *f = NULL;
-    s = em_pq_file_open(files[0], &f, &err);
-    if (s == EM_OK)
-      s = em_schema_copy(&e->schema, em_pq_file_schema(f), &err);
-    em_pq_file_close(f);
-  }
-  em_scan_files_free(files, n);
-  if (s != EM_OK && !ctx->error[0])
-    snprintf(ctx->error, sizeof ctx->error, "%s", err.msg);
-  return &e->schema;
+static rt_retype_entry *new_entry(em_retype_ctx *ctx) {
+    rt_retype_entry *ne = realloc(ctx->entries, sizeof *ne * (size_t)(ctx->n + 1));
+    if (!ne)
+        return NULL;
+    ctx->entries = ne;
+    rt_retype_entry *e = &ne[ctx->n++];
+    memset(e, 0, sizeof *e);
+    return e;
 }
 
-bool em_retype_column_type(void *vctx, const em_plan_node *leaf,
-                           const char *column, em_type *type) {
-  em_retype_ctx *ctx = vctx;
-  if (!ctx || !leaf || leaf->kind != EM_NODE_SCAN || !column)
-    return false;
-  const em_schema *sc = retype_schema(ctx, leaf);
-  if (!sc)
-    return false;
-  for (int i = 0; i < sc->n_fields; i++)
-    if (sc->fields[i].name && strcasecmp(sc->fields[i].name, column) == 0) {
-      *type = sc->fields[i].type;
-      return true;
+/* The first file's schema, or an empty one (the error is remembered). */
+static void load_schema(em_retype_ctx *ctx, rt_retype_entry *e, char **files, int n, em_status s,
+                        em_error *err) {
+    if (s == EM_OK && n > 0) {
+        em_pq_file *f = NULL;
+        s = em_pq_file_open(files[0], &f, err);
+        if (s == EM_OK)
+            s = em_schema_copy(&e->schema, em_pq_file_schema(f), err);
+        em_pq_file_close(f);
     }
-  return false;
+    em_scan_files_free(files, n);
+    if (s != EM_OK && !ctx->error[0])
+        snprintf(ctx->error, sizeof ctx->error, "%s", err->msg);
+}
+
+static const em_schema *retype_schema(em_retype_ctx *ctx, const em_plan_node *scan) {
+    for (int i = 0; i < ctx->n; i++)
+        if (ctx->entries[i].scan == scan)
+            return &ctx->entries[i].schema;
+    rt_retype_entry *e = new_entry(ctx);
+    if (!e)
+        return NULL;
+    e->scan = scan;
+    em_error err = {0};
+    char **files = NULL;
+    int n = 0;
+    em_status s = em_scan_files(scan, ctx->warehouse, &files, &n, &err);
+    load_schema(ctx, e, files, n, s, &err);
+    return &e->schema;
+}
+
+/* Every table folder of the warehouse, with its first file's schema. */
+static void list_tables(em_retype_ctx *ctx) {
+    ctx->tables_listed = true;
+    DIR *d = ctx->warehouse ? opendir(ctx->warehouse) : NULL;
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || de->d_name[0] == '_')
+            continue;
+        char *dir = join_path(ctx->warehouse, de->d_name);
+        if (!dir)
+            break;
+        if (!is_dir(dir)) {
+            free(dir);
+            continue;
+        }
+        rt_retype_entry *e = new_entry(ctx);
+        if (!e || !(e->table = strdup(de->d_name))) {
+            free(dir);
+            break;
+        }
+        /* the folder's data files, as a scan of it would list them */
+        DIR *td = opendir(dir);
+        char *first = NULL;
+        struct dirent *fe;
+        while (td && (fe = readdir(td)) != NULL)
+            if (is_data_file(fe->d_name) && (!first || strcmp(fe->d_name, first) < 0)) {
+                free(first);
+                first = strdup(fe->d_name);
+            }
+        if (td)
+            closedir(td);
+        char **files = NULL;
+        int n = 0;
+        if (first && (files = malloc(sizeof *files)) && (files[0] = join_path(dir, first)))
+            n = 1;
+        free(first);
+        free(dir);
+        em_error err = {0};
+        load_schema(ctx, e, files, n, EM_OK, &err);
+    }
+    closedir(d);
+}
+
+static bool local_table_type(em_retype_ctx *ctx, const char *column, em_type *type) {
+    if (!ctx->tables_listed)
+        list_tables(ctx);
+    int found = 0;
+    for (int i = 0; i < ctx->n; i++) {
+        const em_schema *sc = &ctx->entries[i].schema;
+        if (ctx->entries[i].scan)
+            continue;
+        for (int k = 0; k < sc->n_fields; k++)
+            if (sc->fields[k].name && strcasecmp(sc->fields[k].name, column) == 0) {
+                if (found && !em_type_equal(*type, sc->fields[k].type))
+                    return false; /* ambiguous */
+                *type = sc->fields[k].type;
+                found++;
+                break;
+            }
+    }
+    return found > 0;
+}
+
+bool em_retype_column_type(void *vctx, const em_plan_node *leaf, const char *column,
+                           em_type *type) {
+    em_retype_ctx *ctx = vctx;
+    if (!ctx || !leaf || !column)
+        return false;
+    if (leaf->kind == EM_NODE_LOCAL_TABLE_SCAN)
+        return local_table_type(ctx, column, type);
+    if (leaf->kind != EM_NODE_SCAN || !ctx->scans)
+        return false;
+    const em_schema *sc = retype_schema(ctx, leaf);
+    if (!sc)
+        return false;
+    for (int i = 0; i < sc->n_fields; i++)
+        if (sc->fields[i].name && strcasecmp(sc->fields[i].name, column) == 0) {
+            *type = sc->fields[i].type;
+            return true;
+        }
+    return false;
 }

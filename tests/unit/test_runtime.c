@@ -39,547 +39,533 @@ static volatile int fail_partition = -1; /* this scan task fails */
 static volatile int spin_others;         /* other scan tasks never end */
 
 typedef struct fake_scan {
-  const em_scan_split *splits;
-  int n_splits, split;
-  int64_t next;
-  em_batch *out;
+    const em_scan_split *splits;
+    int n_splits, split;
+    int64_t next;
+    em_batch *out;
 } fake_scan;
 
 static em_status fake_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
-  fake_scan *st = op->state;
-  EM_TRY(ctx->scan_splits(ctx, op->node, &st->splits, &st->n_splits, err));
-  if (ctx->partition == fail_partition)
-    return EM_FAIL(err, EM_ERR_INVALID, "boom in partition %d", ctx->partition);
-  return EM_OK;
+    fake_scan *st = op->state;
+    EM_TRY(ctx->scan_splits(ctx, op->node, &st->splits, &st->n_splits, err));
+    if (ctx->partition == fail_partition)
+        return EM_FAIL(err, EM_ERR_INVALID, "boom in partition %d", ctx->partition);
+    return EM_OK;
 }
 
 static em_status fake_next(em_op *op, em_batch **out, em_error *err) {
-  fake_scan *st = op->state;
-  if (spin_others) { /* stops only when the runtime cancels the task */
-    em_batch_destroy(st->out);
-    st->out = NULL;
-    EM_TRY(em_batch_create(&op->schema, 1, op->ctx->pool, &st->out, err));
-    int32_t v = 0;
-    EM_TRY(em_column_append_fixed(&st->out->cols[0], &v, err));
-    st->out->n_rows = 1;
-    *out = st->out;
-    return EM_OK;
-  }
-  while (st->split < st->n_splits) {
-    const char *name = strrchr(st->splits[st->split].path, '/');
-    int k = atoi(name + 6); /* "/part-K.parquet" */
-    if (st->next >= ROWS) {
-      st->split++;
-      st->next = 0;
-      continue;
+    fake_scan *st = op->state;
+    if (spin_others) { /* stops only when the runtime cancels the task */
+        em_batch_destroy(st->out);
+        st->out = NULL;
+        EM_TRY(em_batch_create(&op->schema, 1, op->ctx->pool, &st->out, err));
+        int32_t v = 0;
+        EM_TRY(em_column_append_fixed(&st->out->cols[0], &v, err));
+        st->out->n_rows = 1;
+        *out = st->out;
+        return EM_OK;
     }
-    em_batch_destroy(st->out);
-    st->out = NULL;
-    EM_TRY(em_batch_create(&op->schema, 16, op->ctx->pool, &st->out, err));
-    int64_t n = 0;
-    for (; n < 16 && st->next < ROWS; n++, st->next++) {
-      int32_t v = k * 100 + (int32_t)st->next;
-      EM_TRY(em_column_append_fixed(&st->out->cols[0], &v, err));
+    while (st->split < st->n_splits) {
+        const char *name = strrchr(st->splits[st->split].path, '/');
+        int k = atoi(name + 6); /* "/part-K.parquet" */
+        if (st->next >= ROWS) {
+            st->split++;
+            st->next = 0;
+            continue;
+        }
+        em_batch_destroy(st->out);
+        st->out = NULL;
+        EM_TRY(em_batch_create(&op->schema, 16, op->ctx->pool, &st->out, err));
+        int64_t n = 0;
+        for (; n < 16 && st->next < ROWS; n++, st->next++) {
+            int32_t v = k * 100 + (int32_t)st->next;
+            EM_TRY(em_column_append_fixed(&st->out->cols[0], &v, err));
+        }
+        st->out->n_rows = n;
+        *out = st->out;
+        return EM_OK;
     }
-    st->out->n_rows = n;
-    *out = st->out;
-    return EM_OK;
-  }
-  return EM_DONE;
+    return EM_DONE;
 }
 
 static void fake_close(em_op *op) {
-  fake_scan *st = op->state;
-  if (st) {
-    em_batch_destroy(st->out);
-    st->out = NULL;
-  }
+    fake_scan *st = op->state;
+    if (st) {
+        em_batch_destroy(st->out);
+        st->out = NULL;
+    }
 }
 
-static const em_op_vtab FAKE_SCAN = {"FakeScan", fake_open, fake_next,
-                                     fake_close};
+static const em_op_vtab FAKE_SCAN = {"FakeScan", fake_open, fake_next, fake_close};
 
-static em_status test_build_node(const em_plan_node *n, bool root, em_op **out,
-                                 em_error *err) {
-  em_op *kid = NULL;
-  switch (n->kind) {
-  case EM_NODE_COLUMNAR_TO_ROW:
-  case EM_NODE_INPUT_ADAPTER:
-  case EM_NODE_WHOLE_STAGE_CODEGEN:
-    return test_build_node(n->children[0], root, out, err);
-  case EM_NODE_EXCHANGE:
-    if (!root)
-      return em_op_shuffle_read_create(n, out, err);
-    return test_build_node(n->children[0], false, out, err);
-  case EM_NODE_SCAN:
-    return em_op_init(&FAKE_SCAN, n, NULL, 0, sizeof(fake_scan), out, err);
-  default:
-    break;
-  }
-  EM_TRY(test_build_node(n->children[0], false, &kid, err));
-  switch (n->kind) {
-  case EM_NODE_FILTER:
-    return em_op_filter_create(n, kid, out, err);
-  case EM_NODE_PROJECT:
-    return em_op_project_create(n, kid, out, err);
-  case EM_NODE_HASH_AGGREGATE:
-    return em_op_hash_agg_create(n, kid, out, err);
-  case EM_NODE_SORT:
-    return em_op_sort_create(n, kid, out, err);
-  case EM_NODE_TAKE_ORDERED_AND_PROJECT:
-    return em_op_top_n_create(n, kid, out, err);
-  default:
-    em_op_destroy(kid);
-    return EM_FAIL(err, EM_ERR_UNSUPPORTED, "test builder: %s", n->name);
-  }
+static em_status test_build_node(const em_plan_node *n, bool root, em_op **out, em_error *err) {
+    em_op *kid = NULL;
+    switch (n->kind) {
+    case EM_NODE_COLUMNAR_TO_ROW:
+    case EM_NODE_INPUT_ADAPTER:
+    case EM_NODE_WHOLE_STAGE_CODEGEN:
+        return test_build_node(n->children[0], root, out, err);
+    case EM_NODE_EXCHANGE:
+        if (!root)
+            return em_op_shuffle_read_create(n, out, err);
+        return test_build_node(n->children[0], false, out, err);
+    case EM_NODE_SCAN:
+        return em_op_init(&FAKE_SCAN, n, NULL, 0, sizeof(fake_scan), out, err);
+    default:
+        break;
+    }
+    EM_TRY(test_build_node(n->children[0], false, &kid, err));
+    switch (n->kind) {
+    case EM_NODE_FILTER:
+        return em_op_filter_create(n, kid, out, err);
+    case EM_NODE_PROJECT:
+        return em_op_project_create(n, kid, out, err);
+    case EM_NODE_HASH_AGGREGATE:
+        return em_op_hash_agg_create(n, kid, out, err);
+    case EM_NODE_SORT:
+        return em_op_sort_create(n, kid, out, err);
+    case EM_NODE_TAKE_ORDERED_AND_PROJECT:
+        return em_op_top_n_create(n, kid, out, err);
+    default:
+        em_op_destroy(kid);
+        return EM_FAIL(err, EM_ERR_UNSUPPORTED, "test builder: %s", n->name);
+    }
 }
 
 static em_status test_build(const em_plan_node *n, em_op **out, em_error *err) {
-  return test_build_node(n, true, out, err);
+    return test_build_node(n, true, out, err);
 }
 
 /* ------------------------------------------------------------ fixtures */
 
 /* A warehouse with table t: FILES files of ROWS ints each. */
 static const char *make_warehouse(void) {
-  const char *dir = em_test_tmpdir("runtime_wh");
-  static char wh[4096];
-  snprintf(wh, sizeof wh, "%s", dir);
-  char path[4200];
-  snprintf(path, sizeof path, "%s/t", wh);
-  mkdir(path, 0755);
-  em_error err = {0};
-  em_schema s;
-  EM_ASSERT_OK(em_schema_init(&s, 1, &err), &err);
-  EM_ASSERT_OK(em_schema_set(&s, 0, "a", em_type_make(EM_TYPE_INT), true, &err),
-               &err);
-  for (int k = 0; k < FILES; k++) {
-    snprintf(path, sizeof path, "%s/t/part-%d.parquet", wh, k);
-    em_batch *b;
-    EM_ASSERT_OK(em_batch_create(&s, ROWS, NULL, &b, &err), &err);
-    for (int i = 0; i < ROWS; i++) {
-      int32_t v = k * 100 + i;
-      EM_ASSERT_OK(em_column_append_fixed(&b->cols[0], &v, &err), &err);
+    const char *dir = em_test_tmpdir("runtime_wh");
+    static char wh[4096];
+    snprintf(wh, sizeof wh, "%s", dir);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/t", wh);
+    mkdir(path, 0755);
+    em_error err = {0};
+    em_schema s;
+    EM_ASSERT_OK(em_schema_init(&s, 1, &err), &err);
+    EM_ASSERT_OK(em_schema_set(&s, 0, "a", em_type_make(EM_TYPE_INT), true, &err), &err);
+    for (int k = 0; k < FILES; k++) {
+        snprintf(path, sizeof path, "%s/t/part-%d.parquet", wh, k);
+        em_batch *b;
+        EM_ASSERT_OK(em_batch_create(&s, ROWS, NULL, &b, &err), &err);
+        for (int i = 0; i < ROWS; i++) {
+            int32_t v = k * 100 + i;
+            EM_ASSERT_OK(em_column_append_fixed(&b->cols[0], &v, &err), &err);
+        }
+        b->n_rows = ROWS;
+        em_pq_write_options wo;
+        em_pq_write_options_init(&wo);
+        em_pq_writer *w;
+        EM_ASSERT_OK(em_pq_writer_open(path, &s, &wo, &w, &err), &err);
+        EM_ASSERT_OK(em_pq_writer_write(w, b, &err), &err);
+        EM_ASSERT_OK(em_pq_writer_close(w, &err), &err);
+        em_batch_destroy(b);
     }
-    b->n_rows = ROWS;
-    em_pq_write_options wo;
-    em_pq_write_options_init(&wo);
-    em_pq_writer *w;
-    EM_ASSERT_OK(em_pq_writer_open(path, &s, &wo, &w, &err), &err);
-    EM_ASSERT_OK(em_pq_writer_write(w, b, &err), &err);
-    EM_ASSERT_OK(em_pq_writer_close(w, &err), &err);
-    em_batch_destroy(b);
-  }
-  /* not data files */
-  snprintf(path, sizeof path, "%s/t/_SUCCESS", wh);
-  FILE *f = fopen(path, "w");
-  if (f)
-    fclose(f);
-  snprintf(path, sizeof path, "%s/t/.part-9.parquet.crc", wh);
-  f = fopen(path, "w");
-  if (f)
-    fclose(f);
-  em_schema_reset(&s);
-  return wh;
+    /* not data files */
+    snprintf(path, sizeof path, "%s/t/_SUCCESS", wh);
+    FILE *f = fopen(path, "w");
+    if (f)
+        fclose(f);
+    snprintf(path, sizeof path, "%s/t/.part-9.parquet.crc", wh);
+    f = fopen(path, "w");
+    if (f)
+        fclose(f);
+    em_schema_reset(&s);
+    return wh;
 }
 
 static em_plan *parse(const char *text) {
-  em_plan *p = NULL;
-  em_error err = {0};
-  if (em_plan_parse(text, strlen(text), NULL, &p, &err) != EM_OK)
-    fail_msg("plan parse failed: %s", err.msg);
-  return p;
+    em_plan *p = NULL;
+    em_error err = {0};
+    if (em_plan_parse(text, strlen(text), NULL, &p, &err) != EM_OK)
+        fail_msg("plan parse failed: %s", err.msg);
+    return p;
 }
 
-#define SCAN_T(ID, A)                                                          \
-  "(" #ID ") Scan parquet spark_catalog.default.t\n"                           \
-  "Output [1]: [a#" #A "]\n"                                                   \
-  "Batched: true\n"                                                            \
-  "Location [not included in comparison]/{warehouse_dir}/t]\n"                 \
-  "ReadSchema: struct<a:int>\n\n"
+#define SCAN_T(ID, A)                                                                              \
+    "(" #ID ") Scan parquet spark_catalog.default.t\n"                                             \
+    "Output [1]: [a#" #A "]\n"                                                                     \
+    "Batched: true\n"                                                                              \
+    "Location [not included in comparison]/{warehouse_dir}/t]\n"                                   \
+    "ReadSchema: struct<a:int>\n\n"
 
 /* Runs text over the warehouse; returns the result's a values in order. */
-static int run_ints(const char *text, const char *wh, int threads,
-                    int32_t *vals, int cap, em_error *err, em_status *status) {
-  em_plan *p = parse(text);
-  em_runtime_options o;
-  em_runtime_options_init(&o);
-  o.warehouse_dir = wh;
-  o.threads = threads;
-  o.max_partition_bytes = 1; /* one partition per file */
-  o.build = test_build;
-  em_query *q = NULL;
-  EM_ASSERT_OK(em_query_create(p, &o, &q, err), err);
-  *status = em_query_run(q, err);
-  int n = 0;
-  if (*status == EM_OK) {
-    const em_batch_list *l = em_query_result(q);
-    for (int64_t b = 0; b < l->n_batches; b++) {
-      const em_batch *bt = l->batches[b];
-      for (int64_t k = 0; k < em_batch_rows(bt); k++) {
-        int64_t r = bt->sel ? bt->sel[k] : k;
-        assert_true(n < cap);
-        vals[n++] = em_column_is_valid(&bt->cols[0], r)
-                        ? ((const int32_t *)bt->cols[0].values->data)[r]
-                        : INT32_MIN;
-      }
+static int run_ints(const char *text, const char *wh, int threads, int32_t *vals, int cap,
+                    em_error *err, em_status *status) {
+    em_plan *p = parse(text);
+    em_runtime_options o;
+    em_runtime_options_init(&o);
+    o.warehouse_dir = wh;
+    o.threads = threads;
+    o.max_partition_bytes = 1; /* one partition per file */
+    o.build = test_build;
+    em_query *q = NULL;
+    EM_ASSERT_OK(em_query_create(p, &o, &q, err), err);
+    *status = em_query_run(q, err);
+    int n = 0;
+    if (*status == EM_OK) {
+        const em_batch_list *l = em_query_result(q);
+        for (int64_t b = 0; b < l->n_batches; b++) {
+            const em_batch *bt = l->batches[b];
+            for (int64_t k = 0; k < em_batch_rows(bt); k++) {
+                int64_t r = bt->sel ? bt->sel[k] : k;
+                assert_true(n < cap);
+                vals[n++] = em_column_is_valid(&bt->cols[0], r)
+                                ? ((const int32_t *)bt->cols[0].values->data)[r]
+                                : INT32_MIN;
+            }
+        }
     }
-  }
-  em_query_destroy(q);
-  em_plan_free(p);
-  return n;
+    em_query_destroy(q);
+    em_plan_free(p);
+    return n;
 }
 
 /* ------------------------------------------------------------ stage cutting */
 
 typedef struct counts {
-  int exchanges, broadcasts, reused;
-  const void *seen[256];
-  int n_seen;
+    int exchanges, broadcasts, reused;
+    const void *seen[256];
+    int n_seen;
 } counts;
 
 static bool seen_once(counts *c, const void *p) {
-  for (int i = 0; i < c->n_seen; i++)
-    if (c->seen[i] == p)
-      return false;
-  c->seen[c->n_seen++] = p;
-  return true;
+    for (int i = 0; i < c->n_seen; i++)
+        if (c->seen[i] == p)
+            return false;
+    c->seen[c->n_seen++] = p;
+    return true;
 }
 
 static void count_nodes(counts *c, const em_plan_node *n) {
-  if (!seen_once(c, n))
-    return;
-  if (n->kind == EM_NODE_EXCHANGE)
-    c->exchanges++;
-  if (n->kind == EM_NODE_BROADCAST_EXCHANGE)
-    c->broadcasts++;
-  if (n->kind == EM_NODE_REUSED_EXCHANGE)
-    c->reused++;
-  for (int i = 0; i < n->n_children; i++)
-    count_nodes(c, n->children[i]);
+    if (!seen_once(c, n))
+        return;
+    if (n->kind == EM_NODE_EXCHANGE)
+        c->exchanges++;
+    if (n->kind == EM_NODE_BROADCAST_EXCHANGE)
+        c->broadcasts++;
+    if (n->kind == EM_NODE_REUSED_EXCHANGE)
+        c->reused++;
+    for (int i = 0; i < n->n_children; i++)
+        count_nodes(c, n->children[i]);
 }
 
 static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  char *b = malloc((size_t)n + 1);
-  assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  *len = (size_t)n;
-  return b;
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *b = malloc((size_t)n + 1);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return b;
 }
 
 static void test_cut_shared_plans(void **state) {
-  (void)state;
-  const char *versions[] = {"spark-3.3.0", "spark-3.3", "spark-3.4",
-                            "spark-3.5",   "spark-4.0", "spark-master"};
-  int plans = 0;
-  for (int v = 0; v < 6; v++)
-    for (int qn = 1; qn <= 22; qn++) {
-      char path[4096];
-      snprintf(path, sizeof path, "%s/spark-plans/tpch/%s/q%d.txt",
-               em_test_shared_dir(), versions[v], qn);
-      size_t len;
-      char *text = slurp(path, &len);
-      em_plan *p = NULL;
-      em_error err = {0};
-      EM_ASSERT_OK(em_plan_parse(text, len, NULL, &p, &err), &err);
-      free(text);
-      em_query *q = NULL;
-      EM_ASSERT_OK(em_query_create(p, NULL, &q, &err), &err);
-      counts c;
-      memset(&c, 0, sizeof c);
-      count_nodes(&c, em_plan_exec_root(p));
-      int subqueries = 0;
-      const void *targets[16];
-      for (int i = 0; i < em_plan_n_subqueries(p); i++) {
-        const em_plan_subquery *sq = em_plan_subquery_at(p, i);
-        if (sq->root)
-          count_nodes(&c, sq->root);
-        bool dup = false;
-        for (int j = 0; j < subqueries; j++)
-          dup |= targets[j] == sq->target;
-        if (!dup && sq->target)
-          targets[subqueries++] = sq->target;
-      }
-      int by_kind[5] = {0}, reused = 0;
-      for (int i = 0; i < em_query_n_stages(q); i++) {
-        em_stage_info si;
-        em_query_stage_info(q, i, &si);
-        assert_int_equal(si.index, i);
-        by_kind[si.kind]++;
-        reused += si.n_reused;
-        for (int d = 0; d < si.n_deps; d++)
-          assert_true(si.deps[d] < i); /* inputs run first */
-        if (si.kind == EM_STAGE_SHUFFLE)
-          assert_true(si.n_out_partitions >= 1);
-        assert_int_equal(si.n_tasks, -1); /* not run */
-      }
-      em_stage_info last;
-      em_query_stage_info(q, em_query_n_stages(q) - 1, &last);
-      assert_int_equal(last.kind, EM_STAGE_RESULT);
-      assert_int_equal(by_kind[EM_STAGE_SHUFFLE], c.exchanges);
-      assert_int_equal(by_kind[EM_STAGE_BROADCAST], c.broadcasts);
-      assert_int_equal(by_kind[EM_STAGE_SUBQUERY], subqueries);
-      assert_int_equal(by_kind[EM_STAGE_RESULT], 1);
-      assert_int_equal(reused, c.reused);
-      const em_plan_node *top = em_plan_exec_root(p);
-      bool needs_gather = top->kind == EM_NODE_TAKE_ORDERED_AND_PROJECT;
-      assert_int_equal(by_kind[EM_STAGE_GATHER], needs_gather ? 1 : 0);
-      /* pinned: q11 of 3.5 (2 broadcasts reused by its subquery) */
-      if (v == 3 && qn == 11) {
-        assert_int_equal(em_query_n_stages(q), 7);
-        assert_int_equal(c.reused, 2);
-        em_stage_info s3;
-        em_query_stage_info(q, 3, &s3);
-        assert_int_equal(s3.kind, EM_STAGE_SUBQUERY);
-        assert_int_equal(s3.node->id, 34);
-        em_stage_info s5;
-        em_query_stage_info(q, 5, &s5);
-        assert_string_equal(s5.partitioning, "rangepartitioning");
-        assert_int_equal(s5.n_out_partitions, 5);
-        assert_int_equal(s5.n_deps,
-                         2); /* the subquery and the aggregate's shuffle */
-      }
-      em_query_destroy(q);
-      em_plan_free(p);
-      plans++;
-    }
-  assert_int_equal(plans, 132);
+    (void)state;
+    const char *versions[] = {"spark-3.3.0", "spark-3.3", "spark-3.4",
+                              "spark-3.5",   "spark-4.0", "spark-master"};
+    int plans = 0;
+    for (int v = 0; v < 6; v++)
+        for (int qn = 1; qn <= 22; qn++) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/spark-plans/tpch/%s/q%d.txt", em_test_shared_dir(),
+                     versions[v], qn);
+            size_t len;
+            char *text = slurp(path, &len);
+            em_plan *p = NULL;
+            em_error err = {0};
+            EM_ASSERT_OK(em_plan_parse(text, len, NULL, &p, &err), &err);
+            free(text);
+            em_query *q = NULL;
+            EM_ASSERT_OK(em_query_create(p, NULL, &q, &err), &err);
+            counts c;
+            memset(&c, 0, sizeof c);
+            count_nodes(&c, em_plan_exec_root(p));
+            int subqueries = 0;
+            const void *targets[16];
+            for (int i = 0; i < em_plan_n_subqueries(p); i++) {
+                const em_plan_subquery *sq = em_plan_subquery_at(p, i);
+                if (sq->root)
+                    count_nodes(&c, sq->root);
+                bool dup = false;
+                for (int j = 0; j < subqueries; j++)
+                    dup |= targets[j] == sq->target;
+                if (!dup && sq->target)
+                    targets[subqueries++] = sq->target;
+            }
+            int by_kind[5] = {0}, reused = 0;
+            for (int i = 0; i < em_query_n_stages(q); i++) {
+                em_stage_info si;
+                em_query_stage_info(q, i, &si);
+                assert_int_equal(si.index, i);
+                by_kind[si.kind]++;
+                reused += si.n_reused;
+                for (int d = 0; d < si.n_deps; d++)
+                    assert_true(si.deps[d] < i); /* inputs run first */
+                if (si.kind == EM_STAGE_SHUFFLE)
+                    assert_true(si.n_out_partitions >= 1);
+                assert_int_equal(si.n_tasks, -1); /* not run */
+            }
+            em_stage_info last;
+            em_query_stage_info(q, em_query_n_stages(q) - 1, &last);
+            assert_int_equal(last.kind, EM_STAGE_RESULT);
+            assert_int_equal(by_kind[EM_STAGE_SHUFFLE], c.exchanges);
+            assert_int_equal(by_kind[EM_STAGE_BROADCAST], c.broadcasts);
+            assert_int_equal(by_kind[EM_STAGE_SUBQUERY], subqueries);
+            assert_int_equal(by_kind[EM_STAGE_RESULT], 1);
+            assert_int_equal(reused, c.reused);
+            const em_plan_node *top = em_plan_exec_root(p);
+            bool needs_gather = top->kind == EM_NODE_TAKE_ORDERED_AND_PROJECT;
+            assert_int_equal(by_kind[EM_STAGE_GATHER], needs_gather ? 1 : 0);
+            /* pinned: q11 of 3.5 (2 broadcasts reused by its subquery) */
+            if (v == 3 && qn == 11) {
+                assert_int_equal(em_query_n_stages(q), 7);
+                assert_int_equal(c.reused, 2);
+                em_stage_info s3;
+                em_query_stage_info(q, 3, &s3);
+                assert_int_equal(s3.kind, EM_STAGE_SUBQUERY);
+                assert_int_equal(s3.node->id, 34);
+                em_stage_info s5;
+                em_query_stage_info(q, 5, &s5);
+                assert_string_equal(s5.partitioning, "rangepartitioning");
+                assert_int_equal(s5.n_out_partitions, 5);
+                assert_int_equal(s5.n_deps, 2); /* the subquery and the aggregate's shuffle */
+            }
+            em_query_destroy(q);
+            em_plan_free(p);
+            plans++;
+        }
+    assert_int_equal(plans, 132);
 }
 
 /* ------------------------------------------------------------ partitioning */
 
 static em_expr make_attr(const char *name, int64_t id, em_type t) {
-  em_expr e;
-  memset(&e, 0, sizeof e);
-  e.kind = EM_EXPR_ATTR;
-  e.name = name;
-  e.id = id;
-  e.type = t;
-  e.type_known = true;
-  return e;
+    em_expr e;
+    memset(&e, 0, sizeof e);
+    e.kind = EM_EXPR_ATTR;
+    e.name = name;
+    e.id = id;
+    e.type = t;
+    e.type_known = true;
+    return e;
 }
 
 static void test_hash_ids_spark(void **state) {
-  (void)state;
-  em_error err = {0};
-  em_type it = em_type_make(EM_TYPE_INT);
-  em_expr a = make_attr("a", 1, it), b = make_attr("b", 2, it);
-  const em_expr *attrs[2] = {&a, &b};
-  rt_partitioning p = {RT_PART_HASH, 5, 2, attrs};
-  rt_partitioner *pt;
-  EM_ASSERT_OK(rt_partitioner_create(&p, attrs, 2, NULL, 0, &pt, &err), &err);
-  em_schema s;
-  EM_ASSERT_OK(em_schema_init(&s, 2, &err), &err);
-  EM_ASSERT_OK(em_schema_set(&s, 0, "a", it, true, &err), &err);
-  EM_ASSERT_OK(em_schema_set(&s, 1, "b", it, true, &err), &err);
-  em_batch *bt;
-  EM_ASSERT_OK(em_batch_create(&s, 6, NULL, &bt, &err), &err);
-  /* spark-rapids testSpark32BitMurmur3HashInts (values made by Spark): two int
-   * columns, seed 42 -> 59727262, 751823303, -1080202046, 42, 723455942,
-   * 133916647 */
-  int32_t av[6] = {0, 100, 0, 0, INT32_MIN, 0},
-          bv[6] = {0, 0, -100, 0, 0, INT32_MAX};
-  bool aok[6] = {1, 1, 0, 0, 1, 0}, bok[6] = {1, 0, 1, 0, 0, 1};
-  for (int i = 0; i < 6; i++) {
-    if (aok[i])
-      EM_ASSERT_OK(em_column_append_fixed(&bt->cols[0], &av[i], &err), &err);
-    else
-      EM_ASSERT_OK(em_column_append_null(&bt->cols[0], &err), &err);
-    if (bok[i])
-      EM_ASSERT_OK(em_column_append_fixed(&bt->cols[1], &bv[i], &err), &err);
-    else
-      EM_ASSERT_OK(em_column_append_null(&bt->cols[1], &err), &err);
-  }
-  bt->n_rows = 6;
-  int32_t ids[6];
-  EM_ASSERT_OK(rt_partitioner_ids(pt, bt, ids, &err), &err);
-  /* Pmod(hash, 5) as Spark's HashPartitioning computes it */
-  int32_t expect[6] = {2, 3, 4, 2, 2, 2};
-  assert_memory_equal(ids, expect, sizeof expect);
-  /* through a selection: rows 4, 1 */
-  EM_ASSERT_OK(em_batch_sel_reserve(bt, 2, &err), &err);
-  bt->sel[0] = 4;
-  bt->sel[1] = 1;
-  bt->n_sel = 2;
-  EM_ASSERT_OK(rt_partitioner_ids(pt, bt, ids, &err), &err);
-  assert_int_equal(ids[0], 2);
-  assert_int_equal(ids[1], 3);
-  rt_partitioner_free(pt);
-  /* round robin starts at the task number and deals in turn */
-  rt_partitioning rr = {RT_PART_ROUND_ROBIN, 3, 0, NULL};
-  EM_ASSERT_OK(rt_partitioner_create(&rr, attrs, 2, NULL, 1, &pt, &err), &err);
-  em_batch_sel_clear(bt);
-  EM_ASSERT_OK(rt_partitioner_ids(pt, bt, ids, &err), &err);
-  int32_t rexp[6] = {1, 2, 0, 1, 2, 0};
-  assert_memory_equal(ids, rexp, sizeof rexp);
-  rt_partitioner_free(pt);
-  em_batch_destroy(bt);
-  em_schema_reset(&s);
+    (void)state;
+    em_error err = {0};
+    em_type it = em_type_make(EM_TYPE_INT);
+    em_expr a = make_attr("a", 1, it), b = make_attr("b", 2, it);
+    const em_expr *attrs[2] = {&a, &b};
+    rt_partitioning p = {RT_PART_HASH, 5, 2, attrs};
+    rt_partitioner *pt;
+    EM_ASSERT_OK(rt_partitioner_create(&p, attrs, 2, NULL, 0, &pt, &err), &err);
+    em_schema s;
+    EM_ASSERT_OK(em_schema_init(&s, 2, &err), &err);
+    EM_ASSERT_OK(em_schema_set(&s, 0, "a", it, true, &err), &err);
+    EM_ASSERT_OK(em_schema_set(&s, 1, "b", it, true, &err), &err);
+    em_batch *bt;
+    EM_ASSERT_OK(em_batch_create(&s, 6, NULL, &bt, &err), &err);
+    /* spark-rapids testSpark32BitMurmur3HashInts (values made by Spark): two int
+     * columns, seed 42 -> 59727262, 751823303, -1080202046, 42, 723455942,
+     * 133916647 */
+    int32_t av[6] = {0, 100, 0, 0, INT32_MIN, 0}, bv[6] = {0, 0, -100, 0, 0, INT32_MAX};
+    bool aok[6] = {1, 1, 0, 0, 1, 0}, bok[6] = {1, 0, 1, 0, 0, 1};
+    for (int i = 0; i < 6; i++) {
+        if (aok[i])
+            EM_ASSERT_OK(em_column_append_fixed(&bt->cols[0], &av[i], &err), &err);
+        else
+            EM_ASSERT_OK(em_column_append_null(&bt->cols[0], &err), &err);
+        if (bok[i])
+            EM_ASSERT_OK(em_column_append_fixed(&bt->cols[1], &bv[i], &err), &err);
+        else
+            EM_ASSERT_OK(em_column_append_null(&bt->cols[1], &err), &err);
+    }
+    bt->n_rows = 6;
+    int32_t ids[6];
+    EM_ASSERT_OK(rt_partitioner_ids(pt, bt, ids, &err), &err);
+    /* Pmod(hash, 5) as Spark's HashPartitioning computes it */
+    int32_t expect[6] = {2, 3, 4, 2, 2, 2};
+    assert_memory_equal(ids, expect, sizeof expect);
+    /* through a selection: rows 4, 1 */
+    EM_ASSERT_OK(em_batch_sel_reserve(bt, 2, &err), &err);
+    bt->sel[0] = 4;
+    bt->sel[1] = 1;
+    bt->n_sel = 2;
+    EM_ASSERT_OK(rt_partitioner_ids(pt, bt, ids, &err), &err);
+    assert_int_equal(ids[0], 2);
+    assert_int_equal(ids[1], 3);
+    rt_partitioner_free(pt);
+    /* round robin starts at the task number and deals in turn */
+    rt_partitioning rr = {RT_PART_ROUND_ROBIN, 3, 0, NULL};
+    EM_ASSERT_OK(rt_partitioner_create(&rr, attrs, 2, NULL, 1, &pt, &err), &err);
+    em_batch_sel_clear(bt);
+    EM_ASSERT_OK(rt_partitioner_ids(pt, bt, ids, &err), &err);
+    int32_t rexp[6] = {1, 2, 0, 1, 2, 0};
+    assert_memory_equal(ids, rexp, sizeof rexp);
+    rt_partitioner_free(pt);
+    em_batch_destroy(bt);
+    em_schema_reset(&s);
 }
 
 static void test_range_assign_order(void **state) {
-  (void)state;
-  em_error err = {0};
-  em_type it = em_type_make(EM_TYPE_INT);
-  for (int desc = 0; desc < 2; desc++) {
-    em_expr a = make_attr("a", 1, it);
-    em_expr order;
-    memset(&order, 0, sizeof order);
-    em_expr *args[1] = {&a};
-    order.kind = EM_EXPR_SORT_ORDER;
-    order.n_args = 1;
-    order.args = args;
-    order.ascending = !desc;
-    order.nulls_first = !desc;
-    const em_expr *keys[1] = {&order};
-    rt_partitioning p = {RT_PART_RANGE, 4, 1, keys};
-    enum { NB = 3, PER = 300 };
-    em_column cols[NB];
-    em_column *kp[NB];
-    const int32_t *sel[NB] = {NULL, NULL, NULL};
-    int64_t n[NB];
-    int32_t vals[NB * PER];
-    srand(7 + desc);
-    for (int b = 0; b < NB; b++) {
-      EM_ASSERT_OK(em_column_init(&cols[b], it, PER, NULL, &err), &err);
-      for (int i = 0; i < PER; i++) {
-        int32_t v = rand() % 50; /* many duplicates */
-        vals[b * PER + i] = (rand() % 40 == 0) ? INT32_MIN : v;
-        if (vals[b * PER + i] == INT32_MIN)
-          EM_ASSERT_OK(em_column_append_null(&cols[b], &err), &err);
-        else
-          EM_ASSERT_OK(em_column_append_fixed(&cols[b], &v, &err), &err);
-      }
-      kp[b] = &cols[b];
-      n[b] = PER;
+    (void)state;
+    em_error err = {0};
+    em_type it = em_type_make(EM_TYPE_INT);
+    for (int desc = 0; desc < 2; desc++) {
+        em_expr a = make_attr("a", 1, it);
+        em_expr order;
+        memset(&order, 0, sizeof order);
+        em_expr *args[1] = {&a};
+        order.kind = EM_EXPR_SORT_ORDER;
+        order.n_args = 1;
+        order.args = args;
+        order.ascending = !desc;
+        order.nulls_first = !desc;
+        const em_expr *keys[1] = {&order};
+        rt_partitioning p = {RT_PART_RANGE, 4, 1, keys};
+        enum { NB = 3, PER = 300 };
+        em_column cols[NB];
+        em_column *kp[NB];
+        const int32_t *sel[NB] = {NULL, NULL, NULL};
+        int64_t n[NB];
+        int32_t vals[NB * PER];
+        srand(7 + desc);
+        for (int b = 0; b < NB; b++) {
+            EM_ASSERT_OK(em_column_init(&cols[b], it, PER, NULL, &err), &err);
+            for (int i = 0; i < PER; i++) {
+                int32_t v = rand() % 50; /* many duplicates */
+                vals[b * PER + i] = (rand() % 40 == 0) ? INT32_MIN : v;
+                if (vals[b * PER + i] == INT32_MIN)
+                    EM_ASSERT_OK(em_column_append_null(&cols[b], &err), &err);
+                else
+                    EM_ASSERT_OK(em_column_append_fixed(&cols[b], &v, &err), &err);
+            }
+            kp[b] = &cols[b];
+            n[b] = PER;
+        }
+        rt_range_input in = {NB, kp, sel, n};
+        int32_t ids[NB * PER];
+        EM_ASSERT_OK(rt_range_assign(&p, &in, ids, NULL, &err), &err);
+        /* order key: nulls first ascending / nulls last descending */
+        int used[4] = {0};
+        for (int i = 0; i < NB * PER; i++) {
+            assert_true(ids[i] >= 0 && ids[i] < 4);
+            used[ids[i]]++;
+            for (int j = 0; j < NB * PER; j++) {
+                int64_t ki = vals[i] == INT32_MIN ? (desc ? INT64_MAX : INT64_MIN)
+                                                  : (desc ? -vals[i] : vals[i]);
+                int64_t kj = vals[j] == INT32_MIN ? (desc ? INT64_MAX : INT64_MIN)
+                                                  : (desc ? -vals[j] : vals[j]);
+                if (ki < kj)
+                    assert_true(ids[i] <= ids[j]);
+                if (ki == kj)
+                    assert_int_equal(ids[i], ids[j]);
+            }
+        }
+        for (int r = 0; r < 4; r++)
+            assert_true(used[r] > NB * PER / 10); /* bounds spread the rows */
+        for (int b = 0; b < NB; b++)
+            em_column_reset(&cols[b]);
     }
-    rt_range_input in = {NB, kp, sel, n};
-    int32_t ids[NB * PER];
-    EM_ASSERT_OK(rt_range_assign(&p, &in, ids, NULL, &err), &err);
-    /* order key: nulls first ascending / nulls last descending */
-    int used[4] = {0};
-    for (int i = 0; i < NB * PER; i++) {
-      assert_true(ids[i] >= 0 && ids[i] < 4);
-      used[ids[i]]++;
-      for (int j = 0; j < NB * PER; j++) {
-        int64_t ki = vals[i] == INT32_MIN ? (desc ? INT64_MAX : INT64_MIN)
-                                          : (desc ? -vals[i] : vals[i]);
-        int64_t kj = vals[j] == INT32_MIN ? (desc ? INT64_MAX : INT64_MIN)
-                                          : (desc ? -vals[j] : vals[j]);
-        if (ki < kj)
-          assert_true(ids[i] <= ids[j]);
-        if (ki == kj)
-          assert_int_equal(ids[i], ids[j]);
-      }
-    }
-    for (int r = 0; r < 4; r++)
-      assert_true(used[r] > NB * PER / 10); /* bounds spread the rows */
-    for (int b = 0; b < NB; b++)
-      em_column_reset(&cols[b]);
-  }
 }
 
 /* ------------------------------------------------------------ scan paths */
 
-static const char *scan_plan_fmt =
-    "== Physical Plan ==\n"
-    "* ColumnarToRow (2)\n"
-    "+- Scan parquet spark_catalog.default.t (1)\n"
-    "\n\n"
-    "(1) Scan parquet spark_catalog.default.t\n"
-    "Output [1]: [a#1]\n"
-    "Batched: true\n"
-    "%s\n"
-    "ReadSchema: struct<a:int>\n\n"
-    "(2) ColumnarToRow [codegen id : 1]\n"
-    "Input [1]: [a#1]\n\n";
+static const char *scan_plan_fmt = "== Physical Plan ==\n"
+                                   "* ColumnarToRow (2)\n"
+                                   "+- Scan parquet spark_catalog.default.t (1)\n"
+                                   "\n\n"
+                                   "(1) Scan parquet spark_catalog.default.t\n"
+                                   "Output [1]: [a#1]\n"
+                                   "Batched: true\n"
+                                   "%s\n"
+                                   "ReadSchema: struct<a:int>\n\n"
+                                   "(2) ColumnarToRow [codegen id : 1]\n"
+                                   "Input [1]: [a#1]\n\n";
 
-static em_status scan_files_of(const char *location, const char *wh,
-                               char ***files, int *n, em_error *err) {
-  char text[4096];
-  snprintf(text, sizeof text, scan_plan_fmt, location);
-  em_plan *p = parse(text);
-  em_status s = em_scan_files(em_plan_node_by_id(p, 1), wh, files, n, err);
-  em_plan_free(p);
-  return s;
+static em_status scan_files_of(const char *location, const char *wh, char ***files, int *n,
+                               em_error *err) {
+    char text[4096];
+    snprintf(text, sizeof text, scan_plan_fmt, location);
+    em_plan *p = parse(text);
+    em_status s = em_scan_files(em_plan_node_by_id(p, 1), wh, files, n, err);
+    em_plan_free(p);
+    return s;
 }
 
 static void test_scan_paths(void **state) {
-  (void)state;
-  const char *wh = make_warehouse();
-  em_error err = {0};
-  char **files;
-  int n;
-  char want[4200];
-  /* normalized */
-  EM_ASSERT_OK(
-      scan_files_of("Location [not included in comparison]/{warehouse_dir}/t]",
-                    wh, &files, &n, &err),
-      &err);
-  assert_int_equal(n, FILES);
-  snprintf(want, sizeof want, "%s/t/part-0.parquet", wh);
-  assert_string_equal(files[0], want);
-  snprintf(want, sizeof want, "%s/t/part-3.parquet", wh);
-  assert_string_equal(files[3], want);
-  em_scan_files_free(files, n);
-  /* a real path from another machine resolves by its last component */
-  EM_ASSERT_OK(
-      scan_files_of("Location: InMemoryFileIndex [file:/nowhere/warehouse/t]",
-                    wh, &files, &n, &err),
-      &err);
-  assert_int_equal(n, FILES);
-  snprintf(want, sizeof want, "%s/t/part-1.parquet", wh);
-  assert_string_equal(files[1], want);
-  em_scan_files_free(files, n);
-  /* a real path that exists, with no warehouse given */
-  char loc[4300];
-  snprintf(loc, sizeof loc, "Location: InMemoryFileIndex [file:%s/t]", wh);
-  EM_ASSERT_OK(scan_files_of(loc, NULL, &files, &n, &err), &err);
-  assert_int_equal(n, FILES);
-  em_scan_files_free(files, n);
-  /* missing table folder: an I/O error naming it */
-  assert_int_equal(
-      scan_files_of(
-          "Location [not included in comparison]/{warehouse_dir}/nope]", wh,
-          &files, &n, &err),
-      EM_ERR_IO);
-  assert_non_null(strstr(err.msg, "/nope"));
-  /* normalized without a warehouse */
-  assert_int_equal(
-      scan_files_of("Location [not included in comparison]/{warehouse_dir}/t]",
-                    NULL, &files, &n, &err),
-      EM_ERR_INVALID);
-  assert_non_null(strstr(err.msg, "--warehouse"));
+    (void)state;
+    const char *wh = make_warehouse();
+    em_error err = {0};
+    char **files;
+    int n;
+    char want[4200];
+    /* normalized */
+    EM_ASSERT_OK(scan_files_of("Location [not included in comparison]/{warehouse_dir}/t]", wh,
+                               &files, &n, &err),
+                 &err);
+    assert_int_equal(n, FILES);
+    snprintf(want, sizeof want, "%s/t/part-0.parquet", wh);
+    assert_string_equal(files[0], want);
+    snprintf(want, sizeof want, "%s/t/part-3.parquet", wh);
+    assert_string_equal(files[3], want);
+    em_scan_files_free(files, n);
+    /* a real path from another machine resolves by its last component */
+    EM_ASSERT_OK(scan_files_of("Location: InMemoryFileIndex [file:/nowhere/warehouse/t]", wh,
+                               &files, &n, &err),
+                 &err);
+    assert_int_equal(n, FILES);
+    snprintf(want, sizeof want, "%s/t/part-1.parquet", wh);
+    assert_string_equal(files[1], want);
+    em_scan_files_free(files, n);
+    /* a real path that exists, with no warehouse given */
+    char loc[4300];
+    snprintf(loc, sizeof loc, "Location: InMemoryFileIndex [file:%s/t]", wh);
+    EM_ASSERT_OK(scan_files_of(loc, NULL, &files, &n, &err), &err);
+    assert_int_equal(n, FILES);
+    em_scan_files_free(files, n);
+    /* missing table folder: an I/O error naming it */
+    assert_int_equal(scan_files_of("Location [not included in comparison]/{warehouse_dir}/nope]",
+                                   wh, &files, &n, &err),
+                     EM_ERR_IO);
+    assert_non_null(strstr(err.msg, "/nope"));
+    /* normalized without a warehouse */
+    assert_int_equal(scan_files_of("Location [not included in comparison]/{warehouse_dir}/t]", NULL,
+                                   &files, &n, &err),
+                     EM_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "--warehouse"));
 
-  /* splits: one partition per file with a tiny target; with one core every file
-   * fits one split of min(maxPartitionBytes, total bytes) */
-  char text[4096];
-  snprintf(text, sizeof text, scan_plan_fmt,
-           "Location [not included in comparison]/{warehouse_dir}/t]");
-  em_plan *p = parse(text);
-  rt_scan_plan sp;
-  EM_ASSERT_OK(
-      rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 2, 1, 4 << 20, &sp, &err),
-      &err);
-  assert_int_equal(sp.n_parts, FILES);
-  for (int i = 0; i < FILES; i++) {
-    assert_int_equal(sp.parts[i].n_splits, 1);
-    assert_int_equal(sp.parts[i].splits[0].first_row_group, 0);
-    assert_int_equal(sp.parts[i].splits[0].end_row_group, 1);
-  }
-  rt_scan_plan_reset(&sp);
-  EM_ASSERT_OK(rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 1, 128 << 20,
-                                 4 << 20, &sp, &err),
-               &err);
-  assert_int_equal(sp.n_parts, 1);
-  assert_int_equal(sp.parts[0].n_splits, FILES);
-  rt_scan_plan_reset(&sp);
-  em_plan_free(p);
+    /* splits: one partition per file with a tiny target; with one core every file
+     * fits one split of min(maxPartitionBytes, total bytes) */
+    char text[4096];
+    snprintf(text, sizeof text, scan_plan_fmt,
+             "Location [not included in comparison]/{warehouse_dir}/t]");
+    em_plan *p = parse(text);
+    rt_scan_plan sp;
+    EM_ASSERT_OK(rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 2, 1, 4 << 20, &sp, &err), &err);
+    assert_int_equal(sp.n_parts, FILES);
+    for (int i = 0; i < FILES; i++) {
+        assert_int_equal(sp.parts[i].n_splits, 1);
+        assert_int_equal(sp.parts[i].splits[0].first_row_group, 0);
+        assert_int_equal(sp.parts[i].splits[0].end_row_group, 1);
+    }
+    rt_scan_plan_reset(&sp);
+    EM_ASSERT_OK(rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 1, 128 << 20, 4 << 20, &sp, &err),
+                 &err);
+    assert_int_equal(sp.n_parts, 1);
+    assert_int_equal(sp.parts[0].n_splits, FILES);
+    rt_scan_plan_reset(&sp);
+    em_plan_free(p);
 }
 
 /* ------------------------------------------------------------ queries */
@@ -590,46 +576,45 @@ static const char *hash_plan =
     "+- Exchange (3)\n"
     "   +- * ColumnarToRow (2)\n"
     "      +- Scan parquet spark_catalog.default.t (1)\n"
-    "\n\n" SCAN_T(
-        1, 1) "(2) ColumnarToRow [codegen id : 1]\n"
-              "Input [1]: [a#1]\n\n"
-              "(3) Exchange\n"
-              "Input [1]: [a#1]\n"
-              "Arguments: hashpartitioning(a#1, 4), ENSURE_REQUIREMENTS, "
-              "[plan_id=1]\n\n"
-              "(4) Project [codegen id : 2]\n"
-              "Output [1]: [a#1]\n"
-              "Input [1]: [a#1]\n\n";
+    "\n\n" SCAN_T(1, 1) "(2) ColumnarToRow [codegen id : 1]\n"
+                        "Input [1]: [a#1]\n\n"
+                        "(3) Exchange\n"
+                        "Input [1]: [a#1]\n"
+                        "Arguments: hashpartitioning(a#1, 4), ENSURE_REQUIREMENTS, "
+                        "[plan_id=1]\n\n"
+                        "(4) Project [codegen id : 2]\n"
+                        "Output [1]: [a#1]\n"
+                        "Input [1]: [a#1]\n\n";
 
 static void test_hash_shuffle_threads(void **state) {
-  (void)state;
-  const char *wh = make_warehouse();
-  em_error err = {0};
-  em_status s;
-  int32_t one[FILES * ROWS], three[FILES * ROWS];
-  int n1 = run_ints(hash_plan, wh, 1, one, FILES * ROWS, &err, &s);
-  EM_ASSERT_OK(s, &err);
-  int n3 = run_ints(hash_plan, wh, 3, three, FILES * ROWS, &err, &s);
-  EM_ASSERT_OK(s, &err);
-  assert_int_equal(n1, FILES * ROWS);
-  assert_int_equal(n3, FILES * ROWS);
-  assert_memory_equal(one, three, sizeof one);
-  /* the result is partition 0, then 1, ...: Spark's partition of every row */
-  int last = 0;
-  long sum = 0;
-  for (int i = 0; i < n1; i++) {
-    int32_t h = em_murmur3_int(one[i], EM_HASH_SEED), pid;
-    em_hash_partition_ids(&h, 1, 4, &pid);
-    assert_true(pid >= last);
-    last = pid;
-    sum += one[i];
-  }
-  assert_int_equal(last, 3);
-  long want = 0;
-  for (int k = 0; k < FILES; k++)
-    for (int i = 0; i < ROWS; i++)
-      want += k * 100 + i;
-  assert_int_equal(sum, want);
+    (void)state;
+    const char *wh = make_warehouse();
+    em_error err = {0};
+    em_status s;
+    int32_t one[FILES * ROWS], three[FILES * ROWS];
+    int n1 = run_ints(hash_plan, wh, 1, one, FILES * ROWS, &err, &s);
+    EM_ASSERT_OK(s, &err);
+    int n3 = run_ints(hash_plan, wh, 3, three, FILES * ROWS, &err, &s);
+    EM_ASSERT_OK(s, &err);
+    assert_int_equal(n1, FILES * ROWS);
+    assert_int_equal(n3, FILES * ROWS);
+    assert_memory_equal(one, three, sizeof one);
+    /* the result is partition 0, then 1, ...: Spark's partition of every row */
+    int last = 0;
+    long sum = 0;
+    for (int i = 0; i < n1; i++) {
+        int32_t h = em_murmur3_int(one[i], EM_HASH_SEED), pid;
+        em_hash_partition_ids(&h, 1, 4, &pid);
+        assert_true(pid >= last);
+        last = pid;
+        sum += one[i];
+    }
+    assert_int_equal(last, 3);
+    long want = 0;
+    for (int k = 0; k < FILES; k++)
+        for (int i = 0; i < ROWS; i++)
+            want += k * 100 + i;
+    assert_int_equal(sum, want);
 }
 
 static const char *range_plan =
@@ -649,17 +634,17 @@ static const char *range_plan =
                         "Arguments: [a#1 DESC NULLS LAST], true, 0\n\n";
 
 static void test_range_sort(void **state) {
-  (void)state;
-  const char *wh = make_warehouse();
-  em_error err = {0};
-  em_status s;
-  int32_t v[FILES * ROWS];
-  int n = run_ints(range_plan, wh, 2, v, FILES * ROWS, &err, &s);
-  EM_ASSERT_OK(s, &err);
-  assert_int_equal(n, FILES * ROWS);
-  for (int i = 1; i < n; i++)
-    assert_true(v[i - 1] >= v[i]);
-  assert_int_equal(v[0], (FILES - 1) * 100 + ROWS - 1);
+    (void)state;
+    const char *wh = make_warehouse();
+    em_error err = {0};
+    em_status s;
+    int32_t v[FILES * ROWS];
+    int n = run_ints(range_plan, wh, 2, v, FILES * ROWS, &err, &s);
+    EM_ASSERT_OK(s, &err);
+    assert_int_equal(n, FILES * ROWS);
+    for (int i = 1; i < n; i++)
+        assert_true(v[i - 1] >= v[i]);
+    assert_int_equal(v[0], (FILES - 1) * 100 + ROWS - 1);
 }
 
 static const char *subquery_plan =
@@ -668,116 +653,110 @@ static const char *subquery_plan =
     "+- * Filter (3)\n"
     "   +- * ColumnarToRow (2)\n"
     "      +- Scan parquet spark_catalog.default.t (1)\n"
-    "\n\n" SCAN_T(
-        1, 1) "(2) ColumnarToRow [codegen id : 1]\n"
-              "Input [1]: [a#1]\n\n"
-              "(3) Filter [codegen id : 1]\n"
-              "Input [1]: [a#1]\n"
-              "Condition : (a#1 = Subquery scalar-subquery#2, [id=#3])\n\n"
-              "(4) Project [codegen id : 1]\n"
-              "Output [1]: [a#1]\n"
-              "Input [1]: [a#1]\n\n"
-              "===== Subqueries =====\n\n"
-              "Subquery:1 Hosting operator id = 3 Hosting Expression = "
-              "Subquery scalar-subquery#2, "
-              "[id=#3]\n"
-              "* HashAggregate (9)\n"
-              "+- Exchange (8)\n"
-              "   +- * HashAggregate (7)\n"
-              "      +- * ColumnarToRow (6)\n"
-              "         +- Scan parquet spark_catalog.default.t (5)\n"
-              "\n\n" SCAN_T(5, 4) "(6) ColumnarToRow [codegen id : 1]\n"
-                                  "Input [1]: [a#4]\n\n"
-                                  "(7) HashAggregate [codegen id : 1]\n"
-                                  "Input [1]: [a#4]\n"
-                                  "Keys: []\n"
-                                  "Functions [1]: [partial_max(a#4)]\n"
-                                  "Aggregate Attributes [1]: [max#5]\n"
-                                  "Results [1]: [max#6]\n\n"
-                                  "(8) Exchange\n"
-                                  "Input [1]: [max#6]\n"
-                                  "Arguments: SinglePartition, "
-                                  "ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
-                                  "(9) HashAggregate [codegen id : 2]\n"
-                                  "Input [1]: [max#6]\n"
-                                  "Keys: []\n"
-                                  "Functions [1]: [max(a#4)]\n"
-                                  "Aggregate Attributes [1]: [max(a#4)#7]\n"
-                                  "Results [1]: [max(a#4)#7 AS max(a)#8]\n\n";
-
-static void test_scalar_subquery(void **state) {
-  (void)state;
-  const char *wh = make_warehouse();
-  em_error err = {0};
-  em_status s;
-  int32_t v[FILES * ROWS];
-  int n = run_ints(subquery_plan, wh, 2, v, FILES * ROWS, &err, &s);
-  EM_ASSERT_OK(s, &err);
-  assert_int_equal(n, 1);
-  assert_int_equal(v[0], (FILES - 1) * 100 + ROWS - 1);
-}
-
-static const char *top_plan =
-    "== Physical Plan ==\n"
-    "TakeOrderedAndProject (3)\n"
-    "+- * ColumnarToRow (2)\n"
-    "   +- Scan parquet spark_catalog.default.t (1)\n"
     "\n\n" SCAN_T(1, 1) "(2) ColumnarToRow [codegen id : 1]\n"
                         "Input [1]: [a#1]\n\n"
-                        "(3) TakeOrderedAndProject\n"
+                        "(3) Filter [codegen id : 1]\n"
                         "Input [1]: [a#1]\n"
-                        "Arguments: 5, [a#1 ASC NULLS FIRST], [a#1]\n\n";
+                        "Condition : (a#1 = Subquery scalar-subquery#2, [id=#3])\n\n"
+                        "(4) Project [codegen id : 1]\n"
+                        "Output [1]: [a#1]\n"
+                        "Input [1]: [a#1]\n\n"
+                        "===== Subqueries =====\n\n"
+                        "Subquery:1 Hosting operator id = 3 Hosting Expression = "
+                        "Subquery scalar-subquery#2, "
+                        "[id=#3]\n"
+                        "* HashAggregate (9)\n"
+                        "+- Exchange (8)\n"
+                        "   +- * HashAggregate (7)\n"
+                        "      +- * ColumnarToRow (6)\n"
+                        "         +- Scan parquet spark_catalog.default.t (5)\n"
+                        "\n\n" SCAN_T(5, 4) "(6) ColumnarToRow [codegen id : 1]\n"
+                                            "Input [1]: [a#4]\n\n"
+                                            "(7) HashAggregate [codegen id : 1]\n"
+                                            "Input [1]: [a#4]\n"
+                                            "Keys: []\n"
+                                            "Functions [1]: [partial_max(a#4)]\n"
+                                            "Aggregate Attributes [1]: [max#5]\n"
+                                            "Results [1]: [max#6]\n\n"
+                                            "(8) Exchange\n"
+                                            "Input [1]: [max#6]\n"
+                                            "Arguments: SinglePartition, "
+                                            "ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
+                                            "(9) HashAggregate [codegen id : 2]\n"
+                                            "Input [1]: [max#6]\n"
+                                            "Keys: []\n"
+                                            "Functions [1]: [max(a#4)]\n"
+                                            "Aggregate Attributes [1]: [max(a#4)#7]\n"
+                                            "Results [1]: [max(a#4)#7 AS max(a)#8]\n\n";
+
+static void test_scalar_subquery(void **state) {
+    (void)state;
+    const char *wh = make_warehouse();
+    em_error err = {0};
+    em_status s;
+    int32_t v[FILES * ROWS];
+    int n = run_ints(subquery_plan, wh, 2, v, FILES * ROWS, &err, &s);
+    EM_ASSERT_OK(s, &err);
+    assert_int_equal(n, 1);
+    assert_int_equal(v[0], (FILES - 1) * 100 + ROWS - 1);
+}
+
+static const char *top_plan = "== Physical Plan ==\n"
+                              "TakeOrderedAndProject (3)\n"
+                              "+- * ColumnarToRow (2)\n"
+                              "   +- Scan parquet spark_catalog.default.t (1)\n"
+                              "\n\n" SCAN_T(1, 1) "(2) ColumnarToRow [codegen id : 1]\n"
+                                                  "Input [1]: [a#1]\n\n"
+                                                  "(3) TakeOrderedAndProject\n"
+                                                  "Input [1]: [a#1]\n"
+                                                  "Arguments: 5, [a#1 ASC NULLS FIRST], [a#1]\n\n";
 
 static void test_top_n_gather(void **state) {
-  (void)state;
-  const char *wh = make_warehouse();
-  em_error err = {0};
-  em_status s;
-  int32_t v[FILES * ROWS];
-  int n = run_ints(top_plan, wh, 3, v, FILES * ROWS, &err, &s);
-  EM_ASSERT_OK(s, &err);
-  assert_int_equal(n, 5); /* global, not 5 per partition */
-  for (int i = 0; i < 5; i++)
-    assert_int_equal(v[i], i);
+    (void)state;
+    const char *wh = make_warehouse();
+    em_error err = {0};
+    em_status s;
+    int32_t v[FILES * ROWS];
+    int n = run_ints(top_plan, wh, 3, v, FILES * ROWS, &err, &s);
+    EM_ASSERT_OK(s, &err);
+    assert_int_equal(n, 5); /* global, not 5 per partition */
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(v[i], i);
 }
 
 static void test_error_cancels(void **state) {
-  (void)state;
-  const char *wh = make_warehouse();
-  em_error err = {0};
-  em_status s;
-  int32_t v[16];
-  fail_partition = 2;
-  spin_others = 1;
-  time_t t0 = time(NULL);
-  run_ints(hash_plan, wh, 3, v, 16, &err, &s);
-  fail_partition = -1;
-  spin_others = 0;
-  assert_int_equal(s, EM_ERR_INVALID);
-  assert_non_null(strstr(err.msg, "boom in partition 2"));
-  assert_non_null(strstr(err.msg, "stage 0"));
-  assert_non_null(strstr(err.msg, "partition 2"));
-  assert_non_null(strstr(err.msg, "Exchange (3)"));
-  assert_true(time(NULL) - t0 < 30); /* the spinning tasks were cancelled */
-  /* a missing table fails before any task runs, naming the folder */
-  char bad[4096];
-  snprintf(bad, sizeof bad, "%s/none", wh);
-  run_ints(hash_plan, bad, 2, v, 16, &err, &s);
-  assert_int_equal(s, EM_ERR_IO);
-  assert_non_null(strstr(err.msg, "none/t"));
+    (void)state;
+    const char *wh = make_warehouse();
+    em_error err = {0};
+    em_status s;
+    int32_t v[16];
+    fail_partition = 2;
+    spin_others = 1;
+    time_t t0 = time(NULL);
+    run_ints(hash_plan, wh, 3, v, 16, &err, &s);
+    fail_partition = -1;
+    spin_others = 0;
+    assert_int_equal(s, EM_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "boom in partition 2"));
+    assert_non_null(strstr(err.msg, "stage 0"));
+    assert_non_null(strstr(err.msg, "partition 2"));
+    assert_non_null(strstr(err.msg, "Exchange (3)"));
+    assert_true(time(NULL) - t0 < 30); /* the spinning tasks were cancelled */
+    /* a missing table fails before any task runs, naming the folder */
+    char bad[4096];
+    snprintf(bad, sizeof bad, "%s/none", wh);
+    run_ints(hash_plan, bad, 2, v, 16, &err, &s);
+    assert_int_equal(s, EM_ERR_IO);
+    assert_non_null(strstr(err.msg, "none/t"));
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cut_shared_plans),
-      cmocka_unit_test(test_hash_ids_spark),
-      cmocka_unit_test(test_range_assign_order),
-      cmocka_unit_test(test_scan_paths),
-      cmocka_unit_test(test_hash_shuffle_threads),
-      cmocka_unit_test(test_range_sort),
-      cmocka_unit_test(test_scalar_subquery),
-      cmocka_unit_test(test_top_n_gather),
-      cmocka_unit_test(test_error_cancels),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cut_shared_plans),     cmocka_unit_test(test_hash_ids_spark),
+        cmocka_unit_test(test_range_assign_order),   cmocka_unit_test(test_scan_paths),
+        cmocka_unit_test(test_hash_shuffle_threads), cmocka_unit_test(test_range_sort),
+        cmocka_unit_test(test_scalar_subquery),      cmocka_unit_test(test_top_n_gather),
+        cmocka_unit_test(test_error_cancels),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

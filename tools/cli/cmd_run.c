@@ -32,492 +32,474 @@ static em_query *volatile run_query; /* the query SIGINT cancels */
 static volatile sig_atomic_t run_interrupted;
 
 static void run_on_signal(int sig) {
-  (void)sig;
-  run_interrupted = 1;
-  if (run_query)
-    em_query_cancel(run_query);
+    (void)sig;
+    run_interrupted = 1;
+    if (run_query)
+        em_query_cancel(run_query);
 }
 
 static void run_usage(FILE *out) {
-  fprintf(
-      out,
-      "usage: ember run PLAN --warehouse DIR [options]\n\n"
-      "  PLAN                 EXPLAIN FORMATTED text of a Spark physical plan "
-      "('-': stdin)\n"
-      "  --warehouse DIR      tables are DIR/<table>/*.parquet\n"
-      "  --spark-version V    the Spark line that printed the plan (default: "
-      "detected)\n"
-      "  --conf k=v           spark.sql.ansi.enabled, "
-      "spark.sql.session.timeZone,\n"
-      "                       spark.sql.files.maxPartitionBytes, "
-      "spark.ember.sql.retype,\n"
-      "                       spark.ember.memory.budget (repeatable)\n"
-      "  --format F           table (default), csv, json (one object per "
-      "line), parquet\n"
-      "  --output PATH        write there (atomically) instead of stdout\n"
-      "  --metrics            print stages and per-operator metrics to stderr\n"
-      "  --threads N          worker threads (default: the number of cores)\n"
-      "  --memory BYTES       memory budget of the query (k, m, g suffixes)\n"
-      "  --retype             take the files' column types and re-infer the "
-      "plan's\n");
+    fprintf(out, "usage: ember run PLAN --warehouse DIR [options]\n\n"
+                 "  PLAN                 EXPLAIN FORMATTED text of a Spark physical plan "
+                 "('-': stdin)\n"
+                 "  --warehouse DIR      tables are DIR/<table>/*.parquet\n"
+                 "  --spark-version V    the Spark line that printed the plan (default: "
+                 "detected)\n"
+                 "  --conf k=v           spark.sql.ansi.enabled, "
+                 "spark.sql.session.timeZone,\n"
+                 "                       spark.sql.files.maxPartitionBytes, "
+                 "spark.ember.sql.retype,\n"
+                 "                       spark.ember.memory.budget (repeatable)\n"
+                 "  --format F           table (default), csv, json (one object per "
+                 "line), parquet\n"
+                 "  --output PATH        write there (atomically) instead of stdout\n"
+                 "  --metrics            print stages and per-operator metrics to stderr\n"
+                 "  --threads N          worker threads (default: the number of cores)\n"
+                 "  --memory BYTES       memory budget of the query (k, m, g suffixes)\n"
+                 "  --retype             take the files' column types and re-infer the "
+                 "plan's\n");
 }
 
 static char *read_all(const char *path, size_t *len, em_error *err) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f) {
-    EM_FAIL(err, EM_ERR_IO, "%s: %s", path, strerror(errno));
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (n < cap)
-      break;
-    char *nb = realloc(buf, cap * 2);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      break;
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        EM_FAIL(err, EM_ERR_IO, "%s: %s", path, strerror(errno));
+        return NULL;
     }
-    buf = nb;
-    cap *= 2;
-  }
-  bool failed = ferror(f);
-  if (f != stdin)
-    fclose(f);
-  if (!buf || failed) {
-    free(buf);
-    EM_FAIL(err, buf ? EM_ERR_IO : EM_ERR_NOMEM, "%s: cannot read", path);
-    return NULL;
-  }
-  *len = n;
-  return buf;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap)
+            break;
+        char *nb = realloc(buf, cap * 2);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    bool failed = ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (!buf || failed) {
+        free(buf);
+        EM_FAIL(err, buf ? EM_ERR_IO : EM_ERR_NOMEM, "%s: cannot read", path);
+        return NULL;
+    }
+    *len = n;
+    return buf;
 }
 
-em_status em_cli_load_plan(const char *path, const char *version,
-                           em_retype_ctx *retype, em_plan **out,
-                           em_error *err) {
-  *out = NULL;
-  em_plan_parse_options po;
-  memset(&po, 0, sizeof po);
-  po.source_name = strcmp(path, "-") == 0 ? "stdin" : path;
-  if (version && !(po.shim = em_shim_for_version(version, err)))
-    return err ? err->code : EM_ERR_INVALID;
-  if (retype) {
-    po.column_type = em_retype_column_type;
-    po.column_type_ctx = retype;
-  }
-  size_t len = 0;
-  char *text = read_all(path, &len, err);
-  if (!text)
-    return err ? err->code : EM_ERR_IO;
-  em_status s = em_plan_parse(text, len, &po, out, err);
-  free(text);
-  return s;
+em_status em_cli_load_plan(const char *path, const char *version, em_retype_ctx *retype,
+                           em_plan **out, em_error *err) {
+    *out = NULL;
+    em_plan_parse_options po;
+    memset(&po, 0, sizeof po);
+    po.source_name = strcmp(path, "-") == 0 ? "stdin" : path;
+    if (version && !(po.shim = em_shim_for_version(version, err)))
+        return err ? err->code : EM_ERR_INVALID;
+    if (retype) {
+        po.column_type = em_retype_column_type;
+        po.column_type_ctx = retype;
+    }
+    size_t len = 0;
+    char *text = read_all(path, &len, err);
+    if (!text)
+        return err ? err->code : EM_ERR_IO;
+    em_status s = em_plan_parse(text, len, &po, out, err);
+    free(text);
+    return s;
 }
 
 static bool parse_bytes(const char *s, int64_t *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || v < 0)
-    return false;
-  switch (*end) {
-  case 'k':
-  case 'K':
-    v *= 1024.0;
-    end++;
-    break;
-  case 'm':
-  case 'M':
-    v *= 1048576.0;
-    end++;
-    break;
-  case 'g':
-  case 'G':
-    v *= 1073741824.0;
-    end++;
-    break;
-  default:
-    break;
-  }
-  if (*end == 'b' || *end == 'B')
-    end++;
-  if (*end || v > 9.0e18)
-    return false;
-  *out = (int64_t)v;
-  return true;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return false;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        v *= 1024.0;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        v *= 1048576.0;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        v *= 1073741824.0;
+        end++;
+        break;
+    default:
+        break;
+    }
+    if (*end == 'b' || *end == 'B')
+        end++;
+    if (*end || v > 9.0e18)
+        return false;
+    *out = (int64_t)v;
+    return true;
 }
 
 static bool parse_bool(const char *s, bool *out) {
-  if (strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0)
-    *out = true;
-  else if (strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0)
-    *out = false;
-  else
-    return false;
-  return true;
+    if (strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0)
+        *out = true;
+    else if (strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0)
+        *out = false;
+    else
+        return false;
+    return true;
 }
 
 typedef struct run_args {
-  const char *plan, *warehouse, *version, *format, *output;
-  bool metrics, retype;
-  em_runtime_options ro;
+    const char *plan, *warehouse, *version, *format, *output;
+    bool metrics, retype;
+    em_runtime_options ro;
 } run_args;
 
 static int usage_error(const char *what, const char *arg) {
-  fprintf(stderr, "ember run: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
-  run_usage(stderr);
-  return 2;
+    fprintf(stderr, "ember run: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
+    run_usage(stderr);
+    return 2;
 }
 
 static int apply_conf(run_args *a, const char *kv) {
-  const char *eq = strchr(kv, '=');
-  if (!eq)
-    return usage_error("--conf wants key=value, got", kv);
-  size_t kl = (size_t)(eq - kv);
-  const char *v = eq + 1;
-  bool b;
+    const char *eq = strchr(kv, '=');
+    if (!eq)
+        return usage_error("--conf wants key=value, got", kv);
+    size_t kl = (size_t)(eq - kv);
+    const char *v = eq + 1;
+    bool b;
 #define KEY_IS(k) (kl == strlen(k) && strncmp(kv, k, kl) == 0)
-  if (KEY_IS("spark.sql.ansi.enabled")) {
-    if (!parse_bool(v, &b))
-      return usage_error("spark.sql.ansi.enabled wants true or false, got", v);
-    a->ro.ansi = b;
-  } else if (KEY_IS("spark.sql.session.timeZone")) {
-    a->ro.time_zone = v;
-  } else if (KEY_IS("spark.sql.files.maxPartitionBytes")) {
-    if (!parse_bytes(v, &a->ro.max_partition_bytes) ||
-        a->ro.max_partition_bytes == 0)
-      return usage_error("spark.sql.files.maxPartitionBytes wants a size, got",
-                         v);
-  } else if (KEY_IS("spark.sql.files.openCostInBytes")) {
-    if (!parse_bytes(v, &a->ro.open_cost_bytes))
-      return usage_error("spark.sql.files.openCostInBytes wants a size, got",
-                         v);
-  } else if (KEY_IS("spark.ember.sql.retype")) {
-    if (!parse_bool(v, &a->retype))
-      return usage_error("spark.ember.sql.retype wants true or false, got", v);
-  } else if (KEY_IS("spark.ember.memory.budget")) {
-    if (!parse_bytes(v, &a->ro.memory_budget))
-      return usage_error("spark.ember.memory.budget wants a size, got", v);
-  } else {
-    fprintf(stderr,
-            "ember run: ignoring --conf %.*s (not used by the local runtime)\n",
-            (int)kl, kv);
-  }
+    if (KEY_IS("spark.sql.ansi.enabled")) {
+        if (!parse_bool(v, &b))
+            return usage_error("spark.sql.ansi.enabled wants true or false, got", v);
+        a->ro.ansi = b;
+    } else if (KEY_IS("spark.sql.session.timeZone")) {
+        a->ro.time_zone = v;
+    } else if (KEY_IS("spark.sql.files.maxPartitionBytes")) {
+        if (!parse_bytes(v, &a->ro.max_partition_bytes) || a->ro.max_partition_bytes == 0)
+            return usage_error("spark.sql.files.maxPartitionBytes wants a size, got", v);
+    } else if (KEY_IS("spark.sql.files.openCostInBytes")) {
+        if (!parse_bytes(v, &a->ro.open_cost_bytes))
+            return usage_error("spark.sql.files.openCostInBytes wants a size, got", v);
+    } else if (KEY_IS("spark.ember.sql.retype")) {
+        if (!parse_bool(v, &a->retype))
+            return usage_error("spark.ember.sql.retype wants true or false, got", v);
+    } else if (KEY_IS("spark.ember.memory.budget")) {
+        if (!parse_bytes(v, &a->ro.memory_budget))
+            return usage_error("spark.ember.memory.budget wants a size, got", v);
+    } else {
+        fprintf(stderr, "ember run: ignoring --conf %.*s (not used by the local runtime)\n",
+                (int)kl, kv);
+    }
 #undef KEY_IS
-  return 0;
+    return 0;
 }
 
 static int parse_args(int argc, char **argv, run_args *a) {
-  memset(a, 0, sizeof *a);
-  em_runtime_options_init(&a->ro);
-  a->format = "table";
-  for (int i = 0; i < argc; i++) {
-    const char *o = argv[i];
-    bool has_value = i + 1 < argc;
-    if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
-      run_usage(stdout);
-      return -1;
-    } else if (strcmp(o, "--metrics") == 0) {
-      a->metrics = true;
-    } else if (strcmp(o, "--retype") == 0) {
-      a->retype = true;
-    } else if (o[0] == '-' && o[1] == '-') {
-      if (!has_value)
-        return usage_error("missing value after", o);
-      const char *v = argv[++i];
-      if (strcmp(o, "--warehouse") == 0)
-        a->warehouse = v;
-      else if (strcmp(o, "--spark-version") == 0)
-        a->version = v;
-      else if (strcmp(o, "--format") == 0)
-        a->format = v;
-      else if (strcmp(o, "--output") == 0)
-        a->output = v;
-      else if (strcmp(o, "--threads") == 0) {
-        char *end;
-        long t = strtol(v, &end, 10);
-        if (*end || t < 1 || t > 1024)
-          return usage_error("--threads wants 1..1024, got", v);
-        a->ro.threads = (int)t;
-      } else if (strcmp(o, "--memory") == 0) {
-        if (!parse_bytes(v, &a->ro.memory_budget))
-          return usage_error("--memory wants a size, got", v);
-      } else if (strcmp(o, "--conf") == 0) {
-        int rc = apply_conf(a, v);
-        if (rc)
-          return rc;
-      } else
-        return usage_error("unknown option", o);
-    } else if (!a->plan) {
-      a->plan = o;
-    } else {
-      return usage_error("unexpected argument", o);
+    memset(a, 0, sizeof *a);
+    em_runtime_options_init(&a->ro);
+    a->format = "table";
+    for (int i = 0; i < argc; i++) {
+        const char *o = argv[i];
+        bool has_value = i + 1 < argc;
+        if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+            run_usage(stdout);
+            return -1;
+        } else if (strcmp(o, "--metrics") == 0) {
+            a->metrics = true;
+        } else if (strcmp(o, "--retype") == 0) {
+            a->retype = true;
+        } else if (o[0] == '-' && o[1] == '-') {
+            if (!has_value)
+                return usage_error("missing value after", o);
+            const char *v = argv[++i];
+            if (strcmp(o, "--warehouse") == 0)
+                a->warehouse = v;
+            else if (strcmp(o, "--spark-version") == 0)
+                a->version = v;
+            else if (strcmp(o, "--format") == 0)
+                a->format = v;
+            else if (strcmp(o, "--output") == 0)
+                a->output = v;
+            else if (strcmp(o, "--threads") == 0) {
+                char *end;
+                long t = strtol(v, &end, 10);
+                if (*end || t < 1 || t > 1024)
+                    return usage_error("--threads wants 1..1024, got", v);
+                a->ro.threads = (int)t;
+            } else if (strcmp(o, "--memory") == 0) {
+                if (!parse_bytes(v, &a->ro.memory_budget))
+                    return usage_error("--memory wants a size, got", v);
+            } else if (strcmp(o, "--conf") == 0) {
+                int rc = apply_conf(a, v);
+                if (rc)
+                    return rc;
+            } else
+                return usage_error("unknown option", o);
+        } else if (!a->plan) {
+            a->plan = o;
+        } else {
+            return usage_error("unexpected argument", o);
+        }
     }
-  }
-  if (!a->plan)
-    return usage_error("missing PLAN", NULL);
-  if (strcmp(a->format, "table") && strcmp(a->format, "csv") &&
-      strcmp(a->format, "json") && strcmp(a->format, "parquet"))
-    return usage_error("--format wants table, csv, json or parquet, got",
-                       a->format);
-  if (strcmp(a->format, "parquet") == 0 && !a->output)
-    return usage_error("--format parquet needs --output PATH", NULL);
-  a->ro.warehouse_dir = a->warehouse;
-  return 0;
+    if (!a->plan)
+        return usage_error("missing PLAN", NULL);
+    if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json") &&
+        strcmp(a->format, "parquet"))
+        return usage_error("--format wants table, csv, json or parquet, got", a->format);
+    if (strcmp(a->format, "parquet") == 0 && !a->output)
+        return usage_error("--format parquet needs --output PATH", NULL);
+    a->ro.warehouse_dir = a->warehouse;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ output */
 
-static em_status cell_text(const em_column *c, int64_t row, em_strbuf *sb,
-                           em_error *err) {
-  bool is_null = false;
-  em_strbuf_clear(sb);
-  EM_TRY(em_value_text(c, row, sb, &is_null, err));
-  if (is_null)
-    EM_TRY(em_strbuf_appends(sb, "NULL", err));
-  return EM_OK;
+static em_status cell_text(const em_column *c, int64_t row, em_strbuf *sb, em_error *err) {
+    bool is_null = false;
+    em_strbuf_clear(sb);
+    EM_TRY(em_value_text(c, row, sb, &is_null, err));
+    if (is_null)
+        EM_TRY(em_strbuf_appends(sb, "NULL", err));
+    return EM_OK;
 }
 
-static em_status write_table(FILE *f, const em_schema *sc,
-                             const em_batch_list *rows, em_error *err) {
-  int nc = sc->n_fields;
-  size_t *w = calloc((size_t)(nc ? nc : 1), sizeof *w);
-  if (!w)
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-  em_strbuf sb;
-  em_strbuf_init(&sb);
-  em_status s = EM_OK;
-  for (int c = 0; c < nc; c++)
-    w[c] = strlen(sc->fields[c].name);
-  /* two passes: widths, then lines */
-  for (int pass = 0; pass < 2 && s == EM_OK; pass++) {
-    if (pass == 1) {
-      for (int c = 0; c < nc; c++)
-        fprintf(f, "%s%-*s", c ? " | " : "", (int)w[c], sc->fields[c].name);
-      fputc('\n', f);
-      for (int c = 0; c < nc; c++) {
-        fputs(c ? "-+-" : "", f);
-        for (size_t k = 0; k < w[c]; k++)
-          fputc('-', f);
-      }
-      fputc('\n', f);
+static em_status write_table(FILE *f, const em_schema *sc, const em_batch_list *rows,
+                             em_error *err) {
+    int nc = sc->n_fields;
+    size_t *w = calloc((size_t)(nc ? nc : 1), sizeof *w);
+    if (!w)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    em_strbuf sb;
+    em_strbuf_init(&sb);
+    em_status s = EM_OK;
+    for (int c = 0; c < nc; c++)
+        w[c] = strlen(sc->fields[c].name);
+    /* two passes: widths, then lines */
+    for (int pass = 0; pass < 2 && s == EM_OK; pass++) {
+        if (pass == 1) {
+            for (int c = 0; c < nc; c++)
+                fprintf(f, "%s%-*s", c ? " | " : "", (int)w[c], sc->fields[c].name);
+            fputc('\n', f);
+            for (int c = 0; c < nc; c++) {
+                fputs(c ? "-+-" : "", f);
+                for (size_t k = 0; k < w[c]; k++)
+                    fputc('-', f);
+            }
+            fputc('\n', f);
+        }
+        for (int64_t bi = 0; s == EM_OK && bi < rows->n_batches; bi++) {
+            const em_batch *b = rows->batches[bi];
+            for (int64_t k = 0; s == EM_OK && k < em_batch_rows(b); k++) {
+                int64_t r = b->sel ? b->sel[k] : k;
+                for (int c = 0; s == EM_OK && c < nc; c++) {
+                    s = cell_text(&b->cols[c], r, &sb, err);
+                    if (s != EM_OK)
+                        break;
+                    bool right =
+                        em_type_width(b->cols[c].type) > 0 && b->cols[c].type.id != EM_TYPE_DATE;
+                    if (pass == 0 && sb.len > w[c])
+                        w[c] = sb.len;
+                    else if (pass == 1)
+                        fprintf(f, right ? "%s%*s" : "%s%-*s", c ? " | " : "", (int)w[c],
+                                em_strbuf_cstr(&sb));
+                }
+                if (pass == 1)
+                    fputc('\n', f);
+            }
+        }
+    }
+    if (s == EM_OK)
+        fprintf(f, "(%lld row%s)\n", (long long)rows->n_rows, rows->n_rows == 1 ? "" : "s");
+    em_strbuf_reset(&sb);
+    free(w);
+    return s;
+}
+
+static em_status write_csv_json(FILE *f, bool json, const em_schema *sc, const em_batch_list *rows,
+                                em_error *err) {
+    em_strbuf sb;
+    em_strbuf_init(&sb);
+    em_status s = EM_OK;
+    int nc = sc->n_fields;
+    if (!json) {
+        for (int c = 0; c < nc; c++) {
+            if (c)
+                em_strbuf_appends(&sb, ",", err);
+            em_csv_escape(&sb, sc->fields[c].name, strlen(sc->fields[c].name), ',', err);
+        }
+        em_strbuf_appends(&sb, "\n", err);
+        s = em_strbuf_status(&sb);
+        if (s == EM_OK)
+            fwrite(sb.data, 1, sb.len, f);
     }
     for (int64_t bi = 0; s == EM_OK && bi < rows->n_batches; bi++) {
-      const em_batch *b = rows->batches[bi];
-      for (int64_t k = 0; s == EM_OK && k < em_batch_rows(b); k++) {
-        int64_t r = b->sel ? b->sel[k] : k;
-        for (int c = 0; s == EM_OK && c < nc; c++) {
-          s = cell_text(&b->cols[c], r, &sb, err);
-          if (s != EM_OK)
-            break;
-          bool right = em_type_width(b->cols[c].type) > 0 &&
-                       b->cols[c].type.id != EM_TYPE_DATE;
-          if (pass == 0 && sb.len > w[c])
-            w[c] = sb.len;
-          else if (pass == 1)
-            fprintf(f, right ? "%s%*s" : "%s%-*s", c ? " | " : "", (int)w[c],
-                    em_strbuf_cstr(&sb));
+        const em_batch *b = rows->batches[bi];
+        for (int64_t k = 0; s == EM_OK && k < em_batch_rows(b); k++) {
+            int64_t r = b->sel ? b->sel[k] : k;
+            em_strbuf_clear(&sb);
+            if (json)
+                em_strbuf_appends(&sb, "{", err);
+            for (int c = 0; s == EM_OK && c < nc; c++) {
+                if (c)
+                    em_strbuf_appends(&sb, ",", err);
+                if (json) {
+                    em_json_escape(&sb, sc->fields[c].name, strlen(sc->fields[c].name), err);
+                    em_strbuf_appends(&sb, ":", err);
+                    s = em_value_json(&b->cols[c], r, &sb, err);
+                } else {
+                    s = em_value_csv(&b->cols[c], r, ',', &sb, err);
+                }
+            }
+            em_strbuf_appends(&sb, json ? "}\n" : "\n", err);
+            if (s == EM_OK)
+                s = em_strbuf_status(&sb);
+            if (s == EM_OK && fwrite(sb.data, 1, sb.len, f) != sb.len)
+                s = EM_FAIL(err, EM_ERR_IO, "write failed: %s", strerror(errno));
         }
-        if (pass == 1)
-          fputc('\n', f);
-      }
     }
-  }
-  if (s == EM_OK)
-    fprintf(f, "(%lld row%s)\n", (long long)rows->n_rows,
-            rows->n_rows == 1 ? "" : "s");
-  em_strbuf_reset(&sb);
-  free(w);
-  return s;
+    em_strbuf_reset(&sb);
+    return s;
 }
 
-static em_status write_csv_json(FILE *f, bool json, const em_schema *sc,
-                                const em_batch_list *rows, em_error *err) {
-  em_strbuf sb;
-  em_strbuf_init(&sb);
-  em_status s = EM_OK;
-  int nc = sc->n_fields;
-  if (!json) {
-    for (int c = 0; c < nc; c++) {
-      if (c)
-        em_strbuf_appends(&sb, ",", err);
-      em_csv_escape(&sb, sc->fields[c].name, strlen(sc->fields[c].name), ',',
-                    err);
-    }
-    em_strbuf_appends(&sb, "\n", err);
-    s = em_strbuf_status(&sb);
-    if (s == EM_OK)
-      fwrite(sb.data, 1, sb.len, f);
-  }
-  for (int64_t bi = 0; s == EM_OK && bi < rows->n_batches; bi++) {
-    const em_batch *b = rows->batches[bi];
-    for (int64_t k = 0; s == EM_OK && k < em_batch_rows(b); k++) {
-      int64_t r = b->sel ? b->sel[k] : k;
-      em_strbuf_clear(&sb);
-      if (json)
-        em_strbuf_appends(&sb, "{", err);
-      for (int c = 0; s == EM_OK && c < nc; c++) {
-        if (c)
-          em_strbuf_appends(&sb, ",", err);
-        if (json) {
-          em_json_escape(&sb, sc->fields[c].name, strlen(sc->fields[c].name),
-                         err);
-          em_strbuf_appends(&sb, ":", err);
-          s = em_value_json(&b->cols[c], r, &sb, err);
-        } else {
-          s = em_value_csv(&b->cols[c], r, ',', &sb, err);
+static em_status write_parquet(const char *path, const em_schema *sc, const em_batch_list *rows,
+                               em_error *err) {
+    em_pq_write_options wo;
+    em_pq_write_options_init(&wo);
+    em_pq_writer *w = NULL;
+    EM_TRY(em_pq_writer_open(path, sc, &wo, &w, err));
+    for (int64_t i = 0; i < rows->n_batches; i++) {
+        em_status s = em_pq_writer_write(w, rows->batches[i], err);
+        if (s != EM_OK) {
+            em_pq_writer_abort(w);
+            return s;
         }
-      }
-      em_strbuf_appends(&sb, json ? "}\n" : "\n", err);
-      if (s == EM_OK)
-        s = em_strbuf_status(&sb);
-      if (s == EM_OK && fwrite(sb.data, 1, sb.len, f) != sb.len)
-        s = EM_FAIL(err, EM_ERR_IO, "write failed: %s", strerror(errno));
     }
-  }
-  em_strbuf_reset(&sb);
-  return s;
-}
-
-static em_status write_parquet(const char *path, const em_schema *sc,
-                               const em_batch_list *rows, em_error *err) {
-  em_pq_write_options wo;
-  em_pq_write_options_init(&wo);
-  em_pq_writer *w = NULL;
-  EM_TRY(em_pq_writer_open(path, sc, &wo, &w, err));
-  for (int64_t i = 0; i < rows->n_batches; i++) {
-    em_status s = em_pq_writer_write(w, rows->batches[i], err);
-    if (s != EM_OK) {
-      em_pq_writer_abort(w);
-      return s;
-    }
-  }
-  return em_pq_writer_close(w, err);
+    return em_pq_writer_close(w, err);
 }
 
 /* Text formats to a file: written beside it, renamed when complete. */
-static em_status write_text(const run_args *a, const em_schema *sc,
-                            const em_batch_list *rows, em_error *err) {
-  bool json = strcmp(a->format, "json") == 0,
-       table = strcmp(a->format, "table") == 0;
-  if (!a->output) {
-    em_status s = table ? write_table(stdout, sc, rows, err)
-                        : write_csv_json(stdout, json, sc, rows, err);
-    if (s == EM_OK && fflush(stdout) != 0)
-      s = EM_FAIL(err, EM_ERR_IO, "stdout: %s", strerror(errno));
-    return s;
-  }
-  size_t n = strlen(a->output) + 64;
-  char *tmp = malloc(n);
-  if (!tmp)
-    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-  snprintf(tmp, n, "%s.tmp-%ld", a->output, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  if (!f) {
-    em_status s = EM_FAIL(err, EM_ERR_IO, "%s: %s", tmp, strerror(errno));
+static em_status write_text(const run_args *a, const em_schema *sc, const em_batch_list *rows,
+                            em_error *err) {
+    bool json = strcmp(a->format, "json") == 0, table = strcmp(a->format, "table") == 0;
+    if (!a->output) {
+        em_status s = table ? write_table(stdout, sc, rows, err)
+                            : write_csv_json(stdout, json, sc, rows, err);
+        if (s == EM_OK && fflush(stdout) != 0)
+            s = EM_FAIL(err, EM_ERR_IO, "stdout: %s", strerror(errno));
+        return s;
+    }
+    size_t n = strlen(a->output) + 64;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    snprintf(tmp, n, "%s.tmp-%ld", a->output, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        em_status s = EM_FAIL(err, EM_ERR_IO, "%s: %s", tmp, strerror(errno));
+        free(tmp);
+        return s;
+    }
+    em_status s = table ? write_table(f, sc, rows, err) : write_csv_json(f, json, sc, rows, err);
+    if (fclose(f) != 0 && s == EM_OK)
+        s = EM_FAIL(err, EM_ERR_IO, "%s: %s", tmp, strerror(errno));
+    if (s == EM_OK && rename(tmp, a->output) != 0)
+        s = EM_FAIL(err, EM_ERR_IO, "%s: %s", a->output, strerror(errno));
+    if (s != EM_OK)
+        unlink(tmp);
     free(tmp);
     return s;
-  }
-  em_status s = table ? write_table(f, sc, rows, err)
-                      : write_csv_json(f, json, sc, rows, err);
-  if (fclose(f) != 0 && s == EM_OK)
-    s = EM_FAIL(err, EM_ERR_IO, "%s: %s", tmp, strerror(errno));
-  if (s == EM_OK && rename(tmp, a->output) != 0)
-    s = EM_FAIL(err, EM_ERR_IO, "%s: %s", a->output, strerror(errno));
-  if (s != EM_OK)
-    unlink(tmp);
-  free(tmp);
-  return s;
 }
 
 static void print_metrics(const em_query *q, double seconds) {
-  fprintf(stderr, "query: %.3f s, %d threads, peak memory %.1f MiB\n", seconds,
-          em_query_threads(q), (double)em_query_peak_bytes(q) / 1048576.0);
-  fprintf(stderr, "%-6s %-10s %-28s %6s %5s %10s %9s\n", "stage", "kind",
-          "node", "tasks", "parts", "rows", "ms");
-  for (int i = 0; i < em_query_n_stages(q); i++) {
-    em_stage_info si;
-    em_query_stage_info(q, i, &si);
-    char node[64];
-    snprintf(node, sizeof node, "%s (%d)", si.node->name ? si.node->name : "?",
-             si.node->id);
-    fprintf(stderr, "%-6d %-10s %-28s %6d %5d %10lld %9.1f\n", si.index,
-            em_stage_kind_name(si.kind), node, si.n_tasks, si.n_out_partitions,
-            (long long)si.rows_out, (double)si.time_ns / 1e6);
-  }
-  fprintf(stderr, "%-34s %-18s %6s %10s %8s %9s %10s\n", "node", "operator",
-          "tasks", "rows", "batches", "ms", "peak KiB");
-  for (int i = 0; i < em_query_n_metrics(q); i++) {
-    const em_node_metrics *m = em_query_metrics_at(q, i);
-    char node[64];
-    snprintf(node, sizeof node, "%s (%d)", m->node->name ? m->node->name : "?",
-             m->node->id);
-    fprintf(stderr, "%-34s %-18s %6d %10lld %8lld %9.1f %10.1f\n", node,
-            m->op_name, m->tasks, (long long)m->m.rows_out,
-            (long long)m->m.batches_out, (double)m->m.time_ns / 1e6,
-            (double)m->m.peak_bytes / 1024.0);
-  }
+    fprintf(stderr, "query: %.3f s, %d threads, peak memory %.1f MiB\n", seconds,
+            em_query_threads(q), (double)em_query_peak_bytes(q) / 1048576.0);
+    fprintf(stderr, "%-6s %-10s %-28s %6s %5s %10s %9s\n", "stage", "kind", "node", "tasks",
+            "parts", "rows", "ms");
+    for (int i = 0; i < em_query_n_stages(q); i++) {
+        em_stage_info si;
+        em_query_stage_info(q, i, &si);
+        char node[64];
+        snprintf(node, sizeof node, "%s (%d)", si.node->name ? si.node->name : "?", si.node->id);
+        fprintf(stderr, "%-6d %-10s %-28s %6d %5d %10lld %9.1f\n", si.index,
+                em_stage_kind_name(si.kind), node, si.n_tasks, si.n_out_partitions,
+                (long long)si.rows_out, (double)si.time_ns / 1e6);
+    }
+    fprintf(stderr, "%-34s %-18s %6s %10s %8s %9s %10s\n", "node", "operator", "tasks", "rows",
+            "batches", "ms", "peak KiB");
+    for (int i = 0; i < em_query_n_metrics(q); i++) {
+        const em_node_metrics *m = em_query_metrics_at(q, i);
+        char node[64];
+        snprintf(node, sizeof node, "%s (%d)", m->node->name ? m->node->name : "?", m->node->id);
+        fprintf(stderr, "%-34s %-18s %6d %10lld %8lld %9.1f %10.1f\n", node, m->op_name, m->tasks,
+                (long long)m->m.rows_out, (long long)m->m.batches_out, (double)m->m.time_ns / 1e6,
+                (double)m->m.peak_bytes / 1024.0);
+    }
 }
 
 static double wall_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int em_cli_run(int argc, char **argv) {
-  run_args a;
-  int rc = parse_args(argc, argv, &a);
-  if (rc)
-    return rc < 0 ? 0 : rc;
-  em_error err;
-  memset(&err, 0, sizeof err);
-  em_retype_ctx *rt = NULL;
-  em_plan *plan = NULL;
-  em_query *q = NULL;
-  em_status s = EM_OK;
-  if (a.retype)
-    s = em_retype_ctx_create(a.warehouse, &rt, &err);
-  if (s == EM_OK)
-    s = em_cli_load_plan(a.plan, a.version, rt, &plan, &err);
-  if (s == EM_OK && rt && em_retype_ctx_error(rt))
-    fprintf(stderr, "ember run: --retype: %s\n", em_retype_ctx_error(rt));
-  if (s == EM_OK)
-    s = em_query_create(plan, &a.ro, &q, &err);
-  double t0 = wall_seconds();
-  if (s == EM_OK) {
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = run_on_signal;
-    sigemptyset(&sa.sa_mask);
-    run_query = q;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    s = em_query_run(q, &err);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    run_query = NULL;
-  }
-  double secs = wall_seconds() - t0;
-  if (s == EM_OK && !run_interrupted) {
-    if (strcmp(a.format, "parquet") == 0)
-      s = write_parquet(a.output, em_query_schema(q), em_query_result(q), &err);
-    else
-      s = write_text(&a, em_query_schema(q), em_query_result(q), &err);
-  }
-  if (q && a.metrics)
-    print_metrics(q, secs);
-  if (s != EM_OK)
-    fprintf(stderr, "ember run: %s\n",
-            err.msg[0] ? err.msg : em_status_name(s));
-  em_query_destroy(q);
-  em_plan_free(plan);
-  em_retype_ctx_destroy(rt);
-  if (run_interrupted)
-    return 130;
-  return s == EM_OK ? 0 : 1;
+    run_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    em_error err;
+    memset(&err, 0, sizeof err);
+    em_retype_ctx *rt = NULL;
+    em_plan *plan = NULL;
+    em_query *q = NULL;
+    em_status s = EM_OK;
+    if (a.warehouse || a.retype)
+        s = em_retype_ctx_create(a.warehouse, a.retype, &rt, &err);
+    if (s == EM_OK)
+        s = em_cli_load_plan(a.plan, a.version, rt, &plan, &err);
+    if (s == EM_OK && rt && em_retype_ctx_error(rt))
+        fprintf(stderr, "ember run: --retype: %s\n", em_retype_ctx_error(rt));
+    if (s == EM_OK)
+        s = em_query_create(plan, &a.ro, &q, &err);
+    double t0 = wall_seconds();
+    if (s == EM_OK) {
+        struct sigaction sa, old_int, old_term;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = run_on_signal;
+        sigemptyset(&sa.sa_mask);
+        run_query = q;
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        s = em_query_run(q, &err);
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        run_query = NULL;
+    }
+    double secs = wall_seconds() - t0;
+    if (s == EM_OK && !run_interrupted) {
+        if (strcmp(a.format, "parquet") == 0)
+            s = write_parquet(a.output, em_query_schema(q), em_query_result(q), &err);
+        else
+            s = write_text(&a, em_query_schema(q), em_query_result(q), &err);
+    }
+    if (q && a.metrics)
+        print_metrics(q, secs);
+    if (s != EM_OK)
+        fprintf(stderr, "ember run: %s\n", err.msg[0] ? err.msg : em_status_name(s));
+    em_query_destroy(q);
+    em_plan_free(plan);
+    em_retype_ctx_destroy(rt);
+    if (run_interrupted)
+        return 130;
+    return s == EM_OK ? 0 : 1;
 }
