@@ -24,8 +24,14 @@
  * aggregate state lives in em_agg_state arrays indexed by group id. The
  * input is drained on the first next; groups are then emitted in batches of
  * EM_BATCH_CAP rows. Memory: the table and states are charged to the task's
- * pool; exceeding the budget fails the task with EM_ERR_OOM_BUDGET naming
- * this operator (spilling to disk is not implemented yet).
+ * pool. A partial aggregate (partial_/merge_ functions, with keys) that
+ * finds the pool past a third of its budget before a batch flushes (growth
+ * doubles the table and states, so a third leaves room for one doubling):
+ * it emits its groups' buffers so far and starts again with an empty table,
+ * which is correct because the aggregate above merges buffers of the same
+ * key (Spark's partial aggregates may emit a key several times). Otherwise
+ * exceeding the budget fails the task with EM_ERR_OOM_BUDGET naming this
+ * operator (spilling to disk is not implemented yet).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +46,7 @@ typedef struct hagg_state {
     em_column *key_tmp;      /* computed key columns of the current batch */
     const em_column **key_cols;
     em_hash_table *ht;
+    em_type *key_types;
     int n_fns;
     em_agg_fn **fns;
     em_agg_state **states;
@@ -49,7 +56,9 @@ typedef struct hagg_state {
     int32_t *ids;
     int64_t ids_cap;
     /* output */
-    bool drained;
+    bool drained;  /* the child is exhausted */
+    bool emitting; /* result_in holds groups being emitted */
+    bool can_flush;
     em_batch *result_in; /* [keys..., agg attrs...] for all groups */
     const em_expr **result_attrs;
     int n_result_attrs;
@@ -75,12 +84,10 @@ static em_status hagg_compile(em_op *op, hagg_state *st, em_exec_ctx *ctx, em_er
     st->fns = calloc((size_t)nf, sizeof *st->fns);
     st->states = calloc((size_t)nf, sizeof *st->states);
     st->first_col = calloc((size_t)nf, sizeof *st->first_col);
-    em_type *key_types = calloc((size_t)nk, sizeof *key_types);
+    em_type *key_types = st->key_types = calloc((size_t)nk, sizeof *key_types);
     if (!st->key_pass || !st->key_prog || !st->key_tmp || !st->key_cols || !st->fns ||
-        !st->states || !st->first_col || !key_types) {
-        free(key_types);
+        !st->states || !st->first_col || !key_types)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    }
     em_status s = EM_OK;
     for (int k = 0; s == EM_OK && k < st->n_keys; k++) {
         const em_expr *e = kf->exprs[k];
@@ -96,7 +103,6 @@ static em_status hagg_compile(em_op *op, hagg_state *st, em_exec_ctx *ctx, em_er
     }
     if (s == EM_OK && st->n_keys > 0)
         s = em_ht_create(key_types, st->n_keys, true, ctx->pool, &st->ht, err);
-    free(key_types);
     int merge_bufs = 0;
     for (int i = 0; s == EM_OK && i < st->n_fns; i++) {
         s = em_agg_compile(ff->exprs[i], in_attrs, n_in, &ctx->expr_opts, &st->fns[i], err);
@@ -133,6 +139,7 @@ static em_status hagg_compile(em_op *op, hagg_state *st, em_exec_ctx *ctx, em_er
             }
         }
     }
+    st->can_flush = st->n_keys > 0 && st->n_fns > 0 && !st->final;
     st->n_groups = 0;
     if (st->n_keys == 0) { /* the one global group exists even without input */
         st->n_groups = 1;
@@ -260,38 +267,84 @@ static em_status hagg_prepare_output(em_op *op, hagg_state *st, em_error *err) {
     return opu_shell_create(&op->schema, pool, &st->out, err);
 }
 
+/* Drops the groups emitted by a flush: an empty table and fresh states. */
+static em_status hagg_reset_groups(em_op *op, hagg_state *st, em_error *err) {
+    opu_proj_reset(&st->results);
+    free(st->result_attrs);
+    st->result_attrs = NULL;
+    em_batch_destroy(st->result_in);
+    em_batch_destroy(st->chunk);
+    em_batch_destroy(st->out);
+    st->result_in = st->chunk = st->out = NULL;
+    em_ht_free(st->ht);
+    st->ht = NULL;
+    st->n_groups = 0;
+    st->emitted = 0;
+    EM_TRY(em_ht_create(st->key_types, st->n_keys, true, op->ctx->pool, &st->ht, err));
+    for (int i = 0; i < st->n_fns; i++) {
+        em_agg_state_free(st->states[i]);
+        st->states[i] = NULL;
+        EM_TRY(em_agg_state_create(st->fns[i], op->ctx->pool, &st->states[i], err));
+    }
+    return EM_OK;
+}
+
+/* True when a partial aggregate should emit what it has before the next
+ * batch: the task's pool is past a third of its budget. */
+static bool hagg_should_flush(const em_op *op, const hagg_state *st) {
+    if (!st->can_flush || st->n_groups == 0 || !op->ctx->pool)
+        return false;
+    int64_t budget = em_pool_budget(op->ctx->pool);
+    return budget > 0 && em_pool_used(op->ctx->pool) > budget / 3;
+}
+
 static em_status hagg_next(em_op *op, em_batch **out, em_error *err) {
     hagg_state *st = op->state;
-    if (!st->drained) {
+    for (;;) {
+        if (st->emitting) {
+            em_status s = opu_next_range(&st->result_in->schema, st->result_in->cols, st->n_groups,
+                                         &st->emitted, op->ctx->pool, &st->chunk, err);
+            if (s == EM_OK) {
+                s = st->positional
+                        ? opu_shell_share(st->out, st->chunk, NULL, err)
+                        : opu_proj_eval(&st->results, st->chunk, st->out, op->ctx->pool, err);
+                if (s != EM_OK)
+                    return em_op_fail(op, err);
+                *out = st->out;
+                return EM_OK;
+            }
+            if (s != EM_DONE)
+                return em_op_fail(op, err);
+            st->emitting = false;
+            if (st->drained)
+                return EM_DONE;
+            if (hagg_reset_groups(op, st, err) != EM_OK)
+                return em_op_fail(op, err);
+        }
+        if (st->drained)
+            return EM_DONE;
         int64_t base = opu_pool_used(op);
         for (;;) {
+            if (hagg_should_flush(op, st))
+                break;
             em_batch *in = NULL;
             em_status s = em_op_next(op->children[0], &in, err);
-            if (s == EM_DONE)
+            if (s == EM_DONE) {
+                st->drained = true;
                 break;
+            }
             if (s != EM_OK)
                 return s;
             if (hagg_consume(op, st, in, err) != EM_OK)
                 return em_op_fail(op, err);
         }
-        st->drained = true;
         opu_note_peak(op, base);
         if (hagg_prepare_output(op, st, err) != EM_OK)
             return em_op_fail(op, err);
         opu_note_peak(op, base);
         st->emitted = 0;
+        st->emitting = true;
     }
-    em_status s = opu_next_range(&st->result_in->schema, st->result_in->cols, st->n_groups,
-                                 &st->emitted, op->ctx->pool, &st->chunk, err);
-    if (s != EM_OK)
-        return s == EM_DONE ? s : em_op_fail(op, err);
-    em_batch *src = st->chunk;
-    s = st->positional ? opu_shell_share(st->out, src, NULL, err)
-                       : opu_proj_eval(&st->results, src, st->out, op->ctx->pool, err);
-    if (s != EM_OK)
-        return em_op_fail(op, err);
-    *out = st->out;
-    return EM_OK;
 }
 
 static void hagg_close(em_op *op) {
@@ -324,6 +377,7 @@ static void hagg_close(em_op *op) {
     em_batch_destroy(st->chunk);
     em_batch_destroy(st->out);
     em_ht_free(st->ht);
+    free(st->key_types);
     memset(st, 0, sizeof *st);
     for (int i = 0; i < op->n_children; i++)
         em_op_close(op->children[i]);

@@ -490,6 +490,63 @@ static void test_reused_exchange(void **state) {
     em_plan_free(p);
 }
 
+/* A partial aggregate near its budget flushes its groups and starts again:
+ * keys repeat in its output, and the final aggregate still gets the right
+ * counts. */
+static void test_partial_flush(void **state) {
+    (void)state;
+    int n_rows = 60000, n_keys = 20000;
+    const char **cells = calloc((size_t)n_rows * N_COLS, sizeof *cells);
+    char(*keys)[16] = calloc((size_t)n_rows, sizeof *keys);
+    for (int i = 0; i < n_rows; i++) {
+        snprintf(keys[i], sizeof keys[i], "key%d", i % n_keys);
+        cells[i * N_COLS + 0] = keys[i];
+        cells[i * N_COLS + 1] = "1";
+        cells[i * N_COLS + 2] = "0.01";
+        cells[i * N_COLS + 3] = "1.0";
+    }
+    em_plan *p = tops_parse(AGG);
+    em_pool *small = em_pool_create("task", NULL, 3 * 1024 * 1024);
+    tops_ctx t;
+    tops_init(&t, small);
+    tops_set_input(&t, SCHEMA, cells, N_COLS, n_rows, 500);
+    em_error err = {0};
+    em_op *src, *partial;
+    EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
+    EM_ASSERT_OK(em_op_hash_agg_create(tops_node(p, 3), src, &partial, &err), &err);
+    EM_ASSERT_OK(em_op_open(partial, &t.ctx, &err), &err);
+    em_batch_list buffers;
+    EM_ASSERT_OK(em_op_collect(partial, NULL, &buffers, &err), &err);
+    assert_true(partial->metrics.peak_bytes <= 3 * 1024 * 1024);
+    em_op_destroy(partial);
+    /* flushed: some keys were emitted more than once */
+    assert_true(buffers.n_rows > n_keys);
+    assert_true(buffers.n_rows <= n_rows);
+    em_batch_list_reset(&t.input);
+    em_pool_destroy(small);
+    /* the final aggregate (unlimited) merges the repeated keys */
+    tops_init(&t, g_pool);
+    t.input = buffers;
+    em_op *mid, *fin;
+    EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 4), &mid, &err), &err);
+    EM_ASSERT_OK(em_op_hash_agg_create(tops_node(p, 5), mid, &fin, &err), &err);
+    int n;
+    char **rows = tops_run(fin, &t, &n);
+    assert_int_equal(n, n_keys);
+    for (int i = 0; i < n; i++) {
+        /* every key: 3 rows of v 0.01, d 1.0, g 1 */
+        const char *bar = strchr(rows[i], '|');
+        assert_non_null(bar);
+        assert_string_equal(bar, "|0.03|3|1.0|1");
+        free(rows[i]);
+    }
+    free(rows);
+    em_batch_list_reset(&t.input);
+    em_plan_free(p);
+    free(cells);
+    free(keys);
+}
+
 static const char LOCAL[] = "== Physical Plan ==\n"
                             "HashAggregate (2)\n"
                             "+- LocalTableScan (1)\n\n\n"
@@ -546,6 +603,7 @@ int main(void) {
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_reused_exchange),
         cmocka_unit_test(test_top_n_offset),
+        cmocka_unit_test(test_partial_flush),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
