@@ -71,23 +71,27 @@ static void free_array(jn_state *j, void **p, int64_t bytes) {
 
 em_status jn_gather(em_type type, const em_column *src, const int32_t *idx, int64_t n,
                     em_pool *pool, em_column *dst, em_error *err) {
-    int64_t nulls = 0;
-    bool src_nulls = src && src->validity;
-    for (int64_t i = 0; i < n; i++)
-        if (idx[i] < 0 || (src_nulls && !em_bit_get(src->validity->data, idx[i])))
-            nulls++;
+    /* nulls come from idx == -1 and from src's own nulls (null_count -1: unknown) */
+    bool src_nulls = src && src->validity && src->null_count != 0;
+    bool null_rows = false;
     int64_t bytes = 0;
     if (em_type_is_varlen(type) && src) {
         const int32_t *off = em_column_offsets(src);
-        for (int64_t i = 0; i < n; i++)
+        for (int64_t i = 0; i < n; i++) {
             if (idx[i] >= 0)
                 bytes += off[idx[i] + 1] - off[idx[i]];
+            else
+                null_rows |= idx[i] == -1;
+        }
         if (bytes > INT32_MAX)
             return EM_FAIL(err, EM_ERR_OVERFLOW, "join output string column exceeds 2 GiB");
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            null_rows |= idx[i] == -1;
     }
     EM_TRY(em_column_init(dst, type, n, pool, err));
     em_status s = EM_OK;
-    if (nulls > 0 && type.id != EM_TYPE_NULL)
+    if ((null_rows || src_nulls) && type.id != EM_TYPE_NULL)
         s = em_column_ensure_validity(dst, err);
     if (s == EM_OK && bytes > 0)
         s = em_column_reserve(dst, 0, bytes, err);
@@ -95,14 +99,25 @@ em_status jn_gather(em_type type, const em_column *src, const int32_t *idx, int6
         em_column_reset(dst);
         return s;
     }
-    if (dst->validity) {
+    int64_t nulls = type.id == EM_TYPE_NULL ? n : 0;
+    if (dst->validity && type.id != EM_TYPE_NULL) {
+        /* a byte of validity per 8 rows; rows that are not selected (< -1) count as valid */
         uint8_t *v = dst->validity->data;
+        const uint8_t *sv = src_nulls ? src->validity->data : NULL;
+        for (int64_t i0 = 0; i0 < n; i0 += 8) {
+            unsigned byte = 0;
+            for (int b = 0; b < 8 && i0 + b < n; b++) {
+                int32_t r = idx[i0 + b];
+                bool ok = r >= 0 ? (!sv || em_bit_get(sv, r)) : r != -1;
+                byte |= (unsigned)ok << b;
+                nulls += !ok;
+            }
+            v[i0 >> 3] = (uint8_t)byte;
+        }
+        dst->validity->size = em_bitmap_bytes(n);
+    } else if (dst->validity) {
         if (n > 0)
-            memset(v, 0, (size_t)em_bitmap_bytes(n));
-        if (type.id != EM_TYPE_NULL)
-            for (int64_t i = 0; i < n; i++)
-                if (idx[i] >= 0 && (!src_nulls || em_bit_get(src->validity->data, idx[i])))
-                    em_bit_set(v, i);
+            memset(dst->validity->data, 0, (size_t)em_bitmap_bytes(n));
         dst->validity->size = em_bitmap_bytes(n);
     }
     switch (type.id) {
@@ -166,7 +181,7 @@ em_status jn_gather(em_type type, const em_column *src, const int32_t *idx, int6
         dst->values->size = type.id == EM_TYPE_BOOLEAN ? em_bitmap_bytes(n)
                             : em_type_is_varlen(type)  ? (n + 1) * 4
                                                        : n * em_type_width(type);
-    dst->null_count = type.id == EM_TYPE_NULL ? n : nulls;
+    dst->null_count = nulls;
     return EM_OK;
 }
 
@@ -398,7 +413,7 @@ static em_status assemble(jn_state *j, int64_t m, bool aligned, em_error *err) {
         rows = j->in->n_rows;
         EM_TRY(ensure_aligned(j, rows, err));
         for (int64_t r = 0; r < rows; r++)
-            j->aligned[r] = -1;
+            j->aligned[r] = -2; /* not selected */
         for (int64_t i = 0; i < m; i++) {
             j->aligned[j->ps[i]] = j->pb[i];
             j->aligned_pair[j->ps[i]] = (int32_t)i;

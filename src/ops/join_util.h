@@ -136,7 +136,8 @@ void jn_account(jn_state *j, int64_t bytes);
 
 /*
  * Gathers rows idx[0..n) of src into a fresh column (uninitialized on entry)
- * of `type`; idx[i] < 0 gives a null. src may be NULL when every idx < 0.
+ * of `type`; idx[i] == -1 gives a null, idx[i] < -1 an unspecified valid
+ * value (a row no selection refers to). src may be NULL when every idx < 0.
  */
 em_status jn_gather(em_type type, const em_column *src, const int32_t *idx, int64_t n,
                     em_pool *pool, em_column *dst, em_error *err) EM_MUST_CHECK;
