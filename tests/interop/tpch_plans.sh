@@ -158,6 +158,47 @@ for schema in spark standard; do
     done
 done
 
+# The command line around the runtime: exit codes, atomic --output, thread
+# counts that must not change results, formats.
+check() { # description, then a command that must succeed
+    local what=$1
+    shift
+    if "$@" >"$tmp/check.log" 2>&1; then
+        passed=$((passed + 1))
+        echo "ok    cli: $what"
+    else
+        failed=$((failed + 1))
+        echo "FAIL  cli: $what: $(tr '\n' ' ' <"$tmp/check.log" | cut -c1-300)"
+    fi
+}
+plan9=$shared/spark-plans/tpch/spark-3.5/q9.txt
+if [ -d "$tmp/data-spark" ] && [ -d "$tmp/data-standard" ]; then
+    check "threads 1 and 3 give identical rows (q9)" bash -c "
+        '$bin' run '$plan9' --warehouse '$tmp/data-spark' --format csv --threads 1 >'$tmp/t1.csv' &&
+        '$bin' run '$plan9' --warehouse '$tmp/data-spark' --format csv --threads 3 >'$tmp/t3.csv' &&
+        cmp '$tmp/t1.csv' '$tmp/t3.csv'"
+    check "type mismatch without --retype: exit 1 naming the column and both types, no output" \
+        bash -c "! '$bin' run '$plan9' --warehouse '$tmp/data-standard' --output '$tmp/bad.csv' \
+            --format csv 2>'$tmp/err.txt'; [ ! -e '$tmp/bad.csv' ] &&
+            grep -q 'decimal(15,2)' '$tmp/err.txt' && grep -q 'decimal(10,0)' '$tmp/err.txt' &&
+            ! ls '$tmp'/bad.csv.tmp-* >/dev/null 2>&1"
+    check "missing table folder: exit 1" bash -c "
+        '$bin' run '$plan9' --warehouse '$tmp/nowhere' >/dev/null 2>'$tmp/err.txt'; [ \$? -eq 1 ] &&
+        grep -q 'nowhere/' '$tmp/err.txt'"
+    check "usage errors exit 2" bash -c "
+        '$bin' run '$plan9' --format xml >/dev/null 2>&1; [ \$? -eq 2 ] &&
+        '$bin' run >/dev/null 2>&1; [ \$? -eq 2 ]"
+    check "json lines: one object per row; parquet output reads back" bash -c "
+        '$bin' run '$plan9' --warehouse '$tmp/data-spark' --format json >'$tmp/q9.json' &&
+        [ \$(wc -l <'$tmp/q9.json') -eq \$((\$(wc -l <'$tmp/t1.csv') - 1)) ] &&
+        '$bin' run '$plan9' --warehouse '$tmp/data-spark' --format parquet --output '$tmp/q9.parquet' &&
+        '$bin' parquet meta '$tmp/q9.parquet' | grep -q 'rows'"
+    check "explain marks every node of every 3.5 plan native" bash -c "
+        for n in \$(seq 1 22); do '$bin' explain '$shared/spark-plans/tpch/spark-3.5/q'\$n.txt ||
+            exit 1; done >'$tmp/explain.txt' && ! grep -q 'NOT NATIVE' '$tmp/explain.txt' &&
+            grep -q 'stage 0' '$tmp/explain.txt'"
+fi
+
 echo
 echo "Summary (ok = equals DuckDB; xfail = expected failure, reason below):"
 printf '%-22s' "version/schema"
