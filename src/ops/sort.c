@@ -5,18 +5,39 @@
  * range-partitioned exchange below it). Arguments: `[orders], global,
  * testSpillFrequency`.
  *
- * The input is copied into one accumulated batch (selection applied), the
- * sort keys are evaluated once over it, row numbers are sorted with the
- * normalized-prefix merge sort of sort_keys.c, and the rows are emitted in
- * sorted order in batches of EM_BATCH_CAP gathered by index. Memory is the
- * accumulated input plus 12 bytes a row, charged to the task's pool;
- * exceeding the budget fails with EM_ERR_OOM_BUDGET naming this operator
- * (external sort with spill files is not implemented yet).
+ * In memory: the input is copied into one accumulated batch (selection
+ * applied), the sort keys are evaluated once over it, row numbers are
+ * sorted with the normalized-prefix merge sort of sort_keys.c, and the rows
+ * are emitted in sorted order in batches of EM_BATCH_CAP gathered by index.
+ *
+ * External: when the task's pool has a budget and is past a quarter of it
+ * before a batch is added (the accumulator grows by doubling, and sorting
+ * and writing need about as much again), the accumulated rows are sorted and written as a run, a
+ * Parquet file in $TMPDIR (or /tmp), and accumulation starts over. At the
+ * end the rest becomes the last run and the runs are merged: each run is
+ * read back batch by batch, and the smallest current row (the earliest run
+ * on ties, so the sort stays stable) is appended to the output. Run files
+ * are removed on close. A single batch that does not fit still fails with
+ * EM_ERR_OOM_BUDGET naming this operator.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "ember/parquet.h"
 #include "ops/op_util.h"
 #include "ops/sort_keys.h"
+
+typedef struct sort_run {
+    char *path;
+    em_pq_file *file;
+    em_pq_reader *reader;
+    em_batch *batch; /* current batch (owned by the reader) */
+    int64_t pos;
+    em_sort_spec spec; /* keys bound to the current batch */
+    bool done;
+} sort_run;
 
 typedef struct sort_state {
     em_sort_spec spec;
@@ -25,6 +46,12 @@ typedef struct sort_state {
     int64_t n, emitted;
     bool sorted;
     em_batch *chunk;
+    /* external sort */
+    const em_expr *const *orders;
+    int n_orders;
+    sort_run *runs;
+    int n_runs;
+    em_schema run_schema; /* the child's types under unique names */
 } sort_state;
 
 static em_status sort_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
@@ -36,11 +63,161 @@ static em_status sort_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
         EM_FAIL(err, EM_ERR_PARSE, "no sort order list in Arguments");
         return em_op_fail(op, err);
     }
-    if (em_sort_spec_init(&st->spec, (const em_expr *const *)args[0]->args, args[0]->n_args,
-                          em_op_child_attrs(op, 0), op->children[0]->n_output, &ctx->expr_opts,
-                          err) != EM_OK)
+    st->orders = (const em_expr *const *)args[0]->args;
+    st->n_orders = args[0]->n_args;
+    if (em_sort_spec_init(&st->spec, st->orders, st->n_orders, em_op_child_attrs(op, 0),
+                          op->children[0]->n_output, &ctx->expr_opts, err) != EM_OK)
         return em_op_fail(op, err);
     return EM_OK;
+}
+
+/* Sorts the accumulated rows: st->idx[0..st->n). */
+static em_status sort_acc(em_op *op, sort_state *st, em_error *err) {
+    st->n = st->acc->n_rows;
+    st->idx = em_pool_alloc(op->ctx->pool, st->n * 4 + 4, err);
+    if (!st->idx)
+        return err ? err->code : EM_ERR_NOMEM;
+    for (int64_t i = 0; i < st->n; i++)
+        st->idx[i] = (int32_t)i;
+    EM_TRY(em_sort_spec_bind(&st->spec, st->acc, op->ctx->pool, err));
+    return em_sort_indices(st->spec.keys, st->spec.n, st->idx, st->n, op->ctx->pool, err);
+}
+
+static void sort_free_idx(em_op *op, sort_state *st) {
+    if (st->idx)
+        em_pool_free(op->ctx ? op->ctx->pool : NULL, st->idx, st->n * 4 + 4);
+    st->idx = NULL;
+}
+
+static bool sort_should_spill(const em_op *op, const sort_state *st) {
+    em_pool *pool = op->ctx->pool;
+    int64_t budget = pool ? em_pool_budget(pool) : -1;
+    return budget > 0 && st->acc->n_rows > 0 && em_pool_used(pool) > budget / 4;
+}
+
+/* Sorts the accumulated rows and writes them as the next run. */
+static em_status sort_spill(em_op *op, sort_state *st, em_error *err) {
+    em_pool *pool = op->ctx->pool;
+    if (st->run_schema.n_fields == 0 && op->children[0]->schema.n_fields > 0) {
+        const em_schema *cs = &op->children[0]->schema;
+        EM_TRY(em_schema_init(&st->run_schema, cs->n_fields, err));
+        for (int i = 0; i < cs->n_fields; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "c%d", i);
+            EM_TRY(em_schema_set(&st->run_schema, i, name, cs->fields[i].type, true, err));
+        }
+    }
+    sort_run *runs = realloc(st->runs, sizeof *runs * (size_t)(st->n_runs + 1));
+    if (!runs)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    st->runs = runs;
+    sort_run *r = &runs[st->n_runs];
+    memset(r, 0, sizeof *r);
+    const char *dir = getenv("TMPDIR");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/ember-sort-%ld-%p-%d.parquet", dir && *dir ? dir : "/tmp",
+             (long)getpid(), (void *)st, st->n_runs);
+    if (!(r->path = strdup(path)))
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    st->n_runs++;
+    EM_TRY(sort_acc(op, st, err));
+    em_pq_write_options o;
+    em_pq_write_options_init(&o);
+    o.codec = EM_PQ_LZ4_RAW;
+    o.dictionary = false;
+    o.statistics = false;
+    /* small pages and row groups: the merge holds one row group per run */
+    o.page_bytes = 64 * 1024;
+    o.row_group_rows = 4096;
+    o.pool = pool;
+    em_pq_writer *w = NULL;
+    EM_TRY(em_pq_writer_open(r->path, &st->run_schema, &o, &w, err));
+    em_status s = EM_OK;
+    for (int64_t at = 0; s == EM_OK && at < st->n; at += EM_BATCH_CAP) {
+        int64_t k = st->n - at < EM_BATCH_CAP ? st->n - at : EM_BATCH_CAP;
+        em_batch_destroy(st->chunk);
+        st->chunk = NULL;
+        s = opu_gather(&st->run_schema, st->acc->cols, st->idx + at, k, pool, &st->chunk, err);
+        if (s == EM_OK)
+            s = em_pq_writer_write(w, st->chunk, err);
+    }
+    if (s != EM_OK) {
+        em_pq_writer_abort(w);
+        return s;
+    }
+    EM_TRY(em_pq_writer_close(w, err));
+    em_batch_destroy(st->chunk);
+    st->chunk = NULL;
+    sort_free_idx(op, st);
+    /* release the run's rows: a fresh accumulator */
+    em_batch_destroy(st->acc);
+    st->acc = NULL;
+    EM_TRY(em_batch_create(&op->children[0]->schema, EM_BATCH_CAP, pool, &st->acc, err));
+    FILE *f = fopen(r->path, "rb");
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        op->metrics.spill_bytes += ftell(f);
+        fclose(f);
+    }
+    return EM_OK;
+}
+
+/* Moves run r to its next batch (done at the end). */
+static em_status run_advance(em_op *op, sort_state *st, sort_run *r, em_error *err) {
+    r->pos = 0;
+    em_status s = em_pq_reader_next(r->reader, &r->batch, err);
+    if (s == EM_DONE) {
+        r->done = true;
+        r->batch = NULL;
+        return EM_OK;
+    }
+    EM_TRY(s);
+    (void)st;
+    return em_sort_spec_bind(&r->spec, r->batch, op->ctx->pool, err);
+}
+
+static em_status sort_merge_open(em_op *op, sort_state *st, em_error *err) {
+    em_pool *pool = op->ctx->pool;
+    for (int i = 0; i < st->n_runs; i++) {
+        sort_run *r = &st->runs[i];
+        EM_TRY(em_pq_file_open(r->path, &r->file, err));
+        em_pq_read_options ro = {.batch_rows = EM_BATCH_CAP, .pool = pool};
+        EM_TRY(em_pq_reader_open(r->file, &ro, &r->reader, err));
+        EM_TRY(em_sort_spec_init(&r->spec, st->orders, st->n_orders, em_op_child_attrs(op, 0),
+                                 op->children[0]->n_output, &op->ctx->expr_opts, err));
+        EM_TRY(run_advance(op, st, r, err));
+    }
+    return EM_OK;
+}
+
+/* The next output batch of the k-way merge; EM_DONE when every run is. */
+static em_status sort_merge_next(em_op *op, sort_state *st, em_error *err) {
+    em_batch_destroy(st->chunk);
+    st->chunk = NULL;
+    EM_TRY(em_batch_create(&op->schema, EM_BATCH_CAP, op->ctx->pool, &st->chunk, err));
+    em_batch *b = st->chunk;
+    int64_t rows = 0;
+    while (rows < EM_BATCH_CAP) {
+        sort_run *best = NULL;
+        for (int i = 0; i < st->n_runs; i++) {
+            sort_run *r = &st->runs[i];
+            if (r->done)
+                continue;
+            if (!best ||
+                em_sort_compare(r->spec.keys, r->pos, best->spec.keys, best->pos, st->n_orders) < 0)
+                best = r;
+        }
+        if (!best)
+            break;
+        int32_t row = (int32_t)best->pos;
+        for (int c = 0; c < b->n_cols; c++)
+            EM_TRY(em_column_append_rows(&b->cols[c], &best->batch->cols[c], &row, 1, err));
+        rows++;
+        if (++best->pos >= best->batch->n_rows)
+            EM_TRY(run_advance(op, st, best, err));
+    }
+    b->n_rows = rows;
+    return rows > 0 ? EM_OK : EM_DONE;
 }
 
 static em_status sort_drain(em_op *op, sort_state *st, em_error *err) {
@@ -53,16 +230,17 @@ static em_status sort_drain(em_op *op, sort_state *st, em_error *err) {
             break;
         if (s != EM_OK)
             return s;
+        if (sort_should_spill(op, st))
+            EM_TRY(sort_spill(op, st, err));
         EM_TRY(em_batch_append(st->acc, in, err));
     }
-    st->n = st->acc->n_rows;
-    st->idx = em_pool_alloc(op->ctx->pool, st->n * 4 + 4, err);
-    if (!st->idx)
-        return err ? err->code : EM_ERR_NOMEM;
-    for (int64_t i = 0; i < st->n; i++)
-        st->idx[i] = (int32_t)i;
-    EM_TRY(em_sort_spec_bind(&st->spec, st->acc, op->ctx->pool, err));
-    return em_sort_indices(st->spec.keys, st->spec.n, st->idx, st->n, op->ctx->pool, err);
+    if (st->n_runs == 0)
+        return sort_acc(op, st, err);
+    if (st->acc->n_rows > 0)
+        EM_TRY(sort_spill(op, st, err));
+    em_batch_destroy(st->acc);
+    st->acc = NULL;
+    return sort_merge_open(op, st, err);
 }
 
 static em_status sort_next(em_op *op, em_batch **out, em_error *err) {
@@ -74,6 +252,13 @@ static em_status sort_next(em_op *op, em_batch **out, em_error *err) {
         opu_note_peak(op, base);
         if (s != EM_OK)
             return s == EM_ERR_CANCELLED ? s : em_op_fail(op, err);
+    }
+    if (st->n_runs > 0) {
+        em_status s = sort_merge_next(op, st, err);
+        if (s != EM_OK)
+            return s == EM_DONE ? s : em_op_fail(op, err);
+        *out = st->chunk;
+        return EM_OK;
     }
     if (st->emitted >= st->n)
         return EM_DONE;
@@ -93,12 +278,24 @@ static void sort_close(em_op *op) {
     if (!st)
         return;
     em_sort_spec_reset(&st->spec);
-    if (st->idx)
-        em_pool_free(op->ctx ? op->ctx->pool : NULL, st->idx, st->n * 4 + 4);
-    st->idx = NULL;
+    sort_free_idx(op, st);
     em_batch_destroy(st->acc);
     em_batch_destroy(st->chunk);
     st->acc = st->chunk = NULL;
+    for (int i = 0; i < st->n_runs; i++) {
+        sort_run *r = &st->runs[i];
+        em_pq_reader_close(r->reader);
+        em_pq_file_close(r->file);
+        em_sort_spec_reset(&r->spec);
+        if (r->path) {
+            unlink(r->path);
+            free(r->path);
+        }
+    }
+    free(st->runs);
+    st->runs = NULL;
+    st->n_runs = 0;
+    em_schema_reset(&st->run_schema);
     for (int i = 0; i < op->n_children; i++)
         em_op_close(op->children[i]);
 }

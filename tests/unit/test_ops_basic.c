@@ -379,8 +379,8 @@ static void test_union_expand(void **state) {
     em_plan_free(p);
 }
 
-/* Over a small budget, the aggregate and the sort fail the task with
- * EM_ERR_OOM_BUDGET naming the operator (no spilling yet). */
+/* Over a small budget, the aggregate fails the task with EM_ERR_OOM_BUDGET
+ * naming the operator, and so does a sort that cannot hold one batch. */
 static void test_budget(void **state) {
     (void)state;
     int n_rows = 20000;
@@ -395,7 +395,7 @@ static void test_budget(void **state) {
     }
     em_plan *agg = tops_parse(AGG), *sort = tops_parse(SORT);
     for (int which = 0; which < 2; which++) {
-        em_pool *small = em_pool_create("task", NULL, 256 * 1024);
+        em_pool *small = em_pool_create("task", NULL, which ? 16 * 1024 : 256 * 1024);
         tops_ctx t;
         tops_init(&t, small);
         tops_set_input(&t, SCHEMA, cells, N_COLS, n_rows, 1000);
@@ -422,6 +422,61 @@ static void test_budget(void **state) {
     em_plan_free(sort);
     free(cells);
     free(keys);
+}
+
+/* Over a budget the sort writes sorted runs to disk and merges them: the
+ * output equals the in-memory sort's, row for row. */
+static void test_sort_spill(void **state) {
+    (void)state;
+    int n_rows = 30000;
+    const char **cells = calloc((size_t)n_rows * N_COLS, sizeof *cells);
+    char(*keys)[16] = calloc((size_t)n_rows, sizeof *keys);
+    char(*dbl)[16] = calloc((size_t)n_rows, sizeof *dbl);
+    for (int i = 0; i < n_rows; i++) {
+        snprintf(keys[i], sizeof keys[i], "key%d", i);
+        snprintf(dbl[i], sizeof dbl[i], "%d.5", (i * 7919) % 1000);
+        cells[i * N_COLS + 0] = keys[i];
+        cells[i * N_COLS + 1] = "1";
+        cells[i * N_COLS + 2] = i % 11 ? "0.01" : NULL;
+        cells[i * N_COLS + 3] = i % 13 ? dbl[i] : NULL;
+    }
+    em_plan *p = tops_parse(SORT);
+    int n_mem;
+    char **in_memory = run_unary(p, 3, em_op_sort_create, cells, n_rows, 1000, &n_mem);
+    assert_int_equal(n_mem, n_rows);
+
+    em_pool *small = em_pool_create("task", NULL, 2 * 1024 * 1024);
+    tops_ctx t;
+    tops_init(&t, small);
+    tops_set_input(&t, SCHEMA, cells, N_COLS, n_rows, 1000);
+    em_error err = {0};
+    em_op *src, *op;
+    EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
+    EM_ASSERT_OK(em_op_sort_create(tops_node(p, 3), src, &op, &err), &err);
+    EM_ASSERT_OK(em_op_open(op, &t.ctx, &err), &err);
+    em_batch_list sorted;
+    EM_ASSERT_OK(em_op_collect(op, NULL, &sorted, &err), &err);
+    assert_true(op->metrics.spill_bytes > 0);
+    em_op_destroy(op);
+    em_batch_list_reset(&t.input);
+    assert_int_equal(em_pool_used(small), 0);
+    em_pool_destroy(small);
+
+    /* render the spilled sort's rows through a plain read */
+    tops_init(&t, g_pool);
+    t.input = sorted;
+    EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
+    int n;
+    char **spilled = tops_run(src, &t, &n);
+    tops_expect(spilled, n, (const char *const *)in_memory, n_mem, true);
+    for (int i = 0; i < n_mem; i++)
+        free(in_memory[i]);
+    free(in_memory);
+    em_batch_list_reset(&t.input);
+    em_plan_free(p);
+    free(cells);
+    free(keys);
+    free(dbl);
 }
 
 static const char REUSED[] = "== Physical Plan ==\n"
@@ -604,6 +659,7 @@ int main(void) {
         cmocka_unit_test(test_reused_exchange),
         cmocka_unit_test(test_top_n_offset),
         cmocka_unit_test(test_partial_flush),
+        cmocka_unit_test(test_sort_spill),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
