@@ -76,10 +76,20 @@ em_status opu_next_range(const em_schema *schema, const em_column *cols, int64_t
                          int64_t *next, em_pool *pool, em_batch **chunk,
                          em_error *err) EM_MUST_CHECK;
 
-/* Records in op's metrics the task pool's growth since `base` (what a
- * pipeline breaker holds after draining its input) when it is a new peak. */
+/* The peak memory reported by op's descendants (their own state). */
+static inline int64_t opu_subtree_peak(const em_op *op) {
+    int64_t t = 0;
+    for (int i = 0; i < op->n_children; i++)
+        t += op->children[i]->metrics.peak_bytes + opu_subtree_peak(op->children[i]);
+    return t;
+}
+/* Records in op's metrics the task pool's growth since `base`, less what
+ * its descendants report holding (a hash join's table built during this
+ * operator's drain), when it is a new peak: what a pipeline breaker holds
+ * after draining its input. */
 static inline void opu_note_peak(em_op *op, int64_t base) {
     int64_t used = op->ctx && op->ctx->pool ? em_pool_used(op->ctx->pool) - base : 0;
+    used -= opu_subtree_peak(op);
     if (used > op->metrics.peak_bytes)
         op->metrics.peak_bytes = used;
 }
