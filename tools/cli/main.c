@@ -20,6 +20,7 @@ static void usage(FILE *out) {
                  "      [--spark-version V] [--conf k=v] [--metrics] [--threads N] [--retype]\n"
                  "                               run a Spark physical plan (EXPLAIN FORMATTED)\n"
                  "  explain PLAN                 the plan's stages, each node native or not\n"
+                 "  conf [--markdown] [--all]    every config key: type, default, scope, doc\n"
                  "  version                      print the version\n");
 }
 
@@ -39,6 +40,8 @@ int main(int argc, char **argv) {
         return em_cli_explain(argc - 2, argv + 2);
     if (strcmp(cmd, "demo") == 0)
         return em_cli_demo(argc - 2, argv + 2);
+    if (strcmp(cmd, "conf") == 0)
+        return em_cli_conf(argc - 2, argv + 2);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("ember %s\n", EM_VERSION);
         return 0;
