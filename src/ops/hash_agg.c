@@ -52,6 +52,7 @@ typedef struct hagg_state {
     em_agg_state **states;
     int *first_col; /* merge-mode functions: first buffer column in the input */
     bool final;     /* some function is in final mode */
+    bool complete;  /* final-mode functions fold input rows (Complete mode) */
     int n_groups;
     int32_t *ids;
     int64_t ids_cap;
@@ -67,6 +68,46 @@ typedef struct hagg_state {
     int64_t emitted;
     em_batch *chunk, *out;
 } hagg_state;
+
+/* Whether the node's input comes from another aggregate (through exchanges,
+ * query stages, reuse and the no-op wrappers). A function printed in final
+ * form (`sum(x)`) merges buffers when it does, and is in Spark's Complete
+ * mode, folding input rows, when it does not: the two print alike. */
+static bool below_is_aggregate(const em_plan_node *n) {
+    const em_plan_node *c = n->n_children > 0 ? n->children[0] : NULL;
+    while (c) {
+        switch (c->kind) {
+        case EM_NODE_HASH_AGGREGATE:
+        case EM_NODE_SORT_AGGREGATE:
+        case EM_NODE_OBJECT_HASH_AGGREGATE:
+            return true;
+        case EM_NODE_REUSED_EXCHANGE:
+            c = c->reuses;
+            continue;
+        case EM_NODE_COLUMNAR_TO_ROW:
+        case EM_NODE_ROW_TO_COLUMNAR:
+        case EM_NODE_INPUT_ADAPTER:
+        case EM_NODE_WHOLE_STAGE_CODEGEN:
+        case EM_NODE_EXCHANGE:
+        case EM_NODE_SHUFFLE_QUERY_STAGE:
+        case EM_NODE_AQE_SHUFFLE_READ:
+        case EM_NODE_SORT:
+            c = c->n_children > 0 ? c->children[0] : NULL;
+            continue;
+        default:
+            return false;
+        }
+    }
+    /* no child in the plan (a synthetic source): assume a merge */
+    return c == NULL;
+}
+
+/* Function i folds input rows (partial, or Complete mode) rather than
+ * merging buffers. */
+static inline bool hagg_updates(const hagg_state *st, int i) {
+    em_agg_mode m = em_agg_fn_mode(st->fns[i]);
+    return m == EM_AGG_PARTIAL || (m == EM_AGG_FINAL && st->complete);
+}
 
 static em_status hagg_compile(em_op *op, hagg_state *st, em_exec_ctx *ctx, em_error *err) {
     em_op *child = op->children[0];
@@ -104,6 +145,7 @@ static em_status hagg_compile(em_op *op, hagg_state *st, em_exec_ctx *ctx, em_er
     if (s == EM_OK && st->n_keys > 0)
         s = em_ht_create(key_types, st->n_keys, true, ctx->pool, &st->ht, err);
     int merge_bufs = 0;
+    st->complete = !below_is_aggregate(op->node);
     for (int i = 0; s == EM_OK && i < st->n_fns; i++) {
         s = em_agg_compile(ff->exprs[i], in_attrs, n_in, &ctx->expr_opts, &st->fns[i], err);
         if (s == EM_OK)
@@ -111,7 +153,7 @@ static em_status hagg_compile(em_op *op, hagg_state *st, em_exec_ctx *ctx, em_er
         if (s != EM_OK)
             break;
         em_agg_mode m = em_agg_fn_mode(st->fns[i]);
-        if (m != EM_AGG_PARTIAL)
+        if (!hagg_updates(st, i))
             merge_bufs += em_agg_n_buffers(st->fns[i]);
         if (m == EM_AGG_FINAL)
             st->final = true;
@@ -124,7 +166,7 @@ static em_status hagg_compile(em_op *op, hagg_state *st, em_exec_ctx *ctx, em_er
                        "to merge",
                        n_in, merge_bufs);
     for (int i = 0; i < st->n_fns; i++) {
-        if (em_agg_fn_mode(st->fns[i]) == EM_AGG_PARTIAL)
+        if (hagg_updates(st, i))
             continue;
         st->first_col[i] = col;
         for (int b = 0; b < em_agg_n_buffers(st->fns[i]); b++, col++) {
@@ -187,7 +229,7 @@ static em_status hagg_consume(em_op *op, hagg_state *st, const em_batch *in, em_
         }
     }
     for (int i = 0; i < st->n_fns; i++) {
-        if (em_agg_fn_mode(st->fns[i]) == EM_AGG_PARTIAL)
+        if (hagg_updates(st, i))
             EM_TRY(em_agg_update(st->fns[i], st->states[i], st->ids, in, err));
         else
             EM_TRY(em_agg_merge(st->fns[i], st->states[i], st->ids, in, st->first_col[i], err));

@@ -129,6 +129,19 @@ static const char GLOBAL_AGG[] =
     "Aggregate Attributes [2]: [sum(v#3)#16, count(1)#17]\n"
     "Results [2]: [sum(v#3)#16 AS s#18, count(1)#17 AS c#19]\n";
 
+/* Complete mode: final-form functions straight over input rows (no
+ * aggregate below) fold the rows themselves. */
+static const char COMPLETE_AGG[] =
+    "== Physical Plan ==\n"
+    "HashAggregate (3)\n"
+    "+- Exchange (2)\n"
+    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS "(3) HashAggregate\n"
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+    "Keys [1]: [k#1]\n"
+    "Functions [3]: [sum(v#3), count(1), max(g#2)]\n"
+    "Aggregate Attributes [3]: [sum(v#3)#10, count(1)#11, max(g#2)#12]\n"
+    "Results [4]: [k#1, sum(v#3)#10 AS s#13, count(1)#11 AS c#14, max(g#2)#12 AS m#15]\n";
+
 /* Runs partial -> final over the rows in batches of `per`. */
 static char **run_agg(em_plan *p, const char *const *cells, int n_rows, int per, int *n) {
     tops_ctx t;
@@ -179,6 +192,18 @@ static void test_hash_agg_grouped(void **state) {
     int n;
     char **rows = run_agg(p, ROWS, 0, 2, &n);
     tops_expect(rows, n, NULL, 0, false);
+    em_plan_free(p);
+}
+
+static void test_hash_agg_complete(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(COMPLETE_AGG);
+    for (int per = 1; per <= 3; per++) {
+        int n;
+        char **rows = run_unary(p, 3, em_op_hash_agg_create, ROWS, N_ROWS, per, &n);
+        static const char *const expect[] = {"a|2.00|3|7", "b|1.00|2|5", "null|3.25|2|3"};
+        tops_expect(rows, n, expect, 3, false);
+    }
     em_plan_free(p);
 }
 
@@ -660,6 +685,7 @@ int main(void) {
         cmocka_unit_test(test_top_n_offset),
         cmocka_unit_test(test_partial_flush),
         cmocka_unit_test(test_sort_spill),
+        cmocka_unit_test(test_hash_agg_complete),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
