@@ -233,6 +233,22 @@ bool jn_node_null_aware(const em_plan_node *node) {
     return false;
 }
 
+/* Marks the pair columns the expression reads; false when it reads columns
+ * by ordinal (then every column is needed). */
+static bool mark_attrs(const em_expr *e, const em_expr **attrs, int n, bool *need) {
+    if (e->kind == EM_EXPR_BOUND_REF)
+        return false;
+    if (e->kind == EM_EXPR_ATTR) {
+        int i = opu_attr_index(attrs, n, e->id);
+        if (i >= 0)
+            need[i] = true;
+    }
+    for (int a = 0; a < e->n_args; a++)
+        if (e->args[a] && !mark_attrs(e->args[a], attrs, n, need))
+            return false;
+    return true;
+}
+
 static bool side_preserved(em_join_type t, int side) {
     if (t == EM_JOIN_FULL_OUTER)
         return true;
@@ -268,8 +284,9 @@ em_status jn_open(jn_state *j, em_op *op, const jn_index_vtab *index, int build_
     j->n_side[1] = r->n_output;
     int np = l->n_output + r->n_output;
     j->pair_attrs = calloc((size_t)(np > 0 ? np : 1), sizeof *j->pair_attrs);
+    j->need = calloc((size_t)(np > 0 ? np : 1), sizeof *j->need);
     j->out_map = calloc((size_t)(op->n_output > 0 ? op->n_output : 1), sizeof *j->out_map);
-    if (!j->pair_attrs || !j->out_map)
+    if (!j->pair_attrs || !j->out_map || !j->need)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory opening %s", op->vtab->name);
     EM_TRY(em_schema_init(&j->pair_schema, np, err));
     for (int i = 0; i < np; i++) {
@@ -292,6 +309,16 @@ em_status jn_open(jn_state *j, em_op *op, const jn_index_vtab *index, int build_
                            op->output[i]->name ? op->output[i]->name : "?", (long long)id);
         j->out_map[i] = p;
     }
+    /* Pair columns nobody reads are not gathered: a semi/anti/existence join
+     * over the stream side outputs the stream batch itself, so its pairs only
+     * feed the condition. */
+    bool out_from_pairs = !(j->exist_kind && build_side == JN_RIGHT);
+    for (int i = 0; out_from_pairs && i < op->n_output; i++)
+        if (j->out_map[i] >= 0)
+            j->need[j->out_map[i]] = true;
+    if (j->cond_expr && !mark_attrs(j->cond_expr, j->pair_attrs, np, j->need))
+        for (int i = 0; i < np; i++)
+            j->need[i] = true;
     if (j->cond_expr && em_expr_compile(j->cond_expr, j->pair_attrs, np, &op->ctx->expr_opts,
                                         &j->cond, err) != EM_OK)
         return em_op_fail(op, err);
@@ -326,6 +353,8 @@ void jn_close(jn_state *j) {
     em_schema_reset(&j->pair_schema);
     free(j->pair_attrs);
     free(j->out_map);
+    free(j->need);
+    j->need = NULL;
     j->pair_attrs = NULL;
     j->out_map = NULL;
     j->in_cap = j->aligned_cap = 0;
@@ -423,11 +452,15 @@ static em_status assemble(jn_state *j, int64_t m, bool aligned, em_error *err) {
     const em_batch *b = j->build;
     for (int c = 0; c < j->n_side[j->build_side]; c++) {
         em_column *dst = &p->cols[first[j->build_side] + c];
+        if (!j->need[first[j->build_side] + c])
+            continue;
         const em_column *src = b->n_rows > 0 ? &b->cols[c] : NULL;
         EM_TRY(jn_gather(dst->type, src, bidx, rows, pool, dst, err));
     }
     for (int c = 0; c < j->n_side[stream]; c++) {
         em_column *dst = &p->cols[first[stream] + c];
+        if (!j->need[first[stream] + c])
+            continue;
         if (aligned)
             em_column_share(dst, &j->in->cols[c]);
         else

@@ -81,6 +81,7 @@ struct jn_state {
     em_schema pair_schema;      /* left ++ right */
     const em_expr **pair_attrs; /* left ++ right */
     int *out_map;               /* output column -> pair column, or -1 for exists */
+    bool *need;                 /* pair columns read by the condition or the output */
     em_expr_prog *cond;
 
     /* Build side. */
