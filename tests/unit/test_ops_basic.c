@@ -22,6 +22,13 @@
     "Input [4]: [k#1, g#2, v#3, d#4]\n"                                                            \
     "Arguments: SinglePartition, ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
 
+/* A plan of one operator `op` (3) over Exchange (2) over the scan of t. */
+#define UNARY_PLAN(op)                                                                             \
+    "== Physical Plan ==\n" op " (3)\n"                                                            \
+    "+- Exchange (2)\n"                                                                            \
+    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS "(3) " op "\n"              \
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+
 /* k, g, v, d */
 static const char *const ROWS[] = {
     "a",  "1",  "1.50",  "1.0", /* */
@@ -131,16 +138,12 @@ static const char GLOBAL_AGG[] =
 
 /* Complete mode: final-form functions straight over input rows (no
  * aggregate below) fold the rows themselves. */
-static const char COMPLETE_AGG[] =
-    "== Physical Plan ==\n"
-    "HashAggregate (3)\n"
-    "+- Exchange (2)\n"
-    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS "(3) HashAggregate\n"
-    "Input [4]: [k#1, g#2, v#3, d#4]\n"
-    "Keys [1]: [k#1]\n"
-    "Functions [3]: [sum(v#3), count(1), max(g#2)]\n"
-    "Aggregate Attributes [3]: [sum(v#3)#10, count(1)#11, max(g#2)#12]\n"
-    "Results [4]: [k#1, sum(v#3)#10 AS s#13, count(1)#11 AS c#14, max(g#2)#12 AS m#15]\n";
+static const char COMPLETE_AGG[] = UNARY_PLAN(
+    "HashAggregate") "Keys [1]: [k#1]\n"
+                     "Functions [3]: [sum(v#3), count(1), max(g#2)]\n"
+                     "Aggregate Attributes [3]: [sum(v#3)#10, count(1)#11, max(g#2)#12]\n"
+                     "Results [4]: [k#1, sum(v#3)#10 AS s#13, count(1)#11 AS c#14, max(g#2)#12 AS "
+                     "m#15]\n";
 
 /* Runs partial -> final over the rows in batches of `per`. */
 static char **run_agg(em_plan *p, const char *const *cells, int n_rows, int per, int *n) {
@@ -267,12 +270,7 @@ static void test_hash_agg_many_groups(void **state) {
 }
 
 static const char SORT[] =
-    "== Physical Plan ==\n"
-    "Sort (3)\n"
-    "+- Exchange (2)\n"
-    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS "(3) Sort\n"
-    "Input [4]: [k#1, g#2, v#3, d#4]\n"
-    "Arguments: [d#4 DESC NULLS LAST, k#1 ASC NULLS FIRST], true, 0\n";
+    UNARY_PLAN("Sort") "Arguments: [d#4 DESC NULLS LAST, k#1 ASC NULLS FIRST], true, 0\n";
 
 static void test_sort(void **state) {
     (void)state;
@@ -301,12 +299,8 @@ static void test_sort(void **state) {
 }
 
 static const char TOPN[] =
-    "== Physical Plan ==\n"
-    "TakeOrderedAndProject (3)\n"
-    "+- Exchange (2)\n"
-    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS "(3) TakeOrderedAndProject\n"
-    "Input [4]: [k#1, g#2, v#3, d#4]\n"
-    "Arguments: 3, [g#2 DESC NULLS LAST, k#1 ASC NULLS FIRST], [k#1, (g#2 + 1) AS h#9]\n";
+    UNARY_PLAN("TakeOrderedAndProject") "Arguments: 3, [g#2 DESC NULLS LAST, k#1 ASC NULLS FIRST], "
+                                        "[k#1, (g#2 + 1) AS h#9]\n";
 
 static void test_top_n(void **state) {
     (void)state;
@@ -338,13 +332,7 @@ static void test_top_n_offset(void **state) {
     em_plan_free(p);
 }
 
-static const char LIMIT[] =
-    "== Physical Plan ==\n"
-    "CollectLimit (3)\n"
-    "+- Exchange (2)\n"
-    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SRC_DETAILS "(3) CollectLimit\n"
-    "Input [4]: [k#1, g#2, v#3, d#4]\n"
-    "Arguments: 4\n";
+static const char LIMIT[] = UNARY_PLAN("CollectLimit") "Arguments: 4\n";
 
 static void test_limit(void **state) {
     (void)state;
