@@ -713,6 +713,19 @@ static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_er
         if (s != EM_OK)
             break;
         int64_t n = em_batch_rows(b);
+        if (n > id_cap) {
+            int32_t *ni = realloc(ids, sizeof *ni * (size_t)n);
+            int32_t *ns = ni ? realloc(scratch, sizeof *ns * (size_t)n) : NULL;
+            if (ni)
+                ids = ni;
+            if (ns)
+                scratch = ns;
+            if (!ni || !ns) {
+                s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+                break;
+            }
+            id_cap = n;
+        }
         if (st->part.kind == RT_PART_RANGE) {
             em_batch *copy = NULL;
             s = em_batch_create(&b->schema, n, st->out_pool, &copy, err);
@@ -745,19 +758,6 @@ static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_er
             if (s != EM_OK) /* keys of this batch are reset; drop the batch too */
                 keep->n_batches--, keep->n_rows -= n, em_batch_destroy(copy);
             continue;
-        }
-        if (n > id_cap) {
-            int32_t *ni = realloc(ids, sizeof *ni * (size_t)n);
-            int32_t *ns = ni ? realloc(scratch, sizeof *ns * (size_t)n) : NULL;
-            if (ni)
-                ids = ni;
-            if (ns)
-                scratch = ns;
-            if (!ni || !ns) {
-                s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-                break;
-            }
-            id_cap = n;
         }
         s = rt_partitioner_ids(pt, b, ids, err);
         if (s == EM_OK)
