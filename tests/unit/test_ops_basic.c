@@ -9,6 +9,8 @@
  */
 #include "test_ops_common.h"
 
+#include <dirent.h>
+
 #define SCHEMA "k:string,g:int,v:decimal(10;2),d:double"
 #define N_COLS 4
 
@@ -437,6 +439,17 @@ static void test_budget(void **state) {
     free(keys);
 }
 
+static int count_files(const char *dir) {
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 /* Over a budget the sort writes sorted runs to disk and merges them: the
  * output equals the in-memory sort's, row for row. */
 static void test_sort_spill(void **state) {
@@ -459,6 +472,9 @@ static void test_sort_spill(void **state) {
     assert_int_equal(n_mem, n_rows);
 
     em_pool *small = em_pool_create("task", NULL, 2 * 1024 * 1024);
+    char spill_dir[1024];
+    snprintf(spill_dir, sizeof spill_dir, "%s", em_test_tmpdir("ops_sort_spill"));
+    setenv("TMPDIR", spill_dir, 1);
     tops_ctx t;
     tops_init(&t, small);
     tops_set_input(&t, SCHEMA, cells, N_COLS, n_rows, 1000);
@@ -470,7 +486,10 @@ static void test_sort_spill(void **state) {
     em_batch_list sorted;
     EM_ASSERT_OK(em_op_collect(op, NULL, &sorted, &err), &err);
     assert_true(op->metrics.spill_bytes > 0);
+    assert_true(count_files(spill_dir) >= 2); /* the runs, until close */
     em_op_destroy(op);
+    assert_int_equal(count_files(spill_dir), 0);
+    unsetenv("TMPDIR");
     em_batch_list_reset(&t.input);
     assert_int_equal(em_pool_used(small), 0);
     em_pool_destroy(small);
