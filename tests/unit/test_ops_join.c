@@ -178,10 +178,17 @@ static em_op *make_source(const em_plan_node *node, const trow *rows, int n, int
 
 /* ------------------------------------------------------------------ plans */
 
-enum { K_INT, K_MULTI, K_STR, K_DEC, K_NONE };
-static const char *const LKEYS[] = {"[1]: [a#1]", "[2]: [a#1, s#3]", "[1]: [s#3]", "[1]: [d#4]",
+/* K_CAST, K_CAST_R: a computed key on the left / right side */
+enum { K_INT, K_MULTI, K_STR, K_DEC, K_CAST, K_CAST_R, K_NONE };
+static const char *const LKEYS[] = {"[1]: [a#1]",
+                                    "[2]: [a#1, s#3]",
+                                    "[1]: [s#3]",
+                                    "[1]: [d#4]",
+                                    "[1]: [cast(a#1 as bigint)]",
+                                    "[1]: [b#2]",
                                     NULL};
-static const char *const RKEYS[] = {"[1]: [x#5]", "[2]: [x#5, t#7]", "[1]: [t#7]", "[1]: [e#8]",
+static const char *const RKEYS[] = {"[1]: [x#5]", "[2]: [x#5, t#7]", "[1]: [t#7]",
+                                    "[1]: [e#8]", "[1]: [y#6]",      "[1]: [cast(x#5 as bigint)]",
                                     NULL};
 static const char COND[] = "(b#2 < y#6)";
 
@@ -305,6 +312,14 @@ static bool oracle_match(const jcase *c, const trow *l, const trow *r) {
         break;
     case K_DEC:
         if (!key_eq(l, r, 3))
+            return false;
+        break;
+    case K_CAST:
+        if (l->null[0] || r->null[1] || (int64_t)l->a != r->b)
+            return false;
+        break;
+    case K_CAST_R:
+        if (l->null[1] || r->null[0] || l->b != (int64_t)r->a)
             return false;
         break;
     default:
@@ -737,6 +752,104 @@ static void test_key_type_mismatch(void **state) {
     em_plan_free(plan);
 }
 
+/* A source returning one prebuilt batch (owned by the test). */
+static em_status one_next(em_op *op, em_batch **out, em_error *err) {
+    (void)err;
+    em_batch **b = op->state;
+    if (!*b)
+        return EM_DONE;
+    *out = *b;
+    *b = NULL;
+    return EM_OK;
+}
+static const em_op_vtab ONE_VTAB = {"OneBatch", src_open, one_next, NULL};
+
+static em_batch *double_batch(const double *v, const bool *null, int n) {
+    em_schema s;
+    em_error err = {0};
+    EM_ASSERT_OK(em_schema_init(&s, 1, &err), &err);
+    EM_ASSERT_OK(em_schema_set(&s, 0, "v", em_type_make(EM_TYPE_DOUBLE), true, &err), &err);
+    em_batch *b = NULL;
+    EM_ASSERT_OK(em_batch_create(&s, n, NULL, &b, &err), &err);
+    em_schema_reset(&s);
+    for (int i = 0; i < n; i++) {
+        if (null[i])
+            EM_ASSERT_OK(em_column_append_null(&b->cols[0], &err), &err);
+        else
+            EM_ASSERT_OK(em_column_append_fixed(&b->cols[0], &v[i], &err), &err);
+    }
+    b->n_rows = n;
+    return b;
+}
+
+/* Double keys as Spark plans them (wrapped in the normalization calls):
+ * -0.0 joins 0.0, NaN joins NaN, null joins nothing. */
+static void test_double_keys(void **state) {
+    (void)state;
+    const char *text = "== Physical Plan ==\n"
+                       "BroadcastHashJoin Inner BuildRight (3)\n"
+                       ":- Scan parquet spark_catalog.default.l (1)\n"
+                       "+- Scan parquet spark_catalog.default.r (2)\n"
+                       "\n\n"
+                       "(1) Scan parquet spark_catalog.default.l\n"
+                       "Output [1]: [f#1]\n"
+                       "Batched: true\n"
+                       "Location [not included in comparison]/{warehouse_dir}/l]\n"
+                       "ReadSchema: struct<f:double>\n"
+                       "\n"
+                       "(2) Scan parquet spark_catalog.default.r\n"
+                       "Output [1]: [g#5]\n"
+                       "Batched: true\n"
+                       "Location [not included in comparison]/{warehouse_dir}/r]\n"
+                       "ReadSchema: struct<g:double>\n"
+                       "\n"
+                       "(3) BroadcastHashJoin\n"
+                       "Left keys [1]: [knownfloatingpointnormalized(normalizenanandzero(f#1))]\n"
+                       "Right keys [1]: [knownfloatingpointnormalized(normalizenanandzero(g#5))]\n"
+                       "Join type: Inner\n"
+                       "Join condition: None\n\n";
+    em_plan *plan = NULL;
+    em_error err = {0};
+    EM_ASSERT_OK(em_plan_parse(text, strlen(text), NULL, &plan, &err), &err);
+    const em_plan_node *node = em_plan_root(plan);
+    const double lv[] = {0.0, -0.0, 0.0 / 0.0, 0, 1.5, 3.0};
+    const bool ln[] = {false, false, false, true, false, false};
+    const double rv[] = {-0.0, 0.0 / 0.0, 1.5, 2.0, 0, 1.5};
+    const bool rn[] = {false, false, false, false, true, false};
+    em_op *l = NULL, *r = NULL;
+    EM_ASSERT_OK(em_op_init(&ONE_VTAB, node->children[0], NULL, 0, sizeof(em_batch *), &l, &err),
+                 &err);
+    EM_ASSERT_OK(em_op_init(&ONE_VTAB, node->children[1], NULL, 0, sizeof(em_batch *), &r, &err),
+                 &err);
+    em_batch *lb = double_batch(lv, ln, 6), *rb = double_batch(rv, rn, 6);
+    *(em_batch **)l->state = lb;
+    *(em_batch **)r->state = rb;
+    em_op *op = make_join(node, l, r);
+    em_exec_ctx ctx = {0};
+    EM_ASSERT_OK(em_op_open(op, &ctx, &err), &err);
+    em_batch_list got;
+    EM_ASSERT_OK(em_op_collect(op, NULL, &got, &err), &err);
+    /* 0.0 and -0.0 each match -0.0; NaN matches NaN; 1.5 matches both 1.5s */
+    assert_int_equal(got.n_rows, 5);
+    int64_t nan_pairs = 0;
+    for (int64_t b = 0; b < got.n_batches; b++) {
+        const em_batch *ob = got.batches[b];
+        for (int64_t i = 0; i < ob->n_rows; i++) {
+            double x = ((const double *)ob->cols[0].values->data)[i];
+            double y = ((const double *)ob->cols[1].values->data)[i];
+            assert_true(em_column_is_valid(&ob->cols[0], i));
+            assert_true(x == y || (x != x && y != y));
+            nan_pairs += x != x;
+        }
+    }
+    assert_int_equal(nan_pairs, 1);
+    em_batch_list_reset(&got);
+    em_op_destroy(op);
+    em_batch_destroy(lb);
+    em_batch_destroy(rb);
+    em_plan_free(plan);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hash_joins_matrix),
@@ -746,6 +859,7 @@ int main(void) {
         cmocka_unit_test(test_null_aware_anti),
         cmocka_unit_test(test_null_aware_detection),
         cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_double_keys),
         cmocka_unit_test(test_key_type_mismatch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
