@@ -18,6 +18,7 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -617,6 +618,42 @@ static void test_hash_shuffle_threads(void **state) {
     assert_int_equal(sum, want);
 }
 
+/* Two queries at once in one process: no state is shared between them. */
+typedef struct conc_arg {
+    const char *wh;
+    const char *text;
+    int32_t vals[FILES * ROWS];
+    int n;
+    em_status s;
+    em_error err;
+} conc_arg;
+
+static void *conc_run(void *p) {
+    conc_arg *a = p;
+    a->n = run_ints(a->text, a->wh, 2, a->vals, FILES * ROWS, &a->err, &a->s);
+    return NULL;
+}
+
+static void test_concurrent_queries(void **state) {
+    (void)state;
+    const char *wh = make_warehouse();
+    static conc_arg a[3];
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) {
+        memset(&a[i], 0, sizeof a[i]);
+        a[i].wh = wh;
+        a[i].text = hash_plan;
+        assert_int_equal(pthread_create(&th[i], NULL, conc_run, &a[i]), 0);
+    }
+    for (int i = 0; i < 3; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < 3; i++) {
+        EM_ASSERT_OK(a[i].s, &a[i].err);
+        assert_int_equal(a[i].n, FILES * ROWS);
+        assert_memory_equal(a[i].vals, a[0].vals, sizeof a[0].vals);
+    }
+}
+
 static const char *range_plan =
     "== Physical Plan ==\n"
     "* Sort (4)\n"
@@ -756,7 +793,7 @@ int main(void) {
         cmocka_unit_test(test_range_assign_order),   cmocka_unit_test(test_scan_paths),
         cmocka_unit_test(test_hash_shuffle_threads), cmocka_unit_test(test_range_sort),
         cmocka_unit_test(test_scalar_subquery),      cmocka_unit_test(test_top_n_gather),
-        cmocka_unit_test(test_error_cancels),
+        cmocka_unit_test(test_error_cancels),        cmocka_unit_test(test_concurrent_queries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
