@@ -713,34 +713,46 @@ static void test_budget(void **state) {
     free(big);
 }
 
-/* Keys of different types on the two sides are rejected at open. */
-static void test_key_type_mismatch(void **state) {
-    (void)state;
-    const char *text = "== Physical Plan ==\n"
-                       "BroadcastHashJoin Inner BuildRight (3)\n"
-                       ":- Scan parquet spark_catalog.default.l (1)\n"
-                       "+- Scan parquet spark_catalog.default.r (2)\n"
-                       "\n\n"
-                       "(1) Scan parquet spark_catalog.default.l\n"
-                       "Output [1]: [a#1]\n"
-                       "Batched: true\n"
-                       "Location [not included in comparison]/{warehouse_dir}/l]\n"
-                       "ReadSchema: struct<a:int>\n"
-                       "\n"
-                       "(2) Scan parquet spark_catalog.default.r\n"
-                       "Output [1]: [x#5]\n"
-                       "Batched: true\n"
-                       "Location [not included in comparison]/{warehouse_dir}/r]\n"
-                       "ReadSchema: struct<x:string>\n"
-                       "\n"
-                       "(3) BroadcastHashJoin\n"
-                       "Left keys [1]: [a#1]\n"
-                       "Right keys [1]: [x#5]\n"
-                       "Join type: Inner\n"
-                       "Join condition: None\n\n";
+/* Parses a one-column-per-side BroadcastHashJoin Inner BuildRight plan:
+ * l(<lname>#1 <ltype>) and r(<rname>#5 <rtype>), keys as given. */
+static em_plan *parse_single_column_join(const char *lname, const char *ltype, const char *rname,
+                                         const char *rtype, const char *lkey, const char *rkey) {
+    char text[4096];
+    snprintf(text, sizeof text,
+             "== Physical Plan ==\n"
+             "BroadcastHashJoin Inner BuildRight (3)\n"
+             ":- Scan parquet spark_catalog.default.l (1)\n"
+             "+- Scan parquet spark_catalog.default.r (2)\n"
+             "\n\n"
+             "(1) Scan parquet spark_catalog.default.l\n"
+             "Output [1]: [%s#1]\n"
+             "Batched: true\n"
+             "Location [not included in comparison]/{warehouse_dir}/l]\n"
+             "ReadSchema: struct<%s:%s>\n"
+             "\n"
+             "(2) Scan parquet spark_catalog.default.r\n"
+             "Output [1]: [%s#5]\n"
+             "Batched: true\n"
+             "Location [not included in comparison]/{warehouse_dir}/r]\n"
+             "ReadSchema: struct<%s:%s>\n"
+             "\n"
+             "(3) BroadcastHashJoin\n"
+             "Left keys [1]: [%s]\n"
+             "Right keys [1]: [%s]\n"
+             "Join type: Inner\n"
+             "Join condition: None\n\n",
+             lname, lname, ltype, rname, rname, rtype, lkey, rkey);
     em_plan *plan = NULL;
     em_error err = {0};
     EM_ASSERT_OK(em_plan_parse(text, strlen(text), NULL, &plan, &err), &err);
+    return plan;
+}
+
+/* Keys of different types on the two sides are rejected at open. */
+static void test_key_type_mismatch(void **state) {
+    (void)state;
+    em_plan *plan = parse_single_column_join("a", "int", "x", "string", "a#1", "x#5");
+    em_error err = {0};
     const em_plan_node *node = em_plan_root(plan);
     em_op *op = make_join(node, make_source(node->children[0], NULL, 0, 1, false),
                           make_source(node->children[1], NULL, 0, 1, false));
@@ -786,31 +798,10 @@ static em_batch *double_batch(const double *v, const bool *null, int n) {
  * -0.0 joins 0.0, NaN joins NaN, null joins nothing. */
 static void test_double_keys(void **state) {
     (void)state;
-    const char *text = "== Physical Plan ==\n"
-                       "BroadcastHashJoin Inner BuildRight (3)\n"
-                       ":- Scan parquet spark_catalog.default.l (1)\n"
-                       "+- Scan parquet spark_catalog.default.r (2)\n"
-                       "\n\n"
-                       "(1) Scan parquet spark_catalog.default.l\n"
-                       "Output [1]: [f#1]\n"
-                       "Batched: true\n"
-                       "Location [not included in comparison]/{warehouse_dir}/l]\n"
-                       "ReadSchema: struct<f:double>\n"
-                       "\n"
-                       "(2) Scan parquet spark_catalog.default.r\n"
-                       "Output [1]: [g#5]\n"
-                       "Batched: true\n"
-                       "Location [not included in comparison]/{warehouse_dir}/r]\n"
-                       "ReadSchema: struct<g:double>\n"
-                       "\n"
-                       "(3) BroadcastHashJoin\n"
-                       "Left keys [1]: [knownfloatingpointnormalized(normalizenanandzero(f#1))]\n"
-                       "Right keys [1]: [knownfloatingpointnormalized(normalizenanandzero(g#5))]\n"
-                       "Join type: Inner\n"
-                       "Join condition: None\n\n";
-    em_plan *plan = NULL;
+    em_plan *plan = parse_single_column_join(
+        "f", "double", "g", "double", "knownfloatingpointnormalized(normalizenanandzero(f#1))",
+        "knownfloatingpointnormalized(normalizenanandzero(g#5))");
     em_error err = {0};
-    EM_ASSERT_OK(em_plan_parse(text, strlen(text), NULL, &plan, &err), &err);
     const em_plan_node *node = em_plan_root(plan);
     const double lv[] = {0.0, -0.0, 0.0 / 0.0, 0, 1.5, 3.0};
     const bool ln[] = {false, false, false, true, false, false};
