@@ -81,8 +81,7 @@ typedef struct em_conf_key {
 /* The registered keys, in documentation order. */
 size_t em_conf_n_keys(void);
 const em_conf_key *em_conf_key_at(size_t i);
-/* The key named name or one of its aliases; NULL for families and unknown keys.
- */
+/* The key named name or one of its aliases; NULL for families and unknown keys. */
 const em_conf_key *em_conf_lookup(const char *name);
 const char *em_conf_type_name(em_conf_type t);
 const char *em_conf_scope_name(em_conf_scope s);

@@ -90,9 +90,7 @@ static void resolve(const char *key, resolved *r) {
     r->kind = KEY_FOREIGN;
 }
 
-/* --- parsing
- * ----------------------------------------------------------------------------
- */
+/* --- parsing --- */
 
 static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -168,8 +166,7 @@ static int64_t suffix_bytes(const char *s) {
     return 0;
 }
 
-/* Sizes: the reason for a refusal in why (static text), or NULL when it parsed.
- */
+/* Sizes: the reason for a refusal in why (static text), or NULL when it parsed. */
 static const char *parse_bytes_why(const char *text, int64_t unit, int64_t *out) {
     char *t = trim_dup(text, strlen(text));
     if (!t)
@@ -209,8 +206,7 @@ bool em_conf_parse_bytes(const char *text, int64_t unit, int64_t *out_bytes) {
     return parse_bytes_why(text, unit > 0 ? unit : 1, out_bytes) == NULL;
 }
 
-/* Validates text as k's value; on success *norm is a malloc'd normalized copy.
- */
+/* Validates text as k's value; on success *norm is a malloc'd normalized copy. */
 static em_status validate(const em_conf_key *k, const char *spelled, const char *text, char **norm,
                           em_error *err) {
     char *t = trim_dup(text, strlen(text));
@@ -294,8 +290,7 @@ static em_status validate(const em_conf_key *k, const char *spelled, const char 
     return EM_OK;
 }
 
-/* --- nearest key
- * ------------------------------------------------------------------------ */
+/* --- nearest key --- */
 
 #define DIST_CAP 200
 
@@ -376,8 +371,7 @@ const char *em_conf_nearest_key(const char *key) {
     return result;
 }
 
-/* --- the conf object
- * -------------------------------------------------------------------- */
+/* --- the conf object --- */
 
 em_status em_conf_create(em_conf **out, em_error *err) {
     *out = calloc(1, sizeof **out);

@@ -207,9 +207,7 @@ const char *em_conf_scope_name(em_conf_scope s) {
     return s == EM_CONF_STARTUP ? "startup" : "query";
 }
 
-/* --- families
- * ---------------------------------------------------------------------------
- */
+/* --- families --- */
 
 static const em_conf_family families[EM_CONF_FAMILY_COUNT_] = {
     {"spark.ember.sql.exec.", "spark.rapids.sql.exec.",
@@ -224,8 +222,9 @@ static const em_conf_family families[EM_CONF_FAMILY_COUNT_] = {
      "Add). false makes every operator using it fall back to the row engine."},
 };
 
-/* The execs the operator layer builds today (src/ops/build.c); the overrides
- * layer adds the rest, and the expressions, through em_conf_family_register. */
+/* The execs the operator layer builds today (src/ops/build.c) and the expressions the
+ * evaluator compiles (src/expr), by Spark class name; the overrides layer adds the rest
+ * through em_conf_family_register. */
 static const char *const builtin_execs[] = {
     "FileSourceScanExec",
     "LocalTableScanExec",
@@ -251,9 +250,31 @@ static const char *const builtin_execs[] = {
     "CartesianProductExec",
 };
 
+/* clang-format off */
+static const char *const builtin_exprs[] = {
+    /* references, literals, structure */
+    "Alias", "AttributeReference", "Literal", "ScalarSubquery", "DynamicPruningExpression",
+    "KnownFloatingPointNormalized", "KnownNotNull", "PromotePrecision", "CheckOverflow",
+    "MakeDecimal", "UnscaledValue", "Cast",
+    /* arithmetic and bitwise */
+    "Add", "Subtract", "Multiply", "Divide", "Remainder", "IntegralDivide", "Pmod",
+    "UnaryMinus", "Abs", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "ShiftLeft", "ShiftRight",
+    "Floor", "Ceil", "Round", "Sqrt", "Exp", "Log", "Pow", "IsNaN", "NormalizeNaNAndZero",
+    /* predicates and conditionals */
+    "EqualTo", "EqualNullSafe", "LessThan", "LessThanOrEqual", "GreaterThan",
+    "GreaterThanOrEqual", "And", "Or", "Not", "In", "InSet", "IsNull", "IsNotNull", "Like",
+    "CaseWhen", "If", "Coalesce",
+    /* strings and dates */
+    "Substring", "Concat", "Upper", "Lower", "Length", "StringTrim", "StringTrimLeft",
+    "StringTrimRight", "StartsWith", "EndsWith", "Contains", "Year", "Month", "DayOfMonth",
+    "Quarter", "DateAdd", "DateSub", "DateDiff",
+    /* aggregates */
+    "Sum", "Average", "Count", "Min", "Max", "First", "Last",
+};
+/* clang-format on */
+
 typedef struct member {
-    char *name; /* owned, never freed (borrowed by callers for the process's life)
-                 */
+    char *name; /* owned, never freed: callers borrow it for the process's life */
     bool default_enabled;
     char *note; /* owned, may be NULL; replaced on re-registration */
 } member;
@@ -325,6 +346,9 @@ static void add_builtins(void) {
     pthread_mutex_lock(&members_lock);
     for (size_t i = 0; i < sizeof builtin_execs / sizeof builtin_execs[0]; i++)
         if (!family_put(&members[EM_CONF_FAMILY_EXEC], builtin_execs[i], true, NULL))
+            builtins_failed = true;
+    for (size_t i = 0; i < sizeof builtin_exprs / sizeof builtin_exprs[0]; i++)
+        if (!family_put(&members[EM_CONF_FAMILY_EXPRESSION], builtin_exprs[i], true, NULL))
             builtins_failed = true;
     pthread_mutex_unlock(&members_lock);
 }
