@@ -115,7 +115,7 @@ const em_batch_list *em_query_result(const em_query *q);
 
 int em_query_n_stages(const em_query *q);
 void em_query_stage_info(const em_query *q, int i, em_stage_info *out);
-/* Per plan node, after the run, in stage order. */
+/* Per plan node that ran (its operators summed over tasks), after the run, by operator id. */
 int em_query_n_metrics(const em_query *q);
 const em_node_metrics *em_query_metrics_at(const em_query *q, int i);
 /* Peak bytes of the query's pool (all tasks, shuffles and broadcasts). */
@@ -131,7 +131,8 @@ int em_query_threads(const em_query *q);
  * else the path itself (a "file:" prefix dropped). A folder contributes its
  * *.parquet files (hidden and "_" files skipped), sorted by name. *paths is a
  * malloc'ed array of malloc'ed strings (free with em_scan_files_free).
- * Errors: EM_ERR_IO naming the folder when it is missing or holds no files.
+ * Errors: EM_ERR_IO naming the folder when it is missing (an empty folder is an
+ * empty table: no files, no scan partitions).
  */
 em_status em_scan_files(const em_plan_node *scan, const char *warehouse_dir, char ***paths,
                         int *n_paths, em_error *err) EM_MUST_CHECK;

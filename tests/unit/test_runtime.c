@@ -540,6 +540,15 @@ static void test_scan_paths(void **state) {
                                    wh, &files, &n, &err),
                      EM_ERR_IO);
     assert_non_null(strstr(err.msg, "/nope"));
+    /* an empty folder is an empty table */
+    char empty[4200];
+    snprintf(empty, sizeof empty, "%s/empty", wh);
+    mkdir(empty, 0755);
+    EM_ASSERT_OK(scan_files_of("Location [not included in comparison]/{warehouse_dir}/empty]", wh,
+                               &files, &n, &err),
+                 &err);
+    assert_int_equal(n, 0);
+    em_scan_files_free(files, n);
     /* normalized without a warehouse */
     assert_int_equal(scan_files_of("Location [not included in comparison]/{warehouse_dir}/t]", NULL,
                                    &files, &n, &err),
