@@ -324,13 +324,23 @@ typedef struct nearest {
     char out[KEY_CAP + 64];
 } nearest;
 
-/* Scores are doubled distances, plus one when only the spark.ember. reading
- * matched, so on a tie the spelling in the user's own namespace (a rapids alias
- * for a rapids key) wins. */
+/* Edit distance, except that a truncated key (the candidate starts with it, and it has at
+ * least 3 characters after its last '.') counts as distance 1: "exec.Hash" means
+ * HashAggregateExec, not the equally short SortExec. */
+static int key_distance(const char *q, const char *cand) {
+    const char *dot = strrchr(q, '.');
+    size_t ql = strlen(q);
+    if (dot && strlen(dot + 1) >= 3 && strlen(cand) > ql && !strncasecmp(cand, q, ql))
+        return 1;
+    return edit_distance(q, cand);
+}
+
+/* Scores are doubled distances, plus one when only the spark.ember. reading matched, so on
+ * a tie the spelling in the user's own namespace (a rapids alias for a rapids key) wins. */
 static void consider(nearest *nr, const char *cand) {
-    int d = 2 * edit_distance(nr->query, cand);
+    int d = 2 * key_distance(nr->query, cand);
     if (nr->as_ember) {
-        int d2 = 2 * edit_distance(nr->as_ember, cand) + 1;
+        int d2 = 2 * key_distance(nr->as_ember, cand) + 1;
         if (d2 < d)
             d = d2;
     }
@@ -350,7 +360,12 @@ const char *em_conf_nearest_key(const char *key) {
                      key + strlen(reserved_prefixes[i]));
             nr.as_ember = as_ember;
         }
-    for (size_t i = 0; i < em_conf_n_keys(); i++) {
+    /* a key with a family prefix names a class: only that family's members are candidates */
+    em_conf_family_id in_fam;
+    const char *cls_ignored;
+    bool def_ignored, member_ignored;
+    bool family_key = conf_family_find(key, &in_fam, &cls_ignored, &def_ignored, &member_ignored);
+    for (size_t i = 0; i < em_conf_n_keys() && !family_key; i++) {
         const em_conf_key *k = em_conf_key_at(i);
         consider(&nr, k->name);
         for (int a = 0; a < EM_CONF_MAX_ALIASES && k->aliases[a]; a++)
@@ -358,6 +373,8 @@ const char *em_conf_nearest_key(const char *key) {
     }
     char cand[KEY_CAP + 64];
     for (int f = 0; f < EM_CONF_FAMILY_COUNT_; f++) {
+        if (family_key && f != (int)in_fam)
+            continue;
         const em_conf_family *fam = em_conf_family_get((em_conf_family_id)f);
         const char *cls;
         for (size_t i = 0; em_conf_family_member((em_conf_family_id)f, i, &cls, NULL, NULL); i++) {
@@ -367,6 +384,8 @@ const char *em_conf_nearest_key(const char *key) {
             consider(&nr, cand);
         }
     }
+    if (!nr.out[0] && family_key) /* no class registered yet: name the pattern */
+        snprintf(nr.out, sizeof nr.out, "%s<SparkClassName>", em_conf_family_get(in_fam)->prefix);
     memcpy(result, nr.out, sizeof result);
     return result;
 }

@@ -7,6 +7,8 @@
  * families with their rapids spellings, and docs/configs.md kept in step
  * with the registry.
  */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +357,17 @@ static void test_families(void **state) {
     ASSERT_CONTAINS(msg, "did you mean spark.ember.sql.exec.FilterExec?");
     msg = set_fails(c, "spark.rapids.sql.exec.SortMergeJoin=false");
     ASSERT_CONTAINS(msg, "did you mean spark.rapids.sql.exec.SortMergeJoinExec?");
+    /* a family key suggests a class of its own family, not some other key */
+    msg = set_fails(c, "spark.rapids.sql.exec.Foo=true");
+    ASSERT_CONTAINS(msg, "did you mean spark.rapids.sql.exec.");
+    msg = set_fails(c, "spark.ember.sql.expression.Substr=true");
+    ASSERT_CONTAINS(msg, "did you mean spark.ember.sql.expression.Substring?");
+    msg = set_fails(c, "spark.ember.sql.exec.Hash=false"); /* truncated: a prefix match */
+    ASSERT_CONTAINS(msg, "did you mean spark.ember.sql.exec.HashAggregateExec?");
+    msg = set_fails(c, "spark.ember.sql.lore.dump=x");
+    ASSERT_CONTAINS(msg, "did you mean spark.ember.sql.lore.dump");
+    msg = set_fails(c, "spark.ember.sql.expression.Addd=true");
+    ASSERT_CONTAINS(msg, "did you mean spark.ember.sql.expression.Add?");
 
     /* built-in expressions, and more registered by the overrides layer */
     SET_OK(c, "spark.rapids.sql.expression.Add=false");
@@ -464,6 +477,72 @@ static void test_docs_not_stale(void **state) {
     free(text);
 }
 
+/* Registrations from several threads while others read switches and suggestions: every
+ * class ends up registered once, in order (run under ASan/TSan builds to catch races). */
+#define REG_THREADS 4
+#define REG_EACH 50
+
+static void *register_many(void *arg) {
+    int t = (int)(intptr_t)arg;
+    em_error err = {0};
+    char name[64];
+    for (int i = 0; i < REG_EACH; i++) {
+        snprintf(name, sizeof name, "ThreadTest%dExpr%d", t, i);
+        if (em_conf_family_register(EM_CONF_FAMILY_EXPRESSION, name, i % 2 == 0, NULL, &err))
+            return (void *)1;
+        bool b;
+        if (em_conf_get_bool(NULL, "spark.ember.sql.exec.FilterExec", &b, &err) || !b)
+            return (void *)1;
+        (void)em_conf_nearest_key("spark.ember.sql.expression.ThreadTest0Expr");
+    }
+    return NULL;
+}
+
+static void test_family_threads(void **state) {
+    (void)state;
+    size_t before = em_conf_family_n_members(EM_CONF_FAMILY_EXPRESSION);
+    pthread_t th[REG_THREADS];
+    for (int t = 0; t < REG_THREADS; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, register_many, (void *)(intptr_t)t), 0);
+    for (int t = 0; t < REG_THREADS; t++) {
+        void *rc;
+        assert_int_equal(pthread_join(th[t], &rc), 0);
+        assert_null(rc);
+    }
+    assert_int_equal(em_conf_family_n_members(EM_CONF_FAMILY_EXPRESSION),
+                     before + REG_THREADS * REG_EACH);
+    const char *prev = "", *cls;
+    for (size_t i = 0; em_conf_family_member(EM_CONF_FAMILY_EXPRESSION, i, &cls, NULL, NULL); i++) {
+        assert_true(strcmp(prev, cls) < 0);
+        prev = cls;
+    }
+    em_error err = {0};
+    bool b = true;
+    EM_ASSERT_OK(em_conf_get_bool(NULL, "spark.ember.sql.expression.ThreadTest3Expr7", &b, &err),
+                 &err);
+    assert_false(b);
+}
+
+/* The CLI prints what the library renders: `ember conf --markdown` reproduces the committed
+ * page, --all lists each switch, a bad argument is a usage error. */
+static void test_cli(void **state) {
+    (void)state;
+    const char *bin = em_test_ember_bin();
+    if (!bin)
+        fail_msg("EMBER_BIN is not set: run this test through ctest");
+    const char *dir = em_test_tmpdir("conf_cli");
+    const char *src = getenv("EMBER_SOURCE");
+    if (!src)
+        fail_msg("EMBER_SOURCE is not set: run this test through ctest");
+    assert_int_equal(em_test_system("'%s' conf --markdown > '%s/configs.md'", bin, dir), 0);
+    assert_int_equal(em_test_system("cmp -s '%s/configs.md' '%s/docs/configs.md'", dir, src), 0);
+    assert_int_equal(
+        em_test_system("'%s' conf --all | grep -qx 'spark.ember.sql.exec.SortMergeJoinExec'", bin),
+        0);
+    assert_int_equal(em_test_system("'%s' conf | grep -q 'spark.sql.ansi.enabled'", bin), 0);
+    assert_int_equal(em_test_system("'%s' conf --bogus 2>/dev/null", bin), 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_docs_not_stale),
@@ -477,6 +556,8 @@ int main(void) {
         cmocka_unit_test(test_foreign_keys_kept),
         cmocka_unit_test(test_families),
         cmocka_unit_test(test_registry_sane),
+        cmocka_unit_test(test_family_threads),
+        cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
