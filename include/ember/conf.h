@@ -121,7 +121,8 @@ typedef struct em_conf em_conf;
 em_status em_conf_create(em_conf **out, em_error *err) EM_MUST_CHECK;
 void em_conf_destroy(em_conf *c); /* NULL is fine */
 
-/* Sets key to value (both copied). An alias sets its canonical key; setting
+/* Sets key to value (both copied; blanks around the key are ignored, as in
+ * Spark's SET). An alias sets its canonical key; setting
  * one key through two spellings to different values is an error naming
  * both, while setting it again through the same spelling replaces the value
  * (Spark's last-wins). Errors (EM_ERR_INVALID, naming the key and value):
@@ -134,7 +135,8 @@ em_status em_conf_set_kv(em_conf *c, const char *kv, em_error *err) EM_MUST_CHEC
 
 /* The settings made, in the order first made: canonical key, the spelling
  * used, the stored value (normalized: booleans lower case, enums as listed,
- * others trimmed). Borrowed from c, valid until the next set or destroy. */
+ * registered values trimmed, other keys' values verbatim). Borrowed from c,
+ * valid until the next set or destroy. */
 size_t em_conf_n_set(const em_conf *c);
 bool em_conf_set_at(const em_conf *c, size_t i, const char **key, const char **spelled,
                     const char **value);
@@ -145,10 +147,11 @@ bool em_conf_is_set(const em_conf *c, const char *key);
 const char *em_conf_get_text(const em_conf *c, const char *key);
 
 /* Typed reads, defaults applied; c may be NULL (defaults only). key may be
- * any spelling, including family keys (booleans). EM_ERR_INVALID when the
- * key is not registered, has another type, or is unset with no default
- * (context-dependent defaults such as spark.sql.ansi.enabled: check
- * em_conf_is_set first). */
+ * any spelling, including family keys (booleans: a class not registered
+ * reads as enabled, since it cannot have been set). An int key reads as a
+ * long too. EM_ERR_INVALID when the key is not registered, has another
+ * type, or is unset with no default (context-dependent defaults such as
+ * spark.sql.ansi.enabled: check em_conf_is_set first). */
 em_status em_conf_get_bool(const em_conf *c, const char *key, bool *out,
                            em_error *err) EM_MUST_CHECK;
 em_status em_conf_get_int(const em_conf *c, const char *key, int32_t *out,
