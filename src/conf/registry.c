@@ -157,7 +157,8 @@ static const em_conf_key keys[] = {
     {.name = "spark.executor.cores", .type = EM_CONF_INT, .scope = EM_CONF_STARTUP,
      .default_value = "1", .ranged = true, .lo = 1, .hi = 1 << 20, .spark_key = true,
      .doc = "Cores per executor; with spark.task.cpus, the task slots of the default "
-            "resource profile."},
+            "resource profile. Spark's default is 1 on YARN and Kubernetes and all the "
+            "worker's cores in standalone mode; Ember assumes 1 when unset."},
     {.name = "spark.task.cpus", .type = EM_CONF_INT, .scope = EM_CONF_STARTUP,
      .default_value = "1", .ranged = true, .lo = 1, .hi = 1 << 20, .spark_key = true,
      .doc = "Cores each task takes."},
