@@ -713,8 +713,12 @@ static em_status pull_step(jn_state *j, em_error *err) {
 }
 
 static em_status next_inner(jn_state *j, em_batch **out, em_error *err) {
+    volatile int *cancel = j->op->ctx->cancel;
     for (;;) {
         bool produced = false;
+        /* one call may run many steps that output nothing (a condition no pair passes) */
+        if (cancel && *cancel)
+            return EM_FAIL(err, EM_ERR_CANCELLED, "task cancelled");
         switch (j->phase) {
         case PH_BUILD:
             EM_TRY(do_build(j, err));

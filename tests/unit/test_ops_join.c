@@ -85,6 +85,7 @@ typedef struct src_state {
     int n, pos, batch;
     bool sel_mode;
     em_batch *cur;
+    volatile int *cancel_on_next; /* set to 1 when this source returns a batch */
 } src_state;
 
 static em_status src_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
@@ -148,6 +149,8 @@ static em_status src_next(em_op *op, em_batch **out, em_error *err) {
     if (st->sel_mode)
         b->n_sel = m;
     st->pos += m;
+    if (st->cancel_on_next)
+        *st->cancel_on_next = 1;
     *out = b;
     return EM_OK;
 }
@@ -439,7 +442,8 @@ static void batch_rows(const em_batch *b, rowset *out) {
 typedef struct run_opts {
     int batch_l, batch_r;
     bool sel_mode;
-    int64_t budget; /* < 0: unlimited */
+    int64_t budget;      /* < 0: unlimited */
+    bool cancel_on_left; /* the left source cancels the task when it returns a batch */
 } run_opts;
 
 static em_op *make_join(const em_plan_node *node, em_op *l, em_op *r) {
@@ -471,6 +475,10 @@ static em_status run_join(const jcase *c, const trow *L, int nl, const trow *R, 
     em_pool *pool = em_pool_create("join-test", NULL, o->budget);
     em_exec_ctx ctx = {0};
     ctx.pool = pool;
+    volatile int cancel = 0;
+    ctx.cancel = &cancel;
+    if (o->cancel_on_left)
+        ((src_state *)l->state)->cancel_on_next = &cancel;
     em_status s = em_op_open(op, &ctx, err);
     while (s == EM_OK) {
         em_batch *b = NULL;
@@ -547,7 +555,7 @@ static void test_hash_joins_matrix(void **state) {
                         for (int z = 0; z < 5; z++) {
                             jcase c = {ops[o], (jt)t, o == 2 ? "" : BUILDS[b], k, cnd ? COND : NULL,
                                        false};
-                            run_opts ro = {7 + z, 5 + 2 * z, (z & 1) != 0, -1};
+                            run_opts ro = {7 + z, 5 + 2 * z, (z & 1) != 0, -1, false};
                             check_case(&c, L, sizes[z][0], R, sizes[z][1], &ro);
                             n_cases++;
                         }
@@ -569,7 +577,7 @@ static void test_batch_boundaries(void **state) {
                 for (int cnd = 0; cnd < 2; cnd++) {
                     jcase c = {"BroadcastHashJoin", (jt)t, "BuildRight", K_INT,
                                cnd ? COND : NULL,   false};
-                    run_opts ro = {bs[i], bs[4 - i], sel != 0, -1};
+                    run_opts ro = {bs[i], bs[4 - i], sel != 0, -1, false};
                     check_case(&c, L, 40, R, 33, &ro);
                     c.build = "BuildLeft";
                     check_case(&c, L, 40, R, 33, &ro);
@@ -591,12 +599,12 @@ static void test_nested_loop_joins(void **state) {
                 for (int z = 0; z < 4; z++) {
                     jcase c = {
                         "BroadcastNestedLoopJoin", (jt)t, BUILDS[b], K_NONE, conds[k], false};
-                    run_opts ro = {4 + z, 3 + z, z == 1, -1};
+                    run_opts ro = {4 + z, 3 + z, z == 1, -1, false};
                     check_case(&c, L, sizes[z][0], R, sizes[z][1], &ro);
                 }
     /* CartesianProduct: no join type and no build side printed */
     jcase c = {"CartesianProduct", J_INNER, "", K_NONE, NULL, false};
-    run_opts ro = {4, 5, false, -1};
+    run_opts ro = {4, 5, false, -1, false};
     check_case(&c, L, 25, R, 18, &ro);
 }
 
@@ -611,7 +619,7 @@ static void test_skewed_key(void **state) {
     gen_rows(small, 12, 3, 0); /* keys -1, 0, 1 */
     for (int t = 0; t < J_COUNT; t++) {
         jcase c = {"BroadcastHashJoin", (jt)t, "BuildRight", K_INT, NULL, false};
-        run_opts ro = {5, 1000, false, -1};
+        run_opts ro = {5, 1000, false, -1, false};
         check_case(&c, small, 12, big, nbig, &ro);
         c.cond = COND;
         check_case(&c, small, 12, big, nbig, &ro);
@@ -623,7 +631,7 @@ static void test_skewed_key(void **state) {
     em_error err = {0};
     int64_t rows_out = 0;
     jcase c = {"ShuffledHashJoin", J_INNER, "BuildLeft", K_INT, NULL, false};
-    run_opts ro = {1000, 3, true, -1};
+    run_opts ro = {1000, 3, true, -1, false};
     EM_ASSERT_OK(run_join(&c, big, nbig, small, 12, &ro, &got, &err, &rows_out), &err);
     int small_neg = 0;
     for (int i = 0; i < 12; i++)
@@ -642,7 +650,7 @@ static void test_null_aware_anti(void **state) {
     gen_rows(L, 30, 6, 20);
     gen_rows(R, 20, 6, 0);
     jcase c = {"BroadcastHashJoin", J_ANTI, "BuildRight", K_INT, NULL, true};
-    run_opts ro = {4, 3, false, -1};
+    run_opts ro = {4, 3, false, -1, false};
     /* no null on the right: left rows with a non-null unmatched key */
     check_case(&c, L, 30, R, 20, &ro);
     /* empty right: every left row, null keys too */
@@ -700,7 +708,7 @@ static void test_budget(void **state) {
     gen_rows(big, n, 1000, 5);
     gen_rows(small, 4, 1000, 0);
     jcase c = {"BroadcastHashJoin", J_INNER, "BuildRight", K_INT, NULL, false};
-    run_opts ro = {1024, 1024, false, 200 * 1024};
+    run_opts ro = {1024, 1024, false, 200 * 1024, false};
     rowset got = {0};
     em_error err = {0};
     em_status s = run_join(&c, small, 4, big, n, &ro, &got, &err, NULL);
@@ -746,6 +754,30 @@ static em_plan *parse_single_column_join(const char *lname, const char *ltype, c
     em_error err = {0};
     EM_ASSERT_OK(em_plan_parse(text, strlen(text), NULL, &plan, &err), &err);
     return plan;
+}
+
+/* A cancellation is noticed inside a long next call in which no pair passes
+ * the condition (all of a skewed key's pairs fail it). */
+static void test_cancel_inside_next(void **state) {
+    (void)state;
+    int n = 5000;
+    trow *big = calloc((size_t)n, sizeof *big);
+    trow small[8];
+    gen_rows(big, n, 1, 0);
+    gen_rows(small, 8, 1, 0);
+    for (int i = 0; i < 8; i++)
+        small[i].b = 1000; /* b < y never holds */
+    jcase c = {"BroadcastHashJoin", J_INNER, "BuildRight", K_INT, COND, false};
+    run_opts ro = {8, 512, false, -1, false};
+    check_case(&c, small, 8, big, n, &ro); /* no rows */
+    ro.cancel_on_left = true;
+    rowset got = {0};
+    em_error err = {0};
+    assert_int_equal(run_join(&c, small, 8, big, n, &ro, &got, &err, NULL), EM_ERR_CANCELLED);
+    assert_non_null(strstr(err.msg, "BroadcastHashJoin (3)"));
+    assert_int_equal(got.n, 0);
+    rs_free(&got);
+    free(big);
 }
 
 /* Keys of different types on the two sides are rejected at open. */
@@ -851,6 +883,7 @@ int main(void) {
         cmocka_unit_test(test_null_aware_detection),
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_double_keys),
+        cmocka_unit_test(test_cancel_inside_next),
         cmocka_unit_test(test_key_type_mismatch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
