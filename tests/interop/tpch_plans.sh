@@ -43,18 +43,6 @@ trap 'rm -rf "$tmp"' EXIT
 XFAIL=(
     "standard:*:q6|Spark folded q6 to an empty LocalTableScan because with DECIMAL(10,0) money the discount range 0.05..0.07 can never match; on DECIMAL(15,2) data the query is not empty, so this plan cannot answer it (not fixable by --retype)"
 )
-# Spark 3.3 prints decimal arithmetic wrapped in CheckOverflow/PromotePrecision
-# with result types computed for DECIMAL(10,0) money (e.g. DecimalType(21,0));
-# --retype keeps those printed types, so scale-2 values are rounded to scale 0.
-for n in 1 3 5 7 8 9 10 11 14 15 19 22; do
-    XFAIL+=("standard:spark-3.3*:q$n|3.3 CheckOverflow types printed for DECIMAL(10,0) are not re-derived under --retype (plan layer)")
-done
-# Spark rewrites avg over small decimals (DecimalAggregates) to
-# avg(UnscaledValue(x)) / 10^scale with the scale of DECIMAL(10,0) printed as
-# the literal 1.0; on DECIMAL(15,2) data that divisor must become 100.0.
-for n in 1 22; do
-    XFAIL+=("standard:*:q$n|avg(UnscaledValue(x)) / 1.0 (Spark's DecimalAggregates, scale 0 printed as a literal) is not rescaled under --retype (plan layer)")
-done
 
 xfail_reason() { # schema version q
     local e pat
