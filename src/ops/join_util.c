@@ -10,11 +10,11 @@
  *           or the rows a semi/anti/existence join keeps
  *   TAIL    after the stream ends: build rows the join type keeps
  *
- * A stream row with no candidate at all is output inline (as a pair with
- * build row -1) by outer joins without a condition, so that such a join's
- * output keeps the stream's order (a sort-merge join's parents may rely on
- * it). With a condition, whether a row is matched is known only after its
- * pairs were filtered, so its null-extended row follows the batch's pairs.
+ * Outer joins keep the stream's order (a sort-merge join's parents may rely
+ * on it): a stream row with no candidate is output inline as a pair with
+ * build row -1; with a condition, a row whose pairs all failed it is output
+ * with nulls right after its last pair (such steps take at most
+ * EM_BATCH_CAP / 2 pairs, so that pairs and null rows fit one batch).
  *
  * Invariants: pb[i] < 0 means "no build row" (nulls); ps[i] < 0 means "no
  * stream row". In the aligned layout the pair batch has the stream batch's
@@ -492,19 +492,72 @@ static inline void set_build_bit(jn_state *j, int32_t row) {
         em_bit_set(j->build_matched, row);
 }
 
+static em_status ensure_flags(jn_state *j, int64_t n, em_error *err) {
+    return grow_array(j, (void **)&j->flags, &j->flags_cap, n > 0 ? n : 1, 1, err);
+}
+
+_Static_assert(EM_BATCH_CAP >= 2, "an outer join step outputs up to two rows per pair");
+
+/*
+ * Outer joins with a condition, in stream order: the step's surviving pairs,
+ * and right after the last pair of a stream row that no pair kept, that
+ * row with nulls (a row cut at the step's end is decided in the next step).
+ * passed[i]: pair i survived the condition. Leaves the output in j->out.
+ */
+static em_status ordered_outer_output(jn_state *j, int64_t m, const uint8_t *passed, bool *produced,
+                                      em_error *err) {
+    EM_TRY(ensure_aligned(j, 2 * m, err));
+    int32_t *os = j->aligned, *ob = j->aligned + m;
+    int32_t last_k = j->pk[m - 1];
+    bool last_done = j->k > last_k || j->jpos >= j->hi[last_k];
+    int64_t mo = 0;
+    for (int64_t i = 0; i < m; i++) {
+        int32_t k = j->pk[i];
+        if (j->pb[i] < 0) { /* a row without candidates */
+            os[mo] = j->ps[i];
+            ob[mo++] = -1;
+            continue;
+        }
+        if (passed[i]) {
+            os[mo] = j->ps[i];
+            ob[mo++] = j->pb[i];
+        }
+        bool row_ends = i + 1 < m ? j->pk[i + 1] != k : last_done;
+        if (row_ends && !j->in_matched[k]) {
+            j->in_matched[k] = 1;
+            os[mo] = j->ps[i];
+            ob[mo++] = -1;
+        }
+    }
+    if (mo == 0)
+        return EM_OK;
+    memcpy(j->ps, os, sizeof *os * (size_t)mo);
+    memcpy(j->pb, ob, sizeof *ob * (size_t)mo);
+    bool aligned = true;
+    for (int64_t i = 1; i < mo && aligned; i++)
+        aligned = j->ps[i] > j->ps[i - 1];
+    EM_TRY(assemble(j, mo, aligned, err));
+    EM_TRY(emit_pairs_out(j, NULL, err));
+    *produced = true;
+    return EM_OK;
+}
+
 /* One step of candidate pairs of the current stream batch; *produced is set
  * when j->out holds output. */
 static em_status pairs_step(jn_state *j, bool *produced, em_error *err) {
     *produced = false;
     const int32_t *sel = j->in->sel;
     const int32_t *rows = j->cand_rows;
-    bool inline_nulls = j->keep_stream && !j->cond;
+    bool inline_nulls = j->keep_stream;
+    bool ordered = j->keep_stream && j->cond;
     bool skip_matched = j->exist_kind && j->build_side == JN_RIGHT;
+    int64_t limit = ordered ? EM_BATCH_CAP / 2 : EM_BATCH_CAP;
     int64_t m = 0;
-    while (j->k < j->n_in && m < EM_BATCH_CAP) {
+    while (j->k < j->n_in && m < limit) {
         int64_t k = j->k;
         if (j->jpos >= j->hi[k] || (skip_matched && j->in_matched[k])) {
-            if (inline_nulls && !j->in_matched[k]) {
+            /* ordered: a row with candidates is decided after its last pair */
+            if (inline_nulls && !j->in_matched[k] && (!ordered || j->lo[k] >= j->hi[k])) {
                 j->ps[m] = sel ? sel[k] : (int32_t)k;
                 j->pb[m] = -1;
                 j->pk[m] = (int32_t)k;
@@ -516,8 +569,8 @@ static em_status pairs_step(jn_state *j, bool *produced, em_error *err) {
             continue;
         }
         int64_t take = j->hi[k] - j->jpos;
-        if (take > EM_BATCH_CAP - m)
-            take = EM_BATCH_CAP - m;
+        if (take > limit - m)
+            take = limit - m;
         int32_t s = sel ? sel[k] : (int32_t)k;
         for (int64_t t = 0; t < take; t++) {
             j->ps[m] = s;
@@ -539,24 +592,30 @@ static em_status pairs_step(jn_state *j, bool *produced, em_error *err) {
     EM_TRY(assemble(j, m, aligned, err));
     if (j->cond)
         EM_TRY(em_expr_filter(j->cond, j->pair, err));
+    if (ordered) {
+        EM_TRY(ensure_flags(j, m, err));
+        memset(j->flags, 0, (size_t)m);
+    }
     em_batch *p = j->pair;
     int64_t n_out = em_batch_rows(p);
     for (int64_t t = 0; t < n_out; t++) {
         int64_t r = p->sel ? p->sel[t] : t;
         int64_t i = aligned ? j->aligned_pair[r] : r;
+        if (j->pb[i] < 0)
+            continue; /* a null-extended row is not a match, whatever the condition says */
         j->in_matched[j->pk[i]] = 1;
+        if (ordered)
+            j->flags[i] = 1;
         if (j->track_build)
             set_build_bit(j, j->pb[i]);
     }
+    if (ordered)
+        return ordered_outer_output(j, m, j->flags, produced, err);
     if (j->emit_pairs && n_out > 0) {
         EM_TRY(emit_pairs_out(j, NULL, err));
         *produced = true;
     }
     return EM_OK;
-}
-
-static em_status ensure_flags(jn_state *j, int64_t n, em_error *err) {
-    return grow_array(j, (void **)&j->flags, &j->flags_cap, n > 0 ? n : 1, 1, err);
 }
 
 /* The current stream batch's own output after its pairs; *produced as above. */

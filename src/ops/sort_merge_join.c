@@ -11,11 +11,9 @@
  * Order: the side streamed is the one whose order Spark's SortMergeJoinExec
  * reports as its output ordering (the left side, the right side for
  * RightOuter), and the engine emits pairs in stream order, so a parent that
- * relies on that ordering still sees rows sorted on the join keys. One
- * exception: an outer join with a join condition emits a stream batch's
- * null-extended rows after the batch's matched pairs (the rows stay grouped
- * by batch, not merged in key order). FullOuter has no output ordering in
- * Spark either.
+ * relies on that ordering still sees rows sorted on the join keys (outer
+ * joins emit a null-extended row where the stream row stands). FullOuter's
+ * unmatched build rows come last; Spark promises no order for it either.
  *
  * Memory: the materialized side is the one Spark expected to stream too, so
  * a large right side costs memory that a merge would not; it is charged to

@@ -22,6 +22,7 @@
  */
 #include "testutil.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -780,6 +781,53 @@ static void test_cancel_inside_next(void **state) {
     free(big);
 }
 
+static int cmp_key_a(const void *x, const void *y) {
+    const trow *a = x, *b = y;
+    if (a->null[0] || b->null[0])
+        return (int)b->null[0] - (int)a->null[0]; /* nulls first */
+    return (a->a > b->a) - (a->a < b->a);
+}
+
+/* Field f ('|'-separated) of an output row as a sort key: nulls first. */
+static int64_t row_key(const char *row, int f) {
+    for (int i = 0; i < f; i++)
+        row = strchr(row, '|') + 1;
+    return row[0] == 'N' ? INT64_MIN : strtoll(row, NULL, 10);
+}
+
+/* A sort-merge join over inputs sorted on the keys keeps them sorted (its
+ * output ordering in Spark): the left key for every type but RightOuter,
+ * whose output follows the right key; outer rows stand where their stream
+ * row stands, with and without a condition. */
+static void test_sort_merge_order(void **state) {
+    (void)state;
+    trow L[70], R[50];
+    gen_rows(L, 70, 9, 12);
+    gen_rows(R, 50, 9, 12);
+    qsort(L, 70, sizeof *L, cmp_key_a);
+    qsort(R, 50, sizeof *R, cmp_key_a);
+    for (int t = 0; t < J_COUNT; t++) {
+        if (t == J_FULL)
+            continue; /* no output ordering */
+        for (int cnd = 0; cnd < 2; cnd++)
+            for (int bsz = 1; bsz <= 9; bsz += 4) {
+                jcase c = {"SortMergeJoin", (jt)t, "", K_INT, cnd ? COND : NULL, false};
+                run_opts ro = {bsz, bsz + 1, bsz == 5, -1, false};
+                check_case(&c, L, 70, R, 50, &ro);
+                rowset got = {0};
+                em_error err = {0};
+                EM_ASSERT_OK(run_join(&c, L, 70, R, 50, &ro, &got, &err, NULL), &err);
+                int field = t == J_RIGHT ? 4 : 0;
+                assert_true(got.n > 0);
+                for (int i = 1; i < got.n; i++)
+                    if (row_key(got.rows[i - 1], field) > row_key(got.rows[i], field))
+                        fail_msg("SortMergeJoin %s cond %d batch %d: row %d (%s) after %s",
+                                 JT_TEXT[t], cnd, bsz, i, got.rows[i], got.rows[i - 1]);
+                rs_free(&got);
+            }
+    }
+}
+
 /* Keys of different types on the two sides are rejected at open. */
 static void test_key_type_mismatch(void **state) {
     (void)state;
@@ -884,6 +932,7 @@ int main(void) {
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_double_keys),
         cmocka_unit_test(test_cancel_inside_next),
+        cmocka_unit_test(test_sort_merge_order),
         cmocka_unit_test(test_key_type_mismatch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
