@@ -114,6 +114,17 @@ void plan_infer(em_plan *plan, em_plan_column_type_fn column_type, void *ctx);
 int plan_count_unwrapped_decimal_arith(em_plan *plan);
 /* Forgets every inferred type (before inferring again with another shim). */
 void plan_reset_types(em_plan *plan);
+/* TypeCoercion's / DecimalPrecision's wider type of two decimals: max scale, max integral
+ * digits, bounded to 38. */
+em_type plan_wider_decimal(em_type a, em_type b);
+/* --retype (plan_retype.c): marks what the plan's original typing shows to be Spark's
+ * coercions (run on the plan typed as printed), then, once typed with the new leaf types,
+ * rewrites what Spark derived from the original types and types the plan again. */
+typedef struct plan_retype_marks plan_retype_marks;
+em_status plan_retype_mark(em_plan *plan, plan_retype_marks **out);
+void plan_retype_marks_free(plan_retype_marks *m);
+em_status plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
+                            em_plan_column_type_fn column_type, void *ctx);
 /* Appends an expression as Spark prints it. */
 void plan_print_expr(plan_buf *b, const em_expr *e, const em_shim *shim);
 

@@ -1029,6 +1029,14 @@ em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_option
     if (st == EM_OK) {
         em_plan_column_type_fn column_type = options ? options->column_type : NULL;
         void *ctx = options ? options->column_type_ctx : NULL;
+        plan_retype_marks *marks = NULL;
+        if (column_type) {
+            /* what Spark derived from the printed types, seen before they change */
+            plan_infer(plan, NULL, NULL);
+            if (plan_retype_mark(plan, &marks) != EM_OK)
+                plan->arena.failed = true;
+            plan_reset_types(plan);
+        }
         plan_infer(plan, column_type, ctx);
         /* Typing can reveal that a detected 3.3 cannot be: decimal arithmetic without
          * CheckOverflow. Then detect again and retype with the line that fits. */
@@ -1042,6 +1050,10 @@ em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_option
                 plan_infer(plan, column_type, ctx);
             }
         }
+        if (column_type && !plan->arena.failed &&
+            plan_retype_apply(plan, marks, column_type, ctx) != EM_OK)
+            plan->arena.failed = true;
+        plan_retype_marks_free(marks);
         if (plan->arena.failed)
             st = EM_FAIL(err, EM_ERR_NOMEM, "%s: out of memory while typing the plan", pp.src);
     }

@@ -342,7 +342,7 @@ static bool name_is(const em_expr *e, const char *const *names) {
 }
 
 /* TypeCoercion's wider type of two decimals: max scale, max integral digits. */
-static em_type wider_decimal(em_type a, em_type b) {
+em_type plan_wider_decimal(em_type a, em_type b) {
     int scale = a.scale > b.scale ? a.scale : b.scale;
     int ia = a.precision - a.scale, ib = b.precision - b.scale;
     return em_shim_decimal_adjust((ia > ib ? ia : ib) + scale, scale, false);
@@ -362,7 +362,7 @@ static bool common_type(em_expr **values, int n, em_type *out) {
         if (!known)
             *out = v->type;
         else if (out->id == EM_TYPE_DECIMAL && v->type.id == EM_TYPE_DECIMAL)
-            *out = wider_decimal(*out, v->type);
+            *out = plan_wider_decimal(*out, v->type);
         else if ((is_integral(out->id) || is_fractional(out->id)) &&
                  (is_integral(v->type.id) || is_fractional(v->type.id)))
             *out = wider_numeric(*out, v->type);
