@@ -43,82 +43,82 @@
 /* ------------------------------------------------------------------ helpers */
 
 static bool is_call(const em_expr *e, const char *name) {
-  return e && e->kind == EM_EXPR_CALL && strcmp(e->name, name) == 0;
+    return e && e->kind == EM_EXPR_CALL && strcmp(e->name, name) == 0;
 }
 
 static bool is_comparison(em_binop op) {
-  return op == EM_OP_EQ || op == EM_OP_NULLSAFE_EQ || op == EM_OP_LT ||
-         op == EM_OP_LE || op == EM_OP_GT || op == EM_OP_GE;
+    return op == EM_OP_EQ || op == EM_OP_NULLSAFE_EQ || op == EM_OP_LT || op == EM_OP_LE ||
+           op == EM_OP_GT || op == EM_OP_GE;
 }
 
 /* DecimalType.forType: integral types as the decimals that hold them. */
 static bool decimal_form(em_type t, em_type *out) {
-  switch (t.id) {
-  case EM_TYPE_DECIMAL:
-    *out = t;
-    return true;
-  case EM_TYPE_BYTE:
-    *out = em_type_decimal(3, 0);
-    return true;
-  case EM_TYPE_SHORT:
-    *out = em_type_decimal(5, 0);
-    return true;
-  case EM_TYPE_INT:
-    *out = em_type_decimal(10, 0);
-    return true;
-  case EM_TYPE_LONG:
-    *out = em_type_decimal(20, 0);
-    return true;
-  default:
-    return false;
-  }
+    switch (t.id) {
+    case EM_TYPE_DECIMAL:
+        *out = t;
+        return true;
+    case EM_TYPE_BYTE:
+        *out = em_type_decimal(3, 0);
+        return true;
+    case EM_TYPE_SHORT:
+        *out = em_type_decimal(5, 0);
+        return true;
+    case EM_TYPE_INT:
+        *out = em_type_decimal(10, 0);
+        return true;
+    case EM_TYPE_LONG:
+        *out = em_type_decimal(20, 0);
+        return true;
+    default:
+        return false;
+    }
 }
 
 /* A decimal literal's own type by its digits ("1" -> (1,0), "0.2000" -> (4,4)).
  */
 static bool literal_decimal_type(const char *s, em_type *out) {
-  if (*s == '-')
-    s++;
-  int intd = 0, frac = 0;
-  bool dot = false, any = false;
-  for (; *s; s++) {
-    if (*s == '.' && !dot) {
-      dot = true;
-    } else if (*s >= '0' && *s <= '9') {
-      any = true;
-      if (dot)
-        frac++;
-      else if (intd > 0 || *s != '0')
-        intd++; /* leading zeros are not digits of the precision */
-    } else {
-      return false;
+    if (*s == '-')
+        s++;
+    int intd = 0, frac = 0;
+    bool dot = false, any = false;
+    for (; *s; s++) {
+        if (*s == '.' && !dot) {
+            dot = true;
+        } else if (*s >= '0' && *s <= '9') {
+            any = true;
+            if (dot)
+                frac++;
+            else if (intd > 0 || *s != '0')
+                intd++; /* leading zeros are not digits of the precision */
+        } else {
+            return false;
+        }
     }
-  }
-  int p = intd + frac > 0 ? intd + frac : 1;
-  if (!any || p > EM_DECIMAL_MAX_PRECISION)
-    return false;
-  *out = em_type_decimal(p, frac);
-  return true;
+    int p = intd + frac > 0 ? intd + frac : 1;
+    if (!any || p > EM_DECIMAL_MAX_PRECISION)
+        return false;
+    *out = em_type_decimal(p, frac);
+    return true;
 }
 
 static const char *type_text(plan_arena *a, const char *fmt, em_type t) {
-  char buf[48];
-  int n = snprintf(buf, sizeof buf, fmt, t.precision, t.scale);
-  return plan_arena_strndup(a, buf, n > 0 ? (size_t)n : 0);
+    char buf[48];
+    int n = snprintf(buf, sizeof buf, fmt, t.precision, t.scale);
+    return plan_arena_strndup(a, buf, n > 0 ? (size_t)n : 0);
 }
 
 /* Sets a CAST/TYPE node's printed type; true when it changed. */
 static bool set_printed_type(plan_arena *a, em_expr *e, em_type t) {
-  if (e->cast_type_known && em_type_equal(e->cast_type, t))
-    return false;
-  const char *txt = type_text(
-      a, e->kind == EM_EXPR_TYPE ? "DecimalType(%d,%d)" : "decimal(%d,%d)", t);
-  if (!txt)
-    return false;
-  e->text = txt;
-  e->cast_type = t;
-  e->cast_type_known = true;
-  return true;
+    if (e->cast_type_known && em_type_equal(e->cast_type, t))
+        return false;
+    const char *txt =
+        type_text(a, e->kind == EM_EXPR_TYPE ? "DecimalType(%d,%d)" : "decimal(%d,%d)", t);
+    if (!txt)
+        return false;
+    e->text = txt;
+    e->cast_type = t;
+    e->cast_type_known = true;
+    return true;
 }
 
 /* Visits every expression slot of the plan (node fields and subquery
@@ -126,194 +126,187 @@ static bool set_printed_type(plan_arena *a, em_expr *e, em_type t) {
 typedef bool (*slot_fn)(em_plan *plan, em_expr **slot, void *ctx);
 
 static bool walk_expr(em_plan *plan, em_expr **slot, slot_fn fn, void *ctx) {
-  em_expr *e = *slot;
-  if (!e)
-    return false;
-  bool changed = false;
-  for (int i = 0; i < e->n_args; i++)
-    changed |= walk_expr(plan, &e->args[i], fn, ctx);
-  changed |= fn(plan, slot, ctx);
-  return changed;
+    em_expr *e = *slot;
+    if (!e)
+        return false;
+    bool changed = false;
+    for (int i = 0; i < e->n_args; i++)
+        changed |= walk_expr(plan, &e->args[i], fn, ctx);
+    changed |= fn(plan, slot, ctx);
+    return changed;
 }
 
 static bool walk_plan(em_plan *plan, slot_fn fn, void *ctx) {
-  bool changed = false;
-  for (int id = 1; id <= plan->max_id; id++) {
-    em_plan_node *node = plan->by_id[id];
-    for (int f = 0; node && f < node->n_fields; f++) {
-      em_plan_field *fl = &node->fields[f];
-      if (fl->kind == EM_FIELD_PUSHED_FILTERS ||
-          fl->kind == EM_FIELD_DATA_FILTERS ||
-          fl->kind == EM_FIELD_PARTITION_FILTERS)
-        continue;
-      for (int i = 0; i < fl->n_exprs; i++)
-        changed |= walk_expr(plan, &fl->exprs[i], fn, ctx);
+    bool changed = false;
+    for (int id = 1; id <= plan->max_id; id++) {
+        em_plan_node *node = plan->by_id[id];
+        for (int f = 0; node && f < node->n_fields; f++) {
+            em_plan_field *fl = &node->fields[f];
+            if (fl->kind == EM_FIELD_PUSHED_FILTERS || fl->kind == EM_FIELD_DATA_FILTERS ||
+                fl->kind == EM_FIELD_PARTITION_FILTERS)
+                continue;
+            for (int i = 0; i < fl->n_exprs; i++)
+                changed |= walk_expr(plan, &fl->exprs[i], fn, ctx);
+        }
     }
-  }
-  for (int i = 0; i < plan->n_subqueries; i++)
-    changed |= walk_expr(plan, &plan->subqueries[i].expr, fn, ctx);
-  return changed;
+    for (int i = 0; i < plan->n_subqueries; i++)
+        changed |= walk_expr(plan, &plan->subqueries[i].expr, fn, ctx);
+    return changed;
 }
 
 /* ------------------------------------------------------------------ marks */
 
 struct plan_retype_marks {
-  const em_expr **casts; /* comparison coercion casts */
-  int n_casts, cap_casts;
-  const em_expr *
-      *lits; /* literal operands of 3.x products, with their solved types */
-  em_type *lit_types;
-  int n_lits, cap_lits;
-  bool failed;
+    const em_expr **casts; /* comparison coercion casts */
+    int n_casts, cap_casts;
+    const em_expr **lits; /* literal operands of 3.x products, with their solved types */
+    em_type *lit_types;
+    int n_lits, cap_lits;
+    bool failed;
 };
 
 static bool marked_cast(const plan_retype_marks *m, const em_expr *e) {
-  for (int i = 0; m && i < m->n_casts; i++)
-    if (m->casts[i] == e)
-      return true;
-  return false;
+    for (int i = 0; m && i < m->n_casts; i++)
+        if (m->casts[i] == e)
+            return true;
+    return false;
 }
 
-static bool solved_literal(const plan_retype_marks *m, const em_expr *e,
-                           em_type *out) {
-  for (int i = 0; m && i < m->n_lits; i++)
-    if (m->lits[i] == e) {
-      *out = m->lit_types[i];
-      return true;
-    }
-  return false;
+static bool solved_literal(const plan_retype_marks *m, const em_expr *e, em_type *out) {
+    for (int i = 0; m && i < m->n_lits; i++)
+        if (m->lits[i] == e) {
+            *out = m->lit_types[i];
+            return true;
+        }
+    return false;
 }
 
 static void mark_cast(plan_retype_marks *m, const em_expr *e) {
-  if (marked_cast(m, e))
-    return;
-  if (m->n_casts == m->cap_casts) {
-    int cap = m->cap_casts ? m->cap_casts * 2 : 16;
-    const em_expr **c = realloc(m->casts, (size_t)cap * sizeof *c);
-    if (!c) {
-      m->failed = true;
-      return;
+    if (marked_cast(m, e))
+        return;
+    if (m->n_casts == m->cap_casts) {
+        int cap = m->cap_casts ? m->cap_casts * 2 : 16;
+        const em_expr **c = realloc(m->casts, (size_t)cap * sizeof *c);
+        if (!c) {
+            m->failed = true;
+            return;
+        }
+        m->casts = c;
+        m->cap_casts = cap;
     }
-    m->casts = c;
-    m->cap_casts = cap;
-  }
-  m->casts[m->n_casts++] = e;
+    m->casts[m->n_casts++] = e;
 }
 
 static void mark_literal(plan_retype_marks *m, const em_expr *e, em_type t) {
-  if (m->n_lits == m->cap_lits) {
-    int cap = m->cap_lits ? m->cap_lits * 2 : 16;
-    const em_expr **l = realloc(m->lits, (size_t)cap * sizeof *l);
-    if (l)
-      m->lits = l;
-    em_type *ts = l ? realloc(m->lit_types, (size_t)cap * sizeof *ts) : NULL;
-    if (!l || !ts) {
-      m->failed = true;
-      return;
+    if (m->n_lits == m->cap_lits) {
+        int cap = m->cap_lits ? m->cap_lits * 2 : 16;
+        const em_expr **l = realloc(m->lits, (size_t)cap * sizeof *l);
+        if (l)
+            m->lits = l;
+        em_type *ts = l ? realloc(m->lit_types, (size_t)cap * sizeof *ts) : NULL;
+        if (!l || !ts) {
+            m->failed = true;
+            return;
+        }
+        m->lit_types = ts;
+        m->cap_lits = cap;
     }
-    m->lit_types = ts;
-    m->cap_lits = cap;
-  }
-  m->lits[m->n_lits] = e;
-  m->lit_types[m->n_lits++] = t;
+    m->lits[m->n_lits] = e;
+    m->lit_types[m->n_lits++] = t;
 }
 
 /* The operand under a coercion cast (when the cast is one), else the operand.
  */
 static const em_expr *strip_cast(const plan_retype_marks *m, const em_expr *e) {
-  return e->kind == EM_EXPR_CAST && marked_cast(m, e) ? e->args[0] : e;
+    return e->kind == EM_EXPR_CAST && marked_cast(m, e) ? e->args[0] : e;
 }
 
 /* Operand as DecimalPrecision saw it: under promote_precision, under its cast.
  */
 typedef struct operand {
-  em_expr *pp;   /* promote_precision(...) call, or NULL */
-  em_expr *cast; /* the cast inside it, or NULL */
-  em_expr *x;    /* the operand proper */
+    em_expr *pp;   /* promote_precision(...) call, or NULL */
+    em_expr *cast; /* the cast inside it, or NULL */
+    em_expr *x;    /* the operand proper */
 } operand;
 
 static operand split_operand(em_expr *o) {
-  operand r = {NULL, NULL, o};
-  if (is_call(o, "promote_precision") && o->n_args == 1) {
-    r.pp = o;
-    r.x = o->args[0];
-    em_type d;
-    /* only decimals (and integers) are promoted: a cast from anything else,
-     * such as DecimalAggregates' cast of a double average, is the operand
-     * itself */
-    if (r.x->kind == EM_EXPR_CAST && r.x->cast_type_known &&
-        r.x->cast_type.id == EM_TYPE_DECIMAL && r.x->args[0]->type_known &&
-        decimal_form(r.x->args[0]->type, &d)) {
-      r.cast = r.x;
-      r.x = r.x->args[0];
+    operand r = {NULL, NULL, o};
+    if (is_call(o, "promote_precision") && o->n_args == 1) {
+        r.pp = o;
+        r.x = o->args[0];
+        em_type d;
+        /* only decimals (and integers) are promoted: a cast from anything else,
+         * such as DecimalAggregates' cast of a double average, is the operand
+         * itself */
+        if (r.x->kind == EM_EXPR_CAST && r.x->cast_type_known &&
+            r.x->cast_type.id == EM_TYPE_DECIMAL && r.x->args[0]->type_known &&
+            decimal_form(r.x->args[0]->type, &d)) {
+            r.cast = r.x;
+            r.x = r.x->args[0];
+        }
     }
-  }
-  return r;
+    return r;
 }
 
 static bool mark_slot(em_plan *plan, em_expr **slot, void *ctx) {
-  plan_retype_marks *m = ctx;
-  em_expr *e = *slot;
-  (void)plan;
-  if (e->kind == EM_EXPR_BINARY && is_comparison(e->op)) {
-    for (int side = 0; side < 2; side++) {
-      const em_expr *c = e->args[side], *o = e->args[1 - side];
-      em_type dc, dother;
-      if (c->kind != EM_EXPR_CAST || !c->cast_type_known ||
-          c->cast_type.id != EM_TYPE_DECIMAL || !c->args[0]->type_known ||
-          !decimal_form(c->args[0]->type, &dc))
-        continue;
-      const em_expr *os =
-          o->kind == EM_EXPR_CAST && o->args[0]->type_known ? o->args[0] : o;
-      if (!os->type_known || os->kind == EM_EXPR_LITERAL ||
-          !decimal_form(os->type, &dother))
-        continue;
-      if (em_type_equal(plan_wider_decimal(dc, dother), c->cast_type))
-        mark_cast(m, c);
+    plan_retype_marks *m = ctx;
+    em_expr *e = *slot;
+    (void)plan;
+    if (e->kind == EM_EXPR_BINARY && is_comparison(e->op)) {
+        for (int side = 0; side < 2; side++) {
+            const em_expr *c = e->args[side], *o = e->args[1 - side];
+            em_type dc, dother;
+            if (c->kind != EM_EXPR_CAST || !c->cast_type_known ||
+                c->cast_type.id != EM_TYPE_DECIMAL || !c->args[0]->type_known ||
+                !decimal_form(c->args[0]->type, &dc))
+                continue;
+            const em_expr *os = o->kind == EM_EXPR_CAST && o->args[0]->type_known ? o->args[0] : o;
+            if (!os->type_known || os->kind == EM_EXPR_LITERAL || !decimal_form(os->type, &dother))
+                continue;
+            if (em_type_equal(plan_wider_decimal(dc, dother), c->cast_type))
+                mark_cast(m, c);
+        }
     }
-  }
-  /* 3.x arithmetic prints a literal operand folded to the promoted type (0.2 as
-   * 0.2000): its own type is the text's, or for a product solved from the
-   * printed result type (p1 + p2 + 1, s1 + s2) when that was not adjusted. */
-  if (is_call(e, "CheckOverflow") && e->n_args >= 2 &&
-      e->args[0]->kind == EM_EXPR_BINARY && e->args[1]->cast_type_known) {
-    em_type r = e->args[1]->cast_type;
-    for (int side = 0; side < 2; side++) {
-      const em_expr *lit = e->args[0]->args[side];
-      em_type own, d;
-      if (lit->kind != EM_EXPR_LITERAL ||
-          !literal_decimal_type(lit->text, &own))
-        continue;
-      operand o = split_operand(e->args[0]->args[1 - side]);
-      if (e->args[0]->op == EM_OP_MUL &&
-          r.precision < EM_DECIMAL_MAX_PRECISION && o.x->type_known &&
-          decimal_form(o.x->type, &d)) {
-        int p = r.precision - d.precision - 1, s = r.scale - d.scale;
-        if (p >= 1 && s >= 0 && s <= p)
-          own = em_type_decimal(p, s);
-      }
-      mark_literal(m, lit, own);
+    /* 3.x arithmetic prints a literal operand folded to the promoted type (0.2 as
+     * 0.2000): its own type is the text's, or for a product solved from the
+     * printed result type (p1 + p2 + 1, s1 + s2) when that was not adjusted. */
+    if (is_call(e, "CheckOverflow") && e->n_args >= 2 && e->args[0]->kind == EM_EXPR_BINARY &&
+        e->args[1]->cast_type_known) {
+        em_type r = e->args[1]->cast_type;
+        for (int side = 0; side < 2; side++) {
+            const em_expr *lit = e->args[0]->args[side];
+            em_type own, d;
+            if (lit->kind != EM_EXPR_LITERAL || !literal_decimal_type(lit->text, &own))
+                continue;
+            operand o = split_operand(e->args[0]->args[1 - side]);
+            if (e->args[0]->op == EM_OP_MUL && r.precision < EM_DECIMAL_MAX_PRECISION &&
+                o.x->type_known && decimal_form(o.x->type, &d)) {
+                int p = r.precision - d.precision - 1, s = r.scale - d.scale;
+                if (p >= 1 && s >= 0 && s <= p)
+                    own = em_type_decimal(p, s);
+            }
+            mark_literal(m, lit, own);
+        }
     }
-  }
-  return false;
+    return false;
 }
 
 em_status plan_retype_mark(em_plan *plan, plan_retype_marks **out) {
-  plan_retype_marks *m = calloc(1, sizeof *m);
-  *out = m;
-  if (!m)
-    return EM_ERR_NOMEM;
-  walk_plan(plan, mark_slot, m);
-  return m->failed ? EM_ERR_NOMEM : EM_OK;
+    plan_retype_marks *m = calloc(1, sizeof *m);
+    *out = m;
+    if (!m)
+        return EM_ERR_NOMEM;
+    walk_plan(plan, mark_slot, m);
+    return m->failed ? EM_ERR_NOMEM : EM_OK;
 }
 
 void plan_retype_marks_free(plan_retype_marks *m) {
-  if (!m)
-    return;
-  free(m->casts);
-  free(m->lits);
-  free(m->lit_types);
-  free(m);
+    if (!m)
+        return;
+    free(m->casts);
+    free(m->lits);
+    free(m->lit_types);
+    free(m);
 }
 
 /* ------------------------------------------------------------------
@@ -323,334 +316,326 @@ void plan_retype_marks_free(plan_retype_marks *m) {
 #define MAX_DOUBLE_DIGITS 15
 
 typedef struct avg_fix {
-  int64_t id;       /* the final aggregate's result attribute */
-  bool unwrap;      /* back to avg(x): drop the cast around the attribute */
-  const char *name; /* its new printed name */
-  const char *divisor;
-  em_type cast_to;
+    int64_t id;       /* the final aggregate's result attribute */
+    bool unwrap;      /* back to avg(x): drop the cast around the attribute */
+    const char *name; /* its new printed name */
+    const char *divisor;
+    em_type cast_to;
 } avg_fix;
 
 typedef struct agg_fixes {
-  avg_fix *items;
-  int n, cap;
-  bool failed;
+    avg_fix *items;
+    int n, cap;
+    bool failed;
 } agg_fixes;
 
 static const avg_fix *find_fix(const agg_fixes *fx, int64_t id) {
-  for (int i = 0; i < fx->n; i++)
-    if (fx->items[i].id == id)
-      return &fx->items[i];
-  return NULL;
+    for (int i = 0; i < fx->n; i++)
+        if (fx->items[i].id == id)
+            return &fx->items[i];
+    return NULL;
 }
 
 /* Java's Double.toString of 10^s (Literal(math.pow(10.0, s), DoubleType)). */
 static void pow10_text(int s, char *buf, size_t cap) {
-  if (s < 7) {
-    size_t k = 0;
-    buf[k++] = '1';
-    for (int i = 0; i < s && k + 3 < cap; i++)
-      buf[k++] = '0';
-    buf[k++] = '.';
-    buf[k++] = '0';
-    buf[k] = '\0';
-  } else {
-    snprintf(buf, cap, "1.0E%d", s);
-  }
+    if (s < 7) {
+        size_t k = 0;
+        buf[k++] = '1';
+        for (int i = 0; i < s && k + 3 < cap; i++)
+            buf[k++] = '0';
+        buf[k++] = '.';
+        buf[k++] = '0';
+        buf[k] = '\0';
+    } else {
+        snprintf(buf, cap, "1.0E%d", s);
+    }
 }
 
 static bool unscaled_arg(const em_expr *f, em_type *t) {
-  if (f->kind != EM_EXPR_AGG || f->n_args != 1 ||
-      !is_call(f->args[0], "UnscaledValue") || f->args[0]->n_args != 1)
-    return false;
-  const em_expr *x = f->args[0]->args[0];
-  if (!x->type_known || x->type.id != EM_TYPE_DECIMAL)
-    return false;
-  *t = x->type;
-  return true;
+    if (f->kind != EM_EXPR_AGG || f->n_args != 1 || !is_call(f->args[0], "UnscaledValue") ||
+        f->args[0]->n_args != 1)
+        return false;
+    const em_expr *x = f->args[0]->args[0];
+    if (!x->type_known || x->type.id != EM_TYPE_DECIMAL)
+        return false;
+    *t = x->type;
+    return true;
 }
 
 static void add_fix(agg_fixes *fx, avg_fix f) {
-  if (find_fix(fx, f.id))
-    return;
-  if (fx->n == fx->cap) {
-    int cap = fx->cap ? fx->cap * 2 : 8;
-    avg_fix *n = realloc(fx->items, (size_t)cap * sizeof *n);
-    if (!n) {
-      fx->failed = true;
-      return;
+    if (find_fix(fx, f.id))
+        return;
+    if (fx->n == fx->cap) {
+        int cap = fx->cap ? fx->cap * 2 : 8;
+        avg_fix *n = realloc(fx->items, (size_t)cap * sizeof *n);
+        if (!n) {
+            fx->failed = true;
+            return;
+        }
+        fx->items = n;
+        fx->cap = cap;
     }
-    fx->items = n;
-    fx->cap = cap;
-  }
-  fx->items[fx->n++] = f;
+    fx->items[fx->n++] = f;
 }
 
 /* Rewrites the aggregate functions themselves; records the final result
  * attributes. */
 static bool rewrite_aggregates(em_plan *plan, agg_fixes *fx) {
-  bool changed = false;
-  for (int id = 1; id <= plan->max_id; id++) {
-    em_plan_node *node = plan->by_id[id];
-    if (!node)
-      continue;
-    em_plan_field *fns =
-        (em_plan_field *)em_plan_node_field(node, EM_FIELD_FUNCTIONS);
-    const em_plan_field *attrs = em_plan_node_field(node, EM_FIELD_AGG_ATTRS);
-    for (int i = 0; fns && i < fns->n_exprs; i++) {
-      em_expr *f = fns->exprs[i];
-      em_type t;
-      if (!unscaled_arg(f, &t))
-        continue;
-      bool final = f->mode == EM_AGG_FINAL;
-      const em_expr *attr = final && attrs && attrs->n_exprs == fns->n_exprs
-                                ? attrs->exprs[i]
-                                : NULL;
-      if (strcmp(f->name, "avg") == 0) {
-        avg_fix fix = {.id = attr ? attr->id : -1};
-        if (t.precision + 4 <= MAX_DOUBLE_DIGITS) {
-          char buf[32];
-          pow10_text(t.scale, buf, sizeof buf);
-          fix.divisor = plan_arena_strndup(&plan->arena, buf, strlen(buf));
-          fix.cast_to = em_type_decimal(t.precision + 4, t.scale + 4);
-        } else {
-          f->args[0] = f->args[0]->args[0];
-          fix.unwrap = true;
-          changed = true;
+    bool changed = false;
+    for (int id = 1; id <= plan->max_id; id++) {
+        em_plan_node *node = plan->by_id[id];
+        if (!node)
+            continue;
+        em_plan_field *fns = (em_plan_field *)em_plan_node_field(node, EM_FIELD_FUNCTIONS);
+        const em_plan_field *attrs = em_plan_node_field(node, EM_FIELD_AGG_ATTRS);
+        for (int i = 0; fns && i < fns->n_exprs; i++) {
+            em_expr *f = fns->exprs[i];
+            em_type t;
+            if (!unscaled_arg(f, &t))
+                continue;
+            bool final = f->mode == EM_AGG_FINAL;
+            const em_expr *attr =
+                final && attrs && attrs->n_exprs == fns->n_exprs ? attrs->exprs[i] : NULL;
+            if (strcmp(f->name, "avg") == 0) {
+                avg_fix fix = {.id = attr ? attr->id : -1};
+                if (t.precision + 4 <= MAX_DOUBLE_DIGITS) {
+                    char buf[32];
+                    pow10_text(t.scale, buf, sizeof buf);
+                    fix.divisor = plan_arena_strndup(&plan->arena, buf, strlen(buf));
+                    fix.cast_to = em_type_decimal(t.precision + 4, t.scale + 4);
+                } else {
+                    f->args[0] = f->args[0]->args[0];
+                    fix.unwrap = true;
+                    changed = true;
+                }
+                if (attr) {
+                    plan_buf b = {0};
+                    plan_print_expr(&b, f, plan->shim);
+                    fix.name = b.data ? plan_arena_strndup(&plan->arena, b.data, b.len) : NULL;
+                    free(b.data);
+                    if (!fix.name)
+                        fx->failed = true;
+                    add_fix(fx, fix);
+                }
+            }
         }
-        if (attr) {
-          plan_buf b = {0};
-          plan_print_expr(&b, f, plan->shim);
-          fix.name =
-              b.data ? plan_arena_strndup(&plan->arena, b.data, b.len) : NULL;
-          free(b.data);
-          if (!fix.name)
-            fx->failed = true;
-          add_fix(fx, fix);
-        }
-      }
     }
-  }
-  return changed;
+    return changed;
 }
 
 /* MakeDecimal(sum(UnscaledValue(x))#K, p + 10, s) with x's new type still
  * qualifying. */
 static bool fix_make_decimal(em_plan *plan, em_expr *e, const agg_fixes *fx) {
-  (void)fx;
-  if (!is_call(e, "MakeDecimal") || e->n_args < 3 ||
-      e->args[0]->kind != EM_EXPR_ATTR || e->args[1]->kind != EM_EXPR_LITERAL ||
-      e->args[2]->kind != EM_EXPR_LITERAL)
-    return false;
-  /* the attribute's printed name holds the function: sum(UnscaledValue(x#N)) */
-  const char *nm = e->args[0]->name;
-  if (strncmp(nm, "sum(UnscaledValue(", 18) != 0)
-    return false;
-  const char *hash = strrchr(nm, '#');
-  if (!hash)
-    return false;
-  int64_t xid = strtoll(hash + 1, NULL, 10);
-  /* the column's type: any attribute with that id in the plan */
-  em_type t = {0};
-  bool found = false;
-  for (int id = 1; id <= plan->max_id && !found; id++) {
-    const em_plan_node *n = plan->by_id[id];
-    for (int k = 0; n && k < n->n_output && !found; k++)
-      if (n->output[k]->id == xid && n->output[k]->type_known) {
-        t = n->output[k]->type;
-        found = true;
-      }
-  }
-  if (!found || t.id != EM_TYPE_DECIMAL || t.precision + 10 > MAX_LONG_DIGITS)
-    return false;
-  char p[8], s[8];
-  snprintf(p, sizeof p, "%d", t.precision + 10);
-  snprintf(s, sizeof s, "%d", t.scale);
-  if (strcmp(e->args[1]->text, p) == 0 && strcmp(e->args[2]->text, s) == 0)
-    return false;
-  e->args[1]->text = plan_arena_strndup(&plan->arena, p, strlen(p));
-  e->args[2]->text = plan_arena_strndup(&plan->arena, s, strlen(s));
-  return e->args[1]->text && e->args[2]->text;
+    (void)fx;
+    if (!is_call(e, "MakeDecimal") || e->n_args < 3 || e->args[0]->kind != EM_EXPR_ATTR ||
+        e->args[1]->kind != EM_EXPR_LITERAL || e->args[2]->kind != EM_EXPR_LITERAL)
+        return false;
+    /* the attribute's printed name holds the function: sum(UnscaledValue(x#N)) */
+    const char *nm = e->args[0]->name;
+    if (strncmp(nm, "sum(UnscaledValue(", 18) != 0)
+        return false;
+    const char *hash = strrchr(nm, '#');
+    if (!hash)
+        return false;
+    int64_t xid = strtoll(hash + 1, NULL, 10);
+    /* the column's type: any attribute with that id in the plan */
+    em_type t = {0};
+    bool found = false;
+    for (int id = 1; id <= plan->max_id && !found; id++) {
+        const em_plan_node *n = plan->by_id[id];
+        for (int k = 0; n && k < n->n_output && !found; k++)
+            if (n->output[k]->id == xid && n->output[k]->type_known) {
+                t = n->output[k]->type;
+                found = true;
+            }
+    }
+    if (!found || t.id != EM_TYPE_DECIMAL || t.precision + 10 > MAX_LONG_DIGITS)
+        return false;
+    char p[8], s[8];
+    snprintf(p, sizeof p, "%d", t.precision + 10);
+    snprintf(s, sizeof s, "%d", t.scale);
+    if (strcmp(e->args[1]->text, p) == 0 && strcmp(e->args[2]->text, s) == 0)
+        return false;
+    e->args[1]->text = plan_arena_strndup(&plan->arena, p, strlen(p));
+    e->args[2]->text = plan_arena_strndup(&plan->arena, s, strlen(s));
+    return e->args[1]->text && e->args[2]->text;
 }
 
 static bool fix_avg_slot(em_plan *plan, em_expr **slot, void *ctx) {
-  const agg_fixes *fx = ctx;
-  em_expr *e = *slot;
-  if (e->kind == EM_EXPR_ATTR) {
-    const avg_fix *f = find_fix(fx, e->id);
-    if (f && f->name && strcmp(e->name, f->name) != 0) {
-      e->name = f->name;
-      return true;
+    const agg_fixes *fx = ctx;
+    em_expr *e = *slot;
+    if (e->kind == EM_EXPR_ATTR) {
+        const avg_fix *f = find_fix(fx, e->id);
+        if (f && f->name && strcmp(e->name, f->name) != 0) {
+            e->name = f->name;
+            return true;
+        }
+        return false;
     }
-    return false;
-  }
-  if (e->kind == EM_EXPR_CALL)
-    return fix_make_decimal(plan, e, fx);
-  /* cast((attr#K / 10^s) as decimal(p+4,s+4)) */
-  if (e->kind != EM_EXPR_CAST || e->args[0]->kind != EM_EXPR_BINARY ||
-      e->args[0]->op != EM_OP_DIV ||
-      e->args[0]->args[0]->kind != EM_EXPR_ATTR ||
-      e->args[0]->args[1]->kind != EM_EXPR_LITERAL)
-    return false;
-  const avg_fix *f = find_fix(fx, e->args[0]->args[0]->id);
-  if (!f)
-    return false;
-  if (f->unwrap) {
-    *slot = e->args[0]->args[0];
-    return true;
-  }
-  bool changed = false;
-  em_expr *lit = e->args[0]->args[1];
-  if (f->divisor && strcmp(lit->text, f->divisor) != 0) {
-    lit->text = f->divisor;
-    changed = true;
-  }
-  if (set_printed_type(&plan->arena, e, f->cast_to))
-    changed = true;
-  return changed;
+    if (e->kind == EM_EXPR_CALL)
+        return fix_make_decimal(plan, e, fx);
+    /* cast((attr#K / 10^s) as decimal(p+4,s+4)) */
+    if (e->kind != EM_EXPR_CAST || e->args[0]->kind != EM_EXPR_BINARY ||
+        e->args[0]->op != EM_OP_DIV || e->args[0]->args[0]->kind != EM_EXPR_ATTR ||
+        e->args[0]->args[1]->kind != EM_EXPR_LITERAL)
+        return false;
+    const avg_fix *f = find_fix(fx, e->args[0]->args[0]->id);
+    if (!f)
+        return false;
+    if (f->unwrap) {
+        *slot = e->args[0]->args[0];
+        return true;
+    }
+    bool changed = false;
+    em_expr *lit = e->args[0]->args[1];
+    if (f->divisor && strcmp(lit->text, f->divisor) != 0) {
+        lit->text = f->divisor;
+        changed = true;
+    }
+    if (set_printed_type(&plan->arena, e, f->cast_to))
+        changed = true;
+    return changed;
 }
 
 /* ------------------------------------------------------------------
  * DecimalPrecision */
 
 typedef struct dp_ctx {
-  const plan_retype_marks *marks;
-  const em_shim *shim;
+    const plan_retype_marks *marks;
+    const em_shim *shim;
 } dp_ctx;
 
 static bool operand_type(const dp_ctx *cx, const operand *o, em_type *out) {
-  if (o->x->kind == EM_EXPR_LITERAL) {
-    if (solved_literal(cx->marks, o->x, out))
-      return true;
-    return literal_decimal_type(o->x->text, out);
-  }
-  return o->x->type_known && decimal_form(o->x->type, out);
+    if (o->x->kind == EM_EXPR_LITERAL) {
+        if (solved_literal(cx->marks, o->x, out))
+            return true;
+        return literal_decimal_type(o->x->text, out);
+    }
+    return o->x->type_known && decimal_form(o->x->type, out);
 }
 
 /* Prints a literal operand folded to the promoted type's scale ("1" -> "1.00"),
  * as constant folding of the promotion cast does; digits that would be lost
  * stay. */
 static bool refold_literal(em_plan *plan, em_expr *lit, em_type p) {
-  em_type own;
-  if (!literal_decimal_type(lit->text, &own) || own.scale == p.scale)
-    return false;
-  const char *t = lit->text, *dot = strchr(t, '.');
-  size_t int_len = dot ? (size_t)(dot - t) : strlen(t);
-  const char *frac = dot ? dot + 1 : "";
-  size_t nf = strlen(frac);
-  for (size_t i = (size_t)p.scale; i < nf; i++)
-    if (frac[i] != '0')
-      return false;
-  size_t cap = int_len + (size_t)p.scale + 2;
-  char *out = plan_arena_alloc(&plan->arena, cap + 1);
-  if (!out)
-    return false;
-  memcpy(out, t, int_len);
-  size_t k = int_len;
-  if (p.scale > 0) {
-    out[k++] = '.';
-    for (int i = 0; i < p.scale; i++)
-      out[k++] = (size_t)i < nf ? frac[i] : '0';
-  }
-  out[k] = '\0';
-  lit->text = out;
-  return true;
+    em_type own;
+    if (!literal_decimal_type(lit->text, &own) || own.scale == p.scale)
+        return false;
+    const char *t = lit->text, *dot = strchr(t, '.');
+    size_t int_len = dot ? (size_t)(dot - t) : strlen(t);
+    const char *frac = dot ? dot + 1 : "";
+    size_t nf = strlen(frac);
+    for (size_t i = (size_t)p.scale; i < nf; i++)
+        if (frac[i] != '0')
+            return false;
+    size_t cap = int_len + (size_t)p.scale + 2;
+    char *out = plan_arena_alloc(&plan->arena, cap + 1);
+    if (!out)
+        return false;
+    memcpy(out, t, int_len);
+    size_t k = int_len;
+    if (p.scale > 0) {
+        out[k++] = '.';
+        for (int i = 0; i < p.scale; i++)
+            out[k++] = (size_t)i < nf ? frac[i] : '0';
+    }
+    out[k] = '\0';
+    lit->text = out;
+    return true;
 }
 
 /* Points the operand at type p: no cast when it already has it. */
 static bool promote_to(em_plan *plan, operand *o, em_type p) {
-  if (o->x->kind == EM_EXPR_LITERAL)
-    return refold_literal(plan, o->x, p);
-  if (!o->pp)
-    return false;
-  bool same = o->x->type_known && em_type_equal(o->x->type, p);
-  if (same) {
-    if (!o->cast)
-      return false;
-    o->pp->args[0] = o->x; /* SimplifyCasts drops a cast to the type it has */
+    if (o->x->kind == EM_EXPR_LITERAL)
+        return refold_literal(plan, o->x, p);
+    if (!o->pp)
+        return false;
+    bool same = o->x->type_known && em_type_equal(o->x->type, p);
+    if (same) {
+        if (!o->cast)
+            return false;
+        o->pp->args[0] = o->x; /* SimplifyCasts drops a cast to the type it has */
+        return true;
+    }
+    if (o->cast)
+        return set_printed_type(&plan->arena, o->cast, p);
+    em_expr *c = plan_arena_alloc(&plan->arena, sizeof *c);
+    em_expr **args = plan_arena_alloc(&plan->arena, sizeof *args);
+    if (!c || !args)
+        return false;
+    memset(c, 0, sizeof *c);
+    c->kind = EM_EXPR_CAST;
+    c->n_args = 1;
+    c->args = args;
+    args[0] = o->x;
+    c->id = -1;
+    set_printed_type(&plan->arena, c, p);
+    o->pp->args[0] = c;
     return true;
-  }
-  if (o->cast)
-    return set_printed_type(&plan->arena, o->cast, p);
-  em_expr *c = plan_arena_alloc(&plan->arena, sizeof *c);
-  em_expr **args = plan_arena_alloc(&plan->arena, sizeof *args);
-  if (!c || !args)
-    return false;
-  memset(c, 0, sizeof *c);
-  c->kind = EM_EXPR_CAST;
-  c->n_args = 1;
-  c->args = args;
-  args[0] = o->x;
-  c->id = -1;
-  set_printed_type(&plan->arena, c, p);
-  o->pp->args[0] = c;
-  return true;
 }
 
 static bool fix_precision_slot(em_plan *plan, em_expr **slot, void *ctx) {
-  const dp_ctx *cx = ctx;
-  em_expr *e = *slot;
-  bool changed = false;
-  if (is_call(e, "CheckOverflow") && e->n_args >= 2 &&
-      e->args[0]->kind == EM_EXPR_BINARY && e->args[1]->kind == EM_EXPR_TYPE) {
-    em_expr *bin = e->args[0];
-    operand l = split_operand(bin->args[0]), r = split_operand(bin->args[1]);
-    em_type dl, dr, res;
-    if (!operand_type(cx, &l, &dl) || !operand_type(cx, &r, &dr) ||
-        !em_shim_decimal_rule(bin->op, dl, dr,
-                              cx->shim->decimal_allow_precision_loss, &res))
-      return false;
-    em_type prom = bin->op == EM_OP_ADD || bin->op == EM_OP_SUB
-                       ? res
-                       : plan_wider_decimal(dl, dr);
-    changed |= set_printed_type(&plan->arena, e->args[1], res);
-    changed |= promote_to(plan, &l, prom);
-    changed |= promote_to(plan, &r, prom);
+    const dp_ctx *cx = ctx;
+    em_expr *e = *slot;
+    bool changed = false;
+    if (is_call(e, "CheckOverflow") && e->n_args >= 2 && e->args[0]->kind == EM_EXPR_BINARY &&
+        e->args[1]->kind == EM_EXPR_TYPE) {
+        em_expr *bin = e->args[0];
+        operand l = split_operand(bin->args[0]), r = split_operand(bin->args[1]);
+        em_type dl, dr, res;
+        if (!operand_type(cx, &l, &dl) || !operand_type(cx, &r, &dr) ||
+            !em_shim_decimal_rule(bin->op, dl, dr, cx->shim->decimal_allow_precision_loss, &res))
+            return false;
+        em_type prom =
+            bin->op == EM_OP_ADD || bin->op == EM_OP_SUB ? res : plan_wider_decimal(dl, dr);
+        changed |= set_printed_type(&plan->arena, e->args[1], res);
+        changed |= promote_to(plan, &l, prom);
+        changed |= promote_to(plan, &r, prom);
+        return changed;
+    }
+    if (e->kind == EM_EXPR_BINARY && is_comparison(e->op)) {
+        em_expr *cl = e->args[0], *cr = e->args[1];
+        bool ml = cl->kind == EM_EXPR_CAST && marked_cast(cx->marks, cl);
+        bool mr = cr->kind == EM_EXPR_CAST && marked_cast(cx->marks, cr);
+        if (!ml && !mr)
+            return false;
+        const em_expr *xl = strip_cast(cx->marks, cl), *xr = strip_cast(cx->marks, cr);
+        em_type dl, dr;
+        if (!xl->type_known || !xr->type_known || !decimal_form(xl->type, &dl) ||
+            !decimal_form(xr->type, &dr))
+            return false;
+        em_type w = plan_wider_decimal(dl, dr);
+        if (ml)
+            changed |= set_printed_type(&plan->arena, cl, w);
+        if (mr)
+            changed |= set_printed_type(&plan->arena, cr, w);
+    }
     return changed;
-  }
-  if (e->kind == EM_EXPR_BINARY && is_comparison(e->op)) {
-    em_expr *cl = e->args[0], *cr = e->args[1];
-    bool ml = cl->kind == EM_EXPR_CAST && marked_cast(cx->marks, cl);
-    bool mr = cr->kind == EM_EXPR_CAST && marked_cast(cx->marks, cr);
-    if (!ml && !mr)
-      return false;
-    const em_expr *xl = strip_cast(cx->marks, cl),
-                  *xr = strip_cast(cx->marks, cr);
-    em_type dl, dr;
-    if (!xl->type_known || !xr->type_known || !decimal_form(xl->type, &dl) ||
-        !decimal_form(xr->type, &dr))
-      return false;
-    em_type w = plan_wider_decimal(dl, dr);
-    if (ml)
-      changed |= set_printed_type(&plan->arena, cl, w);
-    if (mr)
-      changed |= set_printed_type(&plan->arena, cr, w);
-  }
-  return changed;
 }
 
 /* ------------------------------------------------------------------ driver */
 
 em_status plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
                             em_plan_column_type_fn column_type, void *ctx) {
-  agg_fixes fx = {0};
-  bool changed = rewrite_aggregates(plan, &fx);
-  if (fx.failed) {
+    agg_fixes fx = {0};
+    bool changed = rewrite_aggregates(plan, &fx);
+    if (fx.failed) {
+        free(fx.items);
+        return EM_ERR_NOMEM;
+    }
+    if (changed) {
+        plan_reset_types(plan);
+        plan_infer(plan, column_type, ctx);
+    }
+    dp_ctx dp = {.marks = marks, .shim = plan->shim};
+    for (int round = 0; round < 16; round++) {
+        changed = walk_plan(plan, fix_avg_slot, &fx);
+        changed |= walk_plan(plan, fix_precision_slot, &dp);
+        if (!changed)
+            break;
+        plan_reset_types(plan);
+        plan_infer(plan, column_type, ctx);
+    }
     free(fx.items);
-    return EM_ERR_NOMEM;
-  }
-  if (changed) {
-    plan_reset_types(plan);
-    plan_infer(plan, column_type, ctx);
-  }
-  dp_ctx dp = {.marks = marks, .shim = plan->shim};
-  for (int round = 0; round < 16; round++) {
-    changed = walk_plan(plan, fix_avg_slot, &fx);
-    changed |= walk_plan(plan, fix_precision_slot, &dp);
-    if (!changed)
-      break;
-    plan_reset_types(plan);
-    plan_infer(plan, column_type, ctx);
-  }
-  free(fx.items);
-  return plan->arena.failed ? EM_ERR_NOMEM : EM_OK;
+    return plan->arena.failed ? EM_ERR_NOMEM : EM_OK;
 }
