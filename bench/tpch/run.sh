@@ -84,6 +84,9 @@ fi
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 out=$results/tpch-$stamp
 mkdir -p "$out/ember" "$out/peers" "$out/cmp"
+# a private copy: others rebuilding the tree mid-run must not swap the binary
+cp "$ember" "$out/ember-bin"
+ember=$out/ember-bin
 {
     echo "sf=$sf"
     echo "schema=$schema"
@@ -92,7 +95,7 @@ mkdir -p "$out/ember" "$out/peers" "$out/cmp"
     echo "warmup=$warmup"
     echo "threads=$threads"
     echo "engines=$engines"
-    echo "ember=$ember"
+    echo "ember=$ember (copied from ${prebuilt:-$root/build/release})"
     echo "ember_commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
     echo "retype=${retype[*]:-}"
     echo "data=$data"
