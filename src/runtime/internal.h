@@ -13,10 +13,24 @@
 /* ------------------------------------------------------------ thread pool */
 
 /* A fixed set of worker threads that run jobs of n independent tasks:
- * fn(arg, i) for i in [0, n), each index exactly once, in any order. */
+ * fn(arg, i) for i in [0, n), each index exactly once, in any order. Several
+ * jobs may be under way at once (independent stages); workers serve them in
+ * submission order. */
 typedef struct rt_threads rt_threads;
+typedef struct rt_job {
+    void (*fn)(void *arg, int i);
+    void *arg;
+    int n;
+    /* private to the pool */
+    int next, finished;
+    struct rt_job *link;
+} rt_job;
 em_status rt_threads_create(int n_threads, rt_threads **out, em_error *err) EM_MUST_CHECK;
-/* Runs the job to completion (the caller waits; it does not run tasks). */
+/* Starts a job (n > 0); the job must stay valid until rt_threads_wait returns it. */
+void rt_threads_submit(rt_threads *t, rt_job *job);
+/* Waits for any submitted job to finish and returns it (NULL when none is under way). */
+rt_job *rt_threads_wait(rt_threads *t);
+/* Runs one job to completion (submit, then wait for it). */
 void rt_threads_run(rt_threads *t, void (*fn)(void *arg, int i), void *arg, int n);
 void rt_threads_destroy(rt_threads *t); /* joins; NULL allowed */
 

@@ -26,12 +26,16 @@
  * reduce partition in task order. Range partitioning needs bounds over the
  * whole output, so its map tasks keep their rows and the sort keys, and the
  * runner assigns partitions after the stage. All outputs are charged to a
- * pool per stage under the query's pool, and freed once the last stage
- * reading them is done.
+ * pool per stage under the query's pool.
+ *
+ * Scheduling. Every stage whose inputs are done is started; independent
+ * stages (the broadcasts under one join, a subquery and the scans beside it)
+ * share the threads, each task taken by the next free thread. A stage's
+ * output is freed when the last stage reading it has finished.
  *
  * Failure. The first task error is kept (prefixed with stage and partition)
  * and raises the cancel flag every operator polls; the remaining tasks of
- * the stage end early and no further stage starts.
+ * running stages end early and no further stage starts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +46,7 @@
 #include "runtime/internal.h"
 
 typedef struct rt_stage rt_stage;
+struct rt_task;
 
 struct rt_stage {
     int index;
@@ -53,7 +58,6 @@ struct rt_stage {
     int n_deps, cap_deps;
     int *deps;
     int n_reused;
-    int last_reader; /* index of the last stage reading this one's output */
     /* inputs that set the partition count */
     int n_scans;
     const em_plan_node **scans;
@@ -74,6 +78,12 @@ struct rt_stage {
     em_plan_node *syn_exchange;
     em_plan_node *syn_children[1];
     const em_plan_node *alias; /* gather stages: the synthetic exchange reading them */
+    /* scheduling */
+    bool started;
+    int readers_left; /* stages still to read this one's output */
+    int64_t t0;
+    rt_job job;
+    struct rt_task *base;
 };
 
 struct em_query {
@@ -250,11 +260,6 @@ static em_status append_stage(em_query *q, rt_stage *st, em_error *err) {
     }
     st->index = q->n_stages;
     q->stages[q->n_stages++] = st;
-    for (int i = 0; i < st->n_deps; i++) {
-        rt_stage *d = q->stages[st->deps[i]];
-        if (d->last_reader < st->index)
-            d->last_reader = st->index;
-    }
     return EM_OK;
 }
 
@@ -315,7 +320,6 @@ static em_status cut_stage(em_query *q, const em_plan_node *key, em_stage_kind k
     st->node = key;
     st->build_root = key;
     st->n_out = 1;
-    st->last_reader = -1;
     em_status s = EM_OK;
     if (kind == EM_STAGE_SHUFFLE) {
         s = rt_partitioning_parse(key, &st->part, err);
@@ -395,6 +399,7 @@ static void stage_free(rt_stage *st) {
     free(st->deps);
     free(st->syn_root);
     free(st->syn_exchange);
+    free(st->base);
     free(st);
 }
 
@@ -981,8 +986,12 @@ static em_status merge_outputs(rt_stage *st, em_error *err) {
     return EM_OK;
 }
 
-static em_status run_stage(em_query *q, rt_stage *st, em_error *err) {
-    int64_t t0 = now_ns();
+/* Everything before a stage's tasks: partition count, output lists, then
+ * the job is submitted. A stage without tasks (empty scans) is finished by
+ * the caller right away. */
+static em_status start_stage(em_query *q, rt_stage *st, em_error *err) {
+    st->started = true;
+    st->t0 = now_ns();
     st->n_tasks = stage_tasks(st);
     if (st->syn_root == NULL && (st->kind == EM_STAGE_RESULT || st->kind == EM_STAGE_SUBQUERY)) {
         const em_plan_node *top = st->build_root;
@@ -1001,18 +1010,31 @@ static em_status run_stage(em_query *q, rt_stage *st, em_error *err) {
     bool range = st->kind == EM_STAGE_SHUFFLE && st->part.kind == RT_PART_RANGE;
     if (range)
         st->range_keys = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *st->range_keys);
-    if (!st->out_pool || !st->task_out || (range && !st->range_keys))
+    st->base = calloc(1, sizeof *st->base);
+    if (!st->out_pool || !st->task_out || (range && !st->range_keys) || !st->base)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting stage %d", st->index);
-    rt_task base = {q, st, 0};
-    rt_threads_run(q->workers, task_run, &base, st->n_tasks);
+    *st->base = (rt_task){q, st, 0};
+    if (st->n_tasks > 0) {
+        st->job = (rt_job){task_run, st->base, st->n_tasks, 0, 0, NULL};
+        rt_threads_submit(q->workers, &st->job);
+    }
+    return EM_OK;
+}
+
+/* Everything after a stage's tasks: the first error, range bounds, the
+ * per-partition views. */
+static em_status finish_stage(em_query *q, rt_stage *st, em_error *err) {
     em_status s = EM_OK;
+    pthread_mutex_lock(&q->mu);
     if (q->first_status != EM_OK) {
         *err = q->first_err;
         s = q->first_status;
     } else if (q->cancel) {
         s = EM_FAIL(err, EM_ERR_CANCELLED, "query cancelled");
     }
-    if (range) {
+    pthread_mutex_unlock(&q->mu);
+    bool range = st->kind == EM_STAGE_SHUFFLE && st->part.kind == RT_PART_RANGE;
+    if (range && st->range_keys) {
         int64_t *per = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *per);
         if (!per && s == EM_OK)
             s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
@@ -1033,7 +1055,69 @@ static em_status run_stage(em_query *q, rt_stage *st, em_error *err) {
     if (s == EM_OK)
         s = merge_outputs(st, err);
     st->done = s == EM_OK;
-    st->time_ns = now_ns() - t0;
+    st->time_ns = now_ns() - st->t0;
+    return s;
+}
+
+static bool inputs_done(const em_query *q, const rt_stage *st) {
+    for (int i = 0; i < st->n_deps; i++)
+        if (!q->stages[st->deps[i]]->done)
+            return false;
+    return true;
+}
+
+/* After st: free the outputs nobody reads any more. */
+static void release_inputs(em_query *q, const rt_stage *st) {
+    for (int i = 0; i < st->n_deps; i++) {
+        rt_stage *d = q->stages[st->deps[i]];
+        if (--d->readers_left == 0 && d->kind != EM_STAGE_SUBQUERY && d->kind != EM_STAGE_RESULT)
+            stage_free_outputs(d);
+    }
+}
+
+/* Runs every stage whose inputs are done, several at once when they are
+ * independent; returns the first error after every started stage ended. */
+static em_status run_stages(em_query *q, em_error *err) {
+    for (int i = 0; i < q->n_stages; i++)
+        for (int d = 0; d < q->stages[i]->n_deps; d++)
+            q->stages[q->stages[i]->deps[d]]->readers_left++;
+    em_status s = EM_OK;
+    em_error later; /* errors after the first one */
+    int running = 0, finished = 0;
+    for (;;) {
+        for (int i = 0; s == EM_OK && i < q->n_stages; i++) {
+            rt_stage *st = q->stages[i];
+            if (st->started || !inputs_done(q, st))
+                continue;
+            s = start_stage(q, st, err);
+            if (s == EM_OK && st->n_tasks == 0) { /* nothing to run: done now */
+                s = finish_stage(q, st, err);
+                finished++;
+                if (s == EM_OK)
+                    release_inputs(q, st);
+                i = -1; /* its readers may be ready */
+                continue;
+            }
+            if (s == EM_OK)
+                running++;
+        }
+        if (s != EM_OK)
+            q->cancel = 1;
+        if (running == 0)
+            break;
+        rt_job *j = rt_threads_wait(q->workers);
+        rt_stage *st = ((rt_task *)j->arg)->st;
+        running--;
+        finished++;
+        em_status fs = finish_stage(q, st, s == EM_OK ? err : &later);
+        if (s == EM_OK)
+            s = fs;
+        if (fs == EM_OK)
+            release_inputs(q, st);
+    }
+    if (s == EM_OK && finished < q->n_stages)
+        s = EM_FAIL(err, EM_ERR_INTERNAL, "%d stages could not start (cyclic inputs)",
+                    q->n_stages - finished);
     return s;
 }
 
@@ -1052,16 +1136,7 @@ em_status em_query_run(em_query *q, em_error *err) {
     for (int i = 0; i < q->n_stages; i++)
         EM_TRY(plan_scans(q, q->stages[i], err));
     EM_TRY(rt_threads_create(q->threads, &q->workers, err));
-    em_status s = EM_OK;
-    for (int i = 0; s == EM_OK && i < q->n_stages; i++) {
-        s = run_stage(q, q->stages[i], err);
-        /* outputs nobody reads any more */
-        for (int j = 0; s == EM_OK && j < i; j++) {
-            rt_stage *d = q->stages[j];
-            if (d->last_reader == i && d->kind != EM_STAGE_SUBQUERY && d->kind != EM_STAGE_RESULT)
-                stage_free_outputs(d);
-        }
-    }
+    em_status s = run_stages(q, err);
     if (s == EM_OK) {
         const rt_stage *res = q->stages[q->n_stages - 1];
         const em_batch_list *l = &res->parts[0];

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The worker threads of one query. A job is n independent tasks; workers
- * take the next index under the lock and run it outside the lock, so tasks of
- * uneven length balance themselves. The submitting thread only waits: a task
- * never submits work, so the pool cannot deadlock on itself.
+ * take the next index of the oldest job that still has one, under the lock,
+ * and run it outside the lock, so tasks of uneven length balance themselves
+ * and a stage with fewer tasks than threads leaves the other threads to the
+ * stages running beside it. The submitting thread only submits and waits: a
+ * task never submits work, so the pool cannot deadlock on itself.
  *
- * Invariants: at most one job at a time (the runtime runs stages one after
- * another); `next` only grows within a job; the job is over when `finished`
- * reaches n, which the last finishing worker signals.
+ * Invariants: a job is on the list from submit until rt_threads_wait hands
+ * it back; `next` only grows; a job is finished when `finished` reaches n,
+ * which the worker that completes its last task signals.
  */
 #include <stdlib.h>
 
@@ -19,28 +21,32 @@ struct rt_threads {
     pthread_mutex_t mu;
     pthread_cond_t work;
     pthread_cond_t done;
-    void (*fn)(void *arg, int i);
-    void *arg;
-    int n, next, finished;
+    rt_job *jobs; /* submitted, not yet handed back; oldest first */
     bool stop;
 };
+
+static rt_job *job_with_work(rt_threads *t) {
+    for (rt_job *j = t->jobs; j; j = j->link)
+        if (j->next < j->n)
+            return j;
+    return NULL;
+}
 
 static void *worker(void *p) {
     rt_threads *t = p;
     pthread_mutex_lock(&t->mu);
     for (;;) {
-        while (!t->stop && t->next >= t->n)
+        rt_job *j;
+        while (!t->stop && !(j = job_with_work(t)))
             pthread_cond_wait(&t->work, &t->mu);
         if (t->stop)
             break;
-        int i = t->next++;
-        void (*fn)(void *, int) = t->fn;
-        void *arg = t->arg;
+        int i = j->next++;
         pthread_mutex_unlock(&t->mu);
-        fn(arg, i);
+        j->fn(j->arg, i);
         pthread_mutex_lock(&t->mu);
-        if (++t->finished == t->n)
-            pthread_cond_signal(&t->done);
+        if (++j->finished == j->n)
+            pthread_cond_broadcast(&t->done);
     }
     pthread_mutex_unlock(&t->mu);
     return NULL;
@@ -70,21 +76,43 @@ em_status rt_threads_create(int n_threads, rt_threads **out, em_error *err) {
     return EM_OK;
 }
 
+void rt_threads_submit(rt_threads *t, rt_job *job) {
+    job->next = 0;
+    job->finished = 0;
+    job->link = NULL;
+    pthread_mutex_lock(&t->mu);
+    rt_job **tail = &t->jobs;
+    while (*tail)
+        tail = &(*tail)->link;
+    *tail = job;
+    pthread_cond_broadcast(&t->work);
+    pthread_mutex_unlock(&t->mu);
+}
+
+rt_job *rt_threads_wait(rt_threads *t) {
+    pthread_mutex_lock(&t->mu);
+    rt_job *found = NULL;
+    while (t->jobs && !found) {
+        for (rt_job **pj = &t->jobs; *pj; pj = &(*pj)->link)
+            if ((*pj)->finished >= (*pj)->n) {
+                found = *pj;
+                *pj = found->link;
+                break;
+            }
+        if (!found)
+            pthread_cond_wait(&t->done, &t->mu);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return found;
+}
+
 void rt_threads_run(rt_threads *t, void (*fn)(void *arg, int i), void *arg, int n) {
     if (n <= 0)
         return;
-    pthread_mutex_lock(&t->mu);
-    t->fn = fn;
-    t->arg = arg;
-    t->finished = 0;
-    t->next = 0;
-    t->n = n;
-    pthread_cond_broadcast(&t->work);
-    while (t->finished < t->n)
-        pthread_cond_wait(&t->done, &t->mu);
-    t->n = 0;
-    t->next = 0;
-    pthread_mutex_unlock(&t->mu);
+    rt_job job = {fn, arg, n, 0, 0, NULL};
+    rt_threads_submit(t, &job);
+    while (rt_threads_wait(t) != &job) {
+    }
 }
 
 void rt_threads_destroy(rt_threads *t) {
