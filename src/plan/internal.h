@@ -117,6 +117,9 @@ void plan_reset_types(em_plan *plan);
 /* TypeCoercion's / DecimalPrecision's wider type of two decimals: max scale, max integral
  * digits, bounded to 38. */
 em_type plan_wider_decimal(em_type a, em_type b);
+/* Types of an aggregate function's buffer attributes (a partial aggregate's Aggregate
+ * Attributes) in order; returns how many, 0 when unknown. */
+int plan_agg_buffer_types(const em_expr *e, em_type *out, int cap);
 /* --retype (plan_retype.c): marks what the plan's original typing shows to be Spark's
  * coercions (run on the plan typed as printed), then, once typed with the new leaf types,
  * rewrites what Spark derived from the original types and types the plan again. */

@@ -14,9 +14,14 @@
  *                      are updated; when it no longer does, avg goes back to
  *                      avg(x) (same buffer count: sum and count), its result
  *                      attribute renamed and the cast around it dropped.
- *                      A sum that no longer qualifies would need one more
- *                      buffer attribute (isEmpty); it is left as is (the
- *                      bigint sum of unscaled values stays exact below 10^18).
+ *                      A sum that no longer qualifies goes back to sum(x):
+ *                      its partial aggregate gets the second buffer
+ *                      (isEmpty, a fresh id above the plan's) after the sum
+ *                      buffer in Aggregate Attributes and Results, and every
+ *                      list downstream that carries the sum buffer (exchange
+ *                      Input, a ReusedExchange's Output by position, the
+ *                      final aggregate's Input) carries it too; the final
+ *                      MakeDecimal(attr, p, s) becomes the attribute.
  *   DecimalPrecision   3.x's CheckOverflow(promote_precision(cast(a as T)) op
  *   (3.3 printing)     promote_precision(cast(b as T)), DecimalType(R)): T
  *                      and R are recomputed from the operands' new types
@@ -315,21 +320,31 @@ void plan_retype_marks_free(plan_retype_marks *m) {
 #define MAX_LONG_DIGITS 18
 #define MAX_DOUBLE_DIGITS 15
 
-typedef struct avg_fix {
+typedef struct agg_fix {
     int64_t id;       /* the final aggregate's result attribute */
-    bool unwrap;      /* back to avg(x): drop the cast around the attribute */
+    bool sum;         /* sum (MakeDecimal around it) rather than avg (cast of a division) */
+    bool unwrap;      /* back to the plain aggregate: drop what wrapped the attribute */
     const char *name; /* its new printed name */
     const char *divisor;
-    em_type cast_to;
-} avg_fix;
+    em_type cast_to; /* avg: the cast's type; sum: MakeDecimal's precision and scale */
+} agg_fix;
+
+/* A buffer attribute added to a list: after the attribute `after_id`, wherever it is. */
+typedef struct buf_insert {
+    int64_t after_id;
+    const em_expr *attr;
+} buf_insert;
 
 typedef struct agg_fixes {
-    avg_fix *items;
+    agg_fix *items;
     int n, cap;
+    buf_insert *ins;
+    int n_ins, cap_ins;
+    int64_t next_id; /* fresh expression ids, above every id in the plan */
     bool failed;
 } agg_fixes;
 
-static const avg_fix *find_fix(const agg_fixes *fx, int64_t id) {
+static const agg_fix *find_fix(const agg_fixes *fx, int64_t id) {
     for (int i = 0; i < fx->n; i++)
         if (fx->items[i].id == id)
             return &fx->items[i];
@@ -362,12 +377,12 @@ static bool unscaled_arg(const em_expr *f, em_type *t) {
     return true;
 }
 
-static void add_fix(agg_fixes *fx, avg_fix f) {
+static void add_fix(agg_fixes *fx, agg_fix f) {
     if (find_fix(fx, f.id))
         return;
     if (fx->n == fx->cap) {
         int cap = fx->cap ? fx->cap * 2 : 8;
-        avg_fix *n = realloc(fx->items, (size_t)cap * sizeof *n);
+        agg_fix *n = realloc(fx->items, (size_t)cap * sizeof *n);
         if (!n) {
             fx->failed = true;
             return;
@@ -378,34 +393,151 @@ static void add_fix(agg_fixes *fx, avg_fix f) {
     fx->items[fx->n++] = f;
 }
 
-/* Rewrites the aggregate functions themselves; records the final result
- * attributes. */
-static bool rewrite_aggregates(em_plan *plan, agg_fixes *fx) {
-    bool changed = false;
+static void add_insert(agg_fixes *fx, int64_t after_id, const em_expr *attr) {
+    if (fx->n_ins == fx->cap_ins) {
+        int cap = fx->cap_ins ? fx->cap_ins * 2 : 8;
+        buf_insert *n = realloc(fx->ins, (size_t)cap * sizeof *n);
+        if (!n) {
+            fx->failed = true;
+            return;
+        }
+        fx->ins = n;
+        fx->cap_ins = cap;
+    }
+    fx->ins[fx->n_ins++] = (buf_insert){after_id, attr};
+}
+
+static void max_id_of(const em_expr *e, int64_t *max) {
+    if ((e->kind == EM_EXPR_ATTR || e->kind == EM_EXPR_ALIAS) && e->id > *max)
+        *max = e->id;
+    for (int i = 0; i < e->n_args; i++)
+        max_id_of(e->args[i], max);
+}
+
+static int64_t plan_max_expr_id(const em_plan *plan) {
+    int64_t max = 0;
     for (int id = 1; id <= plan->max_id; id++) {
-        em_plan_node *node = plan->by_id[id];
-        if (!node)
-            continue;
-        em_plan_field *fns = (em_plan_field *)em_plan_node_field(node, EM_FIELD_FUNCTIONS);
-        const em_plan_field *attrs = em_plan_node_field(node, EM_FIELD_AGG_ATTRS);
-        for (int i = 0; fns && i < fns->n_exprs; i++) {
-            em_expr *f = fns->exprs[i];
-            em_type t;
-            if (!unscaled_arg(f, &t))
+        const em_plan_node *n = plan->by_id[id];
+        for (int f = 0; n && f < n->n_fields; f++)
+            for (int i = 0; i < n->fields[f].n_exprs; i++)
+                if (n->fields[f].exprs[i])
+                    max_id_of(n->fields[f].exprs[i], &max);
+    }
+    return max;
+}
+
+/* A fresh boolean attribute isEmpty#N (Sum's second buffer over decimals). */
+static em_expr *new_is_empty(em_plan *plan, agg_fixes *fx) {
+    em_expr *a = plan_arena_alloc(&plan->arena, sizeof *a);
+    if (!a) {
+        fx->failed = true;
+        return NULL;
+    }
+    memset(a, 0, sizeof *a);
+    a->kind = EM_EXPR_ATTR;
+    a->name = "isEmpty";
+    a->id = fx->next_id++;
+    return a;
+}
+
+/* Inserts item at position at of a list field (a new arena array). */
+static bool list_insert(em_plan *plan, em_plan_field *fl, int at, em_expr *item) {
+    em_expr **n = plan_arena_alloc(&plan->arena, (size_t)(fl->n_exprs + 1) * sizeof *n);
+    if (!n || at < 0 || at > fl->n_exprs)
+        return false;
+    for (int i = 0, k = 0; i <= fl->n_exprs; i++)
+        n[i] = i == at ? item : fl->exprs[k++];
+    fl->exprs = n;
+    fl->n_exprs++;
+    return true;
+}
+
+/*
+ * partial_sum(UnscaledValue(x)) has one bigint buffer; partial_sum(x) over a decimal has
+ * two (sum, isEmpty). The new isEmpty goes after the sum buffer in Aggregate Attributes and
+ * Results; the lists downstream (exchanges, the final aggregate's Input) follow later
+ * (propagate_inserts). False when the layout is not the one Spark prints (then the
+ * function is left as it is).
+ */
+static bool widen_partial_sum(em_plan *plan, em_plan_node *node, int fn_index, agg_fixes *fx) {
+    em_plan_field *fns = (em_plan_field *)em_plan_node_field(node, EM_FIELD_FUNCTIONS);
+    em_plan_field *attrs = (em_plan_field *)em_plan_node_field(node, EM_FIELD_AGG_ATTRS);
+    em_plan_field *results = (em_plan_field *)em_plan_node_field(node, EM_FIELD_RESULTS);
+    const em_plan_field *keys = em_plan_node_field(node, EM_FIELD_KEYS);
+    if (!fns || !attrs || !results)
+        return false;
+    int k = 0;
+    for (int i = 0; i < fn_index; i++) {
+        em_type buf[3];
+        int nb = plan_agg_buffer_types(fns->exprs[i], buf, 3);
+        if (nb == 0)
+            return false;
+        k += nb;
+    }
+    int r = (keys ? keys->n_exprs : 0) + k;
+    if (k >= attrs->n_exprs || r >= results->n_exprs || attrs->exprs[k]->kind != EM_EXPR_ATTR ||
+        results->exprs[r]->kind != EM_EXPR_ATTR)
+        return false;
+    em_expr *a = new_is_empty(plan, fx), *b = new_is_empty(plan, fx);
+    if (!a || !b || !list_insert(plan, attrs, k + 1, a) || !list_insert(plan, results, r + 1, b))
+        return false;
+    add_insert(fx, results->exprs[r]->id, b);
+    return true;
+}
+
+/* Rewrites the aggregate functions themselves; records the final result attributes. */
+static bool rewrite_aggregates(em_plan *plan, agg_fixes *fx) {
+    bool changed = false, partial_kept = false;
+    /* partial aggregates first: a final sum goes back to sum(x) only when every partial
+     * one could take the second buffer */
+    for (int pass = 0; pass < 2; pass++)
+        for (int id = 1; id <= plan->max_id; id++) {
+            em_plan_node *node = plan->by_id[id];
+            if (!node)
                 continue;
-            bool final = f->mode == EM_AGG_FINAL;
-            const em_expr *attr =
-                final && attrs && attrs->n_exprs == fns->n_exprs ? attrs->exprs[i] : NULL;
-            if (strcmp(f->name, "avg") == 0) {
-                avg_fix fix = {.id = attr ? attr->id : -1};
-                if (t.precision + 4 <= MAX_DOUBLE_DIGITS) {
-                    char buf[32];
-                    pow10_text(t.scale, buf, sizeof buf);
-                    fix.divisor = plan_arena_strndup(&plan->arena, buf, strlen(buf));
-                    fix.cast_to = em_type_decimal(t.precision + 4, t.scale + 4);
+            em_plan_field *fns = (em_plan_field *)em_plan_node_field(node, EM_FIELD_FUNCTIONS);
+            const em_plan_field *attrs = em_plan_node_field(node, EM_FIELD_AGG_ATTRS);
+            for (int i = 0; fns && i < fns->n_exprs; i++) {
+                em_expr *f = fns->exprs[i];
+                em_type t;
+                if (!unscaled_arg(f, &t))
+                    continue;
+                bool final = f->mode == EM_AGG_FINAL;
+                if (final != (pass == 1))
+                    continue;
+                const em_expr *attr =
+                    final && attrs && attrs->n_exprs == fns->n_exprs ? attrs->exprs[i] : NULL;
+                agg_fix fix = {.id = attr ? attr->id : -1};
+                if (strcmp(f->name, "avg") == 0) {
+                    if (t.precision + 4 <= MAX_DOUBLE_DIGITS) {
+                        char buf[32];
+                        pow10_text(t.scale, buf, sizeof buf);
+                        fix.divisor = plan_arena_strndup(&plan->arena, buf, strlen(buf));
+                        fix.cast_to = em_type_decimal(t.precision + 4, t.scale + 4);
+                    } else {
+                        fix.unwrap = true; /* same buffers: sum and count */
+                    }
+                } else if (strcmp(f->name, "sum") == 0) {
+                    fix.sum = true;
+                    if (t.precision + 10 <= MAX_LONG_DIGITS) {
+                        fix.cast_to = em_type_decimal(t.precision + 10, t.scale);
+                    } else if (f->mode == EM_AGG_PARTIAL) {
+                        fix.unwrap = widen_partial_sum(plan, node, i, fx);
+                        partial_kept |= !fix.unwrap;
+                    } else if (final && !partial_kept) {
+                        fix.unwrap = true;
+                    } else {
+                        /* the bigint sum of unscaled values stays (exact below 10^18),
+                         * read back at the new scale */
+                        int p = t.precision + 10;
+                        fix.cast_to = em_type_decimal(
+                            p < EM_DECIMAL_MAX_PRECISION ? p : EM_DECIMAL_MAX_PRECISION, t.scale);
+                    }
                 } else {
+                    continue;
+                }
+                if (fix.unwrap) {
                     f->args[0] = f->args[0]->args[0];
-                    fix.unwrap = true;
                     changed = true;
                 }
                 if (attr) {
@@ -419,68 +551,113 @@ static bool rewrite_aggregates(em_plan *plan, agg_fixes *fx) {
                 }
             }
         }
-    }
     return changed;
 }
 
-/* MakeDecimal(sum(UnscaledValue(x))#K, p + 10, s) with x's new type still
- * qualifying. */
-static bool fix_make_decimal(em_plan *plan, em_expr *e, const agg_fixes *fx) {
-    (void)fx;
-    if (!is_call(e, "MakeDecimal") || e->n_args < 3 || e->args[0]->kind != EM_EXPR_ATTR ||
-        e->args[1]->kind != EM_EXPR_LITERAL || e->args[2]->kind != EM_EXPR_LITERAL)
-        return false;
-    /* the attribute's printed name holds the function: sum(UnscaledValue(x#N)) */
-    const char *nm = e->args[0]->name;
-    if (strncmp(nm, "sum(UnscaledValue(", 18) != 0)
-        return false;
-    const char *hash = strrchr(nm, '#');
-    if (!hash)
-        return false;
-    int64_t xid = strtoll(hash + 1, NULL, 10);
-    /* the column's type: any attribute with that id in the plan */
-    em_type t = {0};
-    bool found = false;
-    for (int id = 1; id <= plan->max_id && !found; id++) {
-        const em_plan_node *n = plan->by_id[id];
-        for (int k = 0; n && k < n->n_output && !found; k++)
-            if (n->output[k]->id == xid && n->output[k]->type_known) {
-                t = n->output[k]->type;
-                found = true;
-            }
-    }
-    if (!found || t.id != EM_TYPE_DECIMAL || t.precision + 10 > MAX_LONG_DIGITS)
-        return false;
-    char p[8], s[8];
-    snprintf(p, sizeof p, "%d", t.precision + 10);
-    snprintf(s, sizeof s, "%d", t.scale);
-    if (strcmp(e->args[1]->text, p) == 0 && strcmp(e->args[2]->text, s) == 0)
-        return false;
-    e->args[1]->text = plan_arena_strndup(&plan->arena, p, strlen(p));
-    e->args[2]->text = plan_arena_strndup(&plan->arena, s, strlen(s));
-    return e->args[1]->text && e->args[2]->text;
+static bool is_list_field(em_field_kind k) { return k == EM_FIELD_INPUT || k == EM_FIELD_OUTPUT; }
+
+/* The list a node's rows are printed by (Output, else Input). */
+static em_plan_field *row_list(em_plan_node *n) {
+    em_plan_field *f = (em_plan_field *)em_plan_node_field(n, EM_FIELD_OUTPUT);
+    return f ? f : (em_plan_field *)em_plan_node_field(n, EM_FIELD_INPUT);
 }
 
-static bool fix_avg_slot(em_plan *plan, em_expr **slot, void *ctx) {
+/*
+ * Carries inserted buffer attributes down the plan: every Input/Output list holding the
+ * attribute they follow gets them too; a ReusedExchange's Output (its own ids, by position
+ * of the exchange it reuses) gets a fresh attribute at the same position.
+ */
+static void propagate_inserts(em_plan *plan, agg_fixes *fx) {
+    for (int round = 0; round < 8 && fx->n_ins; round++) {
+        bool changed = false;
+        for (int id = 1; id <= plan->max_id; id++) {
+            em_plan_node *n = plan->by_id[id];
+            for (int f = 0; n && f < n->n_fields; f++) {
+                em_plan_field *fl = &n->fields[f];
+                if (!is_list_field(fl->kind))
+                    continue;
+                for (int i = 0; i < fl->n_exprs; i++)
+                    for (int j = 0; j < fx->n_ins; j++) {
+                        const buf_insert *bi = &fx->ins[j];
+                        if (fl->exprs[i]->kind != EM_EXPR_ATTR || fl->exprs[i]->id != bi->after_id)
+                            continue;
+                        if (i + 1 < fl->n_exprs && fl->exprs[i + 1]->id == bi->attr->id)
+                            continue;
+                        em_expr *copy = plan_arena_alloc(&plan->arena, sizeof *copy);
+                        if (!copy || !list_insert(plan, fl, i + 1, copy)) {
+                            fx->failed = true;
+                            return;
+                        }
+                        *copy = *bi->attr;
+                        changed = true;
+                    }
+            }
+        }
+        for (int id = 1; id <= plan->max_id; id++) {
+            em_plan_node *n = plan->by_id[id];
+            if (!n || n->kind != EM_NODE_REUSED_EXCHANGE || !n->reuses)
+                continue;
+            em_plan_field *own = row_list(n);
+            em_plan_field *src = row_list((em_plan_node *)n->reuses);
+            if (!own || !src)
+                continue;
+            for (int i = 1; i < src->n_exprs && own->n_exprs < src->n_exprs; i++) {
+                bool inserted = false;
+                for (int j = 0; j < fx->n_ins && !inserted; j++)
+                    inserted = src->exprs[i]->id == fx->ins[j].attr->id;
+                if (!inserted || i > own->n_exprs)
+                    continue;
+                em_expr *a = new_is_empty(plan, fx);
+                if (!a || !list_insert(plan, own, i, a)) {
+                    fx->failed = true;
+                    return;
+                }
+                add_insert(fx, own->exprs[i - 1]->id, a);
+                changed = true;
+            }
+        }
+        if (!changed)
+            break;
+    }
+}
+
+static bool fix_agg_slot(em_plan *plan, em_expr **slot, void *ctx) {
     const agg_fixes *fx = ctx;
     em_expr *e = *slot;
     if (e->kind == EM_EXPR_ATTR) {
-        const avg_fix *f = find_fix(fx, e->id);
+        const agg_fix *f = find_fix(fx, e->id);
         if (f && f->name && strcmp(e->name, f->name) != 0) {
             e->name = f->name;
             return true;
         }
         return false;
     }
-    if (e->kind == EM_EXPR_CALL)
-        return fix_make_decimal(plan, e, fx);
+    /* MakeDecimal(attr#K, p + 10, s) */
+    if (is_call(e, "MakeDecimal") && e->n_args == 3 && e->args[0]->kind == EM_EXPR_ATTR &&
+        e->args[1]->kind == EM_EXPR_LITERAL && e->args[2]->kind == EM_EXPR_LITERAL) {
+        const agg_fix *f = find_fix(fx, e->args[0]->id);
+        if (!f || !f->sum)
+            return false;
+        if (f->unwrap) {
+            *slot = e->args[0];
+            return true;
+        }
+        char p[8], s[8];
+        snprintf(p, sizeof p, "%d", f->cast_to.precision);
+        snprintf(s, sizeof s, "%d", f->cast_to.scale);
+        if (strcmp(e->args[1]->text, p) == 0 && strcmp(e->args[2]->text, s) == 0)
+            return false;
+        e->args[1]->text = plan_arena_strndup(&plan->arena, p, strlen(p));
+        e->args[2]->text = plan_arena_strndup(&plan->arena, s, strlen(s));
+        return e->args[1]->text && e->args[2]->text;
+    }
     /* cast((attr#K / 10^s) as decimal(p+4,s+4)) */
     if (e->kind != EM_EXPR_CAST || e->args[0]->kind != EM_EXPR_BINARY ||
         e->args[0]->op != EM_OP_DIV || e->args[0]->args[0]->kind != EM_EXPR_ATTR ||
         e->args[0]->args[1]->kind != EM_EXPR_LITERAL)
         return false;
-    const avg_fix *f = find_fix(fx, e->args[0]->args[0]->id);
-    if (!f)
+    const agg_fix *f = find_fix(fx, e->args[0]->args[0]->id);
+    if (!f || f->sum)
         return false;
     if (f->unwrap) {
         *slot = e->args[0]->args[0];
@@ -617,10 +794,12 @@ static bool fix_precision_slot(em_plan *plan, em_expr **slot, void *ctx) {
 
 em_status plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
                             em_plan_column_type_fn column_type, void *ctx) {
-    agg_fixes fx = {0};
+    agg_fixes fx = {.next_id = plan_max_expr_id(plan) + 1};
     bool changed = rewrite_aggregates(plan, &fx);
+    propagate_inserts(plan, &fx);
     if (fx.failed) {
         free(fx.items);
+        free(fx.ins);
         return EM_ERR_NOMEM;
     }
     if (changed) {
@@ -629,7 +808,7 @@ em_status plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
     }
     dp_ctx dp = {.marks = marks, .shim = plan->shim};
     for (int round = 0; round < 16; round++) {
-        changed = walk_plan(plan, fix_avg_slot, &fx);
+        changed = walk_plan(plan, fix_agg_slot, &fx);
         changed |= walk_plan(plan, fix_precision_slot, &dp);
         if (!changed)
             break;
@@ -637,5 +816,6 @@ em_status plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
         plan_infer(plan, column_type, ctx);
     }
     free(fx.items);
+    free(fx.ins);
     return plan->arena.failed ? EM_ERR_NOMEM : EM_OK;
 }

@@ -541,7 +541,7 @@ static bool agg_result_type(const em_expr *e, em_type *out) {
 
 /* Types of an aggregate's buffer attributes (Aggregate Attributes of a partial
  * aggregate); returns how many, 0 when unknown. */
-static int agg_buffer_types(const em_expr *e, em_type *out, int cap) {
+int plan_agg_buffer_types(const em_expr *e, em_type *out, int cap) {
     em_type r;
     if (cap < 3 || !agg_result_type(e, &r))
         return 0;
@@ -862,7 +862,7 @@ static void infer_aggregate(infer_ctx *cx, em_plan_node *node) {
             em_type buf[3];
             int nb = 0;
             if (partial && f->kind == EM_EXPR_AGG) {
-                nb = agg_buffer_types(f, buf, 3);
+                nb = plan_agg_buffer_types(f, buf, 3);
             } else if (f->type_known) {
                 buf[0] = f->type;
                 nb = 1;

@@ -227,12 +227,119 @@ static void test_comparison_casts(void **state) {
     em_plan_free(plan);
 }
 
+/* SELECT l_returnflag, sum(l_quantity) sq, avg(l_quantity) aq ... GROUP BY 1 as Spark 3.5
+ * plans it over DECIMAL(7,2): both aggregates rewritten by DecimalAggregates. */
+static const char sum_avg_plan[] =
+    "== Physical Plan ==\n"
+    "* HashAggregate (5)\n"
+    "+- Exchange (4)\n"
+    "   +- * HashAggregate (3)\n"
+    "      +- * ColumnarToRow (2)\n"
+    "         +- Scan parquet spark_catalog.default.lineitem (1)\n"
+    "\n\n"
+    "(1) Scan parquet spark_catalog.default.lineitem\n"
+    "Output [2]: [l_quantity#1, l_returnflag#2]\n"
+    "Batched: true\n"
+    "Location [not included in comparison]/{warehouse_dir}/lineitem]\n"
+    "ReadSchema: struct<l_quantity:decimal(7,2),l_returnflag:string>\n"
+    "\n"
+    "(2) ColumnarToRow [codegen id : 1]\n"
+    "Input [2]: [l_quantity#1, l_returnflag#2]\n"
+    "\n"
+    "(3) HashAggregate [codegen id : 1]\n"
+    "Input [2]: [l_quantity#1, l_returnflag#2]\n"
+    "Keys [1]: [l_returnflag#2]\n"
+    "Functions [2]: [partial_sum(UnscaledValue(l_quantity#1)), "
+    "partial_avg(UnscaledValue(l_quantity#1))]\n"
+    "Aggregate Attributes [3]: [sum#3, sum#4, count#5]\n"
+    "Results [4]: [l_returnflag#2, sum#6, sum#7, count#8]\n"
+    "\n"
+    "(4) Exchange\n"
+    "Input [4]: [l_returnflag#2, sum#6, sum#7, count#8]\n"
+    "Arguments: hashpartitioning(l_returnflag#2, 5), ENSURE_REQUIREMENTS, [plan_id=1]\n"
+    "\n"
+    "(5) HashAggregate [codegen id : 2]\n"
+    "Input [4]: [l_returnflag#2, sum#6, sum#7, count#8]\n"
+    "Keys [1]: [l_returnflag#2]\n"
+    "Functions [2]: [sum(UnscaledValue(l_quantity#1)), avg(UnscaledValue(l_quantity#1))]\n"
+    "Aggregate Attributes [2]: [sum(UnscaledValue(l_quantity#1))#9, "
+    "avg(UnscaledValue(l_quantity#1))#10]\n"
+    "Results [3]: [l_returnflag#2, MakeDecimal(sum(UnscaledValue(l_quantity#1))#9,17,2) AS sq#11, "
+    "cast((avg(UnscaledValue(l_quantity#1))#10 / 100.0) as decimal(11,6)) AS aq#12]\n"
+    "\n";
+
+static char *print_plan_retyped(int precision, int scale, em_plan **out) {
+    g_money_precision = precision;
+    g_money_scale = scale;
+    em_plan_parse_options opt = {.column_type = retype_money};
+    em_error err = {0};
+    EM_ASSERT_OK(em_plan_parse(sum_avg_plan, strlen(sum_avg_plan), &opt, out, &err), &err);
+    char *text = NULL;
+    size_t n = 0;
+    EM_ASSERT_OK(em_plan_print(*out, NULL, &text, &n, &err), &err);
+    return text;
+}
+
+static void assert_contains(const char *text, const char *want) {
+    if (!strstr(text, want))
+        fail_msg("plan lacks\n  %s\nin\n%s", want, text);
+}
+
+/* DECIMAL(15,2): sum goes back to sum(x) with its isEmpty buffer carried through the
+ * exchange into the final aggregate; avg to avg(x). */
+static void test_sum_avg_unqualified(void **state) {
+    (void)state;
+    em_plan *plan = NULL;
+    char *t = print_plan_retyped(15, 2, &plan);
+    assert_contains(t, "Functions [2]: [partial_sum(l_quantity#1), partial_avg(l_quantity#1)]");
+    assert_contains(t, "Aggregate Attributes [4]: [sum#3, isEmpty#13, sum#4, count#5]");
+    assert_contains(t, "Results [5]: [l_returnflag#2, sum#6, isEmpty#14, sum#7, count#8]");
+    assert_contains(t, "(4) Exchange\nInput [5]: [l_returnflag#2, sum#6, isEmpty#14, sum#7, "
+                       "count#8]");
+    assert_contains(t, "(5) HashAggregate [codegen id : 2]\nInput [5]: [l_returnflag#2, sum#6, "
+                       "isEmpty#14, sum#7, count#8]");
+    assert_contains(t, "Aggregate Attributes [2]: [sum(l_quantity#1)#9, avg(l_quantity#1)#10]");
+    assert_contains(t, "Results [3]: [l_returnflag#2, sum(l_quantity#1)#9 AS sq#11, "
+                       "avg(l_quantity#1)#10 AS aq#12]");
+    assert_result_type(plan, "sq", em_type_decimal(25, 2));
+    assert_result_type(plan, "aq", em_type_decimal(19, 6));
+    /* the partial buffers as Spark's Sum and Average lay them out */
+    const em_plan_node *partial = em_plan_node_by_id(plan, 3);
+    assert_int_equal(partial->n_output, 5);
+    assert_true(em_type_equal(partial->output[1]->type, em_type_decimal(25, 2)));
+    assert_int_equal(partial->output[2]->type.id, EM_TYPE_BOOLEAN);
+    assert_true(em_type_equal(partial->output[3]->type, em_type_decimal(25, 2)));
+    assert_int_equal(partial->output[4]->type.id, EM_TYPE_LONG);
+    free(t);
+    em_plan_free(plan);
+    g_money_precision = 15;
+}
+
+/* DECIMAL(8,3) still qualifies for both: constants follow the new type. */
+static void test_sum_avg_still_qualified(void **state) {
+    (void)state;
+    em_plan *plan = NULL;
+    char *t = print_plan_retyped(8, 3, &plan);
+    assert_contains(t, "Aggregate Attributes [3]: [sum#3, sum#4, count#5]");
+    assert_contains(t, "MakeDecimal(sum(UnscaledValue(l_quantity#1))#9,18,3) AS sq#11");
+    assert_contains(t, "cast((avg(UnscaledValue(l_quantity#1))#10 / 1000.0) as decimal(12,7)) AS "
+                       "aq#12");
+    assert_result_type(plan, "sq", em_type_decimal(18, 3));
+    assert_result_type(plan, "aq", em_type_decimal(12, 7));
+    free(t);
+    em_plan_free(plan);
+    g_money_precision = 15;
+    g_money_scale = 2;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_q1_types_every_line),
         cmocka_unit_test(test_q1_spark33_check_overflow),
         cmocka_unit_test(test_q1_small_precision_keeps_unscaled),
         cmocka_unit_test(test_comparison_casts),
+        cmocka_unit_test(test_sum_avg_unqualified),
+        cmocka_unit_test(test_sum_avg_still_qualified),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
