@@ -33,9 +33,17 @@
  *
  * Casts are recognized as coercions only when the original typing shows it
  * (plan_retype_mark runs on the plan typed as printed), so a user's cast to a
- * decimal keeps its type. Literal operands keep their printed text; their
- * original type is taken from the text, or solved from the printed product
- * type (Spark prints the literal folded to the promoted type: 0.2 as 0.2000).
+ * decimal keeps its type. A literal operand's original type is taken from
+ * its text, or solved from the printed product type (Spark prints the literal
+ * folded to the promoted type: 0.2 as 0.2000); it is then printed folded to
+ * the new promoted type (1 as 1.00).
+ *
+ * Not rewritten: attribute names that are expression text (an aggregate's
+ * result `sum(CheckOverflow(...))#27`) keep the original text (ids are what
+ * binds them); a sum whose partial layout is not Spark's usual one (a
+ * merge_sum under distinct aggregates) keeps the bigint sum of unscaled values,
+ * with MakeDecimal's precision and scale following the new type.
+ *
  * The rewrite then types the plan again and repeats until nothing changes
  * (nested arithmetic settles one level per round).
  */
@@ -459,7 +467,8 @@ static bool list_insert(em_plan *plan, em_plan_field *fl, int at, em_expr *item)
  * (propagate_inserts). False when the layout is not the one Spark prints (then the
  * function is left as it is).
  */
-static bool widen_partial_sum(em_plan *plan, em_plan_node *node, int fn_index, agg_fixes *fx) {
+static bool widen_partial_sum(em_plan *plan, em_plan_node *node, int fn_index, agg_fixes *fx,
+                              bool dry_run) {
     em_plan_field *fns = (em_plan_field *)em_plan_node_field(node, EM_FIELD_FUNCTIONS);
     em_plan_field *attrs = (em_plan_field *)em_plan_node_field(node, EM_FIELD_AGG_ATTRS);
     em_plan_field *results = (em_plan_field *)em_plan_node_field(node, EM_FIELD_RESULTS);
@@ -478,6 +487,8 @@ static bool widen_partial_sum(em_plan *plan, em_plan_node *node, int fn_index, a
     if (k >= attrs->n_exprs || r >= results->n_exprs || attrs->exprs[k]->kind != EM_EXPR_ATTR ||
         results->exprs[r]->kind != EM_EXPR_ATTR)
         return false;
+    if (dry_run)
+        return true;
     em_expr *a = new_is_empty(plan, fx), *b = new_is_empty(plan, fx);
     if (!a || !b || !list_insert(plan, attrs, k + 1, a) || !list_insert(plan, results, r + 1, b))
         return false;
@@ -485,9 +496,29 @@ static bool widen_partial_sum(em_plan *plan, em_plan_node *node, int fn_index, a
     return true;
 }
 
+/* Whether every partial sum(UnscaledValue(x)) that no longer qualifies can take the second
+ * buffer (a merge-mode one, under distinct aggregates, cannot: then none is widened, so
+ * partial, merge and final stay consistent). */
+static bool sums_widenable(em_plan *plan, agg_fixes *fx) {
+    for (int id = 1; id <= plan->max_id; id++) {
+        em_plan_node *node = plan->by_id[id];
+        const em_plan_field *fns = node ? em_plan_node_field(node, EM_FIELD_FUNCTIONS) : NULL;
+        for (int i = 0; fns && i < fns->n_exprs; i++) {
+            const em_expr *f = fns->exprs[i];
+            em_type t;
+            if (!unscaled_arg(f, &t) || strcmp(f->name, "sum") != 0 ||
+                t.precision + 10 <= MAX_LONG_DIGITS || f->mode == EM_AGG_FINAL)
+                continue;
+            if (f->mode != EM_AGG_PARTIAL || !widen_partial_sum(plan, node, i, fx, true))
+                return false;
+        }
+    }
+    return true;
+}
+
 /* Rewrites the aggregate functions themselves; records the final result attributes. */
 static bool rewrite_aggregates(em_plan *plan, agg_fixes *fx) {
-    bool changed = false, partial_kept = false;
+    bool changed = false, partial_kept = !sums_widenable(plan, fx);
     /* partial aggregates first: a final sum goes back to sum(x) only when every partial
      * one could take the second buffer */
     for (int pass = 0; pass < 2; pass++)
@@ -522,8 +553,7 @@ static bool rewrite_aggregates(em_plan *plan, agg_fixes *fx) {
                     if (t.precision + 10 <= MAX_LONG_DIGITS) {
                         fix.cast_to = em_type_decimal(t.precision + 10, t.scale);
                     } else if (f->mode == EM_AGG_PARTIAL) {
-                        fix.unwrap = widen_partial_sum(plan, node, i, fx);
-                        partial_kept |= !fix.unwrap;
+                        fix.unwrap = !partial_kept && widen_partial_sum(plan, node, i, fx, false);
                     } else if (final && !partial_kept) {
                         fix.unwrap = true;
                     } else {
