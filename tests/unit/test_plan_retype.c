@@ -164,6 +164,36 @@ static void test_q1_spark33_check_overflow(void **state) {
     em_plan_free(plan);
 }
 
+/* q11 on 3.3: an int column promoted with a decimal one takes the wider type
+ * (decimal(10,0) widened to (15,2)); a promoted operand already of the promoted
+ * type has no cast; the literal of a product whose type was adjusted keeps its
+ * own type (0.0001000000: (10,10)). */
+static void test_q11_spark33(void **state) {
+    (void)state;
+    g_money_precision = 15;
+    g_money_scale = 2;
+    em_plan *plan = parse_retyped("3.3", 11);
+    char *s = partial_function(plan, 0);
+    assert_string_equal(s, "partial_sum(CheckOverflow((promote_precision(ps_supplycost#4) * "
+                           "promote_precision(cast(ps_availqty#3 as decimal(15,2)))), "
+                           "DecimalType(26,2)))");
+    free(s);
+    int at = 0;
+    const em_plan_node *n =
+        node_defining(plan, "(sum((ps_supplycost * ps_availqty)) * 0.0001000000)", &at);
+    assert_non_null(n);
+    const em_expr *r = em_plan_node_field(n, EM_FIELD_RESULTS)->exprs[at];
+    s = print_expr(r);
+    /* sum (36,2) and the literal (10,10): wider (38,10) bounded; (47,12) adjusted to (38,6) */
+    if (!strstr(s, ")))#27 as decimal(38,10))) * 0.0001000000), DecimalType(38,6))"))
+        fail_msg("q11 printed %s", s);
+    free(s);
+    assert_result_type(plan, "(sum((ps_supplycost * ps_availqty)) * 0.0001000000)",
+                       em_type_decimal(38, 6));
+    assert_result_type(plan, "value", em_type_decimal(36, 2));
+    em_plan_free(plan);
+}
+
 /* A precision that still qualifies keeps DecimalAggregates' form, constants
  * updated: decimal(7,2): avg -> cast((avg(UnscaledValue(x)) / 100.0) as
  * decimal(11,6)). */
@@ -337,6 +367,7 @@ int main(void) {
         cmocka_unit_test(test_q1_types_every_line),
         cmocka_unit_test(test_q1_spark33_check_overflow),
         cmocka_unit_test(test_q1_small_precision_keeps_unscaled),
+        cmocka_unit_test(test_q11_spark33),
         cmocka_unit_test(test_comparison_casts),
         cmocka_unit_test(test_sum_avg_unqualified),
         cmocka_unit_test(test_sum_avg_still_qualified),
