@@ -13,8 +13,8 @@
  * Outer joins keep the stream's order (a sort-merge join's parents may rely
  * on it): a stream row with no candidate is output inline as a pair with
  * build row -1; with a condition, a row whose pairs all failed it is output
- * with nulls right after its last pair (such steps take at most
- * EM_BATCH_CAP / 2 pairs, so that pairs and null rows fit one batch).
+ * with nulls right after its last pair (a row outputs its surviving pairs
+ * or one null row, so a step never outputs more rows than it has pairs).
  *
  * Invariants: pb[i] < 0 means "no build row" (nulls); ps[i] < 0 means "no
  * stream row". In the aligned layout the pair batch has the stream batch's
@@ -496,8 +496,6 @@ static em_status ensure_flags(jn_state *j, int64_t n, em_error *err) {
     return grow_array(j, (void **)&j->flags, &j->flags_cap, n > 0 ? n : 1, 1, err);
 }
 
-_Static_assert(EM_BATCH_CAP >= 2, "an outer join step outputs up to two rows per pair");
-
 /*
  * Outer joins with a condition, in stream order: the step's surviving pairs,
  * and right after the last pair of a stream row that no pair kept, that
@@ -506,8 +504,9 @@ _Static_assert(EM_BATCH_CAP >= 2, "an outer join step outputs up to two rows per
  */
 static em_status ordered_outer_output(jn_state *j, int64_t m, const uint8_t *passed, bool *produced,
                                       em_error *err) {
-    EM_TRY(ensure_aligned(j, 2 * m, err));
-    int32_t *os = j->aligned, *ob = j->aligned + m;
+    /* a row outputs its passing pairs, or one null row: never more rows than pairs */
+    EM_TRY(ensure_aligned(j, m, err));
+    int32_t *os = j->aligned, *ob = j->aligned_pair;
     int32_t last_k = j->pk[m - 1];
     bool last_done = j->k > last_k || j->jpos >= j->hi[last_k];
     int64_t mo = 0;
@@ -551,9 +550,8 @@ static em_status pairs_step(jn_state *j, bool *produced, em_error *err) {
     bool inline_nulls = j->keep_stream;
     bool ordered = j->keep_stream && j->cond;
     bool skip_matched = j->exist_kind && j->build_side == JN_RIGHT;
-    int64_t limit = ordered ? EM_BATCH_CAP / 2 : EM_BATCH_CAP;
     int64_t m = 0;
-    while (j->k < j->n_in && m < limit) {
+    while (j->k < j->n_in && m < EM_BATCH_CAP) {
         int64_t k = j->k;
         if (j->jpos >= j->hi[k] || (skip_matched && j->in_matched[k])) {
             /* ordered: a row with candidates is decided after its last pair */
@@ -569,8 +567,8 @@ static em_status pairs_step(jn_state *j, bool *produced, em_error *err) {
             continue;
         }
         int64_t take = j->hi[k] - j->jpos;
-        if (take > limit - m)
-            take = limit - m;
+        if (take > EM_BATCH_CAP - m)
+            take = EM_BATCH_CAP - m;
         int32_t s = sel ? sel[k] : (int32_t)k;
         for (int64_t t = 0; t < take; t++) {
             j->ps[m] = s;

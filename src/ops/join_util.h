@@ -109,7 +109,7 @@ struct jn_state {
     int64_t aligned_cap;
     int32_t *aligned;      /* physical stream row -> build row (-1: none) */
     int32_t *aligned_pair; /* physical stream row -> pair number */
-    uint8_t *flags;        /* per output row flags for the exists column */
+    uint8_t *flags;        /* exists column values, or which pairs passed (outer joins) */
     int64_t flags_cap;
     em_batch *pair; /* pair batch (shell of pair_schema) */
     em_batch *out;  /* output shell (op->schema) */
