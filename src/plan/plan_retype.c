@@ -38,11 +38,12 @@
  * folded to the promoted type: 0.2 as 0.2000); it is then printed folded to
  * the new promoted type (1 as 1.00).
  *
- * Not rewritten: attribute names that are expression text (an aggregate's
- * result `sum(CheckOverflow(...))#27`) keep the original text (ids are what
- * binds them); a sum whose partial layout is not Spark's usual one (a
- * merge_sum under distinct aggregates) keeps the bigint sum of unscaled values,
- * with MakeDecimal's precision and scale following the new type.
+ * A final aggregate's result attribute that Spark named by its function's
+ * text (`sum(CheckOverflow(...))#27`) is renamed after the rewritten function
+ * wherever it appears. Not rewritten: a sum whose partial layout is not
+ * Spark's usual one (a merge_sum under distinct aggregates) keeps the bigint
+ * sum of unscaled values, with MakeDecimal's precision and scale following the
+ * new type.
  *
  * The rewrite then types the plan again and repeats until nothing changes
  * (nested arithmetic settles one level per round).
@@ -175,6 +176,8 @@ struct plan_retype_marks {
     const em_expr **lits; /* literal operands of 3.x products, with their solved types */
     em_type *lit_types;
     int n_lits, cap_lits;
+    int64_t *named; /* final aggregates' result attributes named by their function's text */
+    int n_named, cap_named;
     bool failed;
 };
 
@@ -304,12 +307,59 @@ static bool mark_slot(em_plan *plan, em_expr **slot, void *ctx) {
     return false;
 }
 
+/* A final aggregate's Functions and Aggregate Attributes, paired one to one; NULL otherwise. */
+static const em_plan_field *final_functions(const em_plan_node *n, const em_plan_field **attrs) {
+    const em_plan_field *fns = n ? em_plan_node_field(n, EM_FIELD_FUNCTIONS) : NULL;
+    *attrs = n ? em_plan_node_field(n, EM_FIELD_AGG_ATTRS) : NULL;
+    if (!fns || !*attrs || fns->n_exprs != (*attrs)->n_exprs)
+        return NULL;
+    for (int i = 0; i < fns->n_exprs; i++)
+        if (fns->exprs[i]->kind != EM_EXPR_AGG || fns->exprs[i]->mode != EM_AGG_FINAL ||
+            (*attrs)->exprs[i]->kind != EM_EXPR_ATTR)
+            return NULL;
+    return fns;
+}
+
+static char *print_to_arena(em_plan *plan, const em_expr *e) {
+    plan_buf b = {0};
+    plan_print_expr(&b, e, plan->shim);
+    char *s = b.data && !b.failed ? plan_arena_strndup(&plan->arena, b.data, b.len) : NULL;
+    free(b.data);
+    return s;
+}
+
+/* Aggregate results Spark names by the function's text ("sum(CheckOverflow(...))#13"):
+ * renamed after the rewrite, as Spark would name them. */
+static void mark_named_results(em_plan *plan, plan_retype_marks *m) {
+    for (int id = 1; id <= plan->max_id; id++) {
+        const em_plan_field *attrs;
+        const em_plan_field *fns = final_functions(plan->by_id[id], &attrs);
+        for (int i = 0; fns && i < fns->n_exprs; i++) {
+            const char *txt = print_to_arena(plan, fns->exprs[i]);
+            if (!txt || strcmp(txt, attrs->exprs[i]->name) != 0)
+                continue;
+            if (m->n_named == m->cap_named) {
+                int cap = m->cap_named ? m->cap_named * 2 : 16;
+                int64_t *n = realloc(m->named, (size_t)cap * sizeof *n);
+                if (!n) {
+                    m->failed = true;
+                    return;
+                }
+                m->named = n;
+                m->cap_named = cap;
+            }
+            m->named[m->n_named++] = attrs->exprs[i]->id;
+        }
+    }
+}
+
 em_status plan_retype_mark(em_plan *plan, plan_retype_marks **out) {
     plan_retype_marks *m = calloc(1, sizeof *m);
     *out = m;
     if (!m)
         return EM_ERR_NOMEM;
     walk_plan(plan, mark_slot, m);
+    mark_named_results(plan, m);
     return m->failed ? EM_ERR_NOMEM : EM_OK;
 }
 
@@ -319,6 +369,7 @@ void plan_retype_marks_free(plan_retype_marks *m) {
     free(m->casts);
     free(m->lits);
     free(m->lit_types);
+    free(m->named);
     free(m);
 }
 
@@ -571,10 +622,7 @@ static bool rewrite_aggregates(em_plan *plan, agg_fixes *fx) {
                     changed = true;
                 }
                 if (attr) {
-                    plan_buf b = {0};
-                    plan_print_expr(&b, f, plan->shim);
-                    fix.name = b.data ? plan_arena_strndup(&plan->arena, b.data, b.len) : NULL;
-                    free(b.data);
+                    fix.name = print_to_arena(plan, f);
                     if (!fix.name)
                         fx->failed = true;
                     add_fix(fx, fix);
@@ -822,6 +870,39 @@ static bool fix_precision_slot(em_plan *plan, em_expr **slot, void *ctx) {
 
 /* ------------------------------------------------------------------ driver */
 
+static bool rename_slot(em_plan *plan, em_expr **slot, void *ctx) {
+    const agg_fixes *names = ctx;
+    (void)plan;
+    em_expr *e = *slot;
+    const agg_fix *f = e->kind == EM_EXPR_ATTR ? find_fix(names, e->id) : NULL;
+    if (!f || strcmp(e->name, f->name) == 0)
+        return false;
+    e->name = f->name;
+    return true;
+}
+
+/* Renames the marked aggregate results after their rewritten functions, everywhere. */
+static void rename_results(em_plan *plan, const plan_retype_marks *marks, agg_fixes *fx) {
+    agg_fixes names = {0};
+    for (int id = 1; marks && id <= plan->max_id; id++) {
+        const em_plan_field *attrs;
+        const em_plan_field *fns = final_functions(plan->by_id[id], &attrs);
+        for (int i = 0; fns && i < fns->n_exprs; i++) {
+            bool named = false;
+            for (int k = 0; k < marks->n_named && !named; k++)
+                named = marks->named[k] == attrs->exprs[i]->id;
+            const char *txt = named ? print_to_arena(plan, fns->exprs[i]) : NULL;
+            if (txt)
+                add_fix(&names, (agg_fix){.id = attrs->exprs[i]->id, .name = txt});
+        }
+    }
+    if (names.n)
+        walk_plan(plan, rename_slot, &names);
+    if (names.failed)
+        fx->failed = true;
+    free(names.items);
+}
+
 em_status plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
                             em_plan_column_type_fn column_type, void *ctx) {
     agg_fixes fx = {.next_id = plan_max_expr_id(plan) + 1};
@@ -845,7 +926,8 @@ em_status plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
         plan_reset_types(plan);
         plan_infer(plan, column_type, ctx);
     }
+    rename_results(plan, marks, &fx);
     free(fx.items);
     free(fx.ins);
-    return plan->arena.failed ? EM_ERR_NOMEM : EM_OK;
+    return plan->arena.failed || fx.failed ? EM_ERR_NOMEM : EM_OK;
 }
