@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ember/conf.h"
 #include "ember/parquet.h"
 #include "ember/runtime.h"
 #include "ember/value_text.h"
@@ -177,6 +178,18 @@ static int apply_conf(run_args *a, const char *kv) {
     size_t kl = (size_t)(eq - kv);
     const char *v = eq + 1;
     bool b;
+    /* The registry validates every key first: a mistyped spark.ember.* key or
+     * a value of the wrong type is an error with the nearest key suggested. */
+    em_conf *check = NULL;
+    em_error cerr = {0};
+    em_status cs = em_conf_create(&check, &cerr);
+    if (cs == EM_OK)
+        cs = em_conf_set_kv(check, kv, &cerr);
+    em_conf_destroy(check);
+    if (cs != EM_OK) {
+        fprintf(stderr, "ember run: --conf: %s\n", cerr.msg);
+        return 2;
+    }
 #define KEY_IS(k) (kl == strlen(k) && strncmp(kv, k, kl) == 0)
     if (KEY_IS("spark.sql.ansi.enabled")) {
         if (!parse_bool(v, &b))
