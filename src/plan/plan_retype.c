@@ -702,14 +702,6 @@ static void propagate_inserts(em_plan *plan, agg_fixes *fx) {
 static bool fix_agg_slot(em_plan *plan, em_expr **slot, void *ctx) {
     const agg_fixes *fx = ctx;
     em_expr *e = *slot;
-    if (e->kind == EM_EXPR_ATTR) {
-        const agg_fix *f = find_fix(fx, e->id);
-        if (f && f->name && strcmp(e->name, f->name) != 0) {
-            e->name = f->name;
-            return true;
-        }
-        return false;
-    }
     /* MakeDecimal(attr#K, p + 10, s) */
     if (is_call(e, "MakeDecimal") && e->n_args == 3 && e->args[0]->kind == EM_EXPR_ATTR &&
         e->args[1]->kind == EM_EXPR_LITERAL && e->args[2]->kind == EM_EXPR_LITERAL) {
@@ -895,9 +887,15 @@ static void rename_results(em_plan *plan, const plan_retype_marks *marks, agg_fi
             if (txt)
                 add_fix(&names, (agg_fix){.id = attrs->exprs[i]->id, .name = txt});
         }
+        /* within the node: Spark may give two aggregates the same result id (a view
+         * planned twice), and the name is only printed where the aggregate is */
+        em_plan_node *node = plan->by_id[id];
+        for (int f = 0; names.n && f < node->n_fields; f++)
+            for (int i = 0; i < node->fields[f].n_exprs; i++)
+                walk_expr(plan, &node->fields[f].exprs[i], rename_slot, &names);
+        names.n = 0;
     }
-    if (names.n)
-        walk_plan(plan, rename_slot, &names);
+
     if (names.failed)
         fx->failed = true;
     free(names.items);

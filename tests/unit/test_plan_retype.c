@@ -105,6 +105,45 @@ static char *partial_function(const em_plan *plan, int i) {
     return NULL;
 }
 
+/* Retyped to the types it was printed for, every shared plan prints back byte for byte:
+ * the rewrite changes nothing Spark would not. Retyped to DECIMAL(15,2), every result
+ * column has a type. */
+static void test_same_types_change_nothing(void **state) {
+    (void)state;
+    g_money_precision = 10;
+    g_money_scale = 0;
+    for (int d = 0; d < PLAN_TEST_N_DIRS; d++)
+        for (int q = 1; q <= 22; q++) {
+            char path[4096];
+            size_t len = 0;
+            char *text = plan_test_shared(plan_test_dirs[d], q, &len, path, sizeof path);
+            em_plan *plan = parse_retyped(plan_test_dirs[d], q);
+            char *out = NULL;
+            size_t n = 0;
+            em_error err = {0};
+            EM_ASSERT_OK(em_plan_print(plan, NULL, &out, &n, &err), &err);
+            if (n != len || memcmp(out, text, len) != 0)
+                fail_msg("%s prints differently once retyped to its own types", path);
+            free(out);
+            free(text);
+            em_plan_free(plan);
+            /* and on DECIMAL(15,2) every result column is typed */
+            g_money_precision = 15;
+            g_money_scale = 2;
+            plan = parse_retyped(plan_test_dirs[d], q);
+            const em_plan_node *root = em_plan_exec_root(plan);
+            assert_true(root->n_output > 0);
+            for (int i = 0; i < root->n_output; i++)
+                if (!root->output[i]->type_known)
+                    fail_msg("%s: result column %d untyped on DECIMAL(15,2)", path, i);
+            em_plan_free(plan);
+            g_money_precision = 10;
+            g_money_scale = 0;
+        }
+    g_money_precision = 15;
+    g_money_scale = 2;
+}
+
 /* q1 on DECIMAL(15,2): the types Spark infers for the SQL on such tables. */
 static void test_q1_types_every_line(void **state) {
     (void)state;
@@ -368,6 +407,7 @@ static void test_sum_avg_still_qualified(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_types_change_nothing),
         cmocka_unit_test(test_q1_types_every_line),
         cmocka_unit_test(test_q1_spark33_check_overflow),
         cmocka_unit_test(test_q1_small_precision_keeps_unscaled),
