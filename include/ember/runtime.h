@@ -151,7 +151,9 @@ void em_scan_files_free(char **paths, int n_paths);
  * exactly one table folder of the warehouse has a column of that name (its
  * first file's type); otherwise the plan's (unknown) type is kept.
  *
- * The context caches opened footers; create it with the warehouse folder.
+ * The context caches opened footers and what it decided per scan node;
+ * create it with the warehouse folder, and use one context per plan parse
+ * (entries are keyed by that plan's scan nodes).
  */
 typedef struct em_retype_ctx em_retype_ctx;
 em_status em_retype_ctx_create(const char *warehouse_dir, bool scans, em_retype_ctx **out,
