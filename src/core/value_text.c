@@ -414,10 +414,12 @@ em_status em_value_csv(const em_column *c, int64_t row, char delim, em_strbuf *o
     size_t mark = out->len;
     bool null;
     EM_TRY(em_value_text(c, row, out, &null, err));
-    if (null || c->type.id != EM_TYPE_STRING)
+    if (null)
+        return EM_OK;
+    if (out->len == mark && em_type_is_varlen(c->type))
+        return em_strbuf_append(out, "\"\"", 2, err); /* "" tells an empty value from null */
+    if (c->type.id != EM_TYPE_STRING)
         return EM_OK; /* only strings can hold delimiters, quotes or edge spaces */
-    if (out->len == mark)
-        return em_strbuf_append(out, "\"\"", 2, err); /* "" tells an empty string from null */
     em_strbuf tmp;
     em_strbuf_init(&tmp);
     em_status st = em_strbuf_append(&tmp, out->data + mark, out->len - mark, err);

@@ -240,6 +240,19 @@ static void test_columns(void **state) {
     }
     em_column_reset(&c);
 
+    /* An empty binary must not read back as null either. */
+    EM_ASSERT_OK(em_column_init(&c, em_type_make(EM_TYPE_BINARY), 1, NULL, &err), &err);
+    EM_ASSERT_OK(em_column_append_bytes(&c, "", 0, &err), &err);
+    EM_ASSERT_OK(em_column_append_null(&c, &err), &err);
+    EM_ASSERT_OK(em_column_append_bytes(&c, "\x01\xff", 2, &err), &err);
+    const char *bin_csv[] = {"\"\"", "", "01ff"};
+    for (int i = 0; i < 3; i++) {
+        em_strbuf_clear(&sb);
+        EM_ASSERT_OK(em_value_csv(&c, i, ',', &sb, &err), &err);
+        assert_string_equal(em_strbuf_cstr(&sb), bin_csv[i]);
+    }
+    em_column_reset(&c);
+
     EM_ASSERT_OK(em_column_init(&c, em_type_make(EM_TYPE_DOUBLE), 1, NULL, &err), &err);
     double d = NAN;
     EM_ASSERT_OK(em_column_append_fixed(&c, &d, &err), &err);
