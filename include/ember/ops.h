@@ -82,6 +82,28 @@ struct em_exec_ctx {
     /* The whole relation of a BroadcastExchange (or the one reused). */
     em_status (*broadcast_input)(em_exec_ctx *ctx, const em_plan_node *exchange,
                                  const em_batch_list **out, em_error *err);
+    /* An object derived once per query from a broadcast relation (the hash
+     * table every probe task shares): the first caller runs build over the
+     * relation, concurrent callers wait for it, all get the same object,
+     * read-only once built; free_obj runs when the query ends. `what` tells
+     * apart objects of one exchange (e.g. the join's key list). May be NULL
+     * (then each task builds its own). */
+    em_status (*broadcast_shared)(em_exec_ctx *ctx, const em_plan_node *exchange,
+                                  const char *what,
+                                  em_status (*build)(void *arg, const em_batch_list *rel,
+                                                     em_pool *pool, void **obj, em_error *err),
+                                  void (*free_obj)(void *obj), void *arg, void **out,
+                                  em_error *err);
+    /* The accelerator task semaphore (spark.ember.sql.concurrentNativeTasks):
+     * native_enter blocks until this task holds the native side (a no-op while
+     * it already holds it); native_leave releases it (a no-op when not held).
+     * Called where data enters the native side (scans, RowToColumnar) and
+     * leaves it (ColumnarToRow, shuffle write); the runtime also releases at
+     * task end. Either may be NULL (no semaphore). */
+    em_status (*native_enter)(em_exec_ctx *ctx, em_error *err);
+    void (*native_leave)(em_exec_ctx *ctx);
+    em_pool *row_pool; /* borrowed: the task's row (heap) pool for row operators;
+                          NULL means pool */
     void *runtime; /* the runtime's own state for the callbacks */
 };
 
@@ -94,11 +116,19 @@ typedef struct em_op_metrics {
     int64_t spill_bytes;
 } em_op_metrics;
 
+/* Called for each operator of a tree: its plan node (NULL for synthetic
+ * operators), its name and its metrics. */
+typedef void (*em_op_visit_fn)(void *ctx, const em_plan_node *node, const char *op_name,
+                               const em_op_metrics *m);
+
 typedef struct em_op_vtab {
     const char *name; /* "HashAggregate", "BroadcastHashJoin", ... */
     em_status (*open)(em_op *op, em_exec_ctx *ctx, em_error *err);
     em_status (*next)(em_op *op, em_batch **out, em_error *err);
     void (*close)(em_op *op);
+    /* Optional: reports operators that are not em_op children (the row
+     * operators below a RowToColumnar transition) to fn, as em_op_visit. */
+    void (*visit_hidden)(const em_op *op, em_op_visit_fn fn, void *ctx);
 } em_op_vtab;
 
 struct em_op {
@@ -128,6 +158,8 @@ em_status em_op_build(const em_plan_node *node, em_op **out, em_error *err) EM_M
 em_status em_op_open(em_op *op, em_exec_ctx *ctx, em_error *err) EM_MUST_CHECK;
 em_status em_op_next(em_op *op, em_batch **out, em_error *err) EM_MUST_CHECK;
 void em_op_close(em_op *op);
+/* Calls fn for op and every operator below it (pre-order), hidden ones included. */
+void em_op_visit(const em_op *op, em_op_visit_fn fn, void *ctx);
 /* Closes (if needed) and frees the operator and its children. NULL allowed. */
 void em_op_destroy(em_op *op);
 

@@ -40,8 +40,11 @@
 extern "C" {
 #endif
 
-/* Builds one task's operator tree for a stage root (em_op_build's shape). */
-typedef em_status (*em_op_build_fn)(const em_plan_node *node, em_op **out, em_error *err);
+/* Builds one task's operator tree for a stage root (em_op_build's shape);
+ * build_ctx is em_runtime_options.build_ctx (the overrides' exec plan when
+ * the tree mixes native and row operators). */
+typedef em_status (*em_op_build_fn)(void *build_ctx, const em_plan_node *node, em_op **out,
+                                    em_error *err);
 
 typedef struct em_runtime_options {
     const char *warehouse_dir;   /* scans' tables are DIR/<table>; NULL: paths as printed */
@@ -52,7 +55,8 @@ typedef struct em_runtime_options {
     int64_t max_partition_bytes; /* scan split target
                                     (spark.sql.files.maxPartitionBytes); 0: 128 MiB */
     int64_t open_cost_bytes;     /* spark.sql.files.openCostInBytes; 0: 4 MiB */
-    em_op_build_fn build;        /* NULL: em_op_build (tests inject their own) */
+    em_op_build_fn build;        /* NULL: em_op_build, every node native */
+    void *build_ctx;             /* passed to build */
 } em_runtime_options;
 
 /* Defaults: no warehouse, cores, unlimited, ANSI from the shim, UTC, 128 MiB, 4

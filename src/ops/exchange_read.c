@@ -68,8 +68,8 @@ static void xread_close(em_op *op) {
     st->list = NULL;
 }
 
-static const em_op_vtab SHUFFLE_VTAB = {"ShuffleRead", xread_open, xread_next, xread_close};
-static const em_op_vtab BROADCAST_VTAB = {"BroadcastRead", xread_open, xread_next, xread_close};
+static const em_op_vtab SHUFFLE_VTAB = {.name = "ShuffleRead", .open = xread_open, .next = xread_next, .close = xread_close};
+static const em_op_vtab BROADCAST_VTAB = {.name = "BroadcastRead", .open = xread_open, .next = xread_next, .close = xread_close};
 
 static em_status xread_create(const em_op_vtab *vt, bool broadcast, const em_plan_node *node,
                               em_op **out, em_error *err) {

@@ -82,7 +82,7 @@ static void expand_close(em_op *op) {
         em_op_close(op->children[i]);
 }
 
-static const em_op_vtab EXPAND_VTAB = {"Expand", expand_open, expand_next, expand_close};
+static const em_op_vtab EXPAND_VTAB = {.name = "Expand", .open = expand_open, .next = expand_next, .close = expand_close};
 
 em_status em_op_expand_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     return em_op_init(&EXPAND_VTAB, node, &child, 1, sizeof(expand_state), out, err);

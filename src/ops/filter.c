@@ -54,7 +54,7 @@ static void filter_close(em_op *op) {
         em_op_close(op->children[i]);
 }
 
-static const em_op_vtab FILTER_VTAB = {"Filter", filter_open, filter_next, filter_close};
+static const em_op_vtab FILTER_VTAB = {.name = "Filter", .open = filter_open, .next = filter_next, .close = filter_close};
 
 em_status em_op_filter_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     EM_TRY(em_op_init(&FILTER_VTAB, node, &child, 1, sizeof(filter_state), out, err));

@@ -425,9 +425,9 @@ static void hagg_close(em_op *op) {
         em_op_close(op->children[i]);
 }
 
-static const em_op_vtab HAGG_VTAB = {"HashAggregate", hagg_open, hagg_next, hagg_close};
-static const em_op_vtab SAGG_VTAB = {"SortAggregate", hagg_open, hagg_next, hagg_close};
-static const em_op_vtab OAGG_VTAB = {"ObjectHashAggregate", hagg_open, hagg_next, hagg_close};
+static const em_op_vtab HAGG_VTAB = {.name = "HashAggregate", .open = hagg_open, .next = hagg_next, .close = hagg_close};
+static const em_op_vtab SAGG_VTAB = {.name = "SortAggregate", .open = hagg_open, .next = hagg_next, .close = hagg_close};
+static const em_op_vtab OAGG_VTAB = {.name = "ObjectHashAggregate", .open = hagg_open, .next = hagg_next, .close = hagg_close};
 
 em_status em_op_hash_agg_create(const em_plan_node *node, em_op *child, em_op **out,
                                 em_error *err) {

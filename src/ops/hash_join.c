@@ -275,9 +275,9 @@ static void hj_close(em_op *op) {
         em_op_close(op->children[i]);
 }
 
-static const em_op_vtab BHJ_VTAB = {"BroadcastHashJoin", hj_open, hj_next, hj_close};
-static const em_op_vtab SHJ_VTAB = {"ShuffledHashJoin", hj_open, hj_next, hj_close};
-static const em_op_vtab SMJ_VTAB = {"SortMergeJoin", hj_open, hj_next, hj_close};
+static const em_op_vtab BHJ_VTAB = {.name = "BroadcastHashJoin", .open = hj_open, .next = hj_next, .close = hj_close};
+static const em_op_vtab SHJ_VTAB = {.name = "ShuffledHashJoin", .open = hj_open, .next = hj_next, .close = hj_close};
+static const em_op_vtab SMJ_VTAB = {.name = "SortMergeJoin", .open = hj_open, .next = hj_next, .close = hj_close};
 
 em_status jn_hash_join_create(const em_plan_node *node, em_op *left, em_op *right, int build_side,
                               em_op **out, em_error *err) {

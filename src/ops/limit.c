@@ -78,9 +78,9 @@ static void limit_close(em_op *op) {
         em_op_close(op->children[i]);
 }
 
-static const em_op_vtab COLLECT_VTAB = {"CollectLimit", limit_open, limit_next, limit_close};
-static const em_op_vtab GLOBAL_VTAB = {"GlobalLimit", limit_open, limit_next, limit_close};
-static const em_op_vtab LOCAL_VTAB = {"LocalLimit", limit_open, limit_next, limit_close};
+static const em_op_vtab COLLECT_VTAB = {.name = "CollectLimit", .open = limit_open, .next = limit_next, .close = limit_close};
+static const em_op_vtab GLOBAL_VTAB = {.name = "GlobalLimit", .open = limit_open, .next = limit_next, .close = limit_close};
+static const em_op_vtab LOCAL_VTAB = {.name = "LocalLimit", .open = limit_open, .next = limit_next, .close = limit_close};
 
 em_status em_op_limit_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     const em_op_vtab *vt = node->kind == EM_NODE_GLOBAL_LIMIT  ? &GLOBAL_VTAB

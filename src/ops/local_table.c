@@ -33,7 +33,7 @@ static em_status local_next(em_op *op, em_batch **out, em_error *err) {
 
 static void local_close(em_op *op) { (void)op; }
 
-static const em_op_vtab LOCAL_VTAB = {"LocalTableScan", local_open, local_next, local_close};
+static const em_op_vtab LOCAL_VTAB = {.name = "LocalTableScan", .open = local_open, .next = local_next, .close = local_close};
 
 em_status em_op_local_table_create(const em_plan_node *node, em_op **out, em_error *err) {
     return em_op_init(&LOCAL_VTAB, node, NULL, 0, 0, out, err);

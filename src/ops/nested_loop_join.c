@@ -59,8 +59,8 @@ static void nlj_close(em_op *op) {
         em_op_close(op->children[i]);
 }
 
-static const em_op_vtab BNLJ_VTAB = {"BroadcastNestedLoopJoin", nlj_open, nlj_next, nlj_close};
-static const em_op_vtab CARTESIAN_VTAB = {"CartesianProduct", nlj_open, nlj_next, nlj_close};
+static const em_op_vtab BNLJ_VTAB = {.name = "BroadcastNestedLoopJoin", .open = nlj_open, .next = nlj_next, .close = nlj_close};
+static const em_op_vtab CARTESIAN_VTAB = {.name = "CartesianProduct", .open = nlj_open, .next = nlj_next, .close = nlj_close};
 
 em_status em_op_nested_loop_join_create(const em_plan_node *node, em_op *left, em_op *right,
                                         em_op **out, em_error *err) {

@@ -127,6 +127,16 @@ void em_op_close(em_op *op) {
         op->vtab->close(op);
 }
 
+void em_op_visit(const em_op *op, em_op_visit_fn fn, void *ctx) {
+    if (!op)
+        return;
+    fn(ctx, op->node, op->vtab->name, &op->metrics);
+    for (int i = 0; i < op->n_children; i++)
+        em_op_visit(op->children[i], fn, ctx);
+    if (op->vtab->visit_hidden)
+        op->vtab->visit_hidden(op, fn, ctx);
+}
+
 void em_op_destroy(em_op *op) {
     if (!op)
         return;

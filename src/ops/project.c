@@ -46,7 +46,7 @@ static void project_close(em_op *op) {
         em_op_close(op->children[i]);
 }
 
-static const em_op_vtab PROJECT_VTAB = {"Project", project_open, project_next, project_close};
+static const em_op_vtab PROJECT_VTAB = {.name = "Project", .open = project_open, .next = project_next, .close = project_close};
 
 em_status em_op_project_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     return em_op_init(&PROJECT_VTAB, node, &child, 1, sizeof(project_state), out, err);

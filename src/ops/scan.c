@@ -373,7 +373,7 @@ static void scan_close(em_op *op) {
     st->file_col = st->reader_col = NULL;
 }
 
-static const em_op_vtab SCAN_VTAB = {"Scan parquet", scan_open, scan_next, scan_close};
+static const em_op_vtab SCAN_VTAB = {.name = "Scan parquet", .open = scan_open, .next = scan_next, .close = scan_close};
 
 em_status em_op_scan_create(const em_plan_node *node, em_op **out, em_error *err) {
     return em_op_init(&SCAN_VTAB, node, NULL, 0, sizeof(scan_state), out, err);

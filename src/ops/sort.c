@@ -300,7 +300,7 @@ static void sort_close(em_op *op) {
         em_op_close(op->children[i]);
 }
 
-static const em_op_vtab SORT_VTAB = {"Sort", sort_open, sort_next, sort_close};
+static const em_op_vtab SORT_VTAB = {.name = "Sort", .open = sort_open, .next = sort_next, .close = sort_close};
 
 em_status em_op_sort_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     EM_TRY(em_op_init(&SORT_VTAB, node, &child, 1, sizeof(sort_state), out, err));

@@ -135,7 +135,7 @@ static void topn_close(em_op *op) {
         em_op_close(op->children[i]);
 }
 
-static const em_op_vtab TOPN_VTAB = {"TakeOrderedAndProject", topn_open, topn_next, topn_close};
+static const em_op_vtab TOPN_VTAB = {.name = "TakeOrderedAndProject", .open = topn_open, .next = topn_next, .close = topn_close};
 
 em_status em_op_top_n_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     return em_op_init(&TOPN_VTAB, node, &child, 1, sizeof(topn_state), out, err);

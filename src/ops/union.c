@@ -57,7 +57,7 @@ static void union_close(em_op *op) {
         em_op_close(op->children[i]);
 }
 
-static const em_op_vtab UNION_VTAB = {"Union", union_open, union_next, union_close};
+static const em_op_vtab UNION_VTAB = {.name = "Union", .open = union_open, .next = union_next, .close = union_close};
 
 em_status em_op_union_create(const em_plan_node *node, em_op **children, int n_children,
                              em_op **out, em_error *err) {

@@ -443,9 +443,8 @@ static void window_close(em_op *op) {
         em_op_close(op->children[i]);
 }
 
-static const em_op_vtab WINDOW_VTAB = {"Window", window_open, window_next, window_close};
-static const em_op_vtab GROUP_LIMIT_VTAB = {"WindowGroupLimit", window_open, window_next,
-                                            window_close};
+static const em_op_vtab WINDOW_VTAB = {.name = "Window", .open = window_open, .next = window_next, .close = window_close};
+static const em_op_vtab GROUP_LIMIT_VTAB = {.name = "WindowGroupLimit", .open = window_open, .next = window_next, .close = window_close};
 
 /* Window and WindowGroupLimit. */
 em_status em_op_window_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {

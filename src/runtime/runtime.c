@@ -431,6 +431,12 @@ static em_status schema_of(const em_plan_node *n, em_schema *out, em_error *err)
     return EM_OK;
 }
 
+static em_status build_native(void *build_ctx, const em_plan_node *node, em_op **out,
+                              em_error *err) {
+    (void)build_ctx;
+    return em_op_build(node, out, err);
+}
+
 em_status em_query_create(const em_plan *plan, const em_runtime_options *opts, em_query **out,
                           em_error *err) {
     *out = NULL;
@@ -451,7 +457,7 @@ em_status em_query_create(const em_plan *plan, const em_runtime_options *opts, e
     if (q->threads < 1)
         q->threads = 1;
     q->ansi = q->opts.ansi < 0 ? em_shim_ansi_default(em_plan_shim(plan)) : q->opts.ansi != 0;
-    q->build = q->opts.build ? q->opts.build : em_op_build;
+    q->build = q->opts.build ? q->opts.build : build_native;
     if (q->opts.max_partition_bytes <= 0)
         q->opts.max_partition_bytes = 128 << 20;
     if (q->opts.open_cost_bytes <= 0)
@@ -681,24 +687,28 @@ static em_status distribute(rt_stage *st, int task, const em_batch *b, const int
     return EM_OK;
 }
 
-static void add_metrics(em_query *q, const em_op *op) {
-    if (!op)
+static void add_node_metrics(void *ctx, const em_plan_node *node, const char *op_name,
+                             const em_op_metrics *om) {
+    em_query *q = ctx;
+    if (!node || node->id <= 0 || node->id > q->max_id)
         return;
-    if (op->node && op->node->id > 0 && op->node->id <= q->max_id) {
-        em_node_metrics *m = &q->metrics[op->node->id];
-        const em_plan_node *real = em_plan_node_by_id(q->plan, op->node->id);
-        m->node = real ? real : op->node;
-        m->op_name = op->vtab->name;
-        m->tasks++;
-        m->m.rows_out += op->metrics.rows_out;
-        m->m.batches_out += op->metrics.batches_out;
-        m->m.time_ns += op->metrics.time_ns;
-        m->m.spill_bytes += op->metrics.spill_bytes;
-        if (op->metrics.peak_bytes > m->m.peak_bytes)
-            m->m.peak_bytes = op->metrics.peak_bytes;
-    }
-    for (int i = 0; i < op->n_children; i++)
-        add_metrics(q, op->children[i]);
+    em_node_metrics *m = &q->metrics[node->id];
+    const em_plan_node *real = em_plan_node_by_id(q->plan, node->id);
+    m->node = real ? real : node;
+    m->op_name = op_name;
+    m->tasks++;
+    m->m.rows_out += om->rows_out;
+    m->m.batches_out += om->batches_out;
+    m->m.time_ns += om->time_ns;
+    m->m.spill_bytes += om->spill_bytes;
+    if (om->peak_bytes > m->m.peak_bytes)
+        m->m.peak_bytes = om->peak_bytes;
+}
+
+/* Every operator of the task's tree, row operators behind a transition included. */
+static void add_metrics(em_query *q, const em_op *op) {
+    if (op)
+        em_op_visit(op, add_node_metrics, q);
 }
 
 static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_error *err) {
@@ -799,7 +809,7 @@ static em_status task_body(rt_task *t, em_error *err) {
     ctx.broadcast_input = cb_broadcast_input;
     ctx.runtime = t;
     em_op *op = NULL;
-    em_status s = q->build(st->build_root, &op, err);
+    em_status s = q->build(q->opts.build_ctx, st->build_root, &op, err);
     if (s == EM_OK)
         s = em_op_open(op, &ctx, err);
     if (s == EM_OK) {

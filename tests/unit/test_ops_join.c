@@ -164,7 +164,7 @@ static void src_close(em_op *op) {
     }
 }
 
-static const em_op_vtab SRC_VTAB = {"TestSource", src_open, src_next, src_close};
+static const em_op_vtab SRC_VTAB = {.name = "TestSource", .open = src_open, .next = src_next, .close = src_close};
 
 static em_op *make_source(const em_plan_node *node, const trow *rows, int n, int batch,
                           bool sel_mode) {
@@ -854,7 +854,7 @@ static em_status one_next(em_op *op, em_batch **out, em_error *err) {
     *b = NULL;
     return EM_OK;
 }
-static const em_op_vtab ONE_VTAB = {"OneBatch", src_open, one_next, NULL};
+static const em_op_vtab ONE_VTAB = {.name = "OneBatch", .open = src_open, .next = one_next, .close = NULL};
 
 static em_batch *double_batch(const double *v, const bool *null, int n) {
     em_schema s;

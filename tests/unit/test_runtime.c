@@ -97,7 +97,7 @@ static void fake_close(em_op *op) {
     }
 }
 
-static const em_op_vtab FAKE_SCAN = {"FakeScan", fake_open, fake_next, fake_close};
+static const em_op_vtab FAKE_SCAN = {.name = "FakeScan", .open = fake_open, .next = fake_next, .close = fake_close};
 
 static em_status test_build_node(const em_plan_node *n, bool root, em_op **out, em_error *err) {
     em_op *kid = NULL;
@@ -133,7 +133,9 @@ static em_status test_build_node(const em_plan_node *n, bool root, em_op **out, 
     }
 }
 
-static em_status test_build(const em_plan_node *n, em_op **out, em_error *err) {
+static em_status test_build(void *build_ctx, const em_plan_node *n, em_op **out,
+                            em_error *err) {
+    (void)build_ctx;
     return test_build_node(n, true, out, err);
 }
 

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Overrides: decide, node by node, what runs natively and what falls back to
+ * the reference row engine, and say why (spark-rapids' GpuOverrides).
+ *
+ * Every node kind and every expression has a support rule: the Spark class
+ * it stands for, its enabling config (spark.ember.sql.exec.<Class> /
+ * spark.ember.sql.expression.<Class>, rapids spellings as aliases), the
+ * input and output types it accepts, rule-specific checks, and whether it is
+ * incompatible (results may differ slightly from Spark's; gated by
+ * spark.ember.sql.incompatibleOps.enabled). A node is native only when its
+ * rule, its config and every expression it holds are supported; otherwise it
+ * falls back with every reason recorded. spark.ember.sql.enabled=false puts
+ * everything on the row engine.
+ *
+ * The result (em_exec_plan) annotates the parsed plan without changing it:
+ * per node an engine and reasons, and the transitions between engines
+ * (RowToColumnar above a row node whose parent is native, ColumnarToRow
+ * above a native node whose parent runs on rows). Spark's own
+ * ColumnarToRow / InputAdapter / WholeStageCodegen nodes are pass-through:
+ * they take their child's engine and never become transitions themselves.
+ * Nothing here executes anything.
+ */
+#ifndef EM_OVERRIDES_H
+#define EM_OVERRIDES_H
+
+#include <stdbool.h>
+
+#include "ember/conf.h"
+#include "ember/plan.h"
+#include "ember/status.h"
+#include "ember/value_text.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum em_engine {
+    EM_ENGINE_NATIVE,
+    EM_ENGINE_ROW,
+    EM_ENGINE_PASS, /* Spark's ColumnarToRow, InputAdapter, WholeStageCodegen, AQE wrappers:
+                       not an operator of either engine */
+} em_engine;
+
+/* Why something cannot run natively (or could, but does not). */
+typedef struct em_fallback_reason {
+    const char *text;         /* "expression Substring is disabled: set
+                                 spark.ember.sql.expression.Substring=true" */
+    const char *class_name;   /* the exec or expression class it is about */
+    const char *config;       /* the config that would enable it, or NULL */
+} em_fallback_reason;
+
+/* The decision for one expression of a node (one line of the report). */
+typedef struct em_expr_decision {
+    const em_expr *expr;
+    const char *class_name; /* Spark's class: "Add", "Substring", "AttributeReference" */
+    int depth;              /* 0 for the node's top-level expressions */
+    bool supported;
+    int n_reasons;
+    const em_fallback_reason *reasons;
+} em_expr_decision;
+
+typedef struct em_node_decision {
+    const em_plan_node *node;
+    const char *class_name; /* Spark's exec class: "FilterExec", "BroadcastHashJoinExec" */
+    em_engine engine;
+    bool supported;         /* the rule, config and expressions allow native */
+    bool transition_above;  /* a RowToColumnar / ColumnarToRow sits between it and its
+                               (non-pass-through) parent */
+    int n_reasons;
+    const em_fallback_reason *reasons;
+    int n_exprs;
+    const em_expr_decision *exprs;
+    int lore_id; /* post-order id among native nodes; -1 when not native or tagging is off */
+} em_node_decision;
+
+typedef struct em_exec_plan em_exec_plan;
+
+/*
+ * Tags every node of the plan (main tree and subquery trees) under conf
+ * (NULL: defaults). Errors: EM_ERR_INVALID for a bad config value,
+ * EM_ERR_NOMEM. A node that cannot run on either engine is not an error
+ * here: em_exec_plan_runnable says so.
+ */
+em_status em_overrides_apply(const em_plan *plan, const em_conf *conf, em_exec_plan **out,
+                             em_error *err) EM_MUST_CHECK;
+void em_exec_plan_free(em_exec_plan *xp); /* NULL allowed */
+const em_plan *em_exec_plan_source(const em_exec_plan *xp);
+/* The decision for a node of the plan, or NULL for a node of another plan. */
+const em_node_decision *em_exec_plan_decision(const em_exec_plan *xp, const em_plan_node *node);
+int em_exec_plan_n_decisions(const em_exec_plan *xp);
+const em_node_decision *em_exec_plan_decision_at(const em_exec_plan *xp, int i); /* by node id */
+
+typedef enum em_explain_mode {
+    EM_EXPLAIN_NONE,
+    EM_EXPLAIN_NOT_ON_ACCELERATOR,
+    EM_EXPLAIN_ALL,
+} em_explain_mode;
+
+/* spark-rapids' report: one line per node and expression, indented by depth,
+ * `*` native, `!` cannot (with every reason), `@` could but does not (its
+ * node falls back). NOT_ON_ACCELERATOR prints only `!` and `@` lines. */
+em_status em_exec_plan_report(const em_exec_plan *xp, em_explain_mode mode, em_strbuf *out,
+                              em_error *err) EM_MUST_CHECK;
+/* The final plan as a tree: native nodes prefixed "Ember", transitions as
+ * nodes of their own, fallback nodes marked, LORE ids when tagged. */
+em_status em_exec_plan_print_tree(const em_exec_plan *xp, em_strbuf *out,
+                                  em_error *err) EM_MUST_CHECK;
+
+/* docs/supported_ops.md, generated from the rules. */
+em_status em_overrides_supported_ops_md(em_strbuf *out, em_error *err) EM_MUST_CHECK;
+/* Registers every exec and expression class with the conf families (idempotent). */
+em_status em_overrides_register_confs(em_error *err) EM_MUST_CHECK;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
