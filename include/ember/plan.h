@@ -342,6 +342,10 @@ const em_plan_subquery *em_plan_subquery_at(const em_plan *plan, int i);
 const em_shim *em_plan_shim(const em_plan *plan);
 /* How the shim was chosen: "given", or the detection's explanation. */
 const char *em_plan_shim_reason(const em_plan *plan);
+/* True when the version was detected, not given, and Spark lines that print the
+ * text alike would run it differently (e.g. 3.5 and 4.0: ANSI off and on); the
+ * reason then says how they differ. Callers should warn and suggest a version. */
+bool em_plan_shim_uncertain(const em_plan *plan);
 
 /* First field of this kind in the node's details, or NULL. */
 const em_plan_field *em_plan_node_field(const em_plan_node *node, em_field_kind kind);
@@ -378,7 +382,9 @@ typedef struct em_shim_detection {
     const em_shim *chosen; /* oldest compatible line; NULL when none fits */
     uint32_t candidates;   /* bit i set: em_shim_at(i) prints text like this */
     bool ambiguous;        /* more than one candidate */
-    char reason[512];      /* what decided, or why none fits */
+    bool semantics_differ; /* ambiguous, and the candidates run plans differently (ANSI
+                              default, decimal rules): the choice matters */
+    char reason[640];      /* what decided, or why none fits */
 } em_shim_detection;
 
 /* Detects the Spark line that printed the text. EM_ERR_UNSUPPORTED when no

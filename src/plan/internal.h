@@ -57,7 +57,8 @@ struct em_plan {
     int n_subqueries;
     const em_shim *shim;
     em_dialect_evidence evidence;
-    char shim_reason[512];
+    char shim_reason[640];
+    bool shim_uncertain; /* see em_plan_shim_uncertain */
 };
 
 /* ------------------------------------------------------------------ expression parser */

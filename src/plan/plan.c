@@ -149,6 +149,7 @@ const em_plan_subquery *em_plan_subquery_at(const em_plan *plan, int i) {
 const em_shim *em_plan_shim(const em_plan *plan) { return plan->shim; }
 
 const char *em_plan_shim_reason(const em_plan *plan) { return plan->shim_reason; }
+bool em_plan_shim_uncertain(const em_plan *plan) { return plan->shim_uncertain; }
 
 const em_plan_field *em_plan_node_field(const em_plan_node *node, em_field_kind kind) {
     for (int i = 0; i < node->n_fields; i++)

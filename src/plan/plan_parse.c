@@ -1022,6 +1022,7 @@ em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_option
                              pp.src, det.reason);
             } else {
                 plan->shim = det.chosen;
+                plan->shim_uncertain = det.semantics_differ;
                 snprintf(plan->shim_reason, sizeof plan->shim_reason, "%s", det.reason);
             }
         }
@@ -1045,6 +1046,7 @@ em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_option
             em_shim_detection det;
             if (em_shim_detect_evidence(&plan->evidence, &det)) {
                 plan->shim = det.chosen;
+                plan->shim_uncertain = det.semantics_differ;
                 snprintf(plan->shim_reason, sizeof plan->shim_reason, "%s", det.reason);
                 plan_reset_types(plan);
                 plan_infer(plan, column_type, ctx);

@@ -218,7 +218,31 @@ bool em_shim_detect_evidence(const em_dialect_evidence *ev, em_shim_detection *d
             used += (size_t)snprintf(det->reason + used, sizeof det->reason - used, " %s",
                                      all_shims[i]->name);
     if (used < sizeof det->reason)
-        snprintf(det->reason + used, sizeof det->reason - used,
-                 "; chose the oldest, %s (pass the version to choose another)", det->chosen->name);
+        used += (size_t)snprintf(det->reason + used, sizeof det->reason - used,
+                                 "; chose the oldest, %s (pass the version to choose another)",
+                                 det->chosen->name);
+    /* Printing alike is harmless unless the candidates would also compute alike. */
+    bool ansi_on = false, ansi_off = false, loss_on = false, loss_off = false;
+    for (int i = 0; i < N_SHIMS; i++) {
+        if (!(det->candidates & (1u << i)))
+            continue;
+        const em_shim *s = all_shims[i];
+        *(s->ansi_default ? &ansi_on : &ansi_off) = true;
+        *(s->decimal_allow_precision_loss ? &loss_on : &loss_off) = true;
+    }
+    det->semantics_differ = (ansi_on && ansi_off) || (loss_on && loss_off);
+    if (ansi_on && ansi_off && used < sizeof det->reason) {
+        used += (size_t)snprintf(det->reason + used, sizeof det->reason - used,
+                                 "; they differ in ANSI mode (off in");
+        for (int pass = 0; pass < 2; pass++) {
+            for (int i = 0; i < N_SHIMS && used < sizeof det->reason; i++)
+                if ((det->candidates & (1u << i)) && all_shims[i]->ansi_default == (pass == 1))
+                    used += (size_t)snprintf(det->reason + used, sizeof det->reason - used,
+                                             " %s", all_shims[i]->name);
+            if (used < sizeof det->reason)
+                used += (size_t)snprintf(det->reason + used, sizeof det->reason - used, "%s",
+                                         pass == 0 ? "; on in" : ")");
+        }
+    }
     return true;
 }

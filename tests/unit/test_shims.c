@@ -118,6 +118,8 @@ static void test_detection_on_shared_plans(void **state) {
             int oldest = __builtin_ctz(det.candidates);
             assert_ptr_equal(det.chosen, em_shim_at(oldest));
             assert_int_equal(det.ambiguous, (det.candidates & (det.candidates - 1)) != 0);
+            if (!det.ambiguous)
+                assert_false(det.semantics_differ);
             assert_non_null(strstr(det.reason, det.chosen->name));
             if (!det.ambiguous)
                 unique++;
@@ -143,6 +145,18 @@ static void test_detection_explains_ambiguity(void **state) {
     const char *why = em_plan_shim_reason(plan);
     assert_non_null(strstr(why, "3.4 3.5 4.0 4.1"));
     assert_non_null(strstr(why, "chose the oldest, 3.4"));
+    /* 3.4/3.5 run it without ANSI, 4.0/4.1 with: the choice matters, and says how */
+    assert_true(em_plan_shim_uncertain(plan));
+    assert_non_null(strstr(why, "ANSI mode (off in 3.4 3.5; on in 4.0 4.1)"));
+    em_plan_free(plan);
+    /* 3.3 is the only line printing CheckOverflow with two arguments: certain */
+    plan = plan_test_parse_shared("3.3", 3);
+    assert_false(em_plan_shim_uncertain(plan));
+    em_plan_free(plan);
+    /* 4.0's q22 fits 4.0 and 4.1 only; both default to ANSI: printed alike, run alike */
+    plan = plan_test_parse_shared("4.0", 22);
+    assert_false(em_plan_shim_uncertain(plan));
+    assert_null(strstr(em_plan_shim_reason(plan), "differ"));
     em_plan_free(plan);
 }
 

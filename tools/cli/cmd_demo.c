@@ -74,7 +74,7 @@ static int demo_run_plans(const char *warehouse, int threads) {
         double t0 = demo_now();
         em_status s = em_retype_ctx_create(warehouse, true, &retype, &err);
         if (s == EM_OK)
-            s = em_cli_load_plan(path, NULL, retype, &plan, &err);
+            s = em_cli_load_plan(path, "3.5", retype, &plan, &err); /* the folder says */
         if (s == EM_OK)
             s = em_query_create(plan, &ro, &query, &err);
         if (s == EM_OK)

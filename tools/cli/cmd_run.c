@@ -113,6 +113,9 @@ em_status em_cli_load_plan(const char *path, const char *version, em_retype_ctx 
         return err ? err->code : EM_ERR_IO;
     em_status s = em_plan_parse(text, len, &po, out, err);
     free(text);
+    if (s == EM_OK && em_plan_shim_uncertain(*out))
+        fprintf(stderr, "ember: warning: %s: %s; pass --spark-version\n", po.source_name,
+                em_plan_shim_reason(*out));
     return s;
 }
 
