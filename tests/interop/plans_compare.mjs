@@ -7,6 +7,12 @@
 // avg as decimal(p+4, s+4) against DuckDB's double); other numbers (doubles)
 // must agree within a relative 1e-9. Rows compare in order when the query
 // orders its result (ORDER BY), otherwise both sides are sorted first.
+// Rows that tie on every ORDER BY key may come in any order (Spark and
+// DuckDB sort differently within ties), so the ordered comparison is by
+// runs of equal keys, each run compared as a multiset; under a LIMIT the
+// last run may have been cut at a different row, so only its keys count.
+// Keys are the final ORDER BY's column names found in DuckDB's header; when
+// one is not a plain output column the comparison stays row by row.
 // Column names are not compared (Spark and DuckDB name expressions
 // differently); column counts are.
 //
@@ -67,8 +73,40 @@ function firstDiff(X, Y) {
 }
 const key = (r) => r.map((c) => (NUM.test(c) ? Number(c).toPrecision(12) : c)).join('\u0001');
 const sorted = (R) => [...R].sort((x, y) => (key(x) < key(y) ? -1 : key(x) > key(y) ? 1 : 0));
+// The final ORDER BY's keys as column indexes, or null when one is an expression.
+function orderKeys(sql) {
+  const at = sql.search(/\border\s+by\b(?![\s\S]*\border\s+by\b)/i);
+  if (at < 0) return null;
+  let clause = sql.slice(at).replace(/^order\s+by/i, '');
+  clause = clause.split(/\blimit\b|\)|;/i)[0];
+  const cols = [];
+  for (const part of clause.split(',')) {
+    const name = part.trim().replace(/\s+(asc|desc)$/i, '').replace(/\s+nulls\s+(first|last)$/i, '').trim();
+    const i = hb.findIndex((h) => h.toLowerCase() === name.toLowerCase());
+    if (!/^\w+$/.test(name) || i < 0) return null;
+    cols.push(i);
+  }
+  return cols.length ? cols : null;
+}
+function runsDiff(X, Y, cols, limited) {
+  const sameKey = (r, t) => cols.every((c) => cellsEqual(r[c], t[c]));
+  for (let r = 0; r < Y.length;) {
+    let e = r + 1;
+    while (e < Y.length && sameKey(Y[e], Y[r])) e++;
+    for (let k = r; k < e; k++)
+      if (!sameKey(X[k], Y[r])) return `row ${k + 1}: ORDER BY keys differ from DuckDB's (${cols.map((c) => `${X[k][c]} vs ${Y[r][c]}`).join(', ')})`;
+    if (!(limited && e === Y.length)) {
+      const d = firstDiff(sorted(X.slice(r, e)), sorted(Y.slice(r, e)));
+      if (d) return `among rows ${r + 1}-${e} (tied on the ORDER BY keys): ${d}`;
+    }
+    r = e;
+  }
+  return null;
+}
 if (ordered) {
-  const d = firstDiff(A, B);
+  const sql = fs.readFileSync(sqlFile, 'utf8');
+  const cols = orderKeys(sql);
+  const d = cols ? runsDiff(A, B, cols, /\blimit\s+\d+\s*;?\s*$/i.test(sql.trim())) : firstDiff(A, B);
   if (d) fail(firstDiff(sorted(A), sorted(B)) ? d : `same rows in another order: ${d}`);
 } else {
   const d = firstDiff(sorted(A), sorted(B));
