@@ -28,6 +28,11 @@ static em_status build_node(const em_plan_node *node, bool stage_root, em_op **o
     case EM_NODE_ROW_TO_COLUMNAR:
     case EM_NODE_INPUT_ADAPTER:
     case EM_NODE_WHOLE_STAGE_CODEGEN:
+    /* AQE's final plan: the stages it materialized are ours to run again; a
+     * coalesced or split read holds the same rows in other partitions */
+    case EM_NODE_SHUFFLE_QUERY_STAGE:
+    case EM_NODE_BROADCAST_QUERY_STAGE:
+    case EM_NODE_AQE_SHUFFLE_READ:
         if (node->n_children != 1)
             return unsupported(node, err);
         return build_node(node->children[0], stage_root, out, err);

@@ -151,7 +151,9 @@ static bool is_wrapper(const em_plan_node *n) {
     return n->n_children == 1 &&
            (n->kind == EM_NODE_COLUMNAR_TO_ROW || n->kind == EM_NODE_ROW_TO_COLUMNAR ||
             n->kind == EM_NODE_INPUT_ADAPTER || n->kind == EM_NODE_WHOLE_STAGE_CODEGEN ||
-            n->kind == EM_NODE_SUBQUERY || n->kind == EM_NODE_REUSED_SUBQUERY);
+            n->kind == EM_NODE_SUBQUERY || n->kind == EM_NODE_REUSED_SUBQUERY ||
+            n->kind == EM_NODE_SHUFFLE_QUERY_STAGE || n->kind == EM_NODE_BROADCAST_QUERY_STAGE ||
+            n->kind == EM_NODE_AQE_SHUFFLE_READ);
 }
 
 static const em_plan_node *skip_wrappers(const em_plan_node *n) {
