@@ -13,27 +13,23 @@
  * External: when the task's pool has a budget and is past a quarter of it
  * before a batch is added (the accumulator grows by doubling, and sorting
  * and writing need about as much again), the accumulated rows are sorted and written as a run, a
- * Parquet file in $TMPDIR (or /tmp), and accumulation starts over. At the
+ * spill file (spill.h), and accumulation starts over. At the
  * end the rest becomes the last run and the runs are merged: each run is
  * read back batch by batch, and the smallest current row (the earliest run
  * on ties, so the sort stays stable) is appended to the output. Run files
  * are removed on close. A single batch that does not fit still fails with
  * EM_ERR_OOM_BUDGET naming this operator.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "ember/parquet.h"
 #include "ops/op_util.h"
 #include "ops/sort_keys.h"
+#include "ops/spill.h"
 
 typedef struct sort_run {
-    char *path;
-    em_pq_file *file;
-    em_pq_reader *reader;
-    em_batch *batch; /* current batch (owned by the reader) */
+    em_spill *spill;
+    em_batch *batch; /* current batch (owned by the spill) */
     int64_t pos;
     em_sort_spec spec; /* keys bound to the current batch */
     bool done;
@@ -51,7 +47,6 @@ typedef struct sort_state {
     int n_orders;
     sort_run *runs;
     int n_runs;
-    em_schema run_schema; /* the child's types under unique names */
 } sort_state;
 
 static em_status sort_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
@@ -98,74 +93,42 @@ static bool sort_should_spill(const em_op *op, const sort_state *st) {
 /* Sorts the accumulated rows and writes them as the next run. */
 static em_status sort_spill(em_op *op, sort_state *st, em_error *err) {
     em_pool *pool = op->ctx->pool;
-    if (st->run_schema.n_fields == 0 && op->children[0]->schema.n_fields > 0) {
-        const em_schema *cs = &op->children[0]->schema;
-        EM_TRY(em_schema_init(&st->run_schema, cs->n_fields, err));
-        for (int i = 0; i < cs->n_fields; i++) {
-            char name[32];
-            snprintf(name, sizeof name, "c%d", i);
-            EM_TRY(em_schema_set(&st->run_schema, i, name, cs->fields[i].type, true, err));
-        }
-    }
+    const em_schema *cs = &op->children[0]->schema;
     sort_run *runs = realloc(st->runs, sizeof *runs * (size_t)(st->n_runs + 1));
     if (!runs)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
     st->runs = runs;
     sort_run *r = &runs[st->n_runs];
     memset(r, 0, sizeof *r);
-    const char *dir = getenv("TMPDIR");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/ember-sort-%ld-%p-%d.parquet", dir && *dir ? dir : "/tmp",
-             (long)getpid(), (void *)st, st->n_runs);
-    if (!(r->path = strdup(path)))
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
     st->n_runs++;
     EM_TRY(sort_acc(op, st, err));
-    em_pq_write_options o;
-    em_pq_write_options_init(&o);
-    o.codec = EM_PQ_LZ4_RAW;
-    o.dictionary = false;
-    o.statistics = false;
-    /* small pages and row groups: the merge holds one row group per run */
-    o.page_bytes = 64 * 1024;
-    o.row_group_rows = 4096;
-    o.pool = pool;
-    em_pq_writer *w = NULL;
-    EM_TRY(em_pq_writer_open(r->path, &st->run_schema, &o, &w, err));
+    EM_TRY(em_spill_create(cs, pool, &r->spill, err));
     em_status s = EM_OK;
     for (int64_t at = 0; s == EM_OK && at < st->n; at += EM_BATCH_CAP) {
         int64_t k = st->n - at < EM_BATCH_CAP ? st->n - at : EM_BATCH_CAP;
         em_batch_destroy(st->chunk);
         st->chunk = NULL;
-        s = opu_gather(&st->run_schema, st->acc->cols, st->idx + at, k, pool, &st->chunk, err);
+        s = opu_gather(cs, st->acc->cols, st->idx + at, k, pool, &st->chunk, err);
         if (s == EM_OK)
-            s = em_pq_writer_write(w, st->chunk, err);
+            s = em_spill_write(r->spill, st->chunk, err);
     }
-    if (s != EM_OK) {
-        em_pq_writer_abort(w);
-        return s;
-    }
-    EM_TRY(em_pq_writer_close(w, err));
+    EM_TRY(s);
+    int64_t bytes = 0;
+    EM_TRY(em_spill_finish(r->spill, &bytes, err));
+    op->metrics.spill_bytes += bytes;
     em_batch_destroy(st->chunk);
     st->chunk = NULL;
     sort_free_idx(op, st);
     /* release the run's rows: a fresh accumulator */
     em_batch_destroy(st->acc);
     st->acc = NULL;
-    EM_TRY(em_batch_create(&op->children[0]->schema, EM_BATCH_CAP, pool, &st->acc, err));
-    FILE *f = fopen(r->path, "rb");
-    if (f) {
-        fseek(f, 0, SEEK_END);
-        op->metrics.spill_bytes += ftell(f);
-        fclose(f);
-    }
-    return EM_OK;
+    return em_batch_create(cs, EM_BATCH_CAP, pool, &st->acc, err);
 }
 
 /* Moves run r to its next batch (done at the end). */
 static em_status run_advance(em_op *op, sort_state *st, sort_run *r, em_error *err) {
     r->pos = 0;
-    em_status s = em_pq_reader_next(r->reader, &r->batch, err);
+    em_status s = em_spill_read(r->spill, &r->batch, err);
     if (s == EM_DONE) {
         r->done = true;
         r->batch = NULL;
@@ -177,12 +140,8 @@ static em_status run_advance(em_op *op, sort_state *st, sort_run *r, em_error *e
 }
 
 static em_status sort_merge_open(em_op *op, sort_state *st, em_error *err) {
-    em_pool *pool = op->ctx->pool;
     for (int i = 0; i < st->n_runs; i++) {
         sort_run *r = &st->runs[i];
-        EM_TRY(em_pq_file_open(r->path, &r->file, err));
-        em_pq_read_options ro = {.batch_rows = EM_BATCH_CAP, .pool = pool};
-        EM_TRY(em_pq_reader_open(r->file, &ro, &r->reader, err));
         EM_TRY(em_sort_spec_init(&r->spec, st->orders, st->n_orders, em_op_child_attrs(op, 0),
                                  op->children[0]->n_output, &op->ctx->expr_opts, err));
         EM_TRY(run_advance(op, st, r, err));
@@ -284,18 +243,12 @@ static void sort_close(em_op *op) {
     st->acc = st->chunk = NULL;
     for (int i = 0; i < st->n_runs; i++) {
         sort_run *r = &st->runs[i];
-        em_pq_reader_close(r->reader);
-        em_pq_file_close(r->file);
+        em_spill_free(r->spill);
         em_sort_spec_reset(&r->spec);
-        if (r->path) {
-            unlink(r->path);
-            free(r->path);
-        }
     }
     free(st->runs);
     st->runs = NULL;
     st->n_runs = 0;
-    em_schema_reset(&st->run_schema);
     for (int i = 0; i < op->n_children; i++)
         em_op_close(op->children[i]);
 }
