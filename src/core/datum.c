@@ -64,27 +64,25 @@ const uint8_t *em_row_arena_copy(em_row_arena *a, const void *p, int64_t n, em_e
     return d;
 }
 
-void em_row_arena_clear(em_row_arena *a) {
-    struct em_arena_chunk *keep = a->chunks;
-    if (!keep)
-        return;
-    struct em_arena_chunk *c = keep->next;
+static void free_chunks(em_row_arena *a, struct em_arena_chunk *c) {
     while (c) {
         struct em_arena_chunk *next = c->next;
         chunk_free(a, c);
         c = next;
     }
+}
+
+void em_row_arena_clear(em_row_arena *a) {
+    struct em_arena_chunk *keep = a->chunks;
+    if (!keep)
+        return;
+    free_chunks(a, keep->next);
     keep->next = NULL;
     keep->used = 0;
 }
 
 void em_row_arena_reset(em_row_arena *a) {
-    struct em_arena_chunk *c = a->chunks;
-    while (c) {
-        struct em_arena_chunk *next = c->next;
-        chunk_free(a, c);
-        c = next;
-    }
+    free_chunks(a, a->chunks);
     a->chunks = NULL;
 }
 
