@@ -1,0 +1,645 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Casts of one value for the row engine, from Spark's Cast.scala rules,
+ * plus the value texts a cast to string produces (Java's Double.toString,
+ * BigDecimal.toString, Spark's date and timestamp formatters).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "expr/row_cast.h"
+
+static bool is_integral(em_type_id t) { return t >= EM_TYPE_BYTE && t <= EM_TYPE_LONG; }
+
+/* Java's trim(): strips bytes <= ' ' at both ends. */
+static void java_trim(const uint8_t **p, int64_t *n) {
+    while (*n > 0 && (*p)[0] <= ' ') {
+        (*p)++;
+        (*n)--;
+    }
+    while (*n > 0 && (*p)[*n - 1] <= ' ')
+        (*n)--;
+}
+
+static em_status put_text(em_row_arena *arena, const char *s, size_t n, em_datum *out,
+                          em_error *err) {
+    const uint8_t *p = em_row_arena_copy(arena, s, (int64_t)n, err);
+    if (!p)
+        return err && err->code != EM_OK ? err->code : EM_ERR_NOMEM;
+    out->v.str.ptr = p;
+    out->v.str.len = (int32_t)n;
+    return EM_OK;
+}
+
+/* ---------------------------------------------------------------- texts */
+
+void row_double_text(double v, bool is_float, char *buf, size_t cap) {
+    if (isnan(v)) {
+        snprintf(buf, cap, "NaN");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, cap, v < 0 ? "-Infinity" : "Infinity");
+        return;
+    }
+    if (v == 0) {
+        snprintf(buf, cap, signbit(v) ? "-0.0" : "0.0");
+        return;
+    }
+    char d[40];
+    int e;
+    row_shortest_digits(v, is_float, d, &e);
+    int n = (int)strlen(d);
+    char out[80];
+    int o = 0;
+    if (v < 0)
+        out[o++] = '-';
+    double a = fabs(v);
+    if (a >= 1e-3 && a < 1e7) {
+        if (e >= 0) {
+            for (int i = 0; i <= e; i++)
+                out[o++] = i < n ? d[i] : '0';
+            out[o++] = '.';
+            if (n > e + 1)
+                for (int i = e + 1; i < n; i++)
+                    out[o++] = d[i];
+            else
+                out[o++] = '0';
+        } else {
+            out[o++] = '0';
+            out[o++] = '.';
+            for (int i = 0; i < -e - 1; i++)
+                out[o++] = '0';
+            for (int i = 0; i < n; i++)
+                out[o++] = d[i];
+        }
+        out[o] = '\0';
+    } else {
+        out[o++] = d[0];
+        out[o++] = '.';
+        if (n > 1)
+            for (int i = 1; i < n; i++)
+                out[o++] = d[i];
+        else
+            out[o++] = '0';
+        snprintf(out + o, sizeof out - (size_t)o, "E%d", e);
+    }
+    snprintf(buf, cap, "%s", out);
+}
+
+/* java.math.BigDecimal.toString: plain unless the adjusted exponent is
+ * below -6, then scientific ("5E-18", "-1.5E-7"). */
+void row_decimal_text(em_i128 unscaled, int scale, char *buf, size_t cap) {
+    char digits[64];
+    unsigned __int128 u = unscaled < 0 ? -(unsigned __int128)unscaled : (unsigned __int128)unscaled;
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u);
+    int adjusted = -scale + (n - 1);
+    char out[128];
+    int o = 0;
+    if (unscaled < 0)
+        out[o++] = '-';
+    if (adjusted >= -6) {
+        rdec x;
+        rdec_from_i128(&x, unscaled, scale);
+        rdec_plain(&x, buf, cap);
+        return;
+    }
+    out[o++] = digits[n - 1];
+    if (n > 1) {
+        out[o++] = '.';
+        for (int i = n - 2; i >= 0; i--)
+            out[o++] = digits[i];
+    }
+    snprintf(out + o, sizeof out - (size_t)o, "E%d", adjusted);
+    snprintf(buf, cap, "%s", out);
+}
+
+void row_date_text(int64_t days, char *buf, size_t cap) {
+    int64_t y;
+    int m, d;
+    em_civil_from_days(days, &y, &m, &d);
+    if (y > 9999)
+        snprintf(buf, cap, "+%lld-%02d-%02d", (long long)y, m, d);
+    else if (y < 0)
+        snprintf(buf, cap, "-%04lld-%02d-%02d", (long long)-y, m, d);
+    else
+        snprintf(buf, cap, "%04lld-%02d-%02d", (long long)y, m, d);
+}
+
+/* Spark's default timestamp formatter: the fraction without trailing zeros. */
+void row_timestamp_text(int64_t us, char *buf, size_t cap) {
+    int64_t day_us = 86400LL * 1000000;
+    int64_t days = us / day_us - (us % day_us < 0);
+    int64_t rest = us - days * day_us;
+    char date[32];
+    row_date_text(days, date, sizeof date);
+    int64_t secs = rest / 1000000, frac = rest % 1000000;
+    char f[16] = "";
+    if (frac) {
+        snprintf(f, sizeof f, ".%06lld", (long long)frac);
+        size_t k = strlen(f);
+        while (k > 1 && f[k - 1] == '0')
+            f[--k] = '\0';
+    }
+    snprintf(buf, cap, "%s %02lld:%02lld:%02lld%s", date, (long long)(secs / 3600),
+             (long long)(secs / 60 % 60), (long long)(secs % 60), f);
+}
+
+/* ---------------------------------------------------------------- parsing */
+
+/* UTF8String.toLong(allowDecimal = true) after trimming: sign, digits, an
+ * optional '.' followed by digits that are dropped. */
+static bool parse_integral(const uint8_t *p, int64_t n, int64_t lo, int64_t hi, int64_t *out) {
+    int64_t i = 0;
+    bool neg = false;
+    if (n == 0)
+        return false;
+    if (p[0] == '+' || p[0] == '-') {
+        neg = p[0] == '-';
+        i++;
+        if (n == 1)
+            return false;
+    }
+    /* accumulate negatively so MIN fits */
+    __int128 v = 0;
+    int64_t start = i;
+    for (; i < n; i++) {
+        if (p[i] == '.')
+            break;
+        if (p[i] < '0' || p[i] > '9')
+            return false;
+        v = v * 10 - (p[i] - '0');
+        if (v < -(__int128)hi - 1 && v < (__int128)lo)
+            return false;
+    }
+    if (i < n) {
+        for (int64_t j = i + 1; j < n; j++)
+            if (p[j] < '0' || p[j] > '9')
+                return false;
+        if (i == start && i + 1 == n)
+            return false; /* "." or "-." */
+    }
+    __int128 r = neg ? v : -v;
+    if (r < lo || r > hi)
+        return false;
+    *out = (int64_t)r;
+    return true;
+}
+
+static bool ci_eq(const uint8_t *p, int64_t n, const char *w) {
+    return (int64_t)strlen(w) == n && strncasecmp((const char *)p, w, (size_t)n) == 0;
+}
+
+/* Java's Double.parseDouble (decimal forms, "Infinity", "NaN", an f/d
+ * suffix) and Spark's extra case-insensitive inf/infinity/nan. */
+static bool parse_double(const uint8_t *p, int64_t n, double *out) {
+    if (n == 0 || n > 400)
+        return false;
+    const uint8_t *q = p;
+    int64_t m = n;
+    bool neg = false;
+    if (q[0] == '+' || q[0] == '-') {
+        neg = q[0] == '-';
+        q++;
+        m--;
+    }
+    if (ci_eq(q, m, "inf") || ci_eq(q, m, "infinity")) {
+        *out = neg ? -INFINITY : INFINITY;
+        return true;
+    }
+    if (ci_eq(q, m, "nan")) {
+        *out = NAN;
+        return true;
+    }
+    if (m > 0 && (q[m - 1] == 'd' || q[m - 1] == 'D' || q[m - 1] == 'f' || q[m - 1] == 'F'))
+        m--;
+    /* digits [. digits] [e [sign] digits], at least one mantissa digit */
+    int64_t i = 0, md = 0;
+    while (i < m && q[i] >= '0' && q[i] <= '9')
+        i++, md++;
+    if (i < m && q[i] == '.') {
+        i++;
+        while (i < m && q[i] >= '0' && q[i] <= '9')
+            i++, md++;
+    }
+    if (md == 0)
+        return false;
+    if (i < m && (q[i] == 'e' || q[i] == 'E')) {
+        i++;
+        if (i < m && (q[i] == '+' || q[i] == '-'))
+            i++;
+        int64_t ed = 0;
+        while (i < m && q[i] >= '0' && q[i] <= '9')
+            i++, ed++;
+        if (ed == 0)
+            return false;
+    }
+    if (i != m)
+        return false;
+    char buf[420];
+    memcpy(buf, q, (size_t)m);
+    buf[m] = '\0';
+    double d = strtod(buf, NULL);
+    *out = neg ? -d : d;
+    return true;
+}
+
+bool row_parse_date(const uint8_t *p, int64_t n, int64_t *days) {
+    while (n > 0 && (p[0] <= ' ' || p[0] == 0x7f))
+        p++, n--;
+    while (n > 0 && (p[n - 1] <= ' ' || p[n - 1] == 0x7f))
+        n--;
+    if (n == 0)
+        return false;
+    int64_t seg[3] = {1, 1, 1};
+    int i = 0, digits = 0;
+    int64_t cur = 0, sign = 1, j = 0;
+    if (p[0] == '-' || p[0] == '+') {
+        sign = p[0] == '-' ? -1 : 1;
+        j++;
+    }
+    for (; j < n && !(p[j] == ' ' || p[j] == 'T'); j++) {
+        if (i < 2 && p[j] == '-') {
+            if (!(i == 0 ? digits >= 4 && digits <= 7 : digits > 0 && digits <= 2))
+                return false;
+            seg[i++] = cur;
+            cur = 0;
+            digits = 0;
+            continue;
+        }
+        if (p[j] < '0' || p[j] > '9')
+            return false;
+        cur = cur * 10 + (p[j] - '0');
+        digits++;
+        if (digits > 7)
+            return false;
+    }
+    if (!(i == 0 ? digits >= 4 && digits <= 7 : digits > 0 && digits <= 2))
+        return false;
+    if (i < 2 && j < n)
+        return false;
+    seg[i] = cur;
+    int64_t y = sign * seg[0];
+    int m = (int)seg[1], d = (int)seg[2];
+    if (m < 1 || m > 12 || d < 1)
+        return false;
+    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (d > mdays[m - 1] + (m == 2 && leap))
+        return false;
+    *days = em_days_from_civil(y, m, d);
+    return true;
+}
+
+/* ---------------------------------------------------------------- casts */
+
+static em_status cast_error(const row_cast_ctx *c, bool overflow, em_type to, em_datum *out,
+                            em_error *err) {
+    if (!c->ansi) {
+        *out = em_datum_null();
+        return EM_OK;
+    }
+    char tn[40];
+    em_type_format(to, tn, sizeof tn);
+    if (overflow)
+        return EM_FAIL(err, EM_ERR_OVERFLOW,
+                       "[CAST_OVERFLOW] the value is out of the range of %s: %s "
+                       "(spark.sql.ansi.enabled=false gives null)",
+                       tn, c->what);
+    return EM_FAIL(err, EM_ERR_INVALID,
+                   "[CAST_INVALID_INPUT] the value cannot be cast to %s: %s "
+                   "(spark.sql.ansi.enabled=false gives null)",
+                   tn, c->what);
+}
+
+static void int_bounds(em_type_id t, int64_t *lo, int64_t *hi) {
+    switch (t) {
+    case EM_TYPE_BYTE:
+        *lo = INT8_MIN, *hi = INT8_MAX;
+        break;
+    case EM_TYPE_SHORT:
+        *lo = INT16_MIN, *hi = INT16_MAX;
+        break;
+    case EM_TYPE_INT:
+        *lo = INT32_MIN, *hi = INT32_MAX;
+        break;
+    default:
+        *lo = INT64_MIN, *hi = INT64_MAX;
+        break;
+    }
+}
+
+int64_t row_wrap(em_type_id t, int64_t v) {
+    switch (t) {
+    case EM_TYPE_BYTE:
+        return (int8_t)v;
+    case EM_TYPE_SHORT:
+        return (int16_t)v;
+    case EM_TYPE_INT:
+        return (int32_t)v;
+    default:
+        return v;
+    }
+}
+
+/* Java's (int) d and (long) d: NaN is 0, out of range saturates. */
+static int64_t java_d2l(double d, bool to_int) {
+    double lo = to_int ? -2147483648.0 : -9223372036854775808.0;
+    double hi = to_int ? 2147483647.0 : 9223372036854775807.0;
+    if (isnan(d))
+        return 0;
+    if (d <= lo)
+        return to_int ? INT32_MIN : INT64_MIN;
+    if (d >= hi)
+        return to_int ? INT32_MAX : INT64_MAX;
+    return (int64_t)d;
+}
+
+/* The exact value of a double as Scala's BigDecimal(d) sees it: the
+ * shortest decimal that reads back (Double.toString), not the binary one. */
+static void double_to_rdec(double v, rdec *x) {
+    if (v == 0) {
+        rdec_from_i128(x, 0, 0);
+        return;
+    }
+    char d[40];
+    int e;
+    row_shortest_digits(v, false, d, &e);
+    char buf[80];
+    snprintf(buf, sizeof buf, "%s%se%d", v < 0 ? "-" : "", d, e - ((int)strlen(d) - 1));
+    (void)rdec_parse(buf, (int64_t)strlen(buf), x);
+}
+
+double row_decimal_to_double(em_i128 unscaled, int scale) {
+    char buf[80], num[64];
+    row_decimal_text(unscaled, 0, num, sizeof num);
+    snprintf(buf, sizeof buf, "%se-%d", num, scale);
+    return strtod(buf, NULL);
+}
+
+em_status row_cast(const row_cast_ctx *c, const em_datum *in, em_type from, em_type to,
+                   em_row_arena *arena, em_datum *out, em_error *err) {
+    if (in->is_null || from.id == EM_TYPE_NULL) {
+        *out = em_datum_null();
+        return EM_OK;
+    }
+    if (em_type_equal(from, to)) {
+        *out = *in;
+        return EM_OK;
+    }
+    memset(out, 0, sizeof *out);
+    em_type_id f = from.id, t = to.id;
+    char buf[160];
+    bool fstr = f == EM_TYPE_STRING;
+    const uint8_t *sp = in->v.str.ptr;
+    int64_t sn = in->v.str.len;
+    if (fstr)
+        java_trim(&sp, &sn);
+
+    if (t == EM_TYPE_STRING) {
+        switch (f) {
+        case EM_TYPE_BOOLEAN:
+            snprintf(buf, sizeof buf, "%s", in->v.b ? "true" : "false");
+            break;
+        case EM_TYPE_BYTE:
+        case EM_TYPE_SHORT:
+        case EM_TYPE_INT:
+        case EM_TYPE_LONG:
+            snprintf(buf, sizeof buf, "%lld", (long long)in->v.i64);
+            break;
+        case EM_TYPE_FLOAT:
+        case EM_TYPE_DOUBLE:
+            row_double_text(in->v.f64, f == EM_TYPE_FLOAT, buf, sizeof buf);
+            break;
+        case EM_TYPE_DECIMAL:
+            row_decimal_text(in->v.dec, from.scale, buf, sizeof buf);
+            break;
+        case EM_TYPE_DATE:
+            row_date_text(in->v.i64, buf, sizeof buf);
+            break;
+        case EM_TYPE_TIMESTAMP:
+        case EM_TYPE_TIMESTAMP_NTZ:
+            row_timestamp_text(in->v.i64, buf, sizeof buf);
+            break;
+        case EM_TYPE_BINARY:
+            out->v.str = in->v.str;
+            return EM_OK;
+        default:
+            goto unsupported;
+        }
+        return put_text(arena, buf, strlen(buf), out, err);
+    }
+
+    switch (t) {
+    case EM_TYPE_BOOLEAN:
+        if (f == EM_TYPE_BOOLEAN)
+            out->v.b = in->v.b;
+        else if (is_integral(f))
+            out->v.b = in->v.i64 != 0;
+        else if (f == EM_TYPE_FLOAT || f == EM_TYPE_DOUBLE)
+            out->v.b = in->v.f64 != 0;
+        else if (f == EM_TYPE_DECIMAL)
+            out->v.b = in->v.dec != 0;
+        else if (fstr) {
+            static const char *const yes[] = {"t", "true", "y", "yes", "1"};
+            static const char *const no[] = {"f", "false", "n", "no", "0"};
+            for (int i = 0; i < 5; i++) {
+                if (ci_eq(sp, sn, yes[i])) {
+                    out->v.b = true;
+                    return EM_OK;
+                }
+                if (ci_eq(sp, sn, no[i])) {
+                    out->v.b = false;
+                    return EM_OK;
+                }
+            }
+            return cast_error(c, false, to, out, err);
+        } else
+            goto unsupported;
+        return EM_OK;
+    case EM_TYPE_BYTE:
+    case EM_TYPE_SHORT:
+    case EM_TYPE_INT:
+    case EM_TYPE_LONG: {
+        int64_t lo, hi, v;
+        int_bounds(t, &lo, &hi);
+        if (f == EM_TYPE_BOOLEAN) {
+            v = in->v.b;
+        } else if (is_integral(f)) {
+            v = in->v.i64;
+            if (v < lo || v > hi) {
+                if (c->ansi)
+                    return cast_error(c, true, to, out, err);
+                v = row_wrap(t, v);
+            }
+        } else if (f == EM_TYPE_FLOAT || f == EM_TYPE_DOUBLE) {
+            double d = in->v.f64;
+            if (c->ansi) {
+                if (isnan(d) || !(floor(d) <= (double)hi && ceil(d) >= (double)lo) ||
+                    (t == EM_TYPE_LONG && floor(d) >= 9223372036854775807.0))
+                    return cast_error(c, true, to, out, err);
+                v = (int64_t)d;
+            } else if (t == EM_TYPE_LONG) {
+                v = java_d2l(d, false);
+            } else {
+                v = row_wrap(t, java_d2l(d, true));
+            }
+        } else if (f == EM_TYPE_DECIMAL) {
+            rdec x;
+            rdec_from_i128(&x, in->v.dec, from.scale);
+            em_i128 q = in->v.dec;
+            for (int i = 0; i < from.scale; i++)
+                q /= 10; /* toward zero */
+            if (c->ansi) {
+                if (q < lo || q > hi)
+                    return cast_error(c, true, to, out, err);
+                v = (int64_t)q;
+            } else {
+                /* BigDecimal.longValue: the low 64 bits, then Java narrowing */
+                v = row_wrap(t, (int64_t)(uint64_t)(unsigned __int128)q);
+            }
+        } else if (fstr) {
+            if (!parse_integral(sp, sn, lo, hi, &v))
+                return cast_error(c, false, to, out, err);
+        } else if (f == EM_TYPE_TIMESTAMP || f == EM_TYPE_TIMESTAMP_NTZ) {
+            int64_t us = in->v.i64;
+            v = us / 1000000 - (us % 1000000 < 0);
+            if (v < lo || v > hi) {
+                if (c->ansi)
+                    return cast_error(c, true, to, out, err);
+                v = row_wrap(t, v);
+            }
+        } else {
+            goto unsupported;
+        }
+        out->v.i64 = v;
+        return EM_OK;
+    }
+    case EM_TYPE_FLOAT:
+    case EM_TYPE_DOUBLE: {
+        double d;
+        if (f == EM_TYPE_BOOLEAN)
+            d = in->v.b;
+        else if (is_integral(f))
+            d = t == EM_TYPE_FLOAT ? (double)(float)in->v.i64 : (double)in->v.i64;
+        else if (f == EM_TYPE_FLOAT || f == EM_TYPE_DOUBLE)
+            d = in->v.f64;
+        else if (f == EM_TYPE_DECIMAL) {
+            if (t == EM_TYPE_FLOAT) {
+                char num[64], b2[80];
+                row_decimal_text(in->v.dec, 0, num, sizeof num);
+                snprintf(b2, sizeof b2, "%se-%d", num, from.scale);
+                d = strtof(b2, NULL);
+            } else {
+                d = row_decimal_to_double(in->v.dec, from.scale);
+            }
+        } else if (fstr) {
+            if (!parse_double(sp, sn, &d))
+                return cast_error(c, false, to, out, err);
+        } else if (f == EM_TYPE_TIMESTAMP || f == EM_TYPE_TIMESTAMP_NTZ)
+            d = (double)in->v.i64 / 1e6;
+        else
+            goto unsupported;
+        out->v.f64 = t == EM_TYPE_FLOAT ? (double)(float)d : d;
+        return EM_OK;
+    }
+    case EM_TYPE_DECIMAL: {
+        rdec x;
+        if (f == EM_TYPE_BOOLEAN)
+            rdec_from_i128(&x, in->v.b, 0);
+        else if (is_integral(f))
+            rdec_from_i128(&x, in->v.i64, 0);
+        else if (f == EM_TYPE_DECIMAL)
+            rdec_from_i128(&x, in->v.dec, from.scale);
+        else if (f == EM_TYPE_FLOAT || f == EM_TYPE_DOUBLE) {
+            if (!isfinite(in->v.f64))
+                return cast_error(c, false, to, out, err);
+            double_to_rdec(in->v.f64, &x);
+        } else if (fstr) {
+            if (!rdec_parse(sp, sn, &x))
+                return cast_error(c, false, to, out, err);
+        } else
+            goto unsupported;
+        if (!rdec_to_precision(&x, to.precision, to.scale, &out->v.dec))
+            return cast_error(c, true, to, out, err);
+        return EM_OK;
+    }
+    case EM_TYPE_DATE:
+        if (fstr) {
+            if (!row_parse_date(in->v.str.ptr, in->v.str.len, &out->v.i64))
+                return cast_error(c, false, to, out, err);
+            return EM_OK;
+        }
+        if (f == EM_TYPE_TIMESTAMP || f == EM_TYPE_TIMESTAMP_NTZ) {
+            int64_t day = 86400LL * 1000000;
+            out->v.i64 = in->v.i64 / day - (in->v.i64 % day < 0);
+            return EM_OK;
+        }
+        goto unsupported;
+    case EM_TYPE_TIMESTAMP:
+    case EM_TYPE_TIMESTAMP_NTZ:
+        if (f == EM_TYPE_DATE) {
+            out->v.i64 = in->v.i64 * 86400LL * 1000000;
+            return EM_OK;
+        }
+        if (f == EM_TYPE_TIMESTAMP || f == EM_TYPE_TIMESTAMP_NTZ) {
+            out->v.i64 = in->v.i64;
+            return EM_OK;
+        }
+        goto unsupported;
+    case EM_TYPE_BINARY:
+        if (fstr) {
+            out->v.str = in->v.str;
+            return EM_OK;
+        }
+        goto unsupported;
+    default:
+        break;
+    }
+unsupported:;
+    char a[40], b[40];
+    em_type_format(from, a, sizeof a);
+    em_type_format(to, b, sizeof b);
+    return EM_FAIL(err, EM_ERR_UNSUPPORTED, "cast from %s to %s is not supported: %s", a, b,
+                   c->what);
+}
+
+bool row_cast_supported(em_type from, em_type to) {
+    em_type_id f = from.id, t = to.id;
+    if (f == EM_TYPE_NULL || em_type_equal(from, to))
+        return true;
+    bool fnum = f == EM_TYPE_BOOLEAN || (f >= EM_TYPE_BYTE && f <= EM_TYPE_DECIMAL);
+    bool fts = f == EM_TYPE_TIMESTAMP || f == EM_TYPE_TIMESTAMP_NTZ;
+    switch (t) {
+    case EM_TYPE_STRING:
+        return f != EM_TYPE_NULL;
+    case EM_TYPE_BOOLEAN:
+    case EM_TYPE_FLOAT:
+    case EM_TYPE_DOUBLE:
+        return fnum || f == EM_TYPE_STRING || (fts && t != EM_TYPE_BOOLEAN);
+    case EM_TYPE_BYTE:
+    case EM_TYPE_SHORT:
+    case EM_TYPE_INT:
+    case EM_TYPE_LONG:
+        return fnum || f == EM_TYPE_STRING || fts;
+    case EM_TYPE_DECIMAL:
+        return fnum || f == EM_TYPE_STRING;
+    case EM_TYPE_DATE:
+        return f == EM_TYPE_STRING || fts;
+    case EM_TYPE_TIMESTAMP:
+    case EM_TYPE_TIMESTAMP_NTZ:
+        return f == EM_TYPE_DATE || fts;
+    case EM_TYPE_BINARY:
+        return f == EM_TYPE_STRING;
+    default:
+        return false;
+    }
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Casts and value texts of the row engine (row_cast.c). */
+#ifndef EM_EXPR_ROW_CAST_H
+#define EM_EXPR_ROW_CAST_H
+
+#include "expr/row_internal.h"
+
+typedef struct row_cast_ctx {
+    bool ansi;        /* invalid input and overflow raise errors instead of null */
+    const char *what; /* the expression, for messages */
+} row_cast_ctx;
+
+/* Casts a value of `from` to `to` (Spark's Cast); strings made go to arena. */
+em_status row_cast(const row_cast_ctx *c, const em_datum *in, em_type from, em_type to,
+                   em_row_arena *arena, em_datum *out, em_error *err) EM_MUST_CHECK;
+bool row_cast_supported(em_type from, em_type to);
+/* Spark's stringToDate (trimmed; yyyy[-m[m][-d[d][ |T...]]]). */
+bool row_parse_date(const uint8_t *p, int64_t n, int64_t *days);
+/* Java narrowing of a long to a smaller integral type. */
+int64_t row_wrap(em_type_id t, int64_t v);
+/* Texts of casts to string. */
+void row_double_text(double v, bool is_float, char *buf, size_t cap);
+void row_decimal_text(em_i128 unscaled, int scale, char *buf, size_t cap);
+void row_date_text(int64_t days, char *buf, size_t cap);
+void row_timestamp_text(int64_t us, char *buf, size_t cap);
+/* BigDecimal.doubleValue: the correctly rounded double. */
+double row_decimal_to_double(em_i128 unscaled, int scale);
+
+#endif

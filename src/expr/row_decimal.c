@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Exact decimals for the row engine, modelled on java.math.BigDecimal: a
+ * sign, a magnitude in base 2^32 limbs and a scale. Every operation is the
+ * schoolbook one (bit-by-bit long division included): slow and plainly
+ * right, which is what an oracle needs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr/row_internal.h"
+
+typedef struct mag {
+    uint32_t w[RD_LIMBS];
+} mag;
+
+static bool m_zero(const uint32_t *a) {
+    for (int i = 0; i < RD_LIMBS; i++)
+        if (a[i])
+            return false;
+    return true;
+}
+
+static int m_cmp(const uint32_t *a, const uint32_t *b) {
+    for (int i = RD_LIMBS - 1; i >= 0; i--)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+static void m_add(uint32_t *a, const uint32_t *b) {
+    uint64_t carry = 0;
+    for (int i = 0; i < RD_LIMBS; i++) {
+        uint64_t s = (uint64_t)a[i] + b[i] + carry;
+        a[i] = (uint32_t)s;
+        carry = s >> 32;
+    }
+}
+
+/* a -= b, a >= b */
+static void m_sub(uint32_t *a, const uint32_t *b) {
+    int64_t borrow = 0;
+    for (int i = 0; i < RD_LIMBS; i++) {
+        int64_t d = (int64_t)a[i] - b[i] - borrow;
+        borrow = d < 0;
+        a[i] = (uint32_t)(d + (borrow ? ((int64_t)1 << 32) : 0));
+    }
+}
+
+static void m_mul_small(uint32_t *a, uint32_t k) {
+    uint64_t carry = 0;
+    for (int i = 0; i < RD_LIMBS; i++) {
+        uint64_t p = (uint64_t)a[i] * k + carry;
+        a[i] = (uint32_t)p;
+        carry = p >> 32;
+    }
+}
+
+static uint32_t m_div_small(uint32_t *a, uint32_t k) {
+    uint64_t rem = 0;
+    for (int i = RD_LIMBS - 1; i >= 0; i--) {
+        uint64_t cur = (rem << 32) | a[i];
+        a[i] = (uint32_t)(cur / k);
+        rem = cur % k;
+    }
+    return (uint32_t)rem;
+}
+
+static void m_mul(const uint32_t *a, const uint32_t *b, uint32_t *out) {
+    uint32_t r[RD_LIMBS] = {0};
+    for (int i = 0; i < RD_LIMBS; i++) {
+        uint64_t carry = 0;
+        if (!a[i])
+            continue;
+        for (int j = 0; i + j < RD_LIMBS; j++) {
+            uint64_t p = (uint64_t)a[i] * b[j] + r[i + j] + carry;
+            r[i + j] = (uint32_t)p;
+            carry = p >> 32;
+        }
+    }
+    memcpy(out, r, sizeof r);
+}
+
+static void m_shl1(uint32_t *a, uint32_t bit) {
+    for (int i = RD_LIMBS - 1; i > 0; i--)
+        a[i] = (a[i] << 1) | (a[i - 1] >> 31);
+    a[0] = (a[0] << 1) | bit;
+}
+
+/* q = a / b, r = a % b, b != 0: restoring division, one bit at a time. */
+static void m_divmod(const uint32_t *a, const uint32_t *b, uint32_t *q, uint32_t *r) {
+    uint32_t qq[RD_LIMBS] = {0}, rr[RD_LIMBS] = {0};
+    for (int bit = RD_LIMBS * 32 - 1; bit >= 0; bit--) {
+        m_shl1(rr, (a[bit / 32] >> (bit % 32)) & 1);
+        if (m_cmp(rr, b) >= 0) {
+            m_sub(rr, b);
+            qq[bit / 32] |= 1u << (bit % 32);
+        }
+    }
+    memcpy(q, qq, sizeof qq);
+    memcpy(r, rr, sizeof rr);
+}
+
+static void m_pow10(uint32_t *a, int k) {
+    memset(a, 0, sizeof(uint32_t) * RD_LIMBS);
+    a[0] = 1;
+    for (int i = 0; i < k; i++)
+        m_mul_small(a, 10);
+}
+
+/* a = a / 10^k rounded HALF_UP on the magnitude. */
+static void m_div_pow10_round(uint32_t *a, int k) {
+    uint32_t d[RD_LIMBS], q[RD_LIMBS], r[RD_LIMBS];
+    m_pow10(d, k);
+    m_divmod(a, d, q, r);
+    m_add(r, r);
+    if (m_cmp(r, d) >= 0) {
+        uint32_t one[RD_LIMBS] = {1};
+        m_add(q, one);
+    }
+    memcpy(a, q, sizeof q);
+}
+
+void rdec_from_i128(rdec *x, em_i128 v, int scale) {
+    memset(x, 0, sizeof *x);
+    x->scale = scale;
+    x->neg = v < 0;
+    unsigned __int128 u = v < 0 ? -(unsigned __int128)v : (unsigned __int128)v;
+    for (int i = 0; i < 4; i++) {
+        x->mag[i] = (uint32_t)u;
+        u >>= 32;
+    }
+}
+
+bool rdec_is_zero(const rdec *x) { return m_zero(x->mag); }
+
+int rdec_digits(const rdec *x) {
+    uint32_t t[RD_LIMBS];
+    memcpy(t, x->mag, sizeof t);
+    int n = 0;
+    do {
+        m_div_small(t, 10);
+        n++;
+    } while (!m_zero(t));
+    return n;
+}
+
+void rdec_rescale(rdec *x, int scale) {
+    if (scale > x->scale) {
+        for (int i = x->scale; i < scale; i++)
+            m_mul_small(x->mag, 10);
+    } else if (scale < x->scale) {
+        m_div_pow10_round(x->mag, x->scale - scale);
+    }
+    x->scale = scale;
+    if (m_zero(x->mag))
+        x->neg = false;
+}
+
+void rdec_round_digits(rdec *x, int digits) {
+    int d = rdec_digits(x);
+    if (d > digits) {
+        rdec_rescale(x, x->scale - (d - digits));
+        /* 99..9 rounded up gains a digit: BigDecimal drops one more (a zero) */
+        if (rdec_digits(x) > digits)
+            rdec_rescale(x, x->scale - 1);
+    }
+}
+
+bool rdec_to_precision(const rdec *x, int p, int s, em_i128 *out) {
+    rdec t = *x;
+    rdec_rescale(&t, s);
+    if (rdec_digits(&t) > p)
+        return false;
+    unsigned __int128 u = 0;
+    for (int i = 3; i >= 0; i--)
+        u = (u << 32) | t.mag[i];
+    *out = t.neg ? -(em_i128)u : (em_i128)u;
+    return true;
+}
+
+void rdec_add(const rdec *a, const rdec *b, bool subtract, rdec *out) {
+    rdec x = *a, y = *b;
+    if (subtract)
+        y.neg = !y.neg;
+    int s = x.scale > y.scale ? x.scale : y.scale;
+    rdec_rescale(&x, s);
+    rdec_rescale(&y, s);
+    if (subtract && rdec_is_zero(&y))
+        y.neg = false;
+    if (x.neg == y.neg) {
+        m_add(x.mag, y.mag);
+        *out = x;
+    } else if (m_cmp(x.mag, y.mag) >= 0) {
+        m_sub(x.mag, y.mag);
+        *out = x;
+    } else {
+        m_sub(y.mag, x.mag);
+        *out = y;
+    }
+    if (m_zero(out->mag))
+        out->neg = false;
+}
+
+void rdec_mul(const rdec *a, const rdec *b, rdec *out) {
+    rdec r;
+    memset(&r, 0, sizeof r);
+    m_mul(a->mag, b->mag, r.mag);
+    r.scale = a->scale + b->scale;
+    r.neg = a->neg != b->neg && !m_zero(r.mag);
+    rdec_round_digits(&r, 38);
+    *out = r;
+}
+
+void rdec_div(const rdec *a, const rdec *b, rdec *out) {
+    /* a/b at scale 38: |a| * 10^(38 + sb) / (|b| * 10^sa), HALF_UP */
+    uint32_t num[RD_LIMBS], den[RD_LIMBS], p[RD_LIMBS], q[RD_LIMBS], r[RD_LIMBS];
+    int e_num = 38 + b->scale, e_den = a->scale;
+    int common = e_num < e_den ? e_num : e_den;
+    e_num -= common;
+    e_den -= common;
+    m_pow10(p, e_num);
+    m_mul(a->mag, p, num);
+    m_pow10(p, e_den);
+    m_mul(b->mag, p, den);
+    m_divmod(num, den, q, r);
+    m_add(r, r);
+    if (m_cmp(r, den) >= 0) {
+        uint32_t one[RD_LIMBS] = {1};
+        m_add(q, one);
+    }
+    memset(out, 0, sizeof *out);
+    memcpy(out->mag, q, sizeof q);
+    out->scale = 38;
+    out->neg = a->neg != b->neg && !m_zero(q);
+}
+
+void rdec_rem(const rdec *a, const rdec *b, rdec *out) {
+    rdec x = *a, y = *b;
+    int s = x.scale > y.scale ? x.scale : y.scale;
+    rdec_rescale(&x, s);
+    rdec_rescale(&y, s);
+    uint32_t q[RD_LIMBS];
+    memset(out, 0, sizeof *out);
+    m_divmod(x.mag, y.mag, q, out->mag);
+    out->scale = s;
+    out->neg = a->neg && !m_zero(out->mag);
+    rdec_round_digits(out, 38);
+}
+
+int rdec_cmp(const rdec *a, const rdec *b) {
+    rdec d;
+    rdec_add(a, b, true, &d);
+    if (rdec_is_zero(&d))
+        return 0;
+    return d.neg ? -1 : 1;
+}
+
+void rdec_plain(const rdec *x, char *buf, size_t cap) {
+    char digits[200];
+    int n = 0;
+    uint32_t t[RD_LIMBS];
+    memcpy(t, x->mag, sizeof t);
+    do {
+        digits[n++] = (char)('0' + m_div_small(t, 10));
+    } while (!m_zero(t) && n < (int)sizeof digits);
+    /* digits are reversed; lay out with the point `scale` from the right */
+    char out[260];
+    int o = 0;
+    if (x->neg)
+        out[o++] = '-';
+    int s = x->scale;
+    if (s <= 0) {
+        for (int i = n - 1; i >= 0; i--)
+            out[o++] = digits[i];
+        for (int i = 0; i < -s && o < 250; i++)
+            out[o++] = '0';
+    } else {
+        int int_digits = n - s;
+        if (int_digits <= 0) {
+            out[o++] = '0';
+            out[o++] = '.';
+            for (int i = 0; i < -int_digits && o < 250; i++)
+                out[o++] = '0';
+            for (int i = n - 1; i >= 0 && o < 258; i--)
+                out[o++] = digits[i];
+        } else {
+            for (int i = n - 1; i >= 0 && o < 258; i--) {
+                out[o++] = digits[i];
+                if (i == s)
+                    out[o++] = '.';
+            }
+        }
+    }
+    out[o] = '\0';
+    snprintf(buf, cap, "%s", out);
+}
+
+bool rdec_parse(const char *p, int64_t n, rdec *out) {
+    memset(out, 0, sizeof *out);
+    int64_t i = 0;
+    bool neg = false;
+    if (i < n && (p[i] == '+' || p[i] == '-'))
+        neg = p[i++] == '-';
+    int digits = 0, frac = 0, sig = 0;
+    bool dot = false;
+    for (; i < n; i++) {
+        char c = p[i];
+        if (c == '.' && !dot) {
+            dot = true;
+            continue;
+        }
+        if (c < '0' || c > '9')
+            break;
+        digits++;
+        if (dot)
+            frac++;
+        if (sig > 0 || c != '0')
+            sig++;
+        if (sig > 110)
+            return false;
+        m_mul_small(out->mag, 10);
+        uint32_t d[RD_LIMBS] = {(uint32_t)(c - '0')};
+        m_add(out->mag, d);
+    }
+    if (digits == 0)
+        return false;
+    int64_t exp = 0;
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        i++;
+        bool eneg = false;
+        if (i < n && (p[i] == '+' || p[i] == '-'))
+            eneg = p[i++] == '-';
+        if (i >= n)
+            return false;
+        for (; i < n; i++) {
+            if (p[i] < '0' || p[i] > '9')
+                return false;
+            exp = exp * 10 + (p[i] - '0');
+            if (exp > 100000)
+                return false;
+        }
+        if (eneg)
+            exp = -exp;
+    }
+    if (i != n)
+        return false;
+    out->scale = (int)(frac - exp);
+    out->neg = neg && !m_zero(out->mag);
+    return true;
+}
+
+void row_shortest_digits(double v, bool is_float, char *digits, int *exp10) {
+    char buf[64];
+    int max = is_float ? 9 : 17;
+    for (int prec = 1; prec <= max; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, fabs(v));
+        bool same = is_float ? (float)strtod(buf, NULL) == (float)fabs(v)
+                             : strtod(buf, NULL) == fabs(v);
+        if (same || prec == max)
+            break;
+    }
+    /* buf is d.ddde[+-]x */
+    int n = 0;
+    const char *q = buf;
+    for (; *q && *q != 'e'; q++)
+        if (*q >= '0' && *q <= '9')
+            digits[n++] = *q;
+    while (n > 1 && digits[n - 1] == '0')
+        n--;
+    digits[n] = '\0';
+    *exp10 = atoi(q + 1);
+}

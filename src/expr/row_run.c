@@ -1,0 +1,852 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Evaluation of a bound row expression (row_eval.h) over one row, by
+ * walking the tree. Each case is Spark's definition written out: Java
+ * integer wraparound unless ANSI, null for division by zero unless ANSI,
+ * decimals computed exactly then rounded HALF_UP to the result type, and
+ * three-valued logic.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr/row_cast.h"
+#include "expr/row_eval.h"
+
+typedef struct run {
+    em_rexpr *x;
+    const em_datum *row;
+    em_row_arena *arena;
+    em_error *err;
+} run;
+
+static em_status eval(run *r, rnode *n, em_datum *out);
+
+static em_status set_null(em_datum *out) {
+    *out = em_datum_null();
+    return EM_OK;
+}
+
+static em_status fail_data(run *r, const rnode *n, em_status code, const char *cls,
+                           const char *detail) {
+    char d[400];
+    row_describe(n->src, d, sizeof d);
+    return EM_FAIL(r->err, code, "[%s] %s in %s (spark.sql.ansi.enabled=false gives null)", cls,
+                   detail, d);
+}
+
+static em_status nomem(run *r) {
+    return r->err && r->err->code != EM_OK ? r->err->code : EM_ERR_NOMEM;
+}
+
+/* ------------------------------------------------------------------ arithmetic */
+
+static void to_rdec(const em_datum *d, em_type t, rdec *x) {
+    rdec_from_i128(x, t.id == EM_TYPE_DECIMAL ? d->v.dec : (em_i128)d->v.i64,
+                   t.id == EM_TYPE_DECIMAL ? t.scale : 0);
+}
+
+static em_status dec_result(run *r, const rnode *n, const rdec *x, em_datum *out) {
+    if (rdec_to_precision(x, n->type.precision, n->type.scale, &out->v.dec))
+        return EM_OK;
+    if (n->null_on_error)
+        return set_null(out);
+    char tn[40];
+    em_type_format(n->type, tn, sizeof tn);
+    char why[80];
+    snprintf(why, sizeof why, "the value cannot be represented as %s", tn);
+    return fail_data(r, n, EM_ERR_OVERFLOW, "NUMERIC_VALUE_OUT_OF_RANGE", why);
+}
+
+static em_status div_zero(run *r, const rnode *n, em_datum *out) {
+    if (!r->x->ansi)
+        return set_null(out);
+    return fail_data(r, n, EM_ERR_INVALID, "DIVIDE_BY_ZERO", "division by zero");
+}
+
+static em_status int_overflow(run *r, const rnode *n, __int128 v, em_datum *out) {
+    int64_t w = row_wrap(n->type.id, (int64_t)(uint64_t)(unsigned __int128)v);
+    if (w == v) {
+        out->v.i64 = w;
+        return EM_OK;
+    }
+    if (r->x->ansi) {
+        char tn[40];
+        em_type_format(n->type, tn, sizeof tn);
+        char why[80];
+        snprintf(why, sizeof why, "%s overflow", tn);
+        return fail_data(r, n, EM_ERR_OVERFLOW, "ARITHMETIC_OVERFLOW", why);
+    }
+    out->v.i64 = w;
+    return EM_OK;
+}
+
+static em_status eval_arith(run *r, rnode *n, em_datum *out) {
+    em_datum a, b;
+    EM_TRY(eval(r, n->kids[0], &a));
+    if (a.is_null)
+        return set_null(out);
+    EM_TRY(eval(r, n->kids[1], &b));
+    if (b.is_null)
+        return set_null(out);
+    memset(out, 0, sizeof *out);
+    em_type t = n->type;
+    if (t.id == EM_TYPE_DECIMAL) {
+        rdec x, y, z;
+        to_rdec(&a, n->kids[0]->type, &x);
+        to_rdec(&b, n->kids[1]->type, &y);
+        switch (n->op) {
+        case EM_OP_ADD:
+        case EM_OP_SUB:
+            rdec_add(&x, &y, n->op == EM_OP_SUB, &z);
+            break;
+        case EM_OP_MUL:
+            rdec_mul(&x, &y, &z);
+            break;
+        case EM_OP_DIV:
+        case EM_OP_REM:
+            if (rdec_is_zero(&y))
+                return div_zero(r, n, out);
+            if (n->op == EM_OP_DIV)
+                rdec_div(&x, &y, &z);
+            else
+                rdec_rem(&x, &y, &z);
+            break;
+        default:
+            return EM_FAIL(r->err, EM_ERR_INTERNAL, "decimal operator %s", em_binop_symbol(n->op));
+        }
+        return dec_result(r, n, &z, out);
+    }
+    if (t.id == EM_TYPE_FLOAT || t.id == EM_TYPE_DOUBLE) {
+        double x = a.v.f64, y = b.v.f64, z;
+        switch (n->op) {
+        case EM_OP_ADD:
+            z = x + y;
+            break;
+        case EM_OP_SUB:
+            z = x - y;
+            break;
+        case EM_OP_MUL:
+            z = x * y;
+            break;
+        case EM_OP_DIV:
+            if (y == 0)
+                return div_zero(r, n, out);
+            z = x / y;
+            break;
+        case EM_OP_REM:
+            if (y == 0)
+                return div_zero(r, n, out);
+            z = fmod(x, y);
+            break;
+        default:
+            return EM_FAIL(r->err, EM_ERR_INTERNAL, "floating operator %s",
+                           em_binop_symbol(n->op));
+        }
+        out->v.f64 = t.id == EM_TYPE_FLOAT ? (double)(float)z : z;
+        return EM_OK;
+    }
+    __int128 x = a.v.i64, y = b.v.i64;
+    switch (n->op) {
+    case EM_OP_ADD:
+        return int_overflow(r, n, x + y, out);
+    case EM_OP_SUB:
+        return int_overflow(r, n, x - y, out);
+    case EM_OP_MUL:
+        return int_overflow(r, n, x * y, out);
+    case EM_OP_INTDIV:
+        if (y == 0)
+            return div_zero(r, n, out);
+        if (t.id != EM_TYPE_LONG) {
+            /* Java: int MIN / -1 wraps to MIN without raising */
+            out->v.i64 = row_wrap(t.id, (int64_t)(x / y));
+            return EM_OK;
+        }
+        return int_overflow(r, n, x / y, out);
+    case EM_OP_REM:
+        if (y == 0)
+            return div_zero(r, n, out);
+        out->v.i64 = (int64_t)(x % y); /* C and Java both truncate; MIN % -1 = 0 */
+        return EM_OK;
+    case EM_OP_BITAND:
+        out->v.i64 = a.v.i64 & b.v.i64;
+        return EM_OK;
+    case EM_OP_BITOR:
+        out->v.i64 = a.v.i64 | b.v.i64;
+        return EM_OK;
+    case EM_OP_BITXOR:
+        out->v.i64 = a.v.i64 ^ b.v.i64;
+        return EM_OK;
+    default:
+        return EM_FAIL(r->err, EM_ERR_INTERNAL, "integral operator %s", em_binop_symbol(n->op));
+    }
+}
+
+/* Three-way comparison of non-null values of the node's operand types. */
+static int compare(const em_datum *a, em_type ta, const em_datum *b, em_type tb) {
+    if (ta.id == EM_TYPE_DECIMAL && tb.id == EM_TYPE_DECIMAL && ta.scale != tb.scale) {
+        rdec x, y;
+        to_rdec(a, ta, &x);
+        to_rdec(b, tb, &y);
+        return rdec_cmp(&x, &y);
+    }
+    return em_datum_compare(a, b, ta);
+}
+
+static em_status eval_cmp(run *r, rnode *n, em_datum *out) {
+    em_datum a, b;
+    EM_TRY(eval(r, n->kids[0], &a));
+    EM_TRY(eval(r, n->kids[1], &b));
+    memset(out, 0, sizeof *out);
+    if (n->op == EM_OP_NULLSAFE_EQ) {
+        if (a.is_null || b.is_null)
+            out->v.b = a.is_null && b.is_null;
+        else
+            out->v.b = compare(&a, n->kids[0]->type, &b, n->kids[1]->type) == 0;
+        return EM_OK;
+    }
+    if (a.is_null || b.is_null)
+        return set_null(out);
+    int c = compare(&a, n->kids[0]->type, &b, n->kids[1]->type);
+    switch (n->op) {
+    case EM_OP_EQ:
+        out->v.b = c == 0;
+        break;
+    case EM_OP_LT:
+        out->v.b = c < 0;
+        break;
+    case EM_OP_LE:
+        out->v.b = c <= 0;
+        break;
+    case EM_OP_GT:
+        out->v.b = c > 0;
+        break;
+    default:
+        out->v.b = c >= 0;
+        break;
+    }
+    return EM_OK;
+}
+
+/* ------------------------------------------------------------------ strings */
+
+static bool utf8_lead(uint8_t c) { return (c & 0xC0) != 0x80; }
+
+static int64_t n_chars(const uint8_t *p, int64_t n) {
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++)
+        k += utf8_lead(p[i]);
+    return k;
+}
+
+/* Byte offset of character ci (n when past the end). */
+static int64_t char_at(const uint8_t *p, int64_t n, int64_t ci) {
+    int64_t k = -1;
+    for (int64_t i = 0; i < n; i++)
+        if (utf8_lead(p[i]) && ++k == ci)
+            return i;
+    return n;
+}
+
+static uint32_t decode(const uint8_t *p, int64_t n, int64_t *i) {
+    uint8_t c = p[*i];
+    int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    if (*i + len > n) {
+        (*i)++;
+        return c;
+    }
+    uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+    for (int k = 1; k < len; k++)
+        cp = (cp << 6) | (p[*i + k] & 0x3F);
+    *i += len;
+    return cp;
+}
+
+static int encode(uint32_t cp, uint8_t *o) {
+    if (cp < 0x80) {
+        o[0] = (uint8_t)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (uint8_t)(0xC0 | (cp >> 6));
+        o[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (uint8_t)(0xE0 | (cp >> 12));
+        o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (uint8_t)(0xF0 | (cp >> 18));
+    o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Java's Character.toUpperCase / toLowerCase for the scripts the engine
+ * maps: ASCII, Latin-1, Latin Extended-A, Greek and Cyrillic. */
+static uint32_t to_upper(uint32_t c) {
+    if (c >= 'a' && c <= 'z')
+        return c - 32;
+    if (c == 0xB5)
+        return 0x39C;
+    if (c >= 0xE0 && c <= 0xFE && c != 0xF7)
+        return c - 32;
+    if (c == 0xFF)
+        return 0x178;
+    if (c == 0x131)
+        return 'I';
+    if (c == 0x17F)
+        return 'S';
+    if (((c >= 0x100 && c <= 0x137) || (c >= 0x14A && c <= 0x177)) && (c & 1) && c != 0x131)
+        return c - 1;
+    if (((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) && !(c & 1))
+        return c - 1;
+    if ((c >= 0x3B1 && c <= 0x3C1) || (c >= 0x3C3 && c <= 0x3CB))
+        return c - 32;
+    if (c == 0x3C2)
+        return 0x3A3;
+    if (c == 0x3AC)
+        return 0x386;
+    if (c >= 0x3AD && c <= 0x3AF)
+        return c - 37;
+    if (c == 0x3CC)
+        return 0x38C;
+    if (c == 0x3CD || c == 0x3CE)
+        return c - 63;
+    if (c >= 0x430 && c <= 0x44F)
+        return c - 32;
+    if (c >= 0x450 && c <= 0x45F)
+        return c - 80;
+    return c;
+}
+
+static uint32_t to_lower(uint32_t c) {
+    if (c >= 'A' && c <= 'Z')
+        return c + 32;
+    if (c >= 0xC0 && c <= 0xDE && c != 0xD7)
+        return c + 32;
+    if (c == 0x178)
+        return 0xFF;
+    if (((c >= 0x100 && c <= 0x137) || (c >= 0x14A && c <= 0x177)) && !(c & 1) && c != 0x130)
+        return c + 1;
+    if (((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) && (c & 1))
+        return c + 1;
+    if ((c >= 0x391 && c <= 0x3A1) || (c >= 0x3A3 && c <= 0x3AB))
+        return c + 32;
+    if (c == 0x386)
+        return 0x3AC;
+    if (c >= 0x388 && c <= 0x38A)
+        return c + 37;
+    if (c == 0x38C)
+        return 0x3CC;
+    if (c == 0x38E || c == 0x38F)
+        return c + 63;
+    if (c >= 0x410 && c <= 0x42F)
+        return c + 32;
+    if (c >= 0x400 && c <= 0x40F)
+        return c + 80;
+    return c;
+}
+
+static em_status change_case(run *r, const em_datum *s, bool upper, em_datum *out) {
+    const uint8_t *p = s->v.str.ptr;
+    int64_t n = s->v.str.len;
+    uint8_t *o = em_row_arena_alloc(r->arena, n * 3 + 1, r->err);
+    if (!o)
+        return nomem(r);
+    int64_t k = 0, i = 0;
+    while (i < n) {
+        uint32_t c = decode(p, n, &i);
+        if (upper && c == 0xDF) { /* ß -> SS, as String.toUpperCase */
+            o[k++] = 'S';
+            o[k++] = 'S';
+            continue;
+        }
+        k += encode(upper ? to_upper(c) : to_lower(c), o + k);
+    }
+    out->v.str.ptr = o;
+    out->v.str.len = (int32_t)k;
+    return EM_OK;
+}
+
+/* LIKE over code points: '_' one character, '%' any run, '\x' the
+ * character x. Backtracks to the last '%' on a mismatch. */
+static bool like(const uint8_t *s, int64_t sn, const uint8_t *p, int64_t pn) {
+    int64_t si = 0, pi = 0, star_p = -1, star_s = 0;
+    while (si < sn) {
+        if (pi < pn && p[pi] == '%') {
+            star_p = ++pi;
+            star_s = si;
+            continue;
+        }
+        if (pi < pn) {
+            int64_t pj = pi, sj = si;
+            bool any = p[pj] == '_';
+            if (p[pj] == '\\' && pj + 1 < pn)
+                pj++;
+            uint32_t pc = decode(p, pn, &pj), sc = decode(s, sn, &sj);
+            if (any || pc == sc) {
+                pi = pj;
+                si = sj;
+                continue;
+            }
+        }
+        if (star_p < 0)
+            return false;
+        /* the last '%' swallows one more character */
+        pi = star_p;
+        decode(s, sn, &star_s);
+        si = star_s;
+    }
+    while (pi < pn && p[pi] == '%')
+        pi++;
+    return pi == pn;
+}
+
+static em_status put_bytes(run *r, const uint8_t *p, int64_t n, em_datum *out) {
+    out->v.str.ptr = p;
+    out->v.str.len = (int32_t)n;
+    (void)r;
+    return EM_OK;
+}
+
+/* ------------------------------------------------------------------ functions */
+
+static em_status round_value(run *r, rnode *n, const em_datum *a, em_datum *out) {
+    em_type t = n->kids[0]->type;
+    int sc = (int)n->iarg;
+    if (t.id == EM_TYPE_DECIMAL) {
+        rdec x;
+        to_rdec(a, t, &x);
+        rdec_rescale(&x, sc < t.scale ? sc : t.scale);
+        return dec_result(r, n, &x, out);
+    }
+    if (t.id == EM_TYPE_FLOAT || t.id == EM_TYPE_DOUBLE) {
+        /* BigDecimal(d) (through Double.toString) rounded HALF_UP */
+        double d = a->v.f64;
+        if (!isfinite(d) || d == 0) {
+            out->v.f64 = d == 0 ? 0.0 : d; /* BigDecimal has no -0 */
+            return EM_OK;
+        }
+        char dig[40], txt[80], plain[300];
+        int e;
+        row_shortest_digits(d, t.id == EM_TYPE_FLOAT, dig, &e);
+        snprintf(txt, sizeof txt, "%s%se%d", d < 0 ? "-" : "", dig, e - ((int)strlen(dig) - 1));
+        rdec x;
+        if (!rdec_parse(txt, (int64_t)strlen(txt), &x)) {
+            out->v.f64 = d;
+            return EM_OK;
+        }
+        if (sc >= x.scale) {
+            out->v.f64 = d; /* no digit to drop */
+            return EM_OK;
+        }
+        rdec_rescale(&x, sc);
+        int scale = x.scale;
+        x.scale = 0;
+        rdec_plain(&x, plain, sizeof plain - 16);
+        snprintf(plain + strlen(plain), 16, "e%d", -scale);
+        double v = strtod(plain, NULL);
+        out->v.f64 = t.id == EM_TYPE_FLOAT ? (double)(float)v : v;
+        return EM_OK;
+    }
+    int64_t v = a->v.i64;
+    if (sc >= 0) {
+        out->v.i64 = v;
+        return EM_OK;
+    }
+    rdec x;
+    rdec_from_i128(&x, v, 0);
+    rdec_rescale(&x, sc);
+    rdec_rescale(&x, 0);
+    em_i128 q;
+    if (!rdec_to_precision(&x, 38, 0, &q))
+        q = 0;
+    out->v.i64 = row_wrap(n->type.id, (int64_t)q);
+    return EM_OK;
+}
+
+static em_status eval_fn(run *r, rnode *n, em_datum *out) {
+    em_datum args[8];
+    em_datum *a = n->n <= 8 ? args : calloc((size_t)n->n, sizeof *a);
+    if (!a)
+        return EM_FAIL(r->err, EM_ERR_NOMEM, "out of memory evaluating an expression");
+    em_status st = EM_OK;
+    for (int i = 0; i < n->n; i++) {
+        st = eval(r, n->kids[i], &a[i]);
+        if (st != EM_OK)
+            goto done;
+        if (a[i].is_null) {
+            *out = em_datum_null();
+            goto done;
+        }
+    }
+    memset(out, 0, sizeof *out);
+    switch (n->fn) {
+    case RF_SUBSTRING: {
+        /* UTF8String.substringSQL: 1-based, 0 is 1, negative from the end;
+         * the end is computed before the start is clamped */
+        const uint8_t *p = a[0].v.str.ptr;
+        int64_t len = n_chars(p, a[0].v.str.len);
+        int64_t pos = a[1].v.i64, cnt = n->n > 2 ? a[2].v.i64 : INT32_MAX;
+        int64_t start = pos > 0 ? pos - 1 : pos < 0 ? len + pos : 0;
+        int64_t end = start + cnt;
+        if (end > INT32_MAX)
+            end = INT32_MAX;
+        if (start < 0)
+            start = 0;
+        if (start >= end || start >= len) {
+            put_bytes(r, p, 0, out);
+            break;
+        }
+        if (end > len)
+            end = len;
+        int64_t b0 = char_at(p, a[0].v.str.len, start), b1 = char_at(p, a[0].v.str.len, end);
+        put_bytes(r, p + b0, b1 - b0, out);
+        break;
+    }
+    case RF_CONCAT: {
+        int64_t total = 0;
+        for (int i = 0; i < n->n; i++)
+            total += a[i].v.str.len;
+        uint8_t *o = em_row_arena_alloc(r->arena, total, r->err);
+        if (!o) {
+            st = nomem(r);
+            break;
+        }
+        int64_t k = 0;
+        for (int i = 0; i < n->n; i++) {
+            if (a[i].v.str.len)
+                memcpy(o + k, a[i].v.str.ptr, (size_t)a[i].v.str.len);
+            k += a[i].v.str.len;
+        }
+        put_bytes(r, o, total, out);
+        break;
+    }
+    case RF_UPPER:
+    case RF_LOWER:
+        st = change_case(r, &a[0], n->fn == RF_UPPER, out);
+        break;
+    case RF_LENGTH:
+        out->v.i64 = n_chars(a[0].v.str.ptr, a[0].v.str.len);
+        break;
+    case RF_TRIM:
+    case RF_LTRIM:
+    case RF_RTRIM: {
+        /* Spark's trim functions strip the space character only */
+        const uint8_t *p = a[0].v.str.ptr;
+        int64_t len = a[0].v.str.len;
+        if (n->fn != RF_RTRIM)
+            while (len > 0 && *p == ' ')
+                p++, len--;
+        if (n->fn != RF_LTRIM)
+            while (len > 0 && p[len - 1] == ' ')
+                len--;
+        put_bytes(r, p, len, out);
+        break;
+    }
+    case RF_LIKE:
+        out->v.b = like(a[0].v.str.ptr, a[0].v.str.len, a[1].v.str.ptr, a[1].v.str.len);
+        break;
+    case RF_STARTS:
+    case RF_ENDS:
+    case RF_CONTAINS: {
+        const uint8_t *s = a[0].v.str.ptr, *w = a[1].v.str.ptr;
+        int64_t sn = a[0].v.str.len, wn = a[1].v.str.len;
+        bool hit = false;
+        for (int64_t i = 0; i + wn <= sn && !hit; i++) {
+            if (n->fn == RF_STARTS && i > 0)
+                break;
+            if (n->fn == RF_ENDS && i != sn - wn)
+                continue;
+            hit = wn == 0 || memcmp(s + i, w, (size_t)wn) == 0;
+        }
+        out->v.b = hit;
+        break;
+    }
+    case RF_YEAR:
+    case RF_MONTH:
+    case RF_DAY:
+    case RF_QUARTER: {
+        int64_t y;
+        int m, d;
+        em_civil_from_days(a[0].v.i64, &y, &m, &d);
+        out->v.i64 = n->fn == RF_YEAR    ? y
+                     : n->fn == RF_MONTH ? m
+                     : n->fn == RF_DAY   ? d
+                                         : (m - 1) / 3 + 1;
+        break;
+    }
+    case RF_DATE_ADD:
+    case RF_DATE_SUB: {
+        int64_t v = n->fn == RF_DATE_ADD ? a[0].v.i64 + a[1].v.i64 : a[0].v.i64 - a[1].v.i64;
+        if (v != (int32_t)v) {
+            if (!n->null_on_error) {
+                st = fail_data(r, n, EM_ERR_OVERFLOW, "ARITHMETIC_OVERFLOW", "date overflow");
+                break;
+            }
+            v = (int32_t)(uint32_t)(uint64_t)v;
+        }
+        out->v.i64 = v;
+        break;
+    }
+    case RF_DATEDIFF:
+        out->v.i64 = (int32_t)(a[0].v.i64 - a[1].v.i64);
+        break;
+    case RF_UNSCALED:
+        out->v.i64 = (int64_t)a[0].v.dec;
+        break;
+    case RF_MAKE_DECIMAL: {
+        rdec x;
+        rdec_from_i128(&x, a[0].v.i64, n->type.scale);
+        st = dec_result(r, n, &x, out);
+        break;
+    }
+    case RF_ISNAN:
+        out->v.b = isnan(a[0].v.f64);
+        break;
+    case RF_NORMALIZE:
+        out->v.f64 = isnan(a[0].v.f64) ? NAN : a[0].v.f64 == 0 ? 0.0 : a[0].v.f64;
+        break;
+    case RF_SHL:
+    case RF_SHR: {
+        bool is_long = n->type.id == EM_TYPE_LONG;
+        int sh = (int)(a[1].v.i64 & (is_long ? 63 : 31));
+        if (n->fn == RF_SHL)
+            out->v.i64 = is_long ? (int64_t)((uint64_t)a[0].v.i64 << sh)
+                                 : (int32_t)((uint32_t)a[0].v.i64 << sh);
+        else
+            out->v.i64 = a[0].v.i64 >> sh; /* arithmetic, sign-extended datum */
+        break;
+    }
+    case RF_ROUND:
+        st = round_value(r, n, &a[0], out);
+        break;
+    case RF_FLOOR:
+    case RF_CEIL: {
+        em_type t = n->kids[0]->type;
+        bool fl = n->fn == RF_FLOOR;
+        if (t.id == EM_TYPE_DECIMAL) {
+            em_i128 v = a[0].v.dec, q = v, p = 1;
+            for (int i = 0; i < t.scale; i++)
+                p *= 10;
+            q = v / p;
+            if (v % p != 0 && (fl ? v < 0 : v > 0))
+                q += fl ? -1 : 1;
+            out->v.dec = q;
+        } else if (t.id == EM_TYPE_LONG) {
+            out->v.i64 = a[0].v.i64;
+        } else {
+            double d = fl ? floor(a[0].v.f64) : ceil(a[0].v.f64);
+            out->v.i64 = isnan(d)                      ? 0
+                         : d >= 9223372036854775807.0  ? INT64_MAX
+                         : d <= -9223372036854775808.0 ? INT64_MIN
+                                                       : (int64_t)d;
+        }
+        break;
+    }
+    case RF_SQRT:
+        out->v.f64 = sqrt(a[0].v.f64);
+        break;
+    case RF_EXP:
+        out->v.f64 = exp(a[0].v.f64);
+        break;
+    case RF_LN:
+        if (a[0].v.f64 <= 0)
+            *out = em_datum_null();
+        else
+            out->v.f64 = log(a[0].v.f64);
+        break;
+    case RF_POWER:
+        out->v.f64 = pow(a[0].v.f64, a[1].v.f64);
+        break;
+    case RF_PMOD: {
+        /* Pmod: r = a % n; r < 0 ? (r + n) % n : r, in the operands' type */
+        __int128 x = a[0].v.i64, m = a[1].v.i64;
+        if (m == 0) {
+            *out = em_datum_null();
+            break;
+        }
+        __int128 rr = x % m;
+        if (rr < 0)
+            rr = (__int128)row_wrap(n->type.id, (int64_t)(rr + m)) % m;
+        out->v.i64 = row_wrap(n->type.id, (int64_t)rr);
+        break;
+    }
+    }
+done:
+    if (a != args)
+        free(a);
+    return st;
+}
+
+/* ------------------------------------------------------------------ the walk */
+
+static em_status fetch_subquery(run *r, rnode *n, em_datum *out) {
+    if (!n->have_subq) {
+        memset(&n->subq, 0, sizeof n->subq);
+        em_status st = r->x->subquery(r->x->subquery_ctx, n->src, n->type, r->x->pool, &n->subq,
+                                      r->err);
+        if (st != EM_OK)
+            return st;
+        if (n->subq.length != 1) {
+            em_column_reset(&n->subq);
+            return EM_FAIL(r->err, EM_ERR_INVALID, "a scalar subquery returned %lld rows",
+                           (long long)n->subq.length);
+        }
+        n->have_subq = true;
+    }
+    em_datum_from_column(&n->subq, 0, out);
+    return EM_OK;
+}
+
+static em_status eval(run *r, rnode *n, em_datum *out) {
+    em_datum a, b;
+    switch (n->kind) {
+    case RK_INPUT:
+        *out = r->row[n->ordinal];
+        return EM_OK;
+    case RK_CONST:
+        *out = n->k;
+        return EM_OK;
+    case RK_SUBQ:
+        return fetch_subquery(r, n, out);
+    case RK_ARITH:
+        return eval_arith(r, n, out);
+    case RK_CMP:
+        return eval_cmp(r, n, out);
+    case RK_AND:
+    case RK_OR: {
+        bool stop = n->kind == RK_OR; /* the value that decides alone */
+        EM_TRY(eval(r, n->kids[0], &a));
+        memset(out, 0, sizeof *out);
+        if (!a.is_null && a.v.b == stop) {
+            out->v.b = stop;
+            return EM_OK;
+        }
+        EM_TRY(eval(r, n->kids[1], &b));
+        if (!b.is_null && b.v.b == stop) {
+            out->v.b = stop;
+            return EM_OK;
+        }
+        if (a.is_null || b.is_null)
+            return set_null(out);
+        out->v.b = !stop;
+        return EM_OK;
+    }
+    case RK_NOT:
+        EM_TRY(eval(r, n->kids[0], &a));
+        *out = a;
+        if (!a.is_null)
+            out->v.b = !a.v.b;
+        return EM_OK;
+    case RK_ISNULL:
+    case RK_ISNOTNULL:
+        EM_TRY(eval(r, n->kids[0], &a));
+        memset(out, 0, sizeof *out);
+        out->v.b = a.is_null == (n->kind == RK_ISNULL);
+        return EM_OK;
+    case RK_IN: {
+        EM_TRY(eval(r, n->kids[0], &a));
+        if (a.is_null)
+            return set_null(out);
+        bool saw_null = false;
+        for (int i = 1; i < n->n; i++) {
+            EM_TRY(eval(r, n->kids[i], &b));
+            if (b.is_null) {
+                saw_null = true;
+                continue;
+            }
+            if (compare(&a, n->kids[0]->type, &b, n->kids[i]->type) == 0) {
+                memset(out, 0, sizeof *out);
+                out->v.b = true;
+                return EM_OK;
+            }
+        }
+        if (saw_null)
+            return set_null(out);
+        memset(out, 0, sizeof *out);
+        return EM_OK;
+    }
+    case RK_CASE: {
+        int pairs = (n->n - (n->has_else ? 1 : 0)) / 2;
+        for (int i = 0; i < pairs; i++) {
+            EM_TRY(eval(r, n->kids[2 * i], &a));
+            if (!a.is_null && a.v.b)
+                return eval(r, n->kids[2 * i + 1], out);
+        }
+        if (n->has_else)
+            return eval(r, n->kids[n->n - 1], out);
+        return set_null(out);
+    }
+    case RK_IF:
+        EM_TRY(eval(r, n->kids[0], &a));
+        return eval(r, n->kids[!a.is_null && a.v.b ? 1 : 2], out);
+    case RK_COALESCE:
+        for (int i = 0; i < n->n; i++) {
+            EM_TRY(eval(r, n->kids[i], out));
+            if (!out->is_null)
+                return EM_OK;
+        }
+        return set_null(out);
+    case RK_CAST: {
+        EM_TRY(eval(r, n->kids[0], &a));
+        char d[300];
+        d[0] = '\0';
+        row_cast_ctx c = {!n->null_on_error, d};
+        if (c.ansi)
+            row_describe(n->src, d, sizeof d);
+        return row_cast(&c, &a, n->kids[0]->type, n->type, r->arena, out, r->err);
+    }
+    case RK_CHECK: {
+        EM_TRY(eval(r, n->kids[0], &a));
+        if (a.is_null)
+            return set_null(out);
+        rdec x;
+        to_rdec(&a, n->kids[0]->type, &x);
+        memset(out, 0, sizeof *out);
+        return dec_result(r, n, &x, out);
+    }
+    case RK_NEG:
+    case RK_ABS: {
+        EM_TRY(eval(r, n->kids[0], &a));
+        if (a.is_null)
+            return set_null(out);
+        memset(out, 0, sizeof *out);
+        bool flip = n->kind == RK_NEG;
+        em_type t = n->type;
+        if (t.id == EM_TYPE_DECIMAL) {
+            flip = flip || a.v.dec < 0;
+            out->v.dec = flip ? -a.v.dec : a.v.dec;
+        } else if (t.id == EM_TYPE_FLOAT || t.id == EM_TYPE_DOUBLE) {
+            out->v.f64 = n->kind == RK_NEG ? -a.v.f64 : fabs(a.v.f64);
+        } else {
+            flip = flip || a.v.i64 < 0;
+            return int_overflow(r, n, flip ? -(__int128)a.v.i64 : (__int128)a.v.i64, out);
+        }
+        return EM_OK;
+    }
+    case RK_FN:
+        return eval_fn(r, n, out);
+    }
+    return EM_FAIL(r->err, EM_ERR_INTERNAL, "unknown row expression node");
+}
+
+em_status em_rexpr_eval(em_rexpr *x, const em_datum *row, em_row_arena *arena, em_datum *out,
+                        em_error *err) {
+    run r = {x, row, arena, err};
+    return eval(&r, x->root, out);
+}
+
+em_status em_rexpr_test(em_rexpr *x, const em_datum *row, em_row_arena *arena, bool *keep,
+                        em_error *err) {
+    em_datum d;
+    *keep = false;
+    EM_TRY(em_rexpr_eval(x, row, arena, &d, err));
+    *keep = !d.is_null && d.v.b;
+    return EM_OK;
+}
