@@ -320,6 +320,267 @@ static void test_differential(void **state) {
     em_batch_destroy(rows);
 }
 
+/* ------------------------------------------------------------------ aggregates */
+
+typedef struct at {
+    em_plan *plan;
+    const em_expr *agg;
+    const em_expr *const *inputs;
+    int n_inputs;
+} at;
+
+/* The aggregate text (as a partial aggregate prints it) in a HashAggregate's
+ * Functions list, typed by the parser. */
+static void at_open(at *t, const char *fn_text) {
+    char cols[512] = "", schema[512] = "", text[8192];
+    for (int i = 0; i < N_COLS; i++) {
+        char one[64];
+        snprintf(one, sizeof one, "%s%s#%d", i ? ", " : "", COLS[i], i + 1);
+        strcat(cols, one);
+        snprintf(one, sizeof one, "%s%s:%s", i ? "," : "", COLS[i], TYPES[i]);
+        strcat(schema, one);
+    }
+    snprintf(text, sizeof text,
+             "== Physical Plan ==\n* HashAggregate (3)\n+- * ColumnarToRow (2)\n"
+             "   +- Scan parquet spark_catalog.default.t (1)\n\n\n"
+             "(1) Scan parquet spark_catalog.default.t\nOutput [%d]: [%s]\nBatched: true\n"
+             "Location [not included in comparison]/{warehouse_dir}/t]\nReadSchema: struct<%s>\n\n"
+             "(2) ColumnarToRow [codegen id : 1]\nInput [%d]: [%s]\n\n"
+             "(3) HashAggregate [codegen id : 1]\nInput [%d]: [%s]\nKeys: []\n"
+             "Functions [1]: [%s]\nAggregate Attributes [1]: [buf#200]\nResults [1]: [buf#201]\n\n",
+             N_COLS, cols, schema, N_COLS, cols, N_COLS, cols, fn_text);
+    memset(t, 0, sizeof *t);
+    em_error err = {0};
+    if (em_plan_parse(text, strlen(text), NULL, &t->plan, &err) != EM_OK)
+        fail_msg("plan parse failed for %s: %s", fn_text, err.msg);
+    const em_plan_node *node = em_plan_root(t->plan);
+    t->agg = em_plan_node_field(node, EM_FIELD_FUNCTIONS)->exprs[0];
+    const em_plan_field *in = em_plan_node_field(node, EM_FIELD_INPUT);
+    t->inputs = (const em_expr *const *)in->exprs;
+    t->n_inputs = in->n_exprs;
+}
+
+#define N_GROUPS 4
+#define N_PARTS 2
+
+static int part_of(int64_t r) { return r < N_ROWS / 2 ? 0 : 1; }
+static int group_of(int64_t r) { return (int)(r % N_GROUPS); }
+
+/* The native partial of one partition: its buffer columns (N_GROUPS rows). */
+static em_status native_partial(const em_agg_fn *fn, const em_batch *rows, int part,
+                                em_column *bufs, em_error *err) {
+    em_agg_state *st;
+    EM_ASSERT_OK(em_agg_state_create(fn, NULL, &st, err), err);
+    EM_ASSERT_OK(em_agg_state_resize(st, N_GROUPS, err), err);
+    em_batch *b = (em_batch *)rows;
+    int32_t sel[N_ROWS], ids[N_ROWS];
+    int n = 0;
+    for (int r = 0; r < N_ROWS; r++)
+        if (part_of(r) == part) {
+            sel[n] = r;
+            ids[n++] = group_of(r);
+        }
+    EM_ASSERT_OK(em_batch_sel_reserve(b, n, err), err);
+    memcpy(b->sel, sel, (size_t)n * sizeof *sel);
+    b->n_sel = n;
+    em_status st_ = em_agg_update(fn, st, ids, b, err);
+    em_batch_sel_clear(b);
+    if (st_ == EM_OK)
+        st_ = em_agg_emit_buffers(fn, st, NULL, bufs, err);
+    em_agg_state_free(st);
+    return st_;
+}
+
+static em_batch *buffers_batch(int nb, const em_type *types, em_column *cols) {
+    em_schema s;
+    em_error err = {0};
+    EM_ASSERT_OK(em_schema_init(&s, nb, &err), &err);
+    for (int j = 0; j < nb; j++) {
+        char name[16];
+        snprintf(name, sizeof name, "b%d", j);
+        EM_ASSERT_OK(em_schema_set(&s, j, name, types[j], true, &err), &err);
+    }
+    em_batch *b;
+    EM_ASSERT_OK(em_batch_create(&s, N_GROUPS, NULL, &b, &err), &err);
+    em_schema_reset(&s);
+    for (int j = 0; j < nb; j++) {
+        em_column_reset(&b->cols[j]);
+        em_column_share(&b->cols[j], &cols[j]);
+    }
+    b->n_rows = N_GROUPS;
+    return b;
+}
+
+static void expect_same_column(const char *what, const em_column *v, const em_column *r) {
+    for (int64_t g = 0; g < v->length; g++) {
+        char a[512], b[512];
+        text_of(v, g, a, sizeof a);
+        text_of(r, g, b, sizeof b);
+        if (strcmp(a, b))
+            fail_msg("%s group %lld: vectorized '%s', row '%s'", what, (long long)g, a, b);
+        n_compared++;
+    }
+}
+
+/* Partial over two partitions, merge, final, in both engines; buffers and
+ * results must agree, and the native partial buffers merged by the row
+ * final aggregate must give the native result. */
+static void diff_agg(const char *fn_text, bool ansi, const em_batch *rows) {
+    at t;
+    at_open(&t, fn_text);
+    em_expr_compile_options o = {0};
+    o.ansi = ansi;
+    em_error err = {0};
+    em_agg_fn *pfn, *ffn;
+    em_ragg *pra, *fra;
+    EM_ASSERT_OK(em_agg_compile(t.agg, t.inputs, t.n_inputs, &o, &pfn, &err), &err);
+    EM_ASSERT_OK(em_ragg_bind(t.agg, t.inputs, t.n_inputs, &o, &pra, &err), &err);
+    em_expr fin = *t.agg;
+    fin.mode = EM_AGG_FINAL;
+    EM_ASSERT_OK(em_agg_compile(&fin, NULL, 0, &o, &ffn, &err), &err);
+    EM_ASSERT_OK(em_ragg_bind(&fin, NULL, 0, &o, &fra, &err), &err);
+    int nb = em_agg_n_buffers(pfn);
+    assert_int_equal(em_ragg_n_buffers(pra), nb);
+    assert_true(em_ragg_has_args(pra));
+    assert_int_equal(em_ragg_has_args(fra), em_agg_fn_has_args(ffn));
+    em_type bt[3];
+    for (int j = 0; j < nb; j++) {
+        bt[j] = em_agg_buffer_type(pfn, j);
+        assert_true(em_type_equal(bt[j], em_ragg_buffer_type(pra, j)));
+    }
+    assert_true(em_type_equal(em_agg_result_type(ffn), em_ragg_result_type(fra)));
+
+    em_row_arena arena;
+    em_row_arena_init(&arena, NULL);
+    em_status vs = EM_OK, rs = EM_OK;
+    em_error verr = {0}, rerr = {0};
+    em_agg_state *fst;
+    EM_ASSERT_OK(em_agg_state_create(ffn, NULL, &fst, &err), &err);
+    EM_ASSERT_OK(em_agg_state_resize(fst, N_GROUPS, &err), &err);
+    em_datum rfinal[N_GROUPS][3], mixed[N_GROUPS][3];
+    for (int g = 0; g < N_GROUPS; g++) {
+        em_ragg_init(fra, rfinal[g]);
+        em_ragg_init(fra, mixed[g]);
+    }
+    int32_t ids[N_GROUPS] = {0, 1, 2, 3};
+    for (int p = 0; p < N_PARTS; p++) {
+        em_column vb[3], rb[3];
+        memset(vb, 0, sizeof vb);
+        memset(rb, 0, sizeof rb);
+        if (vs == EM_OK)
+            vs = native_partial(pfn, rows, p, vb, &verr);
+        /* row partial */
+        em_datum buf[N_GROUPS][3];
+        for (int g = 0; g < N_GROUPS; g++)
+            em_ragg_init(pra, buf[g]);
+        for (int r = 0; r < N_ROWS && rs == EM_OK; r++) {
+            if (part_of(r) != p)
+                continue;
+            em_datum row[N_COLS];
+            for (int c = 0; c < N_COLS; c++)
+                em_datum_from_column(&rows->cols[c], r, &row[c]);
+            rs = em_ragg_update(pra, buf[group_of(r)], row, &arena, &rerr);
+        }
+        if (vs != EM_OK || rs != EM_OK)
+            break;
+        for (int j = 0; j < nb; j++) {
+            EM_ASSERT_OK(em_column_init(&rb[j], bt[j], N_GROUPS, NULL, &err), &err);
+            for (int g = 0; g < N_GROUPS; g++)
+                EM_ASSERT_OK(em_column_append_datum(&rb[j], &buf[g][j], NULL, &err), &err);
+            char what[300];
+            snprintf(what, sizeof what, "%s (%s) partition %d buffer %d", fn_text,
+                     ansi ? "ANSI" : "non-ANSI", p, j);
+            expect_same_column(what, &vb[j], &rb[j]);
+        }
+        /* merges: native final <- native partial; row final <- row partial;
+         * mixed (row final) <- native partial */
+        em_batch *bb = buffers_batch(nb, bt, vb);
+        vs = em_agg_merge(ffn, fst, ids, bb, 0, &verr);
+        em_batch_destroy(bb);
+        for (int g = 0; g < N_GROUPS && rs == EM_OK; g++) {
+            em_datum other[3];
+            rs = em_ragg_merge(fra, rfinal[g], buf[g], &arena, &rerr);
+            for (int j = 0; j < nb; j++)
+                em_datum_from_column(&vb[j], g, &other[j]);
+            if (rs == EM_OK)
+                rs = em_ragg_merge(fra, mixed[g], other, &arena, &rerr);
+        }
+        for (int j = 0; j < nb; j++) {
+            em_column_reset(&vb[j]);
+            em_column_reset(&rb[j]);
+        }
+    }
+    em_column vout = {0}, rout = {0}, mout = {0};
+    if (vs == EM_OK && rs == EM_OK) {
+        vs = em_agg_finalize(ffn, fst, NULL, &vout, &verr);
+        EM_ASSERT_OK(em_column_init(&rout, em_ragg_result_type(fra), N_GROUPS, NULL, &err), &err);
+        EM_ASSERT_OK(em_column_init(&mout, em_ragg_result_type(fra), N_GROUPS, NULL, &err), &err);
+        for (int g = 0; g < N_GROUPS && rs == EM_OK; g++) {
+            em_datum d;
+            rs = em_ragg_eval(fra, rfinal[g], &arena, &d, &rerr);
+            if (rs == EM_OK)
+                EM_ASSERT_OK(em_column_append_datum(&rout, &d, NULL, &err), &err);
+            if (rs == EM_OK)
+                rs = em_ragg_eval(fra, mixed[g], &arena, &d, &rerr);
+            if (rs == EM_OK)
+                EM_ASSERT_OK(em_column_append_datum(&mout, &d, NULL, &err), &err);
+        }
+    }
+    if (vs != rs)
+        fail_msg("%s (%s): vectorized %s (%s), row %s (%s)", fn_text, ansi ? "ANSI" : "non-ANSI",
+                 em_status_name(vs), verr.msg, em_status_name(rs), rerr.msg);
+    if (vs == EM_OK) {
+        char what[300];
+        snprintf(what, sizeof what, "%s (%s) final", fn_text, ansi ? "ANSI" : "non-ANSI");
+        expect_same_column(what, &vout, &rout);
+        snprintf(what, sizeof what, "%s (%s) final over native partials", fn_text,
+                 ansi ? "ANSI" : "non-ANSI");
+        expect_same_column(what, &vout, &mout);
+    } else {
+        n_errors_agreed++;
+    }
+    em_column_reset(&vout);
+    em_column_reset(&rout);
+    em_column_reset(&mout);
+    em_row_arena_reset(&arena);
+    em_agg_state_free(fst);
+    em_agg_fn_free(pfn);
+    em_agg_fn_free(ffn);
+    em_ragg_free(pra);
+    em_ragg_free(fra);
+    em_plan_free(t.plan);
+}
+
+static const char *const AGGS[] = {
+    "partial_sum(a#1)", "partial_sum(b#2)", "partial_sum(c#3)", "partial_sum(d#4)",
+    "partial_sum(h#8)", "partial_sum(k#9)", "partial_sum(s#10)", "partial_sum(x#11)",
+    "partial_sum((d#4 * k#9))", "partial_sum(UnscaledValue(k#9))",
+    "partial_avg(a#1)", "partial_avg(b#2)", "partial_avg(c#3)", "partial_avg(d#4)",
+    "partial_avg(h#8)", "partial_avg(k#9)", "partial_avg(UnscaledValue(k#9))",
+    "partial_count(1)", "partial_count(a#1)", "partial_count(e#5)", "partial_count(a#1, e#5)",
+    "partial_min(a#1)", "partial_max(b#2)", "partial_min(c#3)", "partial_max(c#3)",
+    "partial_min(d#4)", "partial_max(h#8)", "partial_min(e#5)", "partial_max(e#5)",
+    "partial_min(f#6)", "partial_max(g#7)", "partial_max(x#11)",
+    "partial_first(e#5, false)", "partial_first(a#1, true)", "partial_last(e#5, false)",
+    "partial_last(d#4, true)", "partial_first(c#3, false)",
+    "partial_stddev_samp(cast(a#1 as double))", "partial_stddev_pop(c#3)",
+    "partial_var_samp(cast(d#4 as double))", "partial_var_pop(cast(s#10 as double))",
+};
+
+static void test_aggregates(void **state) {
+    (void)state;
+    em_batch *rows = make_rows();
+    n_compared = n_non_null = n_errors_agreed = 0;
+    for (size_t i = 0; i < sizeof AGGS / sizeof AGGS[0]; i++) {
+        diff_agg(AGGS[i], false, rows);
+        diff_agg(AGGS[i], true, rows);
+    }
+    print_message("aggregates: %d buffer and result values compared, %d errors agreed\n",
+                  n_compared, n_errors_agreed);
+    assert_true(n_compared > 500);
+    em_batch_destroy(rows);
+}
+
 /* ------------------------------------------------------------------ pinned */
 
 /* Evaluates expr over one row of the generated table (row r) with the row
@@ -416,6 +677,7 @@ static void test_pinned(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_differential),
+        cmocka_unit_test(test_aggregates),
         cmocka_unit_test(test_pinned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
