@@ -25,12 +25,12 @@
 #include "ember/value_text.h"
 #include "expr/row_cast.h"
 
-#define N_COLS 12
-static const char *const COLS[N_COLS] = {"a", "b", "c", "d", "e", "f",
-                                         "g", "h", "k", "s", "x", "t"};
+#define N_COLS 13
+static const char *const COLS[N_COLS] = {"a", "b", "c", "d", "e", "f", "g",
+                                         "h", "k", "s", "x", "t", "u"};
 static const char *const TYPES[N_COLS] = {
-    "int",  "bigint",  "double",         "decimal(15,2)", "string", "date",
-    "boolean", "decimal(38,18)", "decimal(7,2)", "smallint", "float", "tinyint"};
+    "int",     "bigint",         "double",       "decimal(15,2)", "string", "date",    "boolean",
+    "decimal(38,18)", "decimal(7,2)", "smallint", "float", "tinyint", "timestamp"};
 
 /* Values each column cycles through ("null" is null); the cycles have
  * different lengths so rows mix them. */
@@ -53,6 +53,8 @@ static const char *const VALS[N_COLS][12] = {
     {"0", "32767", "-32768", "null", "7", "-2", NULL},
     {"0.0", "1.5", "-2.25", "null", "3.4028235E38", "NaN", NULL},
     {"0", "127", "-128", "null", "5", "-1", NULL},
+    /* timestamps as microseconds since the epoch */
+    {"0", "1500000", "-1", "null", "946684800123456", "86399999999", "-86400000000", NULL},
 };
 #define N_ROWS 37
 
@@ -88,6 +90,9 @@ static em_batch *make_rows(void) {
             in.v.str.len = (int32_t)strlen(txt);
             if (!strcmp(txt, "null")) {
                 v = em_datum_null();
+            } else if (t.id == EM_TYPE_TIMESTAMP) {
+                memset(&v, 0, sizeof v);
+                v.v.i64 = strtoll(txt, NULL, 10);
             } else {
                 row_cast_ctx cc = {true, txt};
                 EM_ASSERT_OK(row_cast(&cc, &in, em_type_make(EM_TYPE_STRING), t, NULL, &v, &err),
@@ -151,10 +156,14 @@ static void text_of(const em_column *c, int64_t r, char *buf, size_t cap) {
     em_strbuf_reset(&sb);
 }
 
-static int n_compared, n_non_null, n_errors_agreed;
+static int n_compared, n_non_null, n_errors_agreed, n_row_only;
 
-/* Both engines over every row; fails on the first disagreement. */
-static void diff_one(const char *expr, bool ansi, const char *version, const em_batch *rows) {
+/* Both engines over every row; fails on the first disagreement, or, when
+ * known_bug names a known vectorized bug, unless they disagree somewhere
+ * (so the entry goes when the bug is fixed). */
+static void diff_check(const char *expr, bool ansi, const char *version, const em_batch *rows,
+                       const char *known_bug) {
+    int n_diff = 0;
     xt t;
     xt_open(&t, expr, version);
     em_expr_compile_options o = {0};
@@ -166,13 +175,23 @@ static void diff_one(const char *expr, bool ansi, const char *version, const em_
     em_status rs = em_rexpr_bind(t.expr, t.inputs, t.n_inputs, &o, &rx, &rerr);
     em_column vout = {0};
     em_column rout = {0};
-    if (vs == EM_OK && rs == EM_OK) {
-        char vt[40], rt[40];
-        em_type_format(em_expr_prog_type(prog), vt, sizeof vt);
+    /* the row engine may know more than the vectorized one (it is the
+     * fallback): then only the row side runs */
+    bool row_only = vs == EM_ERR_UNSUPPORTED && rs == EM_OK;
+    if (row_only) {
+        n_row_only++;
+        em_expr_prog_free(prog);
+        prog = NULL;
+    }
+    if ((vs == EM_OK || row_only) && rs == EM_OK) {
+        char vt[40] = "", rt[40];
+        if (!row_only)
+            em_type_format(em_expr_prog_type(prog), vt, sizeof vt);
         em_type_format(em_rexpr_type(rx), rt, sizeof rt);
-        if (strcmp(vt, rt))
+        if (!row_only && strcmp(vt, rt))
             fail_msg("%s: result type: vectorized %s, row %s", expr, vt, rt);
-        vs = em_expr_eval(prog, rows, NULL, &vout, &verr);
+        if (!row_only)
+            vs = em_expr_eval(prog, rows, NULL, &vout, &verr);
         em_row_arena arena;
         em_row_arena_init(&arena, NULL);
         EM_ASSERT_OK(em_column_init(&rout, em_rexpr_type(rx), rows->n_rows, NULL, &rerr), &rerr);
@@ -189,15 +208,26 @@ static void diff_one(const char *expr, bool ansi, const char *version, const em_
     }
     /* a compile-time error (literal folded by the compiler) and the same
      * error at evaluation count as agreeing when the status is the same */
-    if (vs != rs)
+    if (!row_only && vs == EM_ERR_UNSUPPORTED && rs == EM_OK) {
+        /* refused by the vectorized engine only when evaluating (a cast it
+         * accepted at compile time but has no kernel for) */
+        row_only = true;
+        n_row_only++;
+    }
+    if (row_only) {
+        if (rs != EM_OK && rs != EM_ERR_OVERFLOW && rs != EM_ERR_INVALID)
+            fail_msg("%s: row engine %s (%s)", expr, em_status_name(rs), rerr.msg);
+    } else if (vs != rs)
         fail_msg("%s (%s): vectorized %s (%s), row %s (%s)", expr, ansi ? "ANSI" : "non-ANSI",
                  em_status_name(vs), verr.msg, em_status_name(rs), rerr.msg);
-    if (vs == EM_OK) {
+    if (vs == EM_OK && !row_only) {
         for (int64_t r = 0; r < rows->n_rows; r++) {
             char a[512], b[512];
             text_of(&vout, r, a, sizeof a);
             text_of(&rout, r, b, sizeof b);
-            if (strcmp(a, b)) {
+            if (strcmp(a, b) && known_bug) {
+                n_diff++;
+            } else if (strcmp(a, b)) {
                 char in[1024] = "";
                 for (int c = 0; c < N_COLS; c++) {
                     char one[200];
@@ -214,14 +244,21 @@ static void diff_one(const char *expr, bool ansi, const char *version, const em_
             n_compared++;
             n_non_null += strcmp(a, "null") != 0;
         }
-    } else {
+    } else if (!row_only) {
         n_errors_agreed++;
     }
+    if (known_bug && n_diff == 0)
+        fail_msg("%s: expected the known vectorized difference (%s); fixed? remove the entry",
+                 expr, known_bug);
     em_column_reset(&vout);
     em_column_reset(&rout);
     em_expr_prog_free(prog);
     em_rexpr_free(rx);
     em_plan_free(t.plan);
+}
+
+static void diff_one(const char *expr, bool ansi, const char *version, const em_batch *rows) {
+    diff_check(expr, ansi, version, rows, NULL);
 }
 
 static const char *const EXPRS[] = {
@@ -288,6 +325,9 @@ static const char *const EXPRS[] = {
     "cast(c#3 as boolean)", "cast(d#4 as boolean)", "cast(a#1 as double)",
     "cast(b#2 as float)", "cast(b#2 as double)", "cast(f#6 as timestamp)",
     "cast(cast(f#6 as timestamp) as string)", "cast(cast(f#6 as timestamp) as date)",
+    "cast(u#13 as date)", "cast(u#13 as bigint)", "cast(u#13 as int)", "cast(u#13 as double)",
+    "(u#13 > cast(f#6 as timestamp))", "(f#6 = u#13)", "year(u#13)",
+    "isnull(u#13)", "coalesce(u#13, cast(f#6 as timestamp))",
     /* conditionals */
     "CASE WHEN (a#1 = 0) THEN 0 ELSE (b#2 div cast(a#1 as bigint)) END",
     "CASE WHEN (a#1 = 0) THEN e#5 WHEN isnull(a#1) THEN zz END",
@@ -300,7 +340,7 @@ static const char *const EXPRS[] = {
 static void test_differential(void **state) {
     (void)state;
     em_batch *rows = make_rows();
-    n_compared = n_non_null = n_errors_agreed = 0;
+    n_compared = n_non_null = n_errors_agreed = n_row_only = 0;
     for (size_t i = 0; i < sizeof EXPRS / sizeof EXPRS[0]; i++) {
         diff_one(EXPRS[i], false, NULL, rows);
         diff_one(EXPRS[i], true, NULL, rows);
@@ -313,8 +353,13 @@ static void test_differential(void **state) {
              "promote_precision(cast(d#4 as decimal(38,18)))), DecimalType(38,18), true)",
              false, "3.3", rows);
     diff_one("(d#4 * k#9)", false, "3.4", rows);
-    print_message("expressions: %d row values compared (%d not null), %d errors agreed\n",
-                  n_compared, n_non_null, n_errors_agreed);
+    /* Known vectorized bugs (the row engine follows Spark; see test_pinned) */
+    diff_check("cast(u#13 as string)", false, NULL, rows,
+               "Cast uses TimestampFormatter.getFractionFormatter: the fraction loses its "
+               "trailing zeros (00:00:01.5), the vectorized engine prints six digits");
+    print_message("expressions: %d row values compared (%d not null), %d errors agreed, %d "
+                  "expressions only the row engine supports\n",
+                  n_compared, n_non_null, n_errors_agreed, n_row_only);
     assert_true(n_compared > 10000);
     assert_true(n_non_null > n_compared / 2);
     em_batch_destroy(rows);
@@ -669,9 +714,77 @@ static void test_pinned(void **state) {
     pin("round(c#3, 2)", false, 6, "2.68");
     /* (15,2)/(7,2) -> decimal(25,10), HALF_UP (row 7: d = -10.25, k = 0.07) */
     pin("(d#4 / k#9)", false, 7, "-146.4285714286");
+    /* cast(timestamp as string): Spark's fraction formatter drops trailing
+     * zeros (row 6: u = 1500000 us) */
+    assert_string_equal(cell(6, 12), "1500000");
+    pin("cast(u#13 as string)", false, 6, "1970-01-01 00:00:01.5");
     /* three-valued logic: null AND false is false */
     pin("(null AND false)", false, 0, "false");
     pin("(null OR true)", false, 0, "true");
+}
+
+
+/* Scalar subqueries: the provider's one-row column, fetched once per bound
+ * expression; without a provider binding refuses the expression. */
+static int subquery_calls;
+static em_status provide(void *ctx, const em_expr *sq, em_type type, em_pool *pool, em_column *out,
+                         em_error *err) {
+    (void)sq;
+    subquery_calls++;
+    EM_TRY(em_column_init(out, type, 1, pool, err));
+    if (ctx)
+        return em_column_append_null(out, err);
+    em_i128 v = 1050; /* 10.50 */
+    return em_column_append_fixed(out, &v, err);
+}
+
+static void test_scalar_subquery(void **state) {
+    (void)state;
+    em_expr sq, attr, cmp;
+    memset(&sq, 0, sizeof sq);
+    sq.kind = EM_EXPR_SCALAR_SUBQUERY;
+    sq.name = "scalar-subquery#4";
+    sq.type = em_type_decimal(15, 2);
+    sq.type_known = true;
+    memset(&attr, 0, sizeof attr);
+    attr.kind = EM_EXPR_ATTR;
+    attr.name = "d";
+    attr.id = 4;
+    attr.type = em_type_decimal(15, 2);
+    attr.type_known = true;
+    em_expr *args[2] = {&attr, &sq};
+    memset(&cmp, 0, sizeof cmp);
+    cmp.kind = EM_EXPR_BINARY;
+    cmp.op = EM_OP_GT;
+    cmp.n_args = 2;
+    cmp.args = args;
+    const em_expr *inputs[1] = {&attr};
+    em_expr_compile_options o = {0};
+    em_rexpr *rx;
+    em_error err = {0};
+    assert_int_equal(em_rexpr_bind(&cmp, inputs, 1, &o, &rx, &err), EM_ERR_UNSUPPORTED);
+    o.subquery = provide;
+    for (int null_value = 0; null_value < 2; null_value++) {
+        o.subquery_ctx = null_value ? &o : NULL;
+        EM_ASSERT_OK(em_rexpr_bind(&cmp, inputs, 1, &o, &rx, &err), &err);
+        subquery_calls = 0;
+        static const em_i128 ds[3] = {1049, 1051, 1050};
+        static const char *const want[3] = {"false", "true", "false"};
+        for (int r = 0; r < 3; r++) {
+            em_datum row = {0}, out;
+            row.v.dec = ds[r];
+            bool keep;
+            EM_ASSERT_OK(em_rexpr_eval(rx, &row, NULL, &out, &err), &err);
+            if (null_value)
+                assert_true(out.is_null);
+            else
+                assert_string_equal(out.v.b ? "true" : "false", want[r]);
+            EM_ASSERT_OK(em_rexpr_test(rx, &row, NULL, &keep, &err), &err);
+            assert_int_equal(keep, !null_value && r == 1);
+        }
+        assert_int_equal(subquery_calls, 1);
+        em_rexpr_free(rx);
+    }
 }
 
 int main(void) {
@@ -679,6 +792,7 @@ int main(void) {
         cmocka_unit_test(test_differential),
         cmocka_unit_test(test_aggregates),
         cmocka_unit_test(test_pinned),
+        cmocka_unit_test(test_scalar_subquery),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
