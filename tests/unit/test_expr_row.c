@@ -34,7 +34,7 @@ static const char *const TYPES[N_COLS] = {
 
 /* Values each column cycles through ("null" is null); the cycles have
  * different lengths so rows mix them. */
-static const char *const VALS[N_COLS][12] = {
+static const char *const VALS[N_COLS][40] = {
     {"0", "1", "-7", "2147483647", "-2147483648", "null", "13", "3", "-1", "100", NULL},
     {"0", "5", "-3", "9223372036854775807", "-9223372036854775808", "null", "3000000000", "-1",
      "1234", NULL},
@@ -43,7 +43,10 @@ static const char *const VALS[N_COLS][12] = {
     {"10.25", "-10.25", "0.00", "9999999999999.99", "-0.05", "null", "1.00", "2.45", "-2.44",
      NULL},
     {"Spark SQL", "", "  42 ", "null", "1.5", "abc", "h\xc3\xa9llo w\xc3\xb6rld", "2021-7-4",
-     "MAIL", "50%_off", "true", NULL},
+     "MAIL", "50%_off", "true", "1e3", "+5", ".5", "1.", "-", "0x10", "1d", "Infinity", "-inf",
+     "nan", "2021-02-29", "+2021-01-01", "2021-1-1T10:00", "yes", "N", "  ", "9223372036854775808",
+     "-9223372036854775808", "123456789012345678901234567890123456789.5", "\t7\n", "1E-40",
+     "2147483648", NULL},
     {"1998-09-02", "1970-01-01", "null", "2000-02-29", "1969-12-31", "1900-03-01", "2024-02-29",
      NULL},
     {"true", "false", "null", NULL},
