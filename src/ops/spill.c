@@ -1,29 +1,43 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Spill files (see spill.h). Parquet is used because it already round-trips
- * every type a column holds, compresses, and reads back batch by batch
- * without holding the file: a spill is written once and read once, so the
- * options favour small buffers over encoding effort.
+ * Spill files (see spill.h). A spill is written once and read once by the
+ * process that wrote it, so the format is the columns' own buffers, with
+ * no encoding and no durability: no fsync, no temporary name, and nothing
+ * held in memory between writes but the one chunk being written. An
+ * operator may keep many spills open for writing at once (one per hash
+ * partition) at no memory cost.
+ *
+ * File: chunks of at most EM_BATCH_CAP rows, each
+ *   header   "EMSP", uint32 columns, int64 rows
+ *   column   uint8 has-validity, [validity bitmap], values (booleans: a
+ *            bitmap; strings: rows + 1 int32 offsets from 0; none for the
+ *            NULL type), [string bytes: offsets[rows] of them]
+ * in the machine's byte order. Reading checks every length against the
+ * schema and the bytes left, so a damaged file fails with EM_ERR_CORRUPT
+ * naming it instead of crashing.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "ember/parquet.h"
+#include "ops/op_util.h"
 #include "ops/spill.h"
+
+#define SPILL_MAGIC 0x50534D45u /* "EMSP" */
 
 struct em_spill {
     char *path;
-    em_schema schema; /* the caller's types under unique names */
+    em_schema schema;
     em_pool *pool;
-    em_pq_writer *writer; /* while writing */
-    bool written;         /* the file exists under path */
-    em_pq_file *file;     /* while reading */
-    em_pq_reader *reader;
-    int64_t rows;
+    int fd;        /* writing, then reading; -1 between */
+    bool created;  /* the file exists under path */
+    bool finished; /* no more writes */
+    em_batch *batch; /* the last batch read */
+    int64_t rows, bytes;
 };
 
 static atomic_long spill_seq;
@@ -34,6 +48,7 @@ em_status em_spill_create(const em_schema *schema, em_pool *pool, em_spill **out
     if (!s)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a spill file");
     s->pool = pool;
+    s->fd = -1;
     em_status st = em_schema_init(&s->schema, schema->n_fields, err);
     for (int i = 0; st == EM_OK && i < schema->n_fields; i++) {
         char name[32];
@@ -42,21 +57,16 @@ em_status em_spill_create(const em_schema *schema, em_pool *pool, em_spill **out
     }
     const char *dir = getenv("TMPDIR");
     char path[1024];
-    snprintf(path, sizeof path, "%s/ember-spill-%ld-%ld.parquet", dir && *dir ? dir : "/tmp",
+    snprintf(path, sizeof path, "%s/ember-spill-%ld-%ld", dir && *dir ? dir : "/tmp",
              (long)getpid(), (long)atomic_fetch_add(&spill_seq, 1));
     if (st == EM_OK && !(s->path = strdup(path)))
         st = EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a spill file");
     if (st == EM_OK) {
-        em_pq_write_options o;
-        em_pq_write_options_init(&o);
-        o.codec = EM_PQ_LZ4_RAW;
-        o.dictionary = false;
-        o.statistics = false;
-        /* small pages and row groups: a reader holds one row group */
-        o.page_bytes = 64 * 1024;
-        o.row_group_rows = 4096;
-        o.pool = pool;
-        st = em_pq_writer_open(s->path, &s->schema, &o, &s->writer, err);
+        s->fd = open(s->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (s->fd < 0)
+            st = EM_FAIL(err, EM_ERR_IO, "spill file '%s': cannot create: %s", s->path,
+                         strerror(errno));
+        s->created = s->fd >= 0;
     }
     if (st != EM_OK) {
         em_spill_free(s);
@@ -66,40 +76,179 @@ em_status em_spill_create(const em_schema *schema, em_pool *pool, em_spill **out
     return EM_OK;
 }
 
-em_status em_spill_write(em_spill *s, const em_batch *b, em_error *err) {
-    if (!s->writer)
-        return EM_FAIL(err, EM_ERR_INTERNAL, "spill '%s': write after the end", s->path);
-    EM_TRY(em_pq_writer_write(s->writer, b, err));
-    s->rows += em_batch_rows(b);
+static em_status spill_put(em_spill *s, const void *p, int64_t n, em_error *err) {
+    const char *c = p;
+    while (n > 0) {
+        ssize_t k = write(s->fd, c, (size_t)n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return EM_FAIL(err, EM_ERR_IO, "spill file '%s': write failed: %s", s->path,
+                           k < 0 ? strerror(errno) : "no progress");
+        c += k;
+        n -= k;
+        s->bytes += k;
+    }
     return EM_OK;
 }
 
-em_status em_spill_finish(em_spill *s, int64_t *bytes, em_error *err) {
-    if (s->writer) {
-        em_pq_writer *w = s->writer;
-        s->writer = NULL; /* closed either way */
-        EM_TRY(em_pq_writer_close(w, err));
-        s->written = true;
+/* Bytes of the values buffer of n rows of type t. */
+static int64_t spill_values_bytes(em_type t, int64_t n) {
+    if (t.id == EM_TYPE_NULL)
+        return 0;
+    if (t.id == EM_TYPE_BOOLEAN)
+        return em_bitmap_bytes(n);
+    if (em_type_is_varlen(t))
+        return (n + 1) * 4;
+    return n * em_type_width(t);
+}
+
+/* One column of a chunk: c holds exactly the chunk's rows. */
+static em_status spill_put_column(em_spill *s, const em_column *c, em_error *err) {
+    uint8_t has_validity = c->validity != NULL;
+    EM_TRY(spill_put(s, &has_validity, 1, err));
+    if (has_validity)
+        EM_TRY(spill_put(s, c->validity->data, em_bitmap_bytes(c->length), err));
+    int64_t vb = spill_values_bytes(c->type, c->length);
+    if (vb > 0)
+        EM_TRY(spill_put(s, c->values->data, vb, err));
+    if (em_type_is_varlen(c->type))
+        EM_TRY(spill_put(s, c->data ? c->data->data : NULL, em_column_offsets(c)[c->length], err));
+    return EM_OK;
+}
+
+em_status em_spill_write(em_spill *s, const em_batch *b, em_error *err) {
+    if (s->finished || s->fd < 0)
+        return EM_FAIL(err, EM_ERR_INTERNAL, "spill file '%s': write after the end", s->path);
+    if (b->n_cols != s->schema.n_fields)
+        return EM_FAIL(err, EM_ERR_INTERNAL, "spill file '%s': %d columns written, %d expected",
+                       s->path, b->n_cols, s->schema.n_fields);
+    int64_t rows = em_batch_rows(b);
+    int32_t iota[EM_BATCH_CAP];
+    em_status st = EM_OK;
+    for (int64_t at = 0; st == EM_OK && at < rows; at += EM_BATCH_CAP) {
+        int64_t n = rows - at < EM_BATCH_CAP ? rows - at : EM_BATCH_CAP;
+        const int32_t *sel = b->sel ? b->sel + at : iota;
+        if (!b->sel)
+            for (int64_t i = 0; i < n; i++)
+                iota[i] = (int32_t)(at + i);
+        struct {
+            uint32_t magic, n_cols;
+            int64_t rows;
+        } h = {SPILL_MAGIC, (uint32_t)b->n_cols, n};
+        st = spill_put(s, &h, sizeof h, err);
+        for (int c = 0; st == EM_OK && c < b->n_cols; c++) {
+            /* the chunk's rows, contiguous */
+            em_column part;
+            st = em_column_take(&b->cols[c], sel, n, s->pool, &part, err);
+            if (st == EM_OK)
+                st = spill_put_column(s, &part, err);
+            em_column_reset(&part);
+        }
     }
-    if (bytes) {
-        struct stat sb;
-        *bytes = stat(s->path, &sb) == 0 ? (int64_t)sb.st_size : 0;
+    if (st == EM_OK)
+        s->rows += rows;
+    return st;
+}
+
+em_status em_spill_finish(em_spill *s, int64_t *bytes, em_error *err) {
+    if (!s->finished) {
+        s->finished = true;
+        int fd = s->fd;
+        s->fd = -1;
+        if (fd >= 0 && close(fd) != 0)
+            return EM_FAIL(err, EM_ERR_IO, "spill file '%s': close failed: %s", s->path,
+                           strerror(errno));
+    }
+    if (bytes)
+        *bytes = s->bytes;
+    return EM_OK;
+}
+
+/* Reads exactly n bytes. With eof, an end of file before the first byte
+ * sets *eof instead of failing. */
+static em_status spill_get(em_spill *s, void *p, int64_t n, bool *eof, em_error *err) {
+    char *c = p;
+    int64_t got = 0;
+    while (got < n) {
+        ssize_t k = read(s->fd, c + got, (size_t)(n - got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return EM_FAIL(err, EM_ERR_IO, "spill file '%s': read failed: %s", s->path,
+                           strerror(errno));
+        if (k == 0) {
+            if (eof && got == 0) {
+                *eof = true;
+                return EM_OK;
+            }
+            return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': truncated", s->path);
+        }
+        got += k;
     }
     return EM_OK;
+}
+
+/* A fresh buffer of n bytes read from the file. */
+static em_status spill_get_buffer(em_spill *s, int64_t n, em_buffer **out, em_error *err) {
+    EM_TRY(em_buffer_create(s->pool, n, out, err));
+    (*out)->size = n;
+    return spill_get(s, (*out)->data, n, NULL, err);
+}
+
+static em_status spill_get_column(em_spill *s, em_column *c, int64_t n, em_error *err) {
+    c->length = n;
+    c->null_count = -1;
+    uint8_t has_validity;
+    EM_TRY(spill_get(s, &has_validity, 1, NULL, err));
+    if (has_validity)
+        EM_TRY(spill_get_buffer(s, em_bitmap_bytes(n), &c->validity, err));
+    int64_t vb = spill_values_bytes(c->type, n);
+    if (vb > 0)
+        EM_TRY(spill_get_buffer(s, vb, &c->values, err));
+    if (!em_type_is_varlen(c->type))
+        return EM_OK;
+    const int32_t *off = em_column_offsets(c);
+    if (off[0] != 0)
+        return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': bad string offsets", s->path);
+    for (int64_t i = 0; i < n; i++)
+        if (off[i + 1] < off[i])
+            return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': bad string offsets", s->path);
+    return spill_get_buffer(s, off[n], &c->data, err);
 }
 
 em_status em_spill_read(em_spill *s, em_batch **out, em_error *err) {
     *out = NULL;
-    if (!s->reader) {
-        if (s->writer)
-            EM_TRY(em_spill_finish(s, NULL, err));
-        if (!s->written)
-            return EM_FAIL(err, EM_ERR_INTERNAL, "spill '%s': read of a failed write", s->path);
-        EM_TRY(em_pq_file_open(s->path, &s->file, err));
-        em_pq_read_options ro = {.batch_rows = EM_BATCH_CAP, .pool = s->pool};
-        EM_TRY(em_pq_reader_open(s->file, &ro, &s->reader, err));
+    if (!s->finished)
+        EM_TRY(em_spill_finish(s, NULL, err));
+    if (!s->batch)
+        EM_TRY(opu_shell_create(&s->schema, s->pool, &s->batch, err));
+    opu_shell_release(s->batch);
+    if (s->fd < 0) {
+        if (!s->created)
+            return EM_FAIL(err, EM_ERR_INTERNAL, "spill file '%s' was not created", s->path);
+        s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+        if (s->fd < 0)
+            return EM_FAIL(err, EM_ERR_IO, "spill file '%s': cannot open: %s", s->path,
+                           strerror(errno));
     }
-    return em_pq_reader_next(s->reader, out, err);
+    struct {
+        uint32_t magic, n_cols;
+        int64_t rows;
+    } h;
+    bool eof = false;
+    EM_TRY(spill_get(s, &h, sizeof h, &eof, err));
+    if (eof)
+        return EM_DONE;
+    if (h.magic != SPILL_MAGIC || h.n_cols != (uint32_t)s->schema.n_fields || h.rows <= 0 ||
+        h.rows > EM_BATCH_CAP)
+        return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': bad chunk header", s->path);
+    em_batch *b = s->batch;
+    for (int c = 0; c < b->n_cols; c++)
+        EM_TRY(spill_get_column(s, &b->cols[c], h.rows, err));
+    b->n_rows = h.rows;
+    *out = b;
+    return EM_OK;
 }
 
 int64_t em_spill_rows(const em_spill *s) { return s->rows; }
@@ -107,11 +256,11 @@ int64_t em_spill_rows(const em_spill *s) { return s->rows; }
 void em_spill_free(em_spill *s) {
     if (!s)
         return;
-    em_pq_writer_abort(s->writer);
-    em_pq_reader_close(s->reader);
-    em_pq_file_close(s->file);
-    if (s->written)
+    if (s->fd >= 0)
+        close(s->fd);
+    if (s->created)
         unlink(s->path);
+    em_batch_destroy(s->batch);
     free(s->path);
     em_schema_reset(&s->schema);
     free(s);

@@ -4,14 +4,12 @@
  * sorted runs, HashAggregate's partitions): batches of one schema written
  * to a temporary file and read back in the order written.
  *
- * A spill is a Parquet file (LZ4, no dictionary or statistics, small pages
- * and row groups so reading it back holds little) in $TMPDIR, or /tmp when
- * that is unset, named ember-spill-<pid>-<n>.parquet with n unique in the
- * process, so tasks on several threads never collide. The writer's and the
- * reader's buffers are charged to the given pool. The file is removed when
- * the spill is freed, whether it was finished, read or abandoned half
- * written (a half-written file only ever exists under a temporary name the
- * writer removes on abort).
+ * A spill is a file in $TMPDIR, or /tmp when that is unset, named
+ * ember-spill-<pid>-<n> with n unique in the process, so tasks on several
+ * threads never collide. It holds the columns' buffers as they are (see
+ * spill.c); only the chunk being written or the batch last read is in
+ * memory, charged to the given pool. The file is removed when the spill is
+ * freed, whether it was finished, read or abandoned half written.
  */
 #ifndef EM_OPS_SPILL_H
 #define EM_OPS_SPILL_H
@@ -20,13 +18,13 @@
 
 typedef struct em_spill em_spill;
 
-/* Opens a new spill file for batches of `schema` (copied; names are not
- * kept: columns are stored as c0, c1, ...). */
+/* Creates a new spill file for batches of `schema` (its types are copied;
+ * batches read back name the columns c0, c1, ...). */
 em_status em_spill_create(const em_schema *schema, em_pool *pool, em_spill **out,
                           em_error *err) EM_MUST_CHECK;
 /* Appends b's logically present rows (its selection is honoured). */
 em_status em_spill_write(em_spill *s, const em_batch *b, em_error *err) EM_MUST_CHECK;
-/* Ends writing; *bytes (may be NULL) gets the file's size on disk. */
+/* Ends writing; *bytes (may be NULL) gets the file's size. */
 em_status em_spill_finish(em_spill *s, int64_t *bytes, em_error *err) EM_MUST_CHECK;
 /* The next batch of at most EM_BATCH_CAP rows, in write order, with the
  * schema's types; owned by the spill and valid until the next call or free.
