@@ -12,6 +12,7 @@
 
 #include "ember/conf.h"
 #include "ember/lore.h"
+#include "ember/parquet.h"
 
 /* ------------------------------------------------------------------ grammar */
 
@@ -109,10 +110,454 @@ static void test_ids_errors(void **state) {
     parse_err("1[[0]]", "column 3", "found '['");
 }
 
+/* ------------------------------------------------------------------ dump + replay */
+
+#define SCHEMA "k:string,g:int,v:decimal(10;2),d:double"
+#define N_COLS 4
+
+/* k, g, v, d */
+static const char *const ROWS[] = {
+    "a",  "1",  "1.50",  "1.0",  /* */
+    "b",  "2",  "2.00",  NULL,   /* */
+    NULL, "3",  "3.25",  "3.0",  /* */
+    "a",  NULL, NULL,    "5.0",  /* */
+    "b",  "5",  "-1.00", "2.0",  /* */
+    NULL, NULL, NULL,    NULL,   /* */
+    "a",  "7",  "0.50",  "-0.0", /* */
+    "c",  "8",  "9.99",  "8.5",
+};
+#define N_ROWS 8
+
+#define RSCHEMA "k2:string,w:bigint"
+static const char *const RROWS[] = {"a", "10", "b", "20", "a", "30", "q", "40", "z", "50"};
+#define N_RROWS 5
+
+#define SCAN_T(id)                                                                                 \
+    "(" #id ") Scan parquet spark_catalog.default.t\n"                                            \
+    "Output [4]: [k#1, g#2, v#3, d#4]\n"                                                           \
+    "Batched: true\n"                                                                              \
+    "Location [not included in comparison]/{warehouse_dir}/t]\n"                                   \
+    "ReadSchema: struct<k:string,g:int,v:decimal(10,2),d:double>\n\n"
+
+/* Filter, Project and a two-phase aggregate whose shuffled columns repeat
+ * names (sum, count), over an Exchange (2). LORE ids (post-order): Scan 0,
+ * Exchange 1, Filter 2, Project 3, HashAggregate 4, Exchange 5, HashAggregate 6. */
+static const char AGG_PLAN[] =
+    "== Physical Plan ==\n"
+    "HashAggregate (7)\n"
+    "+- Exchange (6)\n"
+    "   +- HashAggregate (5)\n"
+    "      +- * Project (4)\n"
+    "         +- * Filter (3)\n"
+    "            +- Exchange (2)\n"
+    "               +- Scan parquet spark_catalog.default.t (1)\n\n\n" SCAN_T(1)
+    "(2) Exchange\n"
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+    "Arguments: hashpartitioning(k#1, 2), ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
+    "(3) Filter [codegen id : 1]\n"
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+    "Condition : (isnotnull(v#3) OR isnull(g#2))\n\n"
+    "(4) Project [codegen id : 1]\n"
+    "Output [4]: [k#1, (v#3 * 2) AS v2#9, d#4, g#2]\n"
+    "Input [4]: [k#1, g#2, v#3, d#4]\n\n"
+    "(5) HashAggregate\n"
+    "Input [4]: [k#1, v2#9, d#4, g#2]\n"
+    "Keys [1]: [k#1]\n"
+    "Functions [4]: [partial_sum(v2#9), partial_count(1), partial_avg(d#4), partial_max(g#2)]\n"
+    "Aggregate Attributes [6]: [sum#10, isEmpty#11, count#12, sum#13, count#14, max#15]\n"
+    "Results [7]: [k#1, sum#16, isEmpty#17, count#18L, sum#19, count#20L, max#21]\n\n"
+    "(6) Exchange\n"
+    "Input [7]: [k#1, sum#16, isEmpty#17, count#18L, sum#19, count#20L, max#21]\n"
+    "Arguments: hashpartitioning(k#1, 2), ENSURE_REQUIREMENTS, [plan_id=2]\n\n"
+    "(7) HashAggregate\n"
+    "Input [7]: [k#1, sum#16, isEmpty#17, count#18L, sum#19, count#20L, max#21]\n"
+    "Keys [1]: [k#1]\n"
+    "Functions [4]: [sum(v2#9), count(1), avg(d#4), max(g#2)]\n"
+    "Aggregate Attributes [4]: [sum(v2#9)#22, count(1)#23L, avg(d#4)#24, max(g#2)#25]\n"
+    "Results [5]: [k#1, sum(v2#9)#22 AS sv#26, count(1)#23L AS c#27L, avg(d#4)#24 AS ad#28, "
+    "max(g#2)#25 AS mg#29]\n";
+
+/* An inner and a null-aware anti broadcast join: ids Scan 0, Exchange 1,
+ * Scan 2, BroadcastExchange 3, join 4. */
+#define JOIN_PLAN(type, args, cond, null_aware)                                                    \
+    "== Physical Plan ==\n"                                                                        \
+    "* BroadcastHashJoin " type " BuildRight (5)\n"                                                 \
+    ":- Exchange (2)\n"                                                                            \
+    ":  +- Scan parquet spark_catalog.default.t (1)\n"                                             \
+    "+- BroadcastExchange (4)\n"                                                                   \
+    "   +- Scan parquet spark_catalog.default.r (3)\n\n\n" SCAN_T(1)                               \
+    "(2) Exchange\n"                                                                               \
+    "Input [4]: [k#1, g#2, v#3, d#4]\n"                                                            \
+    "Arguments: hashpartitioning(k#1, 2), ENSURE_REQUIREMENTS, [plan_id=1]\n\n"                    \
+    "(3) Scan parquet spark_catalog.default.r\n"                                                   \
+    "Output [2]: [k2#5, w#6L]\n"                                                                   \
+    "Batched: true\n"                                                                              \
+    "Location [not included in comparison]/{warehouse_dir}/r]\n"                                   \
+    "ReadSchema: struct<k2:string,w:bigint>\n\n"                                                   \
+    "(4) BroadcastExchange\n"                                                                      \
+    "Input [2]: [k2#5, w#6L]\n"                                                                    \
+    "Arguments: HashedRelationBroadcastMode(List(input[0, string, true])," null_aware "), "        \
+    "[plan_id=2]\n\n"                                                                              \
+    "(5) BroadcastHashJoin [codegen id : 1]\n"                                                     \
+    "Left keys [1]: [k#1]\n"                                                                       \
+    "Right keys [1]: [k2#5]\n"                                                                     \
+    "Join type: " type "\n"                                                                        \
+    "Join condition: " cond "\n"
+
+static const char JOIN_INNER[] = JOIN_PLAN("Inner", "", "(w#6L > 15)", "false");
+static const char JOIN_ANTI[] = JOIN_PLAN("LeftAnti", "", "None", "true");
+
+/* The execution context of the dumping run: the shuffle read gets this
+ * partition's share of ROWS, the broadcast read all of RROWS. */
+typedef struct lore_run_ctx {
+    em_exec_ctx ctx;
+    em_batch_list shuffle[8][2]; /* by exchange id and partition */
+    em_batch_list bcast;
+} lore_run_ctx;
+
+static em_status run_shuffle(em_exec_ctx *ctx, const em_plan_node *x, const em_batch_list **out,
+                             em_error *err) {
+    (void)err;
+    *out = &((lore_run_ctx *)ctx->runtime)->shuffle[x->id][ctx->partition];
+    return EM_OK;
+}
+
+static em_status run_bcast(em_exec_ctx *ctx, const em_plan_node *x, const em_batch_list **out,
+                           em_error *err) {
+    (void)x;
+    (void)err;
+    *out = &((lore_run_ctx *)ctx->runtime)->bcast;
+    return EM_OK;
+}
+
+static void list_of(em_batch_list *l, const char *schema, const char *const *cells, int n_cols,
+                    int lo, int hi, int per) {
+    memset(l, 0, sizeof *l);
+    int n = hi - lo, nb = (n + per - 1) / per;
+    l->batches = calloc((size_t)nb + 1, sizeof *l->batches);
+    for (int i = 0; i < nb; i++) {
+        int a = lo + i * per, b = a + per < hi ? a + per : hi;
+        l->batches[l->n_batches++] = tops_batch(schema, cells + a * n_cols, b - a);
+    }
+    l->n_rows = n;
+}
+
+/* What the builder does (ember/lore.h): inputs wrapped before the
+ * operator's constructor, the operator's own op after it. */
+static em_op *build_wrapped(em_lore_session *s, const em_plan_node *n) {
+    em_error err = {0};
+    while (n->kind == EM_NODE_WHOLE_STAGE_CODEGEN || n->kind == EM_NODE_INPUT_ADAPTER ||
+           n->kind == EM_NODE_COLUMNAR_TO_ROW)
+        n = n->children[0];
+    em_op *op = NULL;
+    if (n->kind == EM_NODE_EXCHANGE) {
+        EM_ASSERT_OK(em_op_shuffle_read_create(n, &op, &err), &err);
+        return op;
+    }
+    if (n->kind == EM_NODE_BROADCAST_EXCHANGE) {
+        EM_ASSERT_OK(em_op_broadcast_read_create(n, &op, &err), &err);
+        return op;
+    }
+    em_op *kids[2] = {NULL, NULL};
+    for (int k = 0; k < n->n_children; k++) {
+        kids[k] = build_wrapped(s, n->children[k]);
+        EM_ASSERT_OK(em_lore_wrap(s, n, k, kids[k], &kids[k], &err), &err);
+    }
+    switch (n->kind) {
+    case EM_NODE_FILTER:
+        EM_ASSERT_OK(em_op_filter_create(n, kids[0], &op, &err), &err);
+        break;
+    case EM_NODE_PROJECT:
+        EM_ASSERT_OK(em_op_project_create(n, kids[0], &op, &err), &err);
+        break;
+    case EM_NODE_HASH_AGGREGATE:
+        EM_ASSERT_OK(em_op_hash_agg_create(n, kids[0], &op, &err), &err);
+        break;
+    case EM_NODE_BROADCAST_HASH_JOIN:
+        EM_ASSERT_OK(em_op_hash_join_create(n, kids[0], kids[1], &op, &err), &err);
+        break;
+    default:
+        fail_msg("test builder: no %s", n->name);
+    }
+    EM_ASSERT_OK(em_lore_wrap(s, n, EM_LORE_OUTPUT, op, &op, &err), &err);
+    return op;
+}
+
+static em_conf *lore_conf(const char *ids, const char *path, bool output, const char *cols) {
+    em_conf *c = NULL;
+    em_error err = {0};
+    EM_ASSERT_OK(em_conf_create(&c, &err), &err);
+    if (ids)
+        EM_ASSERT_OK(em_conf_set(c, "spark.rapids.sql.lore.idsToDump", ids, &err), &err);
+    if (path)
+        EM_ASSERT_OK(em_conf_set(c, "spark.ember.sql.lore.dumpPath", path, &err), &err);
+    if (output)
+        EM_ASSERT_OK(em_conf_set(c, "spark.ember.sql.lore.dumpOutput", "true", &err), &err);
+    if (cols)
+        EM_ASSERT_OK(em_conf_set(c, "spark.ember.sql.lore.columns", cols, &err), &err);
+    return c;
+}
+
+/* Runs the stage rooted at `root` over 2 partitions, keeping each
+ * partition's output in out[]. */
+static void run_stage(em_lore_session *s, lore_run_ctx *rc, const em_plan_node *root,
+                      em_pool *pool, em_batch_list out[2]) {
+    em_error err = {0};
+    for (int part = 0; part < 2; part++) {
+        rc->ctx.pool = pool;
+        rc->ctx.partition = part;
+        rc->ctx.num_partitions = 2;
+        rc->ctx.shuffle_input = run_shuffle;
+        rc->ctx.broadcast_input = run_bcast;
+        rc->ctx.runtime = rc;
+        em_op *op = build_wrapped(s, root);
+        EM_ASSERT_OK(em_op_open(op, &rc->ctx, &err), &err);
+        EM_ASSERT_OK(em_op_collect(op, pool, &out[part], &err), &err);
+        em_op_destroy(op);
+    }
+}
+
+/* Runs the plan with LORE on, stage by stage as the runtime cuts it (the
+ * map side of Exchange (6), when there is one, feeds its reduce side
+ * partition for partition); results[] gets the root's output. */
+static void run_dumping(const char *plan_text, em_conf *conf, em_pool *pool, int per,
+                        em_batch_list results[2], em_lore_session **session) {
+    em_plan *p = tops_parse(plan_text);
+    em_error err = {0};
+    em_lore_session *s = NULL;
+    EM_ASSERT_OK(em_lore_session_create(conf, p, NULL, 0, &s, &err), &err);
+    assert_non_null(s);
+    lore_run_ctx rc;
+    memset(&rc, 0, sizeof rc);
+    list_of(&rc.shuffle[2][0], SCHEMA, ROWS, N_COLS, 0, 5, per);
+    list_of(&rc.shuffle[2][1], SCHEMA, ROWS, N_COLS, 5, N_ROWS, per);
+    list_of(&rc.bcast, RSCHEMA, RROWS, 2, 0, N_RROWS, per);
+    const em_plan_node *x6 = em_plan_node_by_id(p, 6);
+    if (x6 && x6->kind == EM_NODE_EXCHANGE)
+        run_stage(s, &rc, x6->children[0], pool, rc.shuffle[6]);
+    run_stage(s, &rc, em_plan_root(p), pool, results);
+    for (int x = 0; x < 8; x++)
+        for (int i = 0; i < 2; i++)
+            em_batch_list_reset(&rc.shuffle[x][i]);
+    em_batch_list_reset(&rc.bcast);
+    if (session)
+        *session = s;
+    else
+        em_lore_session_free(s);
+    em_plan_free(p);
+}
+
+/* Replays DIR/loreId-id for every dumped partition; requires the replay to
+ * equal the dumped output and, when given, the run's own result. Returns
+ * the partitions replayed. */
+static int replay_all(const char *dir, int id, em_pool *pool, const em_batch_list *results) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/loreId-%d", dir, id);
+    em_lore_dump *d = NULL;
+    em_error err = {0};
+    EM_ASSERT_OK(em_lore_dump_open(path, &d, &err), &err);
+    assert_true(em_lore_dump_has_output(d));
+    int n = em_lore_dump_n_partitions(d);
+    for (int i = 0; i < n; i++) {
+        int part = em_lore_dump_partition_at(d, i);
+        em_batch_list got, want;
+        em_lore_replay_stats st;
+        EM_ASSERT_OK(em_lore_replay(d, part, pool, &got, &st, &err), &err);
+        EM_ASSERT_OK(em_lore_dump_read_output(d, part, pool, &want, &err), &err);
+        char diff[256];
+        if (!em_lore_results_equal(&got, &want, diff, sizeof diff))
+            fail_msg("loreId %d partition %d: replay differs from the dump: %s", id, part, diff);
+        if (results && !em_lore_results_equal(&got, &results[part], diff, sizeof diff))
+            fail_msg("loreId %d partition %d: replay differs from the run: %s", id, part, diff);
+        assert_int_equal(st.rows_out, got.n_rows);
+        em_batch_list_reset(&got);
+        em_batch_list_reset(&want);
+    }
+    em_lore_dump_close(d);
+    return n;
+}
+
+static bool file_exists(const char *dir, const char *rel) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    struct stat stb;
+    return stat(path, &stb) == 0;
+}
+
+static void test_dump_replay_agg(void **state) {
+    (void)state;
+    em_pool *pool = em_pool_create("lore", NULL, -1);
+    for (int per = 1; per <= 3; per += 2) {
+        const char *dir = em_test_tmpdir("lore_agg");
+        char sub[600];
+        snprintf(sub, sizeof sub, "%s/dump", dir);
+        em_conf *conf = lore_conf("2[*], 3[*], 4[0 1], 6[1]", sub, true, NULL);
+        em_batch_list results[2] = {{0}};
+        run_dumping(AGG_PLAN, conf, pool, per, results, NULL);
+        /* the layout, exactly */
+        assert_true(file_exists(sub, "loreId-2/plan.meta"));
+        assert_true(file_exists(sub, "loreId-2/input-0/rdd.meta"));
+        assert_true(file_exists(sub, "loreId-2/input-0/partition-0/partition.meta"));
+        assert_true(file_exists(sub, "loreId-2/input-0/partition-0/batch-0.parquet"));
+        assert_true(file_exists(sub, "loreId-2/output/partition-1/partition.meta"));
+        assert_true(file_exists(sub, "loreId-6/input-0/partition-1/partition.meta"));
+        assert_false(file_exists(sub, "loreId-6/input-0/partition-0"));
+        assert_false(file_exists(sub, "loreId-5"));
+        assert_int_equal(replay_all(sub, 2, pool, NULL), 2);
+        assert_int_equal(replay_all(sub, 3, pool, NULL), 2);
+        assert_int_equal(replay_all(sub, 4, pool, NULL), 2);
+        /* the root's replay equals what the query returned */
+        assert_int_equal(replay_all(sub, 6, pool, results), 1);
+        for (int i = 0; i < 2; i++)
+            em_batch_list_reset(&results[i]);
+        em_conf_destroy(conf);
+    }
+    em_pool_destroy(pool);
+}
+
+static void test_dump_replay_join(void **state) {
+    (void)state;
+    em_pool *pool = em_pool_create("lore", NULL, -1);
+    const char *plans[] = {JOIN_INNER, JOIN_ANTI};
+    for (int i = 0; i < 2; i++) {
+        const char *dir = em_test_tmpdir("lore_join");
+        em_conf *conf = lore_conf("4[]", dir, true, NULL);
+        em_batch_list results[2] = {{0}};
+        run_dumping(plans[i], conf, pool, 2, results, NULL);
+        assert_true(file_exists(dir, "loreId-4/input-1/partition-0/batch-0.parquet"));
+        if (results[0].n_rows + results[1].n_rows == 0)
+            fail_msg("plan %d: the join returned nothing", i);
+        assert_int_equal(replay_all(dir, 4, pool, results), 2);
+        for (int k = 0; k < 2; k++)
+            em_batch_list_reset(&results[k]);
+        em_conf_destroy(conf);
+    }
+    em_pool_destroy(pool);
+}
+
+static void expect_session_error(const char *plan_text, em_conf *conf, const char *frag) {
+    em_plan *p = tops_parse(plan_text);
+    em_lore_session *s = NULL;
+    em_error err = {0};
+    em_status st = em_lore_session_create(conf, p, NULL, 0, &s, &err);
+    if (st == EM_OK)
+        fail_msg("session created, expected an error with '%s'", frag);
+    assert_null(s);
+    if (!strstr(err.msg, frag))
+        fail_msg("message '%s' lacks '%s'", err.msg, frag);
+    em_plan_free(p);
+    em_conf_destroy(conf);
+}
+
+static void test_session_errors(void **state) {
+    (void)state;
+    const char *dir = em_test_tmpdir("lore_errors");
+    char path[600], file[700];
+    snprintf(path, sizeof path, "%s/new/nested", dir);
+    expect_session_error(AGG_PLAN, lore_conf("2[*]", NULL, false, NULL),
+                         "spark.ember.sql.lore.dumpPath is not");
+    expect_session_error(AGG_PLAN, lore_conf("2[*], 9[0]", path, false, NULL),
+                         "column 7: no native operator has loreId 9 (this plan's ids are 0..6");
+    expect_session_error(AGG_PLAN, lore_conf("2 [* 1]", path, false, NULL), "must stand alone");
+    expect_session_error(AGG_PLAN, lore_conf("2[*]", path, false, "nosuch"),
+                         "no selected operator reads a column named nosuch");
+    /* nothing was created by the refused sessions */
+    assert_false(file_exists(dir, "new"));
+    /* a missing folder is created; a non-empty one is refused */
+    em_plan *p = tops_parse(AGG_PLAN);
+    em_conf *conf = lore_conf("2[*]", path, false, NULL);
+    em_lore_session *s = NULL;
+    em_error err = {0};
+    EM_ASSERT_OK(em_lore_session_create(conf, p, NULL, 0, &s, &err), &err);
+    assert_true(file_exists(path, "loreId-2/plan.meta"));
+    assert_int_equal(em_lore_session_files(s), 1);
+    em_lore_session_free(s);
+    em_plan_free(p);
+    expect_session_error(AGG_PLAN, conf, "is not empty (it holds loreId-2)");
+    snprintf(file, sizeof file, "%s/afile", dir);
+    FILE *f = fopen(file, "w");
+    fputs("x", f);
+    fclose(f);
+    expect_session_error(AGG_PLAN, lore_conf("2[*]", file, false, NULL),
+                         "exists and is not a folder");
+    /* no ids: no session, nothing checked */
+    p = tops_parse(AGG_PLAN);
+    conf = lore_conf("  ", NULL, false, NULL);
+    EM_ASSERT_OK(em_lore_session_create(conf, p, NULL, 0, &s, &err), &err);
+    assert_null(s);
+    em_conf_destroy(conf);
+    em_plan_free(p);
+}
+
+/* A partition beyond the stage's count fails the task naming it. */
+static void test_partition_beyond(void **state) {
+    (void)state;
+    const char *dir = em_test_tmpdir("lore_beyond");
+    em_plan *p = tops_parse(AGG_PLAN);
+    em_conf *conf = lore_conf("3[1 5]", dir, false, NULL);
+    em_lore_session *s = NULL;
+    em_error err = {0};
+    EM_ASSERT_OK(em_lore_session_create(conf, p, NULL, 0, &s, &err), &err);
+    em_pool *pool = em_pool_create("lore", NULL, -1);
+    lore_run_ctx rc;
+    memset(&rc, 0, sizeof rc);
+    rc.ctx.pool = pool;
+    rc.ctx.num_partitions = 2;
+    rc.ctx.shuffle_input = run_shuffle;
+    rc.ctx.runtime = &rc;
+    em_op *op = build_wrapped(s, tops_node(p, 5));
+    em_status st = em_op_open(op, &rc.ctx, &err);
+    assert_int_equal(st, EM_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "loreId 3 selects partition 5, but Project (4) runs 2 "
+                                    "partitions (0..1)"));
+    em_op_destroy(op);
+    em_pool_destroy(pool);
+    em_lore_session_free(s);
+    em_conf_destroy(conf);
+    em_plan_free(p);
+}
+
+/* spark.ember.sql.lore.columns: only the named columns are written; such
+ * an input cannot be replayed, and replay says so. */
+static void test_columns_subset(void **state) {
+    (void)state;
+    const char *dir = em_test_tmpdir("lore_cols");
+    em_pool *pool = em_pool_create("lore", NULL, -1);
+    em_conf *conf = lore_conf("2[0]", dir, true, "k, G");
+    em_batch_list results[2] = {{0}};
+    run_dumping(AGG_PLAN, conf, pool, 3, results, NULL);
+    char path[700];
+    snprintf(path, sizeof path, "%s/loreId-2/input-0/partition-0/batch-0.parquet", dir);
+    em_pq_file *f = NULL;
+    em_error err = {0};
+    EM_ASSERT_OK(em_pq_file_open(path, &f, &err), &err);
+    const em_schema *sc = em_pq_file_schema(f);
+    assert_int_equal(sc->n_fields, 2);
+    assert_string_equal(sc->fields[0].name, "k");
+    assert_string_equal(sc->fields[1].name, "g");
+    em_pq_file_close(f);
+    snprintf(path, sizeof path, "%s/loreId-2", dir);
+    em_lore_dump *d = NULL;
+    EM_ASSERT_OK(em_lore_dump_open(path, &d, &err), &err);
+    em_batch_list got;
+    assert_int_equal(em_lore_replay(d, 0, pool, &got, NULL, &err), EM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "replay needs every column"));
+    em_lore_dump_close(d);
+    for (int i = 0; i < 2; i++)
+        em_batch_list_reset(&results[i]);
+    em_conf_destroy(conf);
+    em_pool_destroy(pool);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ids_grammar),
         cmocka_unit_test(test_ids_errors),
+        cmocka_unit_test(test_dump_replay_agg),
+        cmocka_unit_test(test_dump_replay_join),
+        cmocka_unit_test(test_session_errors),
+        cmocka_unit_test(test_partition_beyond),
+        cmocka_unit_test(test_columns_subset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

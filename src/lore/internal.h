@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Private interface of the LORE module: the session's targets, the meta
+ * files' shared helpers, and the names of the files in a dump.
+ */
+#ifndef EM_LORE_INTERNAL_H
+#define EM_LORE_INTERNAL_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "ember/lore.h"
+
+#define LORE_FORMAT "ember-lore-1"
+#define LORE_MAX_INPUTS 64
+
+/* One selected operator. */
+typedef struct lore_target {
+    int lore_id;
+    const em_plan_node *node;
+    const em_lore_selection *sel;
+    char *dir;                          /* DUMP/loreId-N */
+    int n_inputs;
+    bool rdd_written[LORE_MAX_INPUTS + 1]; /* [n_inputs] is the output */
+} lore_target;
+
+struct em_lore_session {
+    char *dump_path;
+    em_lore_ids ids;
+    bool dump_output;
+    int n_columns; /* 0: every column */
+    char **columns;
+    const em_plan *plan;
+    int n_lore;
+    int *lore_of; /* by operator id */
+    int n_targets;
+    lore_target *targets;
+    pthread_mutex_t mu; /* rdd.meta writes and partition checks */
+    atomic_llong bytes, files;
+};
+
+/* The node an input of `node` is read from: children[k] past Spark's
+ * pass-through nodes (ColumnarToRow, InputAdapter, WholeStageCodegen, AQE
+ * query stages and reads). */
+const em_plan_node *lore_input_node(const em_plan_node *node, int k);
+bool lore_pass_through(const em_plan_node *node);
+
+/* mkdir -p. */
+em_status lore_mkdirs(const char *path, em_error *err) EM_MUST_CHECK;
+/* Writes the JSON to path through a temporary file renamed into place;
+ * returns the bytes written in *bytes (may be NULL). */
+em_status lore_write_json(const char *path, json_t *j, int64_t *bytes,
+                          em_error *err) EM_MUST_CHECK;
+/* A schema as [{"name":..,"type":..}, ...]; attrs may be NULL (then no ids). */
+json_t *lore_schema_json(const em_schema *schema, const em_expr *const *attrs,
+                         const int *cols, int n_cols);
+/* "input-K" or "output". */
+void lore_input_dirname(int input_index, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,719 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The dump session: reads the LORE configs, checks the selection against
+ * the plan and the dump folder before anything runs, and writes each
+ * selected operator's plan.meta.
+ *
+ * plan.meta carries the operator as a plan of its own, in the EXPLAIN
+ * FORMATTED text its Spark line prints: the operator's detail block as
+ * printed, with each input replaced by an Exchange (BroadcastExchange for a
+ * broadcast input, keeping its arguments, which decide e.g. null-aware anti
+ * joins) over a Scan whose ReadSchema types the columns as they ran.
+ * Replay parses that text and builds the operator with em_op_build: the
+ * exchanges become reads served from the dumped batches, so the operator
+ * is constructed by exactly the code that ran it.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ember/value_text.h"
+#include "lore/internal.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+bool lore_pass_through(const em_plan_node *n) {
+    switch (n->kind) {
+    case EM_NODE_COLUMNAR_TO_ROW:
+    case EM_NODE_ROW_TO_COLUMNAR:
+    case EM_NODE_INPUT_ADAPTER:
+    case EM_NODE_WHOLE_STAGE_CODEGEN:
+    case EM_NODE_SHUFFLE_QUERY_STAGE:
+    case EM_NODE_BROADCAST_QUERY_STAGE:
+    case EM_NODE_AQE_SHUFFLE_READ:
+    case EM_NODE_AQE_SECTION:
+    case EM_NODE_ADAPTIVE_SPARK_PLAN:
+        return n->n_children == 1;
+    default:
+        return false;
+    }
+}
+
+const em_plan_node *lore_input_node(const em_plan_node *node, int k) {
+    const em_plan_node *c = node->children[k];
+    while (lore_pass_through(c))
+        c = c->children[0];
+    return c;
+}
+
+void lore_input_dirname(int input_index, char *buf, size_t cap) {
+    if (input_index == EM_LORE_OUTPUT)
+        snprintf(buf, cap, "output");
+    else
+        snprintf(buf, cap, "input-%d", input_index);
+}
+
+em_status lore_mkdirs(const char *path, em_error *err) {
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return EM_FAIL(err, EM_ERR_INVALID, "LORE: path too long: %s", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return EM_FAIL(err, EM_ERR_IO, "LORE: cannot create %s: %s", buf, strerror(errno));
+        *p = c;
+        if (c == '\0')
+            return EM_OK;
+    }
+}
+
+em_status lore_write_json(const char *path, json_t *j, int64_t *bytes, em_error *err) {
+    static atomic_int seq;
+    if (!j)
+        return EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory building %s", path);
+    char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (!text)
+        return EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory writing %s", path);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%d-%d", path, (int)getpid(), atomic_fetch_add(&seq, 1));
+    size_t n = strlen(text);
+    FILE *f = fopen(tmp, "wb");
+    bool ok = f && fwrite(text, 1, n, f) == n && fputc('\n', f) != EOF;
+    if (f && fclose(f) != 0)
+        ok = false;
+    free(text);
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return EM_FAIL(err, EM_ERR_IO, "LORE: cannot write %s: %s", path, strerror(e));
+    }
+    if (bytes)
+        *bytes = (int64_t)n + 1;
+    return EM_OK;
+}
+
+json_t *lore_schema_json(const em_schema *schema, const em_expr *const *attrs, const int *cols,
+                         int n_cols) {
+    json_t *arr = json_array();
+    for (int k = 0; arr && k < n_cols; k++) {
+        int i = cols ? cols[k] : k;
+        char type[64];
+        em_type_format(schema->fields[i].type, type, sizeof type);
+        json_t *f = json_pack("{s:s, s:s}", "name", schema->fields[i].name, "type", type);
+        if (f && attrs && attrs[i])
+            json_object_set_new(f, "exprId", json_integer(attrs[i]->id));
+        if (!f || json_array_append_new(arr, f) != 0) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+/* ------------------------------------------------------------------ ids */
+
+static void assign_ids(const em_plan_node *n, int *lore_of, int max_id, int *next) {
+    for (int i = 0; i < n->n_children; i++)
+        assign_ids(n->children[i], lore_of, max_id, next);
+    if (!lore_pass_through(n) && n->id >= 1 && n->id <= max_id && lore_of[n->id] < 0)
+        lore_of[n->id] = (*next)++;
+}
+
+/* ------------------------------------------------------------------ plan.meta */
+
+static bool plain_name(const char *s) {
+    if (!s || !(isalpha((unsigned char)*s) || *s == '_'))
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return false;
+    return true;
+}
+
+/* The name a leaf column gets in the rebuilt plan: its own when it is a
+ * plain identifier unique in the leaf (ReadSchema types columns by name),
+ * else col<k>. Binding is by expression id, so the name is only a label. */
+static void leaf_name(const em_plan_node *in, int k, char *buf, size_t cap) {
+    const char *name = in->output[k]->name;
+    bool ok = plain_name(name);
+    for (int j = 0; ok && j < in->n_output; j++)
+        if (j != k && in->output[j]->name && strcasecmp(in->output[j]->name, name) == 0)
+            ok = false;
+    if (ok)
+        snprintf(buf, cap, "%s", name);
+    else
+        snprintf(buf, cap, "col%d", k);
+}
+
+/* The detail block of `node` in the printed plan: "(id) Name..." up to the
+ * blank line that ends it. */
+static bool find_block(const char *printed, int id, const char **start, size_t *len) {
+    char head[32];
+    snprintf(head, sizeof head, "\n(%d) ", id);
+    const char *p = strstr(printed, head);
+    if (!p)
+        return false;
+    p++;
+    const char *end = strstr(p, "\n\n");
+    *start = p;
+    *len = end ? (size_t)(end - p) + 1 : strlen(p);
+    return true;
+}
+
+/* The "Arguments: ..." line of a printed block, or NULL. */
+static char *block_line(const char *block, size_t len, const char *label) {
+    size_t ll = strlen(label);
+    for (const char *p = block; p < block + len;) {
+        const char *nl = memchr(p, '\n', (size_t)(block + len - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(block + len - p);
+        if (n >= ll && strncmp(p, label, ll) == 0)
+            return strndup(p, n);
+        p += n + 1;
+    }
+    return NULL;
+}
+
+/* Attributes the operator's expressions read that neither its inputs nor
+ * the operator itself define (a final aggregate's sum(x#9) names the x of
+ * an operator far below): the rebuilt plan must still type them, so they
+ * ride on the first input's scan (not on its exchange, so the input's
+ * columns stay what was dumped). */
+typedef struct attr_set {
+    int n, cap;
+    const em_expr **items;
+} attr_set;
+
+static bool set_has(const attr_set *s, int64_t id) {
+    for (int i = 0; i < s->n; i++)
+        if (s->items[i]->id == id)
+            return true;
+    return false;
+}
+
+static void set_add(attr_set *s, const em_expr *a) {
+    if (set_has(s, a->id))
+        return;
+    if (s->n == s->cap) {
+        int cap = s->cap ? s->cap * 2 : 16;
+        const em_expr **it = realloc(s->items, sizeof *it * (size_t)cap);
+        if (!it)
+            return;
+        s->items = it;
+        s->cap = cap;
+    }
+    s->items[s->n++] = a;
+}
+
+static void walk_refs(const em_expr *e, attr_set *refs, attr_set *defs) {
+    if (!e)
+        return;
+    if (e->kind == EM_EXPR_ATTR)
+        set_add(refs, e);
+    if (e->kind == EM_EXPR_ALIAS)
+        set_add(defs, e);
+    for (int i = 0; i < e->n_args; i++)
+        walk_refs(e->args[i], refs, defs);
+}
+
+static void foreign_attrs(const em_plan_node *node, attr_set *out) {
+    attr_set refs = {0}, defs = {0};
+    for (int f = 0; f < node->n_fields; f++) {
+        const em_plan_field *fl = &node->fields[f];
+        if (fl->kind == EM_FIELD_PUSHED_FILTERS || fl->kind == EM_FIELD_DATA_FILTERS ||
+            fl->kind == EM_FIELD_PARTITION_FILTERS)
+            continue;
+        for (int i = 0; i < fl->n_exprs; i++) {
+            if (fl->kind == EM_FIELD_AGG_ATTRS && fl->exprs[i]->kind == EM_EXPR_ATTR)
+                set_add(&defs, fl->exprs[i]);
+            walk_refs(fl->exprs[i], &refs, &defs);
+        }
+    }
+    for (int i = 0; i < node->n_output; i++)
+        set_add(&defs, node->output[i]);
+    for (int k = 0; k < node->n_children; k++) {
+        const em_plan_node *in = lore_input_node(node, k);
+        for (int c = 0; c < in->n_output; c++)
+            set_add(&defs, in->output[c]);
+    }
+    for (int i = 0; i < refs.n; i++)
+        if (!set_has(&defs, refs.items[i]->id) && refs.items[i]->type_known)
+            set_add(out, refs.items[i]);
+    free(refs.items);
+    free(defs.items);
+}
+
+static void put_attr_list(em_strbuf *b, const em_plan_node *in, bool leaf_names,
+                          const attr_set *ext) {
+    em_strbuf_appendf(b, NULL, "[%d]: [", in->n_output + ext->n);
+    for (int k = 0; k < in->n_output + ext->n; k++) {
+        const em_expr *a = k < in->n_output ? in->output[k] : ext->items[k - in->n_output];
+        char name[256];
+        if (k >= in->n_output)
+            snprintf(name, sizeof name, "lore_x%d", k - in->n_output);
+        else if (leaf_names)
+            leaf_name(in, k, name, sizeof name);
+        else
+            snprintf(name, sizeof name, "%s", a->name ? a->name : "");
+        em_strbuf_appendf(b, NULL, "%s%s#%lld%s", k ? ", " : "", name, (long long)a->id,
+                          a->long_suffix ? "L" : "");
+    }
+    em_strbuf_appends(b, "]\n", NULL);
+}
+
+/* Whether an aggregate lies below this child through the nodes a hash
+ * aggregate looks through to tell Final from Complete mode (ops/hash_agg.c
+ * below_is_aggregate): the rebuilt plan must answer that question alike. */
+static bool aggregate_below(const em_plan_node *c) {
+    static const em_node_kind through[] = {
+        EM_NODE_COLUMNAR_TO_ROW,     EM_NODE_ROW_TO_COLUMNAR,      EM_NODE_INPUT_ADAPTER,
+        EM_NODE_WHOLE_STAGE_CODEGEN, EM_NODE_EXCHANGE,             EM_NODE_SHUFFLE_QUERY_STAGE,
+        EM_NODE_AQE_SHUFFLE_READ,    EM_NODE_SORT,
+    };
+    for (int guard = 0; c && guard < 256; guard++) {
+        if (c->kind == EM_NODE_HASH_AGGREGATE || c->kind == EM_NODE_SORT_AGGREGATE ||
+            c->kind == EM_NODE_OBJECT_HASH_AGGREGATE)
+            return true;
+        if (c->kind == EM_NODE_REUSED_EXCHANGE) {
+            c = c->reuses;
+            continue;
+        }
+        bool pass = false;
+        for (size_t i = 0; i < sizeof through / sizeof *through; i++)
+            pass = pass || c->kind == through[i];
+        if (!pass)
+            return false;
+        c = c->n_children > 0 ? c->children[0] : NULL;
+    }
+    return false;
+}
+
+/* Builds the operator's stand-alone plan text; records in `inputs` the
+ * ids given to each input's exchange. */
+static em_status rebuild_text(const em_plan *plan, const em_plan_node *node, const char *printed,
+                              em_strbuf *out, json_t *inputs, em_error *err) {
+    const char *block;
+    size_t block_len;
+    if (!find_block(printed, node->id, &block, &block_len))
+        return EM_FAIL(err, EM_ERR_INTERNAL, "LORE: no detail block for operator %d", node->id);
+    attr_set foreign_set = {0}, none = {0};
+    const attr_set *foreign = &foreign_set;
+    foreign_attrs(node, &foreign_set);
+    int base = em_plan_max_id(plan);
+    em_strbuf_appends(out, "== Physical Plan ==\n", NULL);
+    em_strbuf_appendf(out, NULL, "%s%s%s%s (%d)%s\n", node->whole_stage ? "* " : "", node->name,
+                      node->label_args ? " " : "", node->label_args ? node->label_args : "",
+                      node->id, node->label_suffix ? node->label_suffix : "");
+    for (int k = 0; k < node->n_children; k++) {
+        const em_plan_node *in = lore_input_node(node, k);
+        const em_plan_node *src = in->kind == EM_NODE_REUSED_EXCHANGE && in->reuses ? in->reuses
+                                                                                     : in;
+        bool bcast = src->kind == EM_NODE_BROADCAST_EXCHANGE;
+        bool last = k + 1 == node->n_children;
+        const char *ind = last ? "   " : ":  ";
+        em_strbuf_appendf(out, NULL, "%s%s (%d)\n", last ? "+- " : ":- ",
+                          bcast ? "BroadcastExchange" : "Exchange", base + 3 * k + 3);
+        if (aggregate_below(node->children[k]))
+            em_strbuf_appendf(out, NULL, "%s+- HashAggregate (%d)\n%s   +- Scan parquet "
+                                         "lore.input_%d (%d)\n",
+                              ind, base + 3 * k + 2, ind, k, base + 3 * k + 1);
+        else
+            em_strbuf_appendf(out, NULL, "%s+- Scan parquet lore.input_%d (%d)\n", ind, k,
+                              base + 3 * k + 1);
+        json_t *j = json_object();
+        json_object_set_new(j, "index", json_integer(k));
+        json_object_set_new(j, "kind", json_string(bcast ? "broadcast" : "shuffle"));
+        json_object_set_new(j, "fromOperator", json_string(in->name ? in->name : ""));
+        json_object_set_new(j, "fromOperatorId", json_integer(in->id));
+        json_object_set_new(j, "exchangeId", json_integer(base + 3 * k + 3));
+        json_array_append_new(inputs, j);
+    }
+    em_strbuf_appends(out, "\n", NULL);
+    for (int k = 0; k < node->n_children; k++) {
+        const em_plan_node *in = lore_input_node(node, k);
+        const em_plan_node *src = in->kind == EM_NODE_REUSED_EXCHANGE && in->reuses ? in->reuses
+                                                                                     : in;
+        bool bcast = src->kind == EM_NODE_BROADCAST_EXCHANGE;
+        const attr_set *ext = k == 0 ? foreign : &none;
+        em_strbuf_appendf(out, NULL, "\n(%d) Scan parquet lore.input_%d\nOutput ", base + 3 * k + 1,
+                          k);
+        put_attr_list(out, in, true, ext);
+        em_strbuf_appendf(out, NULL,
+                          "Batched: true\nLocation [not included in comparison]/{warehouse_dir}/"
+                          "input-%d]\nReadSchema: struct<",
+                          k);
+        for (int c = 0; c < in->n_output + ext->n; c++) {
+            char name[256], type[64];
+            const em_expr *a = c < in->n_output ? in->output[c] : ext->items[c - in->n_output];
+            if (c < in->n_output)
+                leaf_name(in, c, name, sizeof name);
+            else
+                snprintf(name, sizeof name, "lore_x%d", c - in->n_output);
+            em_type_format(a->type_known ? a->type : em_type_make(EM_TYPE_NULL), type,
+                           sizeof type);
+            em_strbuf_appendf(out, NULL, "%s%s:%s", c ? "," : "", name, type);
+        }
+        em_strbuf_appends(out, ">\n", NULL);
+        if (aggregate_below(node->children[k])) {
+            /* never run: keeps what the operator sees below it (a final
+             * aggregate merges buffers only when an aggregate is there) */
+            em_strbuf_appendf(out, NULL, "\n(%d) HashAggregate\nInput ", base + 3 * k + 2);
+            put_attr_list(out, in, true, &none);
+            em_strbuf_appends(out, "Keys ", NULL);
+            put_attr_list(out, in, true, &none);
+            em_strbuf_appends(out, "Functions [0]: []\nAggregate Attributes [0]: []\nResults ",
+                              NULL);
+            put_attr_list(out, in, true, &none);
+        }
+        em_strbuf_appendf(out, NULL, "\n(%d) %s\nInput ", base + 3 * k + 3,
+                          bcast ? "BroadcastExchange" : "Exchange");
+        put_attr_list(out, in, true, &none);
+        char *args = NULL;
+        if (bcast) {
+            const char *sb;
+            size_t sl;
+            if (find_block(printed, src->id, &sb, &sl))
+                args = block_line(sb, sl, "Arguments: ");
+        }
+        em_strbuf_appendf(out, NULL, "%s\n", args ? args : "Arguments: SinglePartition");
+        free(args);
+    }
+    em_strbuf_appends(out, "\n", NULL);
+    em_strbuf_append(out, block, block_len, NULL);
+    em_strbuf_appends(out, "\n", NULL);
+    free(foreign_set.items);
+    if (em_strbuf_status(out) != EM_OK)
+        return EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory writing plan.meta");
+    return EM_OK;
+}
+
+static json_t *conf_json(const em_conf *conf, const em_plan *plan) {
+    json_t *j = json_object();
+    for (size_t i = 0; conf && i < em_conf_n_set(conf); i++) {
+        const char *key, *spelled, *value;
+        if (em_conf_set_at(conf, i, &key, &spelled, &value) && strstr(key, ".lore.") == NULL)
+            json_object_set_new(j, key, json_string(value));
+    }
+    /* what replay needs even when the run used the defaults */
+    if (!json_object_get(j, "spark.sql.ansi.enabled"))
+        json_object_set_new(j, "spark.sql.ansi.enabled",
+                            json_string(em_shim_ansi_default(em_plan_shim(plan)) ? "true"
+                                                                                   : "false"));
+    if (!json_object_get(j, "spark.sql.session.timeZone"))
+        json_object_set_new(j, "spark.sql.session.timeZone", json_string("UTC"));
+    return j;
+}
+
+static em_status write_plan_meta(em_lore_session *s, const lore_target *t, const char *printed,
+                                 const em_conf *conf, em_error *err) {
+    const em_plan_node *node = t->node;
+    em_strbuf text = {0};
+    json_t *inputs = json_array();
+    em_status st = rebuild_text(s->plan, node, printed, &text, inputs, err);
+    if (st != EM_OK) {
+        em_strbuf_reset(&text);
+        json_decref(inputs);
+        return st;
+    }
+    for (int k = 0; k < node->n_children; k++) {
+        const em_plan_node *in = lore_input_node(node, k);
+        em_schema sc = {0};
+        st = em_schema_init(&sc, in->n_output, err);
+        for (int c = 0; st == EM_OK && c < in->n_output; c++) {
+            const em_expr *a = in->output[c];
+            st = em_schema_set(&sc, c, a->name ? a->name : "",
+                               a->type_known ? a->type : em_type_make(EM_TYPE_NULL), true, err);
+        }
+        if (st == EM_OK)
+            json_object_set_new(json_array_get(inputs, (size_t)k), "schema",
+                                lore_schema_json(&sc, (const em_expr *const *)in->output, NULL,
+                                                 in->n_output));
+        em_schema_reset(&sc);
+        if (st != EM_OK)
+            break;
+    }
+    em_schema osc = {0};
+    json_t *out_schema = NULL;
+    if (st == EM_OK)
+        st = em_schema_init(&osc, node->n_output, err);
+    for (int c = 0; st == EM_OK && c < node->n_output; c++) {
+        const em_expr *a = node->output[c];
+        st = em_schema_set(&osc, c, a->name ? a->name : "",
+                           a->type_known ? a->type : em_type_make(EM_TYPE_NULL), true, err);
+    }
+    if (st == EM_OK)
+        out_schema = lore_schema_json(&osc, (const em_expr *const *)node->output, NULL,
+                                      node->n_output);
+    em_schema_reset(&osc);
+    char op[512];
+    snprintf(op, sizeof op, "%s (%d)", node->name, node->id);
+    json_t *cols = json_null();
+    if (s->n_columns) {
+        cols = json_array();
+        for (int i = 0; i < s->n_columns; i++)
+            json_array_append_new(cols, json_string(s->columns[i]));
+    }
+    json_t *j = json_pack("{s:s, s:i, s:s, s:s, s:i, s:s, s:s, s:o, s:o, s:b, s:o}", "format",
+                          LORE_FORMAT, "loreId", t->lore_id, "operator", op, "operatorName",
+                          node->name, "operatorId", node->id, "sparkVersion",
+                          em_shim_name(em_plan_shim(s->plan)), "plan", em_strbuf_cstr(&text),
+                          "configs", conf_json(conf, s->plan), "inputs", inputs, "outputDumped",
+                          s->dump_output, "columns", cols);
+    if (j)
+        json_object_set_new(j, "outputSchema", out_schema ? out_schema : json_array());
+    em_strbuf_reset(&text);
+    if (st == EM_OK) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/plan.meta", t->dir);
+        int64_t n = 0;
+        st = lore_write_json(path, j, &n, err);
+        atomic_fetch_add(&s->bytes, n);
+        atomic_fetch_add(&s->files, 1);
+    }
+    json_decref(j);
+    return st;
+}
+
+/* ------------------------------------------------------------------ session */
+
+static em_status check_folder(const char *path, em_error *err) {
+    struct stat stb;
+    if (stat(path, &stb) != 0) {
+        if (errno != ENOENT)
+            return EM_FAIL(err, EM_ERR_IO, "spark.ember.sql.lore.dumpPath: %s: %s", path,
+                           strerror(errno));
+        return lore_mkdirs(path, err);
+    }
+    if (!S_ISDIR(stb.st_mode))
+        return EM_FAIL(err, EM_ERR_INVALID,
+                       "spark.ember.sql.lore.dumpPath: %s exists and is not a folder", path);
+    DIR *d = opendir(path);
+    if (!d)
+        return EM_FAIL(err, EM_ERR_IO, "spark.ember.sql.lore.dumpPath: %s: %s", path,
+                       strerror(errno));
+    struct dirent *e;
+    const char *first = NULL;
+    char name[256] = "";
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(name, sizeof name, "%s", e->d_name);
+            first = name;
+            break;
+        }
+    closedir(d);
+    if (first)
+        return EM_FAIL(err, EM_ERR_INVALID,
+                       "spark.ember.sql.lore.dumpPath: %s is not empty (it holds %s); LORE "
+                       "refuses to mix dumps: give a new or empty folder",
+                       path, first);
+    return EM_OK;
+}
+
+static em_status parse_columns(em_lore_session *s, const char *text, em_error *err) {
+    if (!text)
+        return EM_OK;
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        const char *q = p;
+        while (*q && *q != ',')
+            q++;
+        const char *e = q;
+        while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+            e--;
+        if (e > p) {
+            char **c = realloc(s->columns, sizeof *c * (size_t)(s->n_columns + 1));
+            if (!c)
+                return EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory");
+            s->columns = c;
+            if (!(s->columns[s->n_columns] = strndup(p, (size_t)(e - p))))
+                return EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory");
+            s->n_columns++;
+        }
+        p = q;
+    }
+    return EM_OK;
+}
+
+/* Whether a column name of spark.ember.sql.lore.columns names this attribute
+ * ("name" ignoring case, or "name#id"). */
+static bool column_matches(const char *want, const em_expr *a) {
+    if (!a || !a->name)
+        return false;
+    if (strcasecmp(want, a->name) == 0)
+        return true;
+    char full[300];
+    snprintf(full, sizeof full, "%s#%lld", a->name, (long long)a->id);
+    return strcasecmp(want, full) == 0;
+}
+
+static bool node_has_column(const em_plan_node *node, const char *want, bool output) {
+    for (int k = 0; k < node->n_children; k++) {
+        const em_plan_node *in = lore_input_node(node, k);
+        for (int c = 0; c < in->n_output; c++)
+            if (column_matches(want, in->output[c]))
+                return true;
+    }
+    for (int c = 0; output && c < node->n_output; c++)
+        if (column_matches(want, node->output[c]))
+            return true;
+    return false;
+}
+
+em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const int *lore_ids,
+                                 int n_lore_ids, em_lore_session **out, em_error *err) {
+    *out = NULL;
+    const char *ids_text = NULL, *path = NULL, *cols = NULL;
+    bool dump_output = false;
+    EM_TRY(em_conf_get_string(conf, "spark.ember.sql.lore.idsToDump", &ids_text, err));
+    EM_TRY(em_conf_get_string(conf, "spark.ember.sql.lore.dumpPath", &path, err));
+    EM_TRY(em_conf_get_string(conf, "spark.ember.sql.lore.columns", &cols, err));
+    EM_TRY(em_conf_get_bool(conf, "spark.ember.sql.lore.dumpOutput", &dump_output, err));
+    em_lore_ids ids;
+    em_status st = em_lore_ids_parse(ids_text, &ids, err);
+    if (st != EM_OK) {
+        em_error_prefix(err, "spark.ember.sql.lore.idsToDump");
+        return st;
+    }
+    if (ids.n == 0)
+        return EM_OK;
+    em_lore_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        em_lore_ids_reset(&ids);
+        return EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory");
+    }
+    s->ids = ids;
+    s->plan = plan;
+    s->dump_output = dump_output;
+    pthread_mutex_init(&s->mu, NULL);
+    int max_id = em_plan_max_id(plan);
+    s->n_lore = max_id + 1;
+    s->lore_of = malloc(sizeof *s->lore_of * (size_t)s->n_lore);
+    char *printed = NULL;
+    if (!s->lore_of) {
+        st = EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < s->n_lore; i++)
+        s->lore_of[i] = lore_ids && i < n_lore_ids ? lore_ids[i] : -1;
+    if (!lore_ids) {
+        int next = 0;
+        assign_ids(em_plan_exec_root(plan), s->lore_of, max_id, &next);
+        for (int i = 0; i < em_plan_n_subqueries(plan); i++) {
+            const em_plan_subquery *sq = em_plan_subquery_at(plan, i);
+            if (sq->root)
+                assign_ids(sq->root, s->lore_of, max_id, &next);
+        }
+    }
+    if (!path || !*path) {
+        st = EM_FAIL(err, EM_ERR_INVALID,
+                     "spark.ember.sql.lore.idsToDump is set but spark.ember.sql.lore.dumpPath "
+                     "is not: say where to write the dump");
+        goto fail;
+    }
+    if (!(s->dump_path = strdup(path)) ||
+        !(s->targets = calloc((size_t)ids.n, sizeof *s->targets))) {
+        st = EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory");
+        goto fail;
+    }
+    int max_lore = -1;
+    for (int i = 0; i < s->n_lore; i++)
+        if (s->lore_of[i] > max_lore)
+            max_lore = s->lore_of[i];
+    for (int i = 0; i < ids.n; i++) {
+        const em_lore_selection *sel = &ids.items[i];
+        const em_plan_node *node = NULL;
+        for (int id = 1; id < s->n_lore && !node; id++)
+            if (s->lore_of[id] == sel->lore_id)
+                node = em_plan_node_by_id(plan, id);
+        if (!node) {
+            st = EM_FAIL(err, EM_ERR_INVALID,
+                         "spark.ember.sql.lore.idsToDump: column %d: no native operator has "
+                         "loreId %d (this plan's ids are 0..%d; `ember explain` prints them)",
+                         sel->column, sel->lore_id, max_lore);
+            goto fail;
+        }
+        if (node->n_children > LORE_MAX_INPUTS) {
+            st = EM_FAIL(err, EM_ERR_UNSUPPORTED, "LORE: %s (%d) has more than %d inputs",
+                         node->name, node->id, LORE_MAX_INPUTS);
+            goto fail;
+        }
+        lore_target *t = &s->targets[s->n_targets++];
+        t->lore_id = sel->lore_id;
+        t->node = node;
+        t->sel = sel;
+        t->n_inputs = node->n_children;
+    }
+    st = parse_columns(s, cols, err);
+    for (int c = 0; st == EM_OK && c < s->n_columns; c++) {
+        bool found = false;
+        for (int i = 0; i < s->n_targets && !found; i++)
+            found = node_has_column(s->targets[i].node, s->columns[c], s->dump_output);
+        if (!found)
+            st = EM_FAIL(err, EM_ERR_INVALID,
+                         "spark.ember.sql.lore.columns: no selected operator reads a column "
+                         "named %s",
+                         s->columns[c]);
+    }
+    if (st == EM_OK)
+        st = check_folder(path, err);
+    if (st == EM_OK)
+        st = em_plan_print(plan, NULL, &printed, NULL, err);
+    for (int i = 0; st == EM_OK && i < s->n_targets; i++) {
+        lore_target *t = &s->targets[i];
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/loreId-%d", path, t->lore_id);
+        if (!(t->dir = strdup(dir)))
+            st = EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory");
+        if (st == EM_OK)
+            st = lore_mkdirs(dir, err);
+        if (st == EM_OK)
+            st = write_plan_meta(s, t, printed, conf, err);
+    }
+    free(printed);
+    if (st != EM_OK)
+        goto fail;
+    *out = s;
+    return EM_OK;
+fail:
+    em_lore_session_free(s);
+    return st;
+}
+
+void em_lore_session_free(em_lore_session *s) {
+    if (!s)
+        return;
+    for (int i = 0; i < s->n_targets; i++)
+        free(s->targets[i].dir);
+    free(s->targets);
+    for (int i = 0; i < s->n_columns; i++)
+        free(s->columns[i]);
+    free(s->columns);
+    free(s->lore_of);
+    free(s->dump_path);
+    em_lore_ids_reset(&s->ids);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+int em_lore_session_id_of(const em_lore_session *s, const em_plan_node *node) {
+    if (!s || !node || node->id < 0 || node->id >= s->n_lore)
+        return -1;
+    return s->lore_of[node->id];
+}
+
+int64_t em_lore_session_bytes(const em_lore_session *s) {
+    return s ? atomic_load(&((em_lore_session *)s)->bytes) : 0;
+}
+
+int64_t em_lore_session_files(const em_lore_session *s) {
+    return s ? atomic_load(&((em_lore_session *)s)->files) : 0;
+}
