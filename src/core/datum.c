@@ -35,6 +35,10 @@ static void chunk_free(em_row_arena *a, struct em_arena_chunk *c) {
 }
 
 void *em_row_arena_alloc(em_row_arena *a, int64_t n, em_error *err) {
+    if (!a) {
+        EM_FAIL(err, EM_ERR_INVALID, "a string value needs an arena and none was given");
+        return NULL;
+    }
     if (n < 0)
         n = 0;
     /* 8-byte alignment, so callers may keep any scalar in the bytes */

@@ -58,9 +58,17 @@ static void m_mul_small(uint32_t *a, uint32_t k) {
     }
 }
 
+/* Limbs in use: the highest non-zero limb + 1 (0 for zero). */
+static int m_used(const uint32_t *a) {
+    int n = RD_LIMBS;
+    while (n > 0 && a[n - 1] == 0)
+        n--;
+    return n;
+}
+
 static uint32_t m_div_small(uint32_t *a, uint32_t k) {
     uint64_t rem = 0;
-    for (int i = RD_LIMBS - 1; i >= 0; i--) {
+    for (int i = m_used(a) - 1; i >= 0; i--) {
         uint64_t cur = (rem << 32) | a[i];
         a[i] = (uint32_t)(cur / k);
         rem = cur % k;
@@ -83,20 +91,31 @@ static void m_mul(const uint32_t *a, const uint32_t *b, uint32_t *out) {
     memcpy(out, r, sizeof r);
 }
 
-static void m_shl1(uint32_t *a, uint32_t bit) {
-    for (int i = RD_LIMBS - 1; i > 0; i--)
+/* a <<= 1 over the first n limbs, shifting in `bit`. */
+static void m_shl1(uint32_t *a, int n, uint32_t bit) {
+    for (int i = n - 1; i > 0; i--)
         a[i] = (a[i] << 1) | (a[i - 1] >> 31);
     a[0] = (a[0] << 1) | bit;
 }
 
-/* q = a / b, r = a % b, b != 0: restoring division, one bit at a time. */
+/* q = a / b, r = a % b, b != 0. A divisor of one limb divides limb by
+ * limb; a wider one runs restoring division, one bit of a at a time from
+ * its highest set bit (the remainder stays below b, so it needs at most
+ * b's limbs plus one). */
 static void m_divmod(const uint32_t *a, const uint32_t *b, uint32_t *q, uint32_t *r) {
     uint32_t qq[RD_LIMBS] = {0}, rr[RD_LIMBS] = {0};
-    for (int bit = RD_LIMBS * 32 - 1; bit >= 0; bit--) {
-        m_shl1(rr, (a[bit / 32] >> (bit % 32)) & 1);
-        if (m_cmp(rr, b) >= 0) {
-            m_sub(rr, b);
-            qq[bit / 32] |= 1u << (bit % 32);
+    int nb = m_used(b);
+    if (nb <= 1) {
+        memcpy(qq, a, sizeof qq);
+        rr[0] = m_div_small(qq, b[0]);
+    } else {
+        int width = nb + 1 < RD_LIMBS ? nb + 1 : RD_LIMBS;
+        for (int bit = m_used(a) * 32 - 1; bit >= 0; bit--) {
+            m_shl1(rr, width, (a[bit / 32] >> (bit % 32)) & 1);
+            if (m_cmp(rr, b) >= 0) {
+                m_sub(rr, b);
+                qq[bit / 32] |= 1u << (bit % 32);
+            }
         }
     }
     memcpy(q, qq, sizeof qq);
@@ -110,17 +129,24 @@ static void m_pow10(uint32_t *a, int k) {
         m_mul_small(a, 10);
 }
 
-/* a = a / 10^k rounded HALF_UP on the magnitude. */
+/* a = a / 10^k truncated, nine digits at a time. */
+static void m_div_pow10(uint32_t *a, int k) {
+    static const uint32_t p10[10] = {1,      10,      100,      1000,      10000,
+                                     100000, 1000000, 10000000, 100000000, 1000000000};
+    for (; k > 9; k -= 9)
+        m_div_small(a, p10[9]);
+    m_div_small(a, p10[k]);
+}
+
+/* a = a / 10^k rounded HALF_UP on the magnitude: only the first dropped
+ * digit decides. */
 static void m_div_pow10_round(uint32_t *a, int k) {
-    uint32_t d[RD_LIMBS], q[RD_LIMBS], r[RD_LIMBS];
-    m_pow10(d, k);
-    m_divmod(a, d, q, r);
-    m_add(r, r);
-    if (m_cmp(r, d) >= 0) {
+    m_div_pow10(a, k - 1);
+    uint32_t first_dropped = m_div_small(a, 10);
+    if (first_dropped >= 5) {
         uint32_t one[RD_LIMBS] = {1};
-        m_add(q, one);
+        m_add(a, one);
     }
-    memcpy(a, q, sizeof q);
 }
 
 void rdec_from_i128(rdec *x, em_i128 v, int scale) {
@@ -140,10 +166,15 @@ int rdec_digits(const rdec *x) {
     uint32_t t[RD_LIMBS];
     memcpy(t, x->mag, sizeof t);
     int n = 0;
+    while (m_used(t) > 1 || t[0] >= 1000000000u) {
+        m_div_small(t, 1000000000u);
+        n += 9;
+    }
+    uint32_t v = t[0];
     do {
-        m_div_small(t, 10);
+        v /= 10;
         n++;
-    } while (!m_zero(t));
+    } while (v);
     return n;
 }
 
