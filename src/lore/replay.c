@@ -8,6 +8,7 @@
  * read: no warehouse, no original plan.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,12 @@ static int64_t now_ns(void) {
 }
 
 static json_t *load_json(const char *path, em_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        EM_FAIL(err, EM_ERR_IO, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    fclose(f);
     json_error_t je;
     json_t *j = json_load_file(path, 0, &je);
     if (!j)
@@ -147,6 +154,7 @@ em_status em_lore_dump_open(const char *dir, em_lore_dump **out, em_error *err) 
     d->meta = load_json(path, err);
     if (!d->meta) {
         s = err ? err->code : EM_ERR_CORRUPT;
+        em_error_prefix(err, "%s is not a LORE dump of one operator (DUMP/loreId-N)", d->dir);
         goto fail;
     }
     const char *format = json_string_value(json_object_get(d->meta, "format"));

@@ -15,6 +15,7 @@ int em_cli_demo(int argc, char **argv);    /* ember demo: the README's main job 
 int em_cli_run(int argc, char **argv);     /* ember run PLAN --warehouse DIR ... */
 int em_cli_explain(int argc, char **argv); /* ember explain PLAN */
 int em_cli_conf(int argc, char **argv);    /* ember conf [--markdown] [--all] */
+int em_cli_lore(int argc, char **argv);    /* ember lore replay|show DIR/loreId-N */
 
 /* Reads and parses a plan file ("-" = stdin) for run and explain; version may
  * be NULL (detected); retype NULL keeps the text's types. */

@@ -21,6 +21,7 @@ static void usage(FILE *out) {
                  "                               run a Spark physical plan (EXPLAIN FORMATTED)\n"
                  "  explain PLAN                 the plan's stages, each node native or not\n"
                  "  conf [--markdown] [--all]    every config key: type, default, scope, doc\n"
+                 "  lore replay|show DIR/loreId-N replay one operator from a LORE dump\n"
                  "  version                      print the version\n");
 }
 
@@ -42,6 +43,8 @@ int main(int argc, char **argv) {
         return em_cli_demo(argc - 2, argv + 2);
     if (strcmp(cmd, "conf") == 0)
         return em_cli_conf(argc - 2, argv + 2);
+    if (strcmp(cmd, "lore") == 0)
+        return em_cli_lore(argc - 2, argv + 2);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("ember %s\n", EM_VERSION);
         return 0;
