@@ -26,6 +26,7 @@
 #include "expr/decimal.h"
 #include "expr/row_cast.h"
 #include "shims/shim.h"
+#include "test_plan_common.h"
 
 #define N_COLS 13
 static const char *const COLS[N_COLS] = {"a", "b", "c", "d", "e", "f", "g",
@@ -110,6 +111,17 @@ static em_batch *make_rows(void) {
     return b;
 }
 
+/* The table's attribute list ("a#1, b#2, ...") and ReadSchema body. */
+static void table_text(char *cols, char *schema) {
+    for (int i = 0; i < N_COLS; i++) {
+        char one[64];
+        snprintf(one, sizeof one, "%s%s#%d", i ? ", " : "", COLS[i], i + 1);
+        strcat(cols, one);
+        snprintf(one, sizeof one, "%s%s:%s", i ? "," : "", COLS[i], TYPES[i]);
+        strcat(schema, one);
+    }
+}
+
 typedef struct xt {
     em_plan *plan;
     const em_expr *expr;
@@ -119,13 +131,7 @@ typedef struct xt {
 
 static void xt_open(xt *t, const char *expr, const char *version) {
     char cols[512] = "", schema[512] = "", text[8192];
-    for (int i = 0; i < N_COLS; i++) {
-        char one[64];
-        snprintf(one, sizeof one, "%s%s#%d", i ? ", " : "", COLS[i], i + 1);
-        strcat(cols, one);
-        snprintf(one, sizeof one, "%s%s:%s", i ? "," : "", COLS[i], TYPES[i]);
-        strcat(schema, one);
-    }
+    table_text(cols, schema);
     /* Spark 3.3 printed scans without the catalog */
     const char *table = (version && !strcmp(version, "3.3")) || strstr(expr, "CheckOverflow")
                             ? "default.t"
@@ -383,13 +389,7 @@ typedef struct at {
  * Functions list, typed by the parser. */
 static void at_open(at *t, const char *fn_text) {
     char cols[512] = "", schema[512] = "", text[8192];
-    for (int i = 0; i < N_COLS; i++) {
-        char one[64];
-        snprintf(one, sizeof one, "%s%s#%d", i ? ", " : "", COLS[i], i + 1);
-        strcat(cols, one);
-        snprintf(one, sizeof one, "%s%s:%s", i ? "," : "", COLS[i], TYPES[i]);
-        strcat(schema, one);
-    }
+    table_text(cols, schema);
     snprintf(text, sizeof text,
              "== Physical Plan ==\n* HashAggregate (3)\n+- * ColumnarToRow (2)\n"
              "   +- Scan parquet spark_catalog.default.t (1)\n\n\n"
@@ -901,6 +901,302 @@ static void test_decimal_kernels(void **state) {
     assert_true(r == -4990152619221774);
 }
 
+/* ------------------------------------------------------------------ TPC-H plans */
+
+/* Every expression of every shared TPC-H plan (Filter conditions, Project
+ * lists, aggregate functions and a final aggregate's Results, join
+ * conditions), bound by both engines and evaluated over random rows of the
+ * operator's input types: both bind or neither, and the values agree. */
+
+static uint64_t plan_rng = 88172645463325252ull;
+static uint64_t prng(void) {
+    plan_rng ^= plan_rng << 13;
+    plan_rng ^= plan_rng >> 7;
+    plan_rng ^= plan_rng << 17;
+    return plan_rng;
+}
+
+static void random_value(em_type t, em_datum *d) {
+    static const char *const words[] = {"R",        "A",           "MAIL",          "SHIP",
+                                        "PROMO X",  "forest green", "special requests",
+                                        "BUILDING", "",            "Brand#23",      "MED BOX"};
+    memset(d, 0, sizeof *d);
+    if (prng() % 8 == 0) {
+        d->is_null = true;
+        return;
+    }
+    switch (t.id) {
+    case EM_TYPE_BOOLEAN:
+        d->v.b = prng() & 1;
+        break;
+    case EM_TYPE_BYTE:
+    case EM_TYPE_SHORT:
+    case EM_TYPE_INT:
+    case EM_TYPE_LONG:
+        d->v.i64 = (int64_t)(prng() % 200) - 20;
+        break;
+    case EM_TYPE_DATE:
+        d->v.i64 = 8000 + (int64_t)(prng() % 2600);
+        break;
+    case EM_TYPE_FLOAT:
+    case EM_TYPE_DOUBLE:
+        d->v.f64 = (double)(prng() % 100000) / 8.0 - 50;
+        break;
+    case EM_TYPE_DECIMAL: {
+        int digits = t.precision < 9 ? t.precision : 9;
+        int64_t lim = 1;
+        for (int k = 0; k < digits; k++)
+            lim *= 10;
+        d->v.dec = (em_i128)(int64_t)(prng() % (uint64_t)lim) - (prng() % 4 == 0 ? lim / 2 : 0);
+        break;
+    }
+    case EM_TYPE_STRING:
+    case EM_TYPE_BINARY: {
+        const char *w = words[prng() % (sizeof words / sizeof words[0])];
+        d->v.str.ptr = (const uint8_t *)w;
+        d->v.str.len = (int32_t)strlen(w);
+        break;
+    }
+    default:
+        d->is_null = true;
+        break;
+    }
+}
+
+#define PLAN_ROWS 48
+
+typedef struct plan_counts {
+    int exprs, aggs, values, refused_both, untyped;
+} plan_counts;
+
+static em_status plan_no_subquery(void *ctx, const em_expr *sq, em_type type, em_pool *pool,
+                                  em_column *out, em_error *err) {
+    (void)ctx;
+    (void)sq;
+    (void)pool;
+    EM_TRY(em_column_init(out, type, 1, NULL, err));
+    return em_column_append_null(out, err);
+}
+
+/* A batch of PLAN_ROWS random rows of the inputs' types; NULL when an
+ * input has no known type. */
+static em_batch *random_batch(const em_expr *const *in, int n_in) {
+    em_schema s;
+    em_error err = {0};
+    for (int i = 0; i < n_in; i++)
+        if (!in[i] || !in[i]->type_known)
+            return NULL;
+    EM_ASSERT_OK(em_schema_init(&s, n_in, &err), &err);
+    for (int i = 0; i < n_in; i++)
+        EM_ASSERT_OK(em_schema_set(&s, i, "c", in[i]->type, true, &err), &err);
+    em_batch *b;
+    EM_ASSERT_OK(em_batch_create(&s, PLAN_ROWS, NULL, &b, &err), &err);
+    em_schema_reset(&s);
+    for (int c = 0; c < n_in; c++)
+        for (int r = 0; r < PLAN_ROWS; r++) {
+            em_datum d;
+            random_value(in[c]->type, &d);
+            EM_ASSERT_OK(em_column_append_datum(&b->cols[c], &d, NULL, &err), &err);
+        }
+    b->n_rows = PLAN_ROWS;
+    return b;
+}
+
+static void row_of(const em_batch *b, int64_t r, em_datum *row) {
+    for (int c = 0; c < b->n_cols; c++)
+        em_datum_from_column(&b->cols[c], r, &row[c]);
+}
+
+static void plan_expr(plan_counts *pc, const char *file, const em_expr *e,
+                      const em_expr *const *in, int n_in, bool ansi) {
+    em_batch *b = random_batch(in, n_in);
+    if (!b) {
+        pc->untyped++;
+        return;
+    }
+    em_expr_compile_options o = {0};
+    o.ansi = ansi;
+    o.subquery = plan_no_subquery;
+    em_error verr = {0}, rerr = {0};
+    char *txt = plan_test_expr_text(e);
+    if (e->kind == EM_EXPR_AGG) {
+        em_agg_fn *fn = NULL;
+        em_ragg *ra = NULL;
+        em_status vs = em_agg_compile(e, in, n_in, &o, &fn, &verr);
+        em_status rs = em_ragg_bind(e, in, n_in, &o, &ra, &rerr);
+        if ((vs == EM_OK) != (rs == EM_OK))
+            fail_msg("%s: %s: vectorized %s (%s), row %s (%s)", file, txt, em_status_name(vs),
+                     verr.msg, em_status_name(rs), rerr.msg);
+        pc->aggs++;
+        if (vs == EM_OK && em_agg_fn_has_args(fn) && em_agg_fn_mode(fn) == EM_AGG_PARTIAL) {
+            /* one group over every row: the partial buffers agree */
+            em_agg_state *st;
+            EM_ASSERT_OK(em_agg_state_create(fn, NULL, &st, &verr), &verr);
+            EM_ASSERT_OK(em_agg_state_resize(st, 1, &verr), &verr);
+            int32_t ids[PLAN_ROWS] = {0};
+            vs = em_agg_update(fn, st, ids, b, &verr);
+            em_datum buf[3], row[64];
+            em_row_arena arena;
+            em_row_arena_init(&arena, NULL);
+            em_ragg_init(ra, buf);
+            for (int64_t r = 0; r < PLAN_ROWS && rs == EM_OK; r++) {
+                row_of(b, r, row);
+                rs = em_ragg_update(ra, buf, row, &arena, &rerr);
+            }
+            if (vs != rs)
+                fail_msg("%s: %s: update: vectorized %s (%s), row %s (%s)", file, txt,
+                         em_status_name(vs), verr.msg, em_status_name(rs), rerr.msg);
+            if (vs == EM_OK) {
+                em_column cols[3];
+                EM_ASSERT_OK(em_agg_emit_buffers(fn, st, NULL, cols, &verr), &verr);
+                for (int j = 0; j < em_agg_n_buffers(fn); j++) {
+                    em_column rc;
+                    EM_ASSERT_OK(em_column_init(&rc, em_ragg_buffer_type(ra, j), 1, NULL, &rerr),
+                                 &rerr);
+                    EM_ASSERT_OK(em_column_append_datum(&rc, &buf[j], NULL, &rerr), &rerr);
+                    char what[600];
+                    snprintf(what, sizeof what, "%s: %s buffer %d", file, txt, j);
+                    expect_same_column(what, &cols[j], &rc);
+                    em_column_reset(&rc);
+                    em_column_reset(&cols[j]);
+                    pc->values++;
+                }
+            }
+            em_row_arena_reset(&arena);
+            em_agg_state_free(st);
+        }
+        em_agg_fn_free(fn);
+        em_ragg_free(ra);
+    } else {
+        em_expr_prog *prog = NULL;
+        em_rexpr *rx = NULL;
+        em_status vs = em_expr_compile(e, in, n_in, &o, &prog, &verr);
+        em_status rs = em_rexpr_bind(e, in, n_in, &o, &rx, &rerr);
+        if ((vs == EM_OK) != (rs == EM_OK))
+            fail_msg("%s: %s: vectorized %s (%s), row %s (%s)", file, txt, em_status_name(vs),
+                     verr.msg, em_status_name(rs), rerr.msg);
+        pc->exprs++;
+        if (vs != EM_OK)
+            pc->refused_both++;
+        if (vs == EM_OK) {
+            em_column vout;
+            vs = em_expr_eval(prog, b, NULL, &vout, &verr);
+            em_column rout;
+            EM_ASSERT_OK(em_column_init(&rout, em_rexpr_type(rx), PLAN_ROWS, NULL, &rerr), &rerr);
+            em_row_arena arena;
+            em_row_arena_init(&arena, NULL);
+            em_datum row[256];
+            assert_true(n_in <= 256);
+            for (int64_t r = 0; r < PLAN_ROWS && rs == EM_OK; r++) {
+                em_datum d;
+                row_of(b, r, row);
+                rs = em_rexpr_eval(rx, row, &arena, &d, &rerr);
+                if (rs == EM_OK)
+                    EM_ASSERT_OK(em_column_append_datum(&rout, &d, NULL, &rerr), &rerr);
+            }
+            if (vs != rs)
+                fail_msg("%s: %s: vectorized %s (%s), row %s (%s)", file, txt, em_status_name(vs),
+                         verr.msg, em_status_name(rs), rerr.msg);
+            if (vs == EM_OK) {
+                char what[600];
+                snprintf(what, sizeof what, "%s: %s", file, txt);
+                expect_same_column(what, &vout, &rout);
+                pc->values += PLAN_ROWS;
+                em_column_reset(&vout);
+            }
+            em_column_reset(&rout);
+            em_row_arena_reset(&arena);
+        }
+        em_expr_prog_free(prog);
+        em_rexpr_free(rx);
+    }
+    free(txt);
+    em_batch_destroy(b);
+}
+
+static void plan_visit(plan_counts *pc, const char *file, const em_plan_node *n, bool ansi) {
+    if (!n)
+        return;
+    for (int i = 0; i < n->n_children; i++)
+        plan_visit(pc, file, n->children[i], ansi);
+    const em_plan_field *in = em_plan_node_field(n, EM_FIELD_INPUT);
+    const em_expr *const *ins = in ? (const em_expr *const *)in->exprs : NULL;
+    int n_in = in ? in->n_exprs : 0;
+    em_field_kind kinds[] = {EM_FIELD_CONDITION, EM_FIELD_OUTPUT, EM_FIELD_FUNCTIONS};
+    if (n->kind == EM_NODE_FILTER || n->kind == EM_NODE_PROJECT ||
+        n->kind == EM_NODE_HASH_AGGREGATE) {
+        for (size_t k = 0; k < 3; k++) {
+            const em_plan_field *f = em_plan_node_field(n, kinds[k]);
+            if (!f || (kinds[k] == EM_FIELD_OUTPUT && n->kind != EM_NODE_PROJECT))
+                continue;
+            for (int i = 0; i < f->n_exprs; i++)
+                plan_expr(pc, file, f->exprs[i], ins, n_in, ansi);
+        }
+    }
+    if (n->kind == EM_NODE_HASH_AGGREGATE) {
+        const em_plan_field *fns = em_plan_node_field(n, EM_FIELD_FUNCTIONS);
+        bool final = true;
+        for (int i = 0; fns && i < fns->n_exprs; i++)
+            final &= fns->exprs[i]->kind != EM_EXPR_AGG || fns->exprs[i]->mode == EM_AGG_FINAL;
+        const em_plan_field *keys = em_plan_node_field(n, EM_FIELD_KEYS);
+        const em_plan_field *attrs = em_plan_node_field(n, EM_FIELD_AGG_ATTRS);
+        const em_plan_field *res = em_plan_node_field(n, EM_FIELD_RESULTS);
+        if (final && res) {
+            int nk = keys ? keys->n_exprs : 0, na = attrs ? attrs->n_exprs : 0;
+            const em_expr **env = calloc((size_t)(nk + na + 1), sizeof *env);
+            for (int i = 0; i < nk; i++)
+                env[i] = keys->exprs[i];
+            for (int i = 0; i < na; i++)
+                env[nk + i] = attrs->exprs[i];
+            for (int i = 0; i < res->n_exprs; i++)
+                plan_expr(pc, file, res->exprs[i], env, nk + na, ansi);
+            free(env);
+        }
+    }
+    const em_plan_field *jc = em_plan_node_field(n, EM_FIELD_JOIN_CONDITION);
+    if (jc && jc->n_exprs > 0 && jc->exprs[0] && n->n_children == 2) {
+        const em_plan_node *l = n->children[0], *r = n->children[1];
+        int nn = l->n_output + r->n_output;
+        const em_expr **env = calloc((size_t)(nn + 1), sizeof *env);
+        for (int i = 0; i < l->n_output; i++)
+            env[i] = l->output[i];
+        for (int i = 0; i < r->n_output; i++)
+            env[l->n_output + i] = r->output[i];
+        plan_expr(pc, file, jc->exprs[0], env, nn, ansi);
+        free(env);
+    }
+}
+
+static void test_tpch_plans(void **state) {
+    (void)state;
+    if (!em_test_shared_dir())
+        fail_msg("the shared folder with the Spark plans is missing");
+    plan_counts pc = {0};
+    int files = 0;
+    for (int v = 0; v < PLAN_TEST_N_DIRS; v++) {
+        for (int q = 1; q <= 22; q++) {
+            em_plan *plan = plan_test_parse_shared(plan_test_dirs[v], q);
+            char file[64];
+            snprintf(file, sizeof file, "spark-%s/q%d", plan_test_dirs[v], q);
+            bool ansi = em_shim_ansi_default(em_plan_shim(plan));
+            plan_visit(&pc, file, em_plan_root(plan), ansi);
+            for (int i = 0; i < em_plan_n_subqueries(plan); i++) {
+                const em_plan_subquery *sq = em_plan_subquery_at(plan, i);
+                if (sq->root)
+                    plan_visit(&pc, file, sq->root, ansi);
+            }
+            em_plan_free(plan);
+            files++;
+        }
+    }
+    print_message("%d plans: %d expressions and %d aggregates bound alike (%d refused by both, %d "
+                  "over untyped inputs), %d values compared\n",
+                  files, pc.exprs, pc.aggs, pc.refused_both, pc.untyped, pc.values);
+    assert_int_equal(files, 132);
+    assert_true(pc.exprs > 1000);
+    assert_true(pc.values > 30000);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_differential),
@@ -908,6 +1204,7 @@ int main(void) {
         cmocka_unit_test(test_pinned),
         cmocka_unit_test(test_scalar_subquery),
         cmocka_unit_test(test_decimal_kernels),
+        cmocka_unit_test(test_tpch_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
