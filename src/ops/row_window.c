@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Window and WindowGroupLimit on rows.
+ *
+ * The input is stored and sorted by the partition keys (ASC NULLS FIRST)
+ * then the order keys, stably; each partition (rows equal on the partition
+ * keys) is then computed on its own, and rows are emitted in that order
+ * with the function results after the input columns, as the native Window
+ * does. Rows equal on the order keys are peers.
+ *
+ * Functions (`f(...) windowspecdefinition(partition..., order...,
+ * frame) AS name`):
+ *   row_number, rank, dense_rank    position, first peer's position,
+ *                                   peer groups so far
+ *   percent_rank, cume_dist         (rank - 1) / (n - 1) (0 for one row);
+ *                                   rows up to the last peer / n
+ *   ntile(k)                        Spark's NTile: buckets of n / k rows,
+ *                                   the first n % k one row larger
+ *   lag / lead(x, off, default)     x at the row off rows before / after,
+ *                                   default (over the current row) when
+ *                                   that row is outside the partition
+ *   aggregates                      over the frame: RowFrame with any
+ *                                   bounds (unbounded, current row, or an
+ *                                   offset), RangeFrame with unbounded or
+ *                                   current-row bounds (the current row's
+ *                                   peers); an empty frame gives the
+ *                                   function's value over no rows.
+ * Frames that start unbounded fold rows as the frame grows; others are
+ * folded afresh for every row, which is simple and right, not fast.
+ * RangeFrame bounds with value offsets are reported unsupported.
+ *
+ * Without a frame: RangeFrame unbounded preceding .. current row with an
+ * ORDER BY, the whole partition without one (Spark's defaults).
+ *
+ * WindowGroupLimit (`[partition], [order], fn, limit, mode`) keeps per
+ * partition the rows whose rank, dense_rank or row_number is at most the
+ * limit, adding no column.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/op_util.h"
+#include "ops/row_internal.h"
+
+typedef enum wfn_kind {
+    WF_ROW_NUMBER,
+    WF_RANK,
+    WF_DENSE_RANK,
+    WF_PERCENT_RANK,
+    WF_CUME_DIST,
+    WF_NTILE,
+    WF_LAG,
+    WF_LEAD,
+    WF_AGG,
+} wfn_kind;
+
+enum { B_UNBOUNDED = 0, B_CURRENT = 1, B_OFFSET = 2 };
+
+typedef struct wfn {
+    wfn_kind kind;
+    bool rows_frame;
+    int lo_kind, hi_kind;
+    int64_t lo_off, hi_off;
+    int64_t n;        /* ntile buckets; lag/lead offset */
+    em_rexpr *input;  /* lag/lead */
+    em_rexpr *dflt;   /* lag/lead default */
+    em_ragg *agg;
+    em_datum *buf;    /* the aggregate's buffers */
+    em_type type;
+} wfn;
+
+typedef struct window_state {
+    bool group_limit;
+    int n_fns;
+    wfn *fns;
+    wfn limit_fn;
+    int64_t limit;
+    int n_part, n_order;
+    sorted_rows s;
+    int n_in;
+    /* results: n_fns datums per sorted row (strings in res_arena) */
+    em_datum *res;
+    em_row_arena res_arena, scratch;
+    bool *keep; /* group limit: per sorted position */
+    bool done_input;
+    int64_t emitted;
+    em_datum *out;
+} window_state;
+
+static bool is_call(const em_expr *e, const char *name) {
+    return e && e->kind == EM_EXPR_CALL && e->name && strcmp(e->name, name) == 0;
+}
+
+/* Names the window expression by its result attribute. */
+static em_status wunsupported(const em_expr *alias, const char *what, em_error *err) {
+    return EM_FAIL(err, EM_ERR_UNSUPPORTED, "window expression %s#%lld: %s",
+                   alias->name ? alias->name : "?", (long long)alias->id, what);
+}
+
+/* An integer literal, possibly negated. */
+static bool int_literal(const em_expr *e, int64_t *out) {
+    bool neg = false;
+    if (e->kind == EM_EXPR_NEGATE && e->n_args == 1) {
+        neg = true;
+        e = e->args[0];
+    }
+    if (e->kind != EM_EXPR_LITERAL || !e->text)
+        return false;
+    char *end = NULL;
+    long long v = strtoll(e->text, &end, 10);
+    if (end == e->text || (*end && strcmp(end, "L") != 0))
+        return false;
+    *out = neg ? -v : v;
+    return true;
+}
+
+static bool frame_bound(const em_expr *e, int *kind, int64_t *off) {
+    if (is_call(e, "unboundedpreceding$") || is_call(e, "unboundedfollowing$")) {
+        *kind = B_UNBOUNDED;
+        return true;
+    }
+    if (is_call(e, "currentrow$")) {
+        *kind = B_CURRENT;
+        return true;
+    }
+    *kind = B_OFFSET;
+    return int_literal(e, off);
+}
+
+/* Reads one window expression (an ALIAS of a WINDOW) and binds it. */
+static em_status wfn_bind(em_row_op *op, window_state *st, const em_expr *alias, wfn *f,
+                          em_error *err) {
+    const em_row_op *child = op->children[0];
+    const em_expr_compile_options *opts = &op->ctx->expr_opts;
+    const em_expr *w = rop_unalias(alias);
+    if (w->kind != EM_EXPR_WINDOW || w->n_args != 2)
+        return wunsupported(alias, "not a window function", err);
+    const em_expr *fn = w->args[0], *spec = w->args[1];
+    const em_expr *frame = spec->n_args > 0 ? spec->args[spec->n_args - 1] : NULL;
+    /* Spark's defaults */
+    f->rows_frame = false;
+    f->lo_kind = B_UNBOUNDED;
+    f->hi_kind = st->n_order > 0 ? B_CURRENT : B_UNBOUNDED;
+    if (is_call(frame, "specifiedwindowframe") && frame->n_args == 3) {
+        const em_expr *ft = frame->args[0];
+        f->rows_frame = ft->text && strcmp(ft->text, "RowFrame") == 0;
+        if (!frame_bound(frame->args[1], &f->lo_kind, &f->lo_off) ||
+            !frame_bound(frame->args[2], &f->hi_kind, &f->hi_off))
+            return wunsupported(alias, "unsupported frame bound", err);
+        if (is_call(frame->args[1], "unboundedfollowing$") ||
+            is_call(frame->args[2], "unboundedpreceding$"))
+            return wunsupported(alias, "empty frame", err);
+    }
+    if (fn->kind == EM_EXPR_AGG) {
+        if (!f->rows_frame && (f->lo_kind == B_OFFSET || f->hi_kind == B_OFFSET))
+            return wunsupported(alias, "RangeFrame with value offsets", err);
+        f->kind = WF_AGG;
+        EM_TRY(em_ragg_bind(fn, child->output, child->n_output, opts, &f->agg, err));
+        if (!em_ragg_has_args(f->agg))
+            return wunsupported(alias, "aggregate arguments not in the input", err);
+        f->buf = calloc((size_t)em_ragg_n_buffers(f->agg) + 1, sizeof *f->buf);
+        if (!f->buf)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+        f->type = em_ragg_result_type(f->agg);
+        return EM_OK;
+    }
+    f->type = em_type_make(EM_TYPE_INT);
+    if (is_call(fn, "row_number"))
+        f->kind = WF_ROW_NUMBER;
+    else if (is_call(fn, "rank"))
+        f->kind = WF_RANK;
+    else if (is_call(fn, "dense_rank"))
+        f->kind = WF_DENSE_RANK;
+    else if (is_call(fn, "percent_rank") || is_call(fn, "cume_dist")) {
+        f->kind = is_call(fn, "cume_dist") ? WF_CUME_DIST : WF_PERCENT_RANK;
+        f->type = em_type_make(EM_TYPE_DOUBLE);
+    } else if (is_call(fn, "ntile")) {
+        f->kind = WF_NTILE;
+        if (fn->n_args != 1 || !int_literal(fn->args[0], &f->n) || f->n <= 0)
+            return wunsupported(alias, "ntile needs a positive literal", err);
+    } else if (is_call(fn, "lag") || is_call(fn, "lead")) {
+        f->kind = is_call(fn, "lag") ? WF_LAG : WF_LEAD;
+        f->n = 1;
+        if (fn->n_args >= 2 && !int_literal(fn->args[1], &f->n))
+            return wunsupported(alias, "offset is not a literal", err);
+        if (f->n < 0)
+            f->n = -f->n; /* printed as the frame's signed offset on some lines */
+        if (fn->n_args < 1)
+            return wunsupported(alias, "no input", err);
+        EM_TRY(em_rexpr_bind(fn->args[0], child->output, child->n_output, opts, &f->input, err));
+        f->type = em_rexpr_type(f->input);
+        if (fn->n_args >= 3)
+            EM_TRY(em_rexpr_bind(fn->args[2], child->output, child->n_output, opts, &f->dflt,
+                                 err));
+    } else {
+        return wunsupported(alias, "unsupported function", err);
+    }
+    return EM_OK;
+}
+
+static em_status group_limit_args(em_row_op *op, window_state *st, const em_expr *const *args,
+                                  int n, em_error *err) {
+    const em_expr *fn = NULL, *lim = NULL;
+    for (int i = 0; i < n; i++) {
+        if (args[i]->kind == EM_EXPR_CALL && !fn)
+            fn = args[i];
+        else if (args[i]->kind == EM_EXPR_LITERAL && fn && !lim)
+            lim = args[i];
+    }
+    if (!fn || !lim)
+        return EM_FAIL(err, EM_ERR_PARSE, "expected `[partition], [order], function, limit, mode`");
+    if (is_call(fn, "rank"))
+        st->limit_fn.kind = WF_RANK;
+    else if (is_call(fn, "dense_rank"))
+        st->limit_fn.kind = WF_DENSE_RANK;
+    else if (is_call(fn, "row_number"))
+        st->limit_fn.kind = WF_ROW_NUMBER;
+    else
+        return EM_FAIL(err, EM_ERR_UNSUPPORTED, "group limit by %s", fn->name ? fn->name : "?");
+    return opu_int_arg(op->node, lim, "limit", &st->limit, err);
+}
+
+static em_status window_bind(em_row_op *op, window_state *st, em_error *err) {
+    const em_row_op *child = op->children[0];
+    int n = 0;
+    const em_expr *const *args = rop_arguments(op->node, &n);
+    if (st->group_limit)
+        EM_TRY(group_limit_args(op, st, args, n, err));
+    else if (n < 1 || args[0]->kind != EM_EXPR_LIST)
+        return EM_FAIL(err, EM_ERR_PARSE, "no window expression list in Arguments");
+    const em_expr *part = NULL, *order = NULL;
+    for (int i = st->group_limit ? 0 : 1; i < n; i++) {
+        if (args[i]->kind != EM_EXPR_LIST)
+            continue;
+        if (args[i]->n_args > 0 && args[i]->args[0]->kind == EM_EXPR_SORT_ORDER)
+            order = args[i];
+        else
+            part = args[i];
+    }
+    st->n_part = part ? part->n_args : 0;
+    st->n_order = order ? order->n_args : 0;
+    int nk = st->n_part + st->n_order;
+    const em_expr **keys = calloc((size_t)nk + 1, sizeof *keys);
+    if (!keys)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < st->n_part; i++)
+        keys[i] = part->args[i];
+    for (int i = 0; i < st->n_order; i++)
+        keys[st->n_part + i] = order->args[i];
+    em_status s = sr_init(&st->s, op, keys, nk, err);
+    free(keys);
+    EM_TRY(s);
+    st->n_in = child->n_output;
+    if (st->group_limit) {
+        if (op->n_output != st->n_in)
+            return EM_FAIL(err, EM_ERR_BIND, "output and input differ in width");
+        memcpy(op->types, child->types, sizeof *op->types * (size_t)st->n_in);
+        return EM_OK;
+    }
+    const em_expr *list = args[0];
+    st->n_fns = list->n_args;
+    st->fns = calloc((size_t)st->n_fns + 1, sizeof *st->fns);
+    if (!st->fns)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    if (op->n_output != st->n_in + st->n_fns)
+        return EM_FAIL(err, EM_ERR_BIND, "Output has %d attributes, input %d plus %d functions",
+                       op->n_output, st->n_in, st->n_fns);
+    memcpy(op->types, child->types, sizeof *op->types * (size_t)st->n_in);
+    for (int i = 0; i < st->n_fns; i++) {
+        EM_TRY(wfn_bind(op, st, list->args[i], &st->fns[i], err));
+        op->types[st->n_in + i] = st->fns[i].type;
+    }
+    return EM_OK;
+}
+
+static em_status window_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
+    window_state *st = op->state;
+    st->group_limit = op->node->kind == EM_NODE_WINDOW_GROUP_LIMIT;
+    em_row_arena_init(&st->res_arena, rop_pool(op));
+    em_row_arena_init(&st->scratch, rop_pool(op));
+    EM_TRY(em_row_op_open(op->children[0], ctx, err));
+    if (window_bind(op, st, err) != EM_OK)
+        return rop_fail(op, err);
+    st->out = calloc((size_t)op->n_output + 1, sizeof *st->out);
+    if (!st->out)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    return EM_OK;
+}
+
+/* The stored row at sorted position i. */
+static inline const em_datum *wrow(const window_state *st, int64_t i) {
+    return rs_row(&st->s.rows, st->s.idx[i]);
+}
+
+/* Rank-like values of positions [lo, hi) of one partition. */
+static int64_t rank_like(const wfn *f, int64_t lo, int64_t i, const int64_t *peer_lo,
+                         int64_t *dense) {
+    if (f->kind == WF_ROW_NUMBER)
+        return i - lo + 1;
+    if (peer_lo[i] == i)
+        (*dense)++;
+    return f->kind == WF_DENSE_RANK ? *dense : peer_lo[i] - lo + 1;
+}
+
+static em_status set_result(window_state *st, int64_t i, int fi, const em_datum *v, em_type t,
+                            em_error *err) {
+    return em_datum_copy(&st->res[i * st->n_fns + fi], v, t, &st->res_arena, err);
+}
+
+static em_status set_int(window_state *st, int64_t i, int fi, int64_t v, em_error *err) {
+    em_datum d = {.is_null = false};
+    d.v.i64 = v;
+    return set_result(st, i, fi, &d, em_type_make(EM_TYPE_INT), err);
+}
+
+/* Folds sorted positions [a, b) into the aggregate's buffers. */
+static em_status agg_fold(window_state *st, wfn *f, int64_t a, int64_t b, em_row_arena *arena,
+                          em_error *err) {
+    for (int64_t j = a; j < b; j++)
+        EM_TRY(em_ragg_update(f->agg, f->buf, wrow(st, j), arena, err));
+    return EM_OK;
+}
+
+/* The frame [*fs, *fe) of position i in partition [lo, hi). */
+static void frame_of(const wfn *f, int64_t i, int64_t lo, int64_t hi, const int64_t *peer_lo,
+                     const int64_t *peer_hi, int64_t *fs, int64_t *fe) {
+    int64_t a, b;
+    if (f->lo_kind == B_UNBOUNDED)
+        a = lo;
+    else if (f->lo_kind == B_CURRENT)
+        a = f->rows_frame ? i : peer_lo[i];
+    else
+        a = i + f->lo_off;
+    if (f->hi_kind == B_UNBOUNDED)
+        b = hi;
+    else if (f->hi_kind == B_CURRENT)
+        b = f->rows_frame ? i + 1 : peer_hi[i];
+    else
+        b = i + f->hi_off + 1;
+    *fs = a < lo ? lo : a > hi ? hi : a;
+    *fe = b < lo ? lo : b > hi ? hi : b;
+}
+
+static em_status agg_partition(window_state *st, int fi, int64_t lo, int64_t hi,
+                               const int64_t *peer_lo, const int64_t *peer_hi, em_error *err) {
+    wfn *f = &st->fns[fi];
+    em_row_arena run;
+    em_row_arena_init(&run, st->res_arena.pool);
+    em_status s = EM_OK;
+    bool growing = f->lo_kind == B_UNBOUNDED;
+    int64_t folded = lo;
+    em_ragg_init(f->agg, f->buf);
+    for (int64_t i = lo; s == EM_OK && i < hi; i++) {
+        int64_t fs, fe;
+        frame_of(f, i, lo, hi, peer_lo, peer_hi, &fs, &fe);
+        if (growing) {
+            if (fe > folded) {
+                s = agg_fold(st, f, folded, fe, &run, err);
+                folded = fe;
+            }
+        } else {
+            em_row_arena_clear(&run);
+            em_ragg_init(f->agg, f->buf);
+            if (fs < fe)
+                s = agg_fold(st, f, fs, fe, &run, err);
+        }
+        em_datum v;
+        em_row_arena_clear(&st->scratch);
+        if (s == EM_OK)
+            s = em_ragg_eval(f->agg, f->buf, &st->scratch, &v, err);
+        if (s == EM_OK)
+            s = set_result(st, i, fi, &v, f->type, err);
+    }
+    em_row_arena_reset(&run);
+    return s;
+}
+
+static em_status offset_value(window_state *st, int fi, int64_t i, int64_t lo, int64_t hi,
+                              em_error *err) {
+    wfn *f = &st->fns[fi];
+    int64_t t = f->kind == WF_LAG ? i - f->n : i + f->n;
+    em_datum v = em_datum_null();
+    em_row_arena_clear(&st->scratch);
+    if (t >= lo && t < hi)
+        EM_TRY(em_rexpr_eval(f->input, wrow(st, t), &st->scratch, &v, err));
+    else if (f->dflt)
+        EM_TRY(em_rexpr_eval(f->dflt, wrow(st, i), &st->scratch, &v, err));
+    return set_result(st, i, fi, &v, f->type, err);
+}
+
+/* Computes every function over partition [lo, hi). */
+static em_status window_partition(window_state *st, int64_t lo, int64_t hi, const int64_t *peer_lo,
+                                  const int64_t *peer_hi, em_error *err) {
+    int64_t n = hi - lo;
+    if (st->group_limit) {
+        int64_t dense = 0;
+        for (int64_t i = lo; i < hi; i++)
+            st->keep[i] = rank_like(&st->limit_fn, lo, i, peer_lo, &dense) <= st->limit;
+        return EM_OK;
+    }
+    for (int fi = 0; fi < st->n_fns; fi++) {
+        wfn *f = &st->fns[fi];
+        int64_t dense = 0;
+        for (int64_t i = lo; i < hi && f->kind != WF_AGG; i++) {
+            switch (f->kind) {
+            case WF_ROW_NUMBER:
+            case WF_RANK:
+            case WF_DENSE_RANK:
+                EM_TRY(set_int(st, i, fi, rank_like(f, lo, i, peer_lo, &dense), err));
+                break;
+            case WF_PERCENT_RANK:
+            case WF_CUME_DIST: {
+                em_datum d = {.is_null = false};
+                if (f->kind == WF_CUME_DIST)
+                    d.v.f64 = (double)(peer_hi[i] - lo) / (double)n;
+                else
+                    d.v.f64 = n > 1 ? (double)(peer_lo[i] - lo) / (double)(n - 1) : 0.0;
+                EM_TRY(set_result(st, i, fi, &d, f->type, err));
+                break;
+            }
+            case WF_NTILE: {
+                /* buckets of n / k rows; the first n % k hold one more */
+                int64_t size = n / f->n, extra = n % f->n, r = i - lo;
+                int64_t big = extra * (size + 1);
+                int64_t b = r < big ? r / (size + 1) : extra + (size ? (r - big) / size : 0);
+                EM_TRY(set_int(st, i, fi, b + 1, err));
+                break;
+            }
+            case WF_LAG:
+            case WF_LEAD:
+                EM_TRY(offset_value(st, fi, i, lo, hi, err));
+                break;
+            default:
+                break;
+            }
+        }
+        if (f->kind == WF_AGG)
+            EM_TRY(agg_partition(st, fi, lo, hi, peer_lo, peer_hi, err));
+    }
+    return EM_OK;
+}
+
+static em_status window_compute(em_row_op *op, window_state *st, em_error *err) {
+    for (;;) {
+        const em_datum *in = NULL;
+        em_status s = em_row_op_next(op->children[0], &in, err);
+        if (s == EM_DONE)
+            break;
+        if (s != EM_OK)
+            return s;
+        EM_TRY(sr_add(&st->s, in, err));
+    }
+    EM_TRY(sr_sort(&st->s, err));
+    int64_t n = st->s.n_idx;
+    int nf = st->group_limit ? 0 : st->n_fns;
+    st->res = calloc((size_t)(n * nf) + 1, sizeof *st->res);
+    st->keep = calloc((size_t)n + 1, sizeof *st->keep);
+    int64_t *peer_lo = malloc(sizeof *peer_lo * (size_t)(n + 1));
+    int64_t *peer_hi = malloc(sizeof *peer_hi * (size_t)(n + 1));
+    em_status s = EM_OK;
+    if (!st->res || !st->keep || !peer_lo || !peer_hi)
+        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    int np = st->n_part, nk = st->n_part + st->n_order;
+    for (int64_t lo = 0; s == EM_OK && lo < n;) {
+        int64_t hi = lo + 1;
+        while (hi < n && sr_compare_range(&st->s, st->s.idx[lo], st->s.idx[hi], 0, np) == 0)
+            hi++;
+        for (int64_t i = lo; i < hi; i++)
+            peer_lo[i] = i > lo && sr_compare_range(&st->s, st->s.idx[i - 1], st->s.idx[i], np,
+                                                    nk) == 0
+                             ? peer_lo[i - 1]
+                             : i;
+        for (int64_t i = hi - 1; i >= lo; i--)
+            peer_hi[i] = i + 1 < hi && peer_lo[i + 1] == peer_lo[i] ? peer_hi[i + 1] : i + 1;
+        s = window_partition(st, lo, hi, peer_lo, peer_hi, err);
+        lo = hi;
+    }
+    free(peer_lo);
+    free(peer_hi);
+    return s;
+}
+
+static em_status window_next(em_row_op *op, const em_datum **row, em_error *err) {
+    window_state *st = op->state;
+    if (!st->done_input) {
+        st->done_input = true;
+        em_status s = window_compute(op, st, err);
+        rop_note_peak(op, rs_bytes(&st->s.rows) + st->res_arena.bytes);
+        if (s != EM_OK)
+            return s == EM_ERR_CANCELLED ? s : rop_fail(op, err);
+        st->emitted = 0;
+    }
+    while (st->emitted < st->s.n_idx) {
+        int64_t i = st->emitted++;
+        if (st->group_limit && !st->keep[i])
+            continue;
+        memcpy(st->out, wrow(st, i), sizeof *st->out * (size_t)st->n_in);
+        if (!st->group_limit)
+            memcpy(st->out + st->n_in, st->res + i * st->n_fns,
+                   sizeof *st->out * (size_t)st->n_fns);
+        *row = st->out;
+        return EM_OK;
+    }
+    return EM_DONE;
+}
+
+static void wfn_reset(wfn *f) {
+    em_rexpr_free(f->input);
+    em_rexpr_free(f->dflt);
+    em_ragg_free(f->agg);
+    free(f->buf);
+    memset(f, 0, sizeof *f);
+}
+
+static void window_close(em_row_op *op) {
+    window_state *st = op->state;
+    if (st) {
+        for (int i = 0; st->fns && i < st->n_fns; i++)
+            wfn_reset(&st->fns[i]);
+        free(st->fns);
+        sr_reset(&st->s);
+        free(st->res);
+        free(st->keep);
+        free(st->out);
+        em_row_arena_reset(&st->res_arena);
+        em_row_arena_reset(&st->scratch);
+        memset(st, 0, sizeof *st);
+    }
+    rop_close_children(op);
+}
+
+static const em_row_op_vtab WINDOW_VTAB = {
+    .name = "Window", .open = window_open, .next = window_next, .close = window_close};
+static const em_row_op_vtab GROUP_LIMIT_VTAB = {
+    .name = "WindowGroupLimit", .open = window_open, .next = window_next, .close = window_close};
+
+em_status rop_window_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
+                            em_error *err) {
+    bool gl = node->kind == EM_NODE_WINDOW_GROUP_LIMIT;
+    EM_TRY(rop_init(gl ? &GROUP_LIMIT_VTAB : &WINDOW_VTAB, node, &child, 1, sizeof(window_state),
+                    out, err));
+    return gl ? rop_inherit_output(out, child, err) : EM_OK;
+}
