@@ -55,6 +55,9 @@ typedef struct em_runtime_options {
     int64_t max_partition_bytes; /* scan split target
                                     (spark.sql.files.maxPartitionBytes); 0: 128 MiB */
     int64_t open_cost_bytes;     /* spark.sql.files.openCostInBytes; 0: 4 MiB */
+    int concurrent_native_tasks; /* tasks holding the native side at once
+                                    (spark.ember.sql.concurrentNativeTasks); <= 0:
+                                    unlimited */
     em_op_build_fn build;        /* NULL: em_op_build, every node native */
     void *build_ctx;             /* passed to build */
 } em_runtime_options;
@@ -89,6 +92,15 @@ typedef struct em_stage_info {
     int n_reused;     /* ReusedExchange nodes reading this stage's output */
     int64_t rows_out; /* after the run */
     int64_t time_ns;  /* wall time of the stage */
+    /* The task semaphore, summed over the stage's tasks: time spent waiting
+     * for it and holding it, and the most holders (of any stage) seen when
+     * one of its tasks took it. */
+    int64_t native_wait_ns, native_hold_ns;
+    int native_max_holders;
+    /* Broadcasts: objects built once from the relation and shared by the
+     * tasks reading it (ctx->broadcast_shared: the hash joins' tables), and
+     * how many times tasks used one. */
+    int shared_builds, shared_uses;
 } em_stage_info;
 
 typedef struct em_node_metrics {

@@ -20,9 +20,20 @@
  * around float keys (knownfloatingpointnormalized, normalizenanandzero) are
  * looked through.
  *
+ * Shared build (BroadcastHashJoin): every probe task of a broadcast join
+ * would index the same relation, so the first task builds the concatenated
+ * relation, the table and the row lists once through the runtime's
+ * broadcast_shared (in a pool of the query) and the others wait for it and
+ * borrow them read-only: probing (em_ht_find) never writes to the table, and
+ * the matched bitmaps of outer and existence joins stay per task. The
+ * object is keyed by the build keys as column positions of the relation
+ * (plus their types), so joins over one broadcast with the same keys share
+ * it, whatever their attributes are called.
+ *
  * Everything else (pairs, join condition, join types, outer rows) is the
  * shared engine of join_util.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,8 +49,20 @@ typedef struct hj_side_keys {
     const em_column **view;
 } hj_side_keys;
 
+/* The build side of a broadcast as all its probe tasks share it. */
+typedef struct hj_shared {
+    em_pool *pool;
+    em_batch *build;
+    bool has_null_key;
+    em_hash_table *ht;
+    int32_t *offsets; /* n_ids + 1 */
+    int64_t n_ids;
+    int32_t *rows; /* build->n_rows */
+} hj_shared;
+
 typedef struct hj_state {
     jn_state j;
+    bool borrowed; /* ht, offsets and rows belong to an hj_shared */
     int build_side;
     int n_keys;
     hj_side_keys keys[2]; /* indexed by side */
@@ -82,12 +105,15 @@ static void hj_index_free(jn_state *j) {
         free_side(&h->keys[s], h->n_keys);
     free(h->types);
     h->types = NULL;
-    em_ht_free(h->ht);
+    if (!h->borrowed) {
+        em_ht_free(h->ht);
+        if (h->offsets)
+            em_pool_free(pool, h->offsets, (h->n_ids + 1) * 4);
+        if (h->rows)
+            em_pool_free(pool, h->rows, j->n_build * 4);
+    }
     h->ht = NULL;
-    if (h->offsets)
-        em_pool_free(pool, h->offsets, (h->n_ids + 1) * 4);
-    if (h->rows)
-        em_pool_free(pool, h->rows, j->n_build * 4);
+    h->borrowed = false;
     if (h->ids)
         em_pool_free(pool, h->ids, h->ids_cap * 4);
     h->offsets = h->rows = h->ids = NULL;
@@ -125,8 +151,9 @@ static em_type key_type(const hj_state *h, int side, int k) {
     return h->j.op->children[side]->schema.fields[s->pass[k]].type;
 }
 
-/* Evaluates one side's keys over a batch into s->view. */
-static em_status eval_side(hj_state *h, int side, const em_batch *b, em_error *err) {
+/* Evaluates one side's keys over a batch into s->view (computed keys in pool). */
+static em_status eval_side(hj_state *h, int side, const em_batch *b, em_pool *pool,
+                           em_error *err) {
     hj_side_keys *s = &h->keys[side];
     for (int k = 0; k < h->n_keys; k++) {
         if (!s->progs[k]) {
@@ -134,7 +161,7 @@ static em_status eval_side(hj_state *h, int side, const em_batch *b, em_error *e
             continue;
         }
         em_column_reset(&s->cols[k]);
-        EM_TRY(em_expr_eval(s->progs[k], b, h->j.op->ctx->pool, &s->cols[k], err));
+        EM_TRY(em_expr_eval(s->progs[k], b, pool, &s->cols[k], err));
         s->view[k] = &s->cols[k];
     }
     return EM_OK;
@@ -155,44 +182,197 @@ static em_status ensure_ids(hj_state *h, int64_t n, em_error *err) {
     return EM_OK;
 }
 
-static em_status hj_build(jn_state *j, em_error *err) {
-    hj_state *h = (hj_state *)j;
-    em_pool *pool = j->op->ctx->pool;
-    int bs = j->build_side;
-    EM_TRY(em_ht_create(h->types, h->n_keys, false, pool, &h->ht, err));
-    int64_t n = j->n_build;
-    EM_TRY(ensure_ids(h, n, err));
+/* The index over n build rows: the table, and the rows grouped by key id
+ * (offsets[id] .. offsets[id + 1] in rows). ids is scratch of n entries;
+ * everything is allocated from pool. */
+typedef struct hj_index {
+    em_hash_table *ht;
+    int32_t *offsets;
+    int64_t n_ids;
+    int32_t *rows;
+    bool has_null_key;
+} hj_index;
+
+static em_status index_rows(hj_state *h, const em_batch *build, int64_t n, int32_t *ids,
+                            em_pool *pool, hj_index *x, em_error *err) {
+    int bs = h->j.build_side;
+    EM_TRY(em_ht_create(h->types, h->n_keys, false, pool, &x->ht, err));
     if (n > 0) {
-        EM_TRY(eval_side(h, bs, j->build, err));
-        EM_TRY(em_ht_find_or_insert(h->ht, h->keys[bs].view, NULL, n, h->ids, err));
+        EM_TRY(eval_side(h, bs, build, pool, err));
+        em_status s = em_ht_find_or_insert(x->ht, h->keys[bs].view, NULL, n, ids, err);
+        /* the build keys are not needed any more */
+        for (int k = 0; k < h->n_keys; k++)
+            em_column_reset(&h->keys[bs].cols[k]);
+        EM_TRY(s);
     }
-    h->n_ids = em_ht_size(h->ht);
-    h->offsets = em_pool_calloc(pool, (h->n_ids + 1) * 4, err);
-    if (!h->offsets)
+    x->n_ids = em_ht_size(x->ht);
+    x->offsets = em_pool_calloc(pool, (x->n_ids + 1) * 4, err);
+    if (!x->offsets)
         return err ? err->code : EM_ERR_NOMEM;
-    h->rows = em_pool_alloc(pool, n * 4, err);
-    if (!h->rows)
+    x->rows = em_pool_alloc(pool, n * 4, err);
+    if (!x->rows)
         return err ? err->code : EM_ERR_NOMEM;
-    jn_account(j, (h->n_ids + 1) * 4 + n * 4 + em_ht_bytes(h->ht));
     /* counting sort of the build rows by id, keeping build order within an id */
-    int32_t *off = h->offsets;
+    int32_t *off = x->offsets;
     for (int64_t r = 0; r < n; r++) {
-        if (h->ids[r] >= 0)
-            off[h->ids[r] + 1]++;
+        if (ids[r] >= 0)
+            off[ids[r] + 1]++;
         else
-            j->build_has_null_key = true;
+            x->has_null_key = true;
     }
-    for (int64_t i = 0; i < h->n_ids; i++)
+    for (int64_t i = 0; i < x->n_ids; i++)
         off[i + 1] += off[i];
     for (int64_t r = 0; r < n; r++)
-        if (h->ids[r] >= 0)
-            h->rows[off[h->ids[r]]++] = (int32_t)r;
-    for (int64_t i = h->n_ids; i > 0; i--)
+        if (ids[r] >= 0)
+            x->rows[off[ids[r]]++] = (int32_t)r;
+    for (int64_t i = x->n_ids; i > 0; i--)
         off[i] = off[i - 1];
     off[0] = 0;
-    /* the build keys are not needed any more */
-    for (int k = 0; k < h->n_keys; k++)
-        em_column_reset(&h->keys[bs].cols[k]);
+    return EM_OK;
+}
+
+static void adopt_index(hj_state *h, const hj_index *x) {
+    h->ht = x->ht;
+    h->offsets = x->offsets;
+    h->n_ids = x->n_ids;
+    h->rows = x->rows;
+    h->j.build_has_null_key = x->has_null_key;
+}
+
+static em_status hj_build(jn_state *j, em_error *err) {
+    hj_state *h = (hj_state *)j;
+    int64_t n = j->n_build;
+    EM_TRY(ensure_ids(h, n, err));
+    hj_index x = {0};
+    em_status s = index_rows(h, j->build, n, h->ids, j->op->ctx->pool, &x, err);
+    adopt_index(h, &x); /* freed with the operator, also after a failure */
+    EM_TRY(s);
+    jn_account(j, (h->n_ids + 1) * 4 + n * 4 + em_ht_bytes(h->ht));
+    return EM_OK;
+}
+
+/* ------------------------------------------------------------------ shared build */
+
+static void hj_shared_free(void *obj) {
+    hj_shared *sh = obj;
+    if (!sh)
+        return;
+    em_batch_destroy(sh->build);
+    em_ht_free(sh->ht);
+    if (sh->offsets)
+        em_pool_free(sh->pool, sh->offsets, (sh->n_ids + 1) * 4);
+    if (sh->rows)
+        em_pool_free(sh->pool, sh->rows, (sh->build ? sh->build->n_rows : 0) * 4);
+    free(sh);
+}
+
+/* The relation as one batch, its buffers sized once (growing a batch of
+ * millions of rows by doubling would copy it over and over). */
+static em_status concat_relation(const em_schema *schema, const em_batch_list *rel,
+                                 em_pool *pool, em_batch **out, em_error *err) {
+    if (rel->n_rows > INT32_MAX - 1)
+        return EM_FAIL(err, EM_ERR_OOM_BUDGET, "build side exceeds 2^31 rows");
+    EM_TRY(em_batch_create(schema, rel->n_rows, pool, out, err));
+    em_batch *b = *out;
+    for (int c = 0; c < b->n_cols; c++) {
+        if (!em_type_is_varlen(b->cols[c].type))
+            continue;
+        int64_t bytes = 0;
+        for (int64_t i = 0; i < rel->n_batches; i++) {
+            const em_column *src = &rel->batches[i]->cols[c];
+            bytes += src->data ? src->data->size : 0;
+        }
+        EM_TRY(em_column_reserve(&b->cols[c], 0, bytes, err));
+    }
+    for (int64_t i = 0; i < rel->n_batches; i++)
+        EM_TRY(em_batch_append(b, rel->batches[i], err));
+    return EM_OK;
+}
+
+static em_status hj_shared_build(void *arg, const em_batch_list *rel, em_pool *pool, void **obj,
+                                 em_error *err) {
+    hj_state *h = arg;
+    hj_shared *sh = calloc(1, sizeof *sh);
+    *obj = sh;
+    if (!sh)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory building a shared hash table");
+    sh->pool = pool;
+    EM_TRY(concat_relation(&jn_child(&h->j, h->j.build_side)->schema, rel, pool, &sh->build, err));
+    int64_t n = sh->build->n_rows;
+    int32_t *ids = em_pool_alloc(pool, n * 4, err);
+    if (!ids)
+        return err ? err->code : EM_ERR_NOMEM;
+    hj_index x = {0};
+    em_status s = index_rows(h, sh->build, n, ids, pool, &x, err);
+    em_pool_free(pool, ids, n * 4);
+    sh->ht = x.ht;
+    sh->offsets = x.offsets;
+    sh->n_ids = x.n_ids;
+    sh->rows = x.rows;
+    sh->has_null_key = x.has_null_key;
+    return s;
+}
+
+/* The broadcast a BroadcastHashJoin's build child reads, or NULL when the
+ * child is anything else (a row transition in a mixed tree). */
+static const em_plan_node *shared_exchange(const hj_state *h) {
+    const em_op *child = jn_child(&h->j, h->j.build_side);
+    const em_plan_node *x = child->node;
+    if (h->j.op->node->kind != EM_NODE_BROADCAST_HASH_JOIN || child->n_children != 0 || !x)
+        return NULL;
+    if (x->kind == EM_NODE_REUSED_EXCHANGE)
+        x = x->reuses;
+    return x && x->kind == EM_NODE_BROADCAST_EXCHANGE ? x : NULL;
+}
+
+/* What tells this join's index apart from others over the same broadcast:
+ * the build keys by column position (a computed key by its text and the
+ * node whose attributes it names) and their types. False when it does not
+ * fit. */
+static bool share_key(const hj_state *h, char *buf, size_t cap) {
+    const hj_side_keys *s = &h->keys[h->j.build_side];
+    const em_op *child = jn_child(&h->j, h->j.build_side);
+    size_t len = 0;
+    for (int k = 0; k < h->n_keys; k++) {
+        char type[64], *text = NULL;
+        size_t tl = 0;
+        em_type_format(h->types[k], type, sizeof type);
+        int w;
+        if (s->progs[k]) {
+            em_error e;
+            if (em_expr_print(s->exprs[k], NULL, &text, &tl, &e) != EM_OK)
+                return false;
+            w = snprintf(buf + len, cap - len, "%s(%s@%d):%s", k ? "," : "", text,
+                         child->node->id, type);
+            free(text);
+        } else {
+            w = snprintf(buf + len, cap - len, "%sc%d:%s", k ? "," : "", s->pass[k], type);
+        }
+        if (w < 0 || (size_t)w >= cap - len)
+            return false;
+        len += (size_t)w;
+    }
+    return true;
+}
+
+static em_status hj_adopt(jn_state *j, bool *done, em_error *err) {
+    hj_state *h = (hj_state *)j;
+    em_exec_ctx *ctx = j->op->ctx;
+    *done = false;
+    const em_plan_node *x = shared_exchange(h);
+    char what[1024];
+    if (!x || !ctx->broadcast_shared || !share_key(h, what, sizeof what))
+        return EM_OK;
+    void *obj = NULL;
+    EM_TRY(ctx->broadcast_shared(ctx, x, what, hj_shared_build, hj_shared_free, h, &obj, err));
+    const hj_shared *sh = obj;
+    j->build = sh->build;
+    j->build_borrowed = true;
+    j->n_build = sh->build->n_rows;
+    hj_index xi = {sh->ht, sh->offsets, sh->n_ids, sh->rows, sh->has_null_key};
+    adopt_index(h, &xi);
+    h->borrowed = true;
+    *done = true;
     return EM_OK;
 }
 
@@ -202,7 +382,7 @@ static em_status hj_probe(jn_state *j, const em_batch *in, int32_t *lo, int32_t 
     int ss = jn_stream_side(j);
     int64_t n = em_batch_rows(in);
     EM_TRY(ensure_ids(h, n, err));
-    EM_TRY(eval_side(h, ss, in, err));
+    EM_TRY(eval_side(h, ss, in, j->op->ctx->pool, err));
     const em_column *const *keys = h->keys[ss].view;
     EM_TRY(em_ht_find(h->ht, keys, in->sel, n, h->ids, err));
     const int32_t *off = h->offsets;
@@ -230,6 +410,7 @@ static em_status hj_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     EM_TRY(em_op_open(op->children[0], ctx, err));
     EM_TRY(em_op_open(op->children[1], ctx, err));
     EM_TRY(jn_open(&h->j, op, &HJ_INDEX, h->build_side, err));
+    h->j.adopt = hj_adopt;
     const em_plan_field *lk = em_plan_node_field(op->node, EM_FIELD_LEFT_KEYS);
     const em_plan_field *rk = em_plan_node_field(op->node, EM_FIELD_RIGHT_KEYS);
     if (!lk || !rk || lk->n_exprs != rk->n_exprs || lk->n_exprs == 0)

@@ -343,8 +343,10 @@ void jn_close(jn_state *j) {
     j->cond = NULL;
     em_batch_destroy(j->pair);
     em_batch_destroy(j->out);
-    em_batch_destroy(j->build);
+    if (!j->build_borrowed)
+        em_batch_destroy(j->build);
     j->pair = j->out = j->build = NULL;
+    j->build_borrowed = false;
     free_array(j, (void **)&j->build_matched, em_bitmap_bytes(j->n_build));
     free_array(j, &j->in_buf, j->in_cap * 9);
     free_array(j, &j->aligned_buf, j->aligned_cap * 8);
@@ -363,9 +365,26 @@ void jn_close(jn_state *j) {
 
 /* ------------------------------------------------------------------ build */
 
+/* The task's own bitmap of matched build rows, when the join type needs one. */
+static em_status track_matches(jn_state *j, em_error *err) {
+    if (!j->track_build)
+        return EM_OK;
+    int64_t nb = em_bitmap_bytes(j->n_build);
+    j->build_matched = em_pool_calloc(j->op->ctx->pool, nb, err);
+    if (!j->build_matched)
+        return err ? err->code : EM_ERR_NOMEM;
+    jn_account(j, nb);
+    return EM_OK;
+}
+
 static em_status do_build(jn_state *j, em_error *err) {
     em_op *child = jn_child(j, j->build_side);
     em_pool *pool = j->op->ctx->pool;
+    bool adopted = false;
+    if (j->adopt)
+        EM_TRY(j->adopt(j, &adopted, err));
+    if (adopted)
+        return track_matches(j, err);
     EM_TRY(em_batch_create(&child->schema, 0, pool, &j->build, err));
     for (;;) {
         em_batch *b = NULL;
@@ -389,14 +408,7 @@ static em_status do_build(jn_state *j, em_error *err) {
     }
     jn_account(j, bytes);
     EM_TRY(j->index->build(j, err));
-    if (j->track_build) {
-        int64_t nb = em_bitmap_bytes(j->n_build);
-        j->build_matched = em_pool_calloc(pool, nb, err);
-        if (!j->build_matched)
-            return err ? err->code : EM_ERR_NOMEM;
-        jn_account(j, nb);
-    }
-    return EM_OK;
+    return track_matches(j, err);
 }
 
 /* Whether the join can output anything given an empty build side. */

@@ -65,6 +65,12 @@ struct jn_state {
     em_op *op; /* the join operator (names in errors, task context) */
     const jn_index_vtab *index;
     void *index_state;
+    /* Optional, set by the operator after jn_open: supplies the build side
+     * and its index without draining the build child (a broadcast indexed
+     * once per query and shared by the probe tasks); sets *done when it did,
+     * then j->build is borrowed and read-only. What the join mutates per
+     * task (matched bitmaps, candidate ranges) stays in the task's state. */
+    em_status (*adopt)(jn_state *j, bool *done, em_error *err);
     em_join_type type;
     int build_side; /* JN_LEFT or JN_RIGHT */
     bool null_aware;
@@ -86,6 +92,7 @@ struct jn_state {
 
     /* Build side. */
     em_batch *build;
+    bool build_borrowed; /* build (and the index) belong to a shared object */
     int64_t n_build;
     bool build_has_null_key;
     uint8_t *build_matched;   /* bitmap of n_build bits, when track_build */

@@ -249,6 +249,9 @@ static em_status scan_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     }
     if (ctx->scan_splits(ctx, op->node, &st->splits, &st->n_splits, err) != EM_OK)
         return em_op_fail(op, err);
+    /* data enters the native side here: take the task semaphore */
+    if (st->n_splits > 0 && ctx->native_enter && ctx->native_enter(ctx, err) != EM_OK)
+        return em_op_fail(op, err);
     st->split = 0;
     if (opu_shell_create(&op->schema, ctx->pool, &st->shell, err) != EM_OK)
         return em_op_fail(op, err);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Private pieces of the runtime: the thread pool that runs a stage's tasks,
- * the scan split planner, and the shuffle partitioner.
+ * the scan split planner, the shuffle partitioner, the task semaphore, the
+ * per-query cache of objects built from broadcasts, and shuffle spill files.
  */
 #ifndef EM_RUNTIME_INTERNAL_H
 #define EM_RUNTIME_INTERNAL_H
@@ -107,5 +108,56 @@ typedef struct rt_range_input {
 } rt_range_input;
 em_status rt_range_assign(const rt_partitioning *p, const rt_range_input *in, int32_t *ids,
                           em_pool *pool, em_error *err) EM_MUST_CHECK;
+
+/* ------------------------------------------------------------ semaphore */
+
+/* Waits on cv for at most ms milliseconds (waiters that poll a cancel flag
+ * em_query_cancel raises without signalling). */
+void rt_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int ms);
+
+/* The accelerator task semaphore: at most `limit` holders (<= 0: no limit,
+ * holders only counted). Waiters are served by ticket, oldest first. */
+typedef struct rt_sem {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int limit;
+    int holders;
+    int max_holders; /* the most holders seen at once */
+    int64_t *waiting; /* tickets of the waiters */
+    int n_waiting, cap_waiting;
+} rt_sem;
+void rt_sem_init(rt_sem *s, int limit);
+void rt_sem_destroy(rt_sem *s);
+/* Blocks until the ticket's turn and a free permit; *holders gets the
+ * number of holders including this one. EM_ERR_CANCELLED when *cancel is
+ * raised while waiting. */
+em_status rt_sem_acquire(rt_sem *s, int64_t ticket, volatile int *cancel, int *holders,
+                         em_error *err) EM_MUST_CHECK;
+void rt_sem_release(rt_sem *s);
+/* Wakes the waiters so that they see a raised cancel flag now. */
+void rt_sem_wake(rt_sem *s);
+
+/* ------------------------------------------------------------ shared builds */
+
+/* Objects derived once per query from a broadcast relation, keyed by an
+ * opaque key (the broadcast's stage) and a `what` string. */
+typedef struct rt_shared rt_shared;
+typedef em_status (*rt_shared_build_fn)(void *arg, const em_batch_list *rel, em_pool *pool,
+                                        void **obj, em_error *err);
+/* Objects' memory is charged to pools under parent. */
+em_status rt_shared_create(em_pool *parent, rt_shared **out, em_error *err) EM_MUST_CHECK;
+/* The object for (key, what): built by this caller over rel when it is the
+ * first (in a pool of its own named after key_name; *built set), else the
+ * one built or being built by another caller, waited for. A failed build's
+ * error is every caller's error. */
+em_status rt_shared_get(rt_shared *c, const void *key, const char *key_name, const char *what,
+                        const em_batch_list *rel, rt_shared_build_fn build,
+                        void (*free_obj)(void *obj), void *arg, volatile int *cancel, void **out,
+                        bool *built, em_error *err) EM_MUST_CHECK;
+/* Frees the objects of key (no reader may use them any more). */
+void rt_shared_release(rt_shared *c, const void *key);
+/* Objects built so far (failed builds included). */
+int64_t rt_shared_builds(rt_shared *c);
+void rt_shared_destroy(rt_shared *c); /* NULL allowed */
 
 #endif

@@ -80,7 +80,12 @@ struct rt_stage {
     const em_plan_node *alias; /* gather stages: the synthetic exchange reading them */
     /* scheduling */
     bool started;
+    int64_t seq;      /* start order: the tasks' semaphore tickets follow it */
     int readers_left; /* stages still to read this one's output */
+    /* semaphore metrics, summed over tasks */
+    int64_t native_wait_ns, native_hold_ns;
+    int native_max_holders;
+    int shared_builds, shared_uses; /* broadcasts: objects built from them, uses */
     int64_t t0;
     rt_job job;
     struct rt_task *base;
@@ -100,6 +105,9 @@ struct em_query {
     const em_plan_node *walking[64]; /* stages being cut (cycle guard) */
     em_pool *pool;
     rt_threads *workers;
+    rt_shared *shared; /* objects built once from broadcasts */
+    rt_sem sem;        /* the accelerator task semaphore */
+    int64_t next_stage_seq;
     volatile int cancel;
     pthread_mutex_t mu;
     em_status first_status;
@@ -413,7 +421,9 @@ void em_query_destroy(em_query *q) {
         stage_free(q->stages[i]);
     free(q->stages);
     rt_threads_destroy(q->workers);
+    rt_shared_destroy(q->shared);
     em_pool_destroy(q->pool);
+    rt_sem_destroy(&q->sem);
     em_schema_reset(&q->schema);
     free(q->metrics);
     free(q->metrics_list);
@@ -447,6 +457,7 @@ em_status em_query_create(const em_plan *plan, const em_runtime_options *opts, e
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a query");
     pthread_mutex_init(&q->mu, NULL);
     q->plan = plan;
+    rt_sem_init(&q->sem, opts ? opts->concurrent_native_tasks : 0);
     if (opts)
         q->opts = *opts;
     else
@@ -520,6 +531,11 @@ void em_query_stage_info(const em_query *q, int i, em_stage_info *out) {
     out->n_reused = st->n_reused;
     out->rows_out = st->rows_out;
     out->time_ns = st->time_ns;
+    out->native_wait_ns = st->native_wait_ns;
+    out->native_hold_ns = st->native_hold_ns;
+    out->native_max_holders = st->native_max_holders;
+    out->shared_builds = st->shared_builds;
+    out->shared_uses = st->shared_uses;
 }
 
 int em_query_n_metrics(const em_query *q) { return q->n_metrics_listed; }
@@ -534,6 +550,10 @@ typedef struct rt_task {
     em_query *q;
     rt_stage *st;
     int p;
+    /* the task semaphore */
+    bool holding;
+    int64_t hold_t0, wait_ns, hold_ns;
+    int max_holders;
 } rt_task;
 
 static const em_batch_list EMPTY_LIST = {NULL, 0, 0};
@@ -583,6 +603,51 @@ static em_status cb_broadcast_input(em_exec_ctx *ctx, const em_plan_node *x,
     EM_TRY(input_stage(t, x, true, &in, err));
     *out = &in->parts[0];
     return EM_OK;
+}
+
+static em_status cb_broadcast_shared(em_exec_ctx *ctx, const em_plan_node *x, const char *what,
+                                     rt_shared_build_fn build, void (*free_obj)(void *obj),
+                                     void *arg, void **out, em_error *err) {
+    rt_task *t = ctx->runtime;
+    if (x->kind == EM_NODE_REUSED_EXCHANGE && x->reuses)
+        x = x->reuses;
+    rt_stage *in;
+    EM_TRY(input_stage(t, x, true, &in, err));
+    char name[96];
+    snprintf(name, sizeof name, "%s (%d)", node_name(in->node), in->node->id);
+    bool built = false;
+    em_status s = rt_shared_get(t->q->shared, in, name, what, &in->parts[0], build, free_obj, arg,
+                                &t->q->cancel, out, &built, err);
+    pthread_mutex_lock(&t->q->mu);
+    in->shared_builds += built;
+    in->shared_uses += s == EM_OK;
+    pthread_mutex_unlock(&t->q->mu);
+    return s;
+}
+
+static em_status cb_native_enter(em_exec_ctx *ctx, em_error *err) {
+    rt_task *t = ctx->runtime;
+    if (t->holding)
+        return EM_OK;
+    int64_t t0 = now_ns();
+    int64_t ticket = (t->st->seq << 32) | (int64_t)t->p;
+    int holders = 0;
+    EM_TRY(rt_sem_acquire(&t->q->sem, ticket, &t->q->cancel, &holders, err));
+    t->hold_t0 = now_ns();
+    t->wait_ns += t->hold_t0 - t0;
+    t->holding = true;
+    if (holders > t->max_holders)
+        t->max_holders = holders;
+    return EM_OK;
+}
+
+static void cb_native_leave(em_exec_ctx *ctx) {
+    rt_task *t = ctx->runtime;
+    if (!t->holding)
+        return;
+    t->hold_ns += now_ns() - t->hold_t0;
+    t->holding = false;
+    rt_sem_release(&t->q->sem);
 }
 
 static em_status cb_subquery(void *vq, const em_expr *e, em_type type, em_pool *pool,
@@ -780,6 +845,9 @@ static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_er
         if (s == EM_OK)
             s = distribute(st, p, b, ids, scratch, counts, err);
     }
+    /* the map side is done: what is left is shuffle storage */
+    if (ctx->native_leave)
+        ctx->native_leave(ctx);
     free(ids);
     free(scratch);
     free(counts);
@@ -809,6 +877,15 @@ static em_status task_body(rt_task *t, em_error *err) {
     ctx.scan_splits = cb_scan_splits;
     ctx.shuffle_input = cb_shuffle_input;
     ctx.broadcast_input = cb_broadcast_input;
+    ctx.broadcast_shared = cb_broadcast_shared;
+    ctx.native_enter = cb_native_enter;
+    ctx.native_leave = cb_native_leave;
+    snprintf(name, sizeof name, "stage %d task %d rows", st->index, t->p);
+    ctx.row_pool = em_pool_create(name, q->pool, -1);
+    if (!ctx.row_pool) {
+        em_pool_destroy(ctx.pool);
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating %s's pool", name);
+    }
     ctx.runtime = t;
     em_op *op = NULL;
     em_status s = q->build(q->opts.build_ctx, st->build_root, &op, err);
@@ -827,6 +904,14 @@ static em_status task_body(rt_task *t, em_error *err) {
         pthread_mutex_unlock(&q->mu);
     }
     em_op_destroy(op);
+    cb_native_leave(&ctx); /* also after a failure or a cancellation */
+    pthread_mutex_lock(&q->mu);
+    st->native_wait_ns += t->wait_ns;
+    st->native_hold_ns += t->hold_ns;
+    if (t->max_holders > st->native_max_holders)
+        st->native_max_holders = t->max_holders;
+    pthread_mutex_unlock(&q->mu);
+    em_pool_destroy(ctx.row_pool);
     em_pool_destroy(ctx.pool);
     return s;
 }
@@ -836,7 +921,7 @@ static void task_run(void *arg, int p) {
     em_query *q = base->q;
     if (q->cancel)
         return;
-    rt_task t = {q, base->st, p};
+    rt_task t = {.q = q, .st = base->st, .p = p};
     em_error err;
     memset(&err, 0, sizeof err);
     em_status s = task_body(&t, &err);
@@ -856,6 +941,7 @@ static void task_run(void *arg, int p) {
     }
     q->cancel = 1;
     pthread_mutex_unlock(&q->mu);
+    rt_sem_wake(&q->sem);
 }
 
 /* ------------------------------------------------------------------ stages */
@@ -1003,6 +1089,7 @@ static em_status merge_outputs(rt_stage *st, em_error *err) {
  * the caller right away. */
 static em_status start_stage(em_query *q, rt_stage *st, em_error *err) {
     st->started = true;
+    st->seq = q->next_stage_seq++;
     st->t0 = now_ns();
     st->n_tasks = stage_tasks(st);
     if (st->syn_root == NULL && (st->kind == EM_STAGE_RESULT || st->kind == EM_STAGE_SUBQUERY)) {
@@ -1025,7 +1112,7 @@ static em_status start_stage(em_query *q, rt_stage *st, em_error *err) {
     st->base = calloc(1, sizeof *st->base);
     if (!st->out_pool || !st->task_out || (range && !st->range_keys) || !st->base)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting stage %d", st->index);
-    *st->base = (rt_task){q, st, 0};
+    *st->base = (rt_task){.q = q, .st = st};
     if (st->n_tasks > 0) {
         st->job = (rt_job){task_run, st->base, st->n_tasks, 0, 0, NULL};
         rt_threads_submit(q->workers, &st->job);
@@ -1082,8 +1169,11 @@ static bool inputs_done(const em_query *q, const rt_stage *st) {
 static void release_inputs(em_query *q, const rt_stage *st) {
     for (int i = 0; i < st->n_deps; i++) {
         rt_stage *d = q->stages[st->deps[i]];
-        if (--d->readers_left == 0 && d->kind != EM_STAGE_SUBQUERY && d->kind != EM_STAGE_RESULT)
+        if (--d->readers_left == 0 && d->kind != EM_STAGE_SUBQUERY &&
+            d->kind != EM_STAGE_RESULT) {
+            rt_shared_release(q->shared, d);
             stage_free_outputs(d);
+        }
     }
 }
 
@@ -1147,6 +1237,7 @@ em_status em_query_run(em_query *q, em_error *err) {
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating the query pool");
     for (int i = 0; i < q->n_stages; i++)
         EM_TRY(plan_scans(q, q->stages[i], err));
+    EM_TRY(rt_shared_create(q->pool, &q->shared, err));
     EM_TRY(rt_threads_create(q->threads, &q->workers, err));
     em_status s = run_stages(q, err);
     if (s == EM_OK) {

@@ -38,6 +38,7 @@
 
 static volatile int fail_partition = -1; /* this scan task fails */
 static volatile int spin_others;         /* other scan tasks never end */
+static volatile int hold_ms;             /* scans sleep this long after taking the semaphore */
 
 typedef struct fake_scan {
     const em_scan_split *splits;
@@ -49,6 +50,13 @@ typedef struct fake_scan {
 static em_status fake_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     fake_scan *st = op->state;
     EM_TRY(ctx->scan_splits(ctx, op->node, &st->splits, &st->n_splits, err));
+    /* as the Parquet scan: data enters the native side */
+    if (st->n_splits > 0 && ctx->native_enter)
+        EM_TRY(ctx->native_enter(ctx, err));
+    if (hold_ms > 0) {
+        struct timespec ts = {0, (long)hold_ms * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     if (ctx->partition == fail_partition)
         return EM_FAIL(err, EM_ERR_INVALID, "boom in partition %d", ctx->partition);
     return EM_OK;
@@ -110,6 +118,24 @@ static em_status test_build_node(const em_plan_node *n, bool root, em_op **out, 
         if (!root)
             return em_op_shuffle_read_create(n, out, err);
         return test_build_node(n->children[0], false, out, err);
+    case EM_NODE_BROADCAST_EXCHANGE:
+        if (!root)
+            return em_op_broadcast_read_create(n, out, err);
+        return test_build_node(n->children[0], false, out, err);
+    case EM_NODE_REUSED_EXCHANGE:
+        return em_op_broadcast_read_create(n, out, err);
+    case EM_NODE_BROADCAST_HASH_JOIN: {
+        em_op *l = NULL, *r = NULL;
+        EM_TRY(test_build_node(n->children[0], false, &l, err));
+        em_status s = test_build_node(n->children[1], false, &r, err);
+        if (s == EM_OK)
+            s = em_op_hash_join_create(n, l, r, out, err);
+        if (s != EM_OK) {
+            em_op_destroy(l);
+            em_op_destroy(r);
+        }
+        return s;
+    }
     case EM_NODE_SCAN:
         return em_op_init(&FAKE_SCAN, n, NULL, 0, sizeof(fake_scan), out, err);
     default:
@@ -198,6 +224,10 @@ static em_plan *parse(const char *text) {
     "Location [not included in comparison]/{warehouse_dir}/t]\n"                                   \
     "ReadSchema: struct<a:int>\n\n"
 
+static int native_tasks; /* concurrent_native_tasks of the next run_ints */
+static em_stage_info last_stages[16]; /* the stages of the last run_ints */
+static int n_last_stages;
+
 /* Runs text over the warehouse; returns the result's a values in order. */
 static int run_ints(const char *text, const char *wh, int threads, int32_t *vals, int cap,
                     em_error *err, em_status *status) {
@@ -206,6 +236,7 @@ static int run_ints(const char *text, const char *wh, int threads, int32_t *vals
     em_runtime_options_init(&o);
     o.warehouse_dir = wh;
     o.threads = threads;
+    o.concurrent_native_tasks = native_tasks;
     o.max_partition_bytes = 1; /* one partition per file */
     o.build = test_build;
     em_query *q = NULL;
@@ -225,6 +256,9 @@ static int run_ints(const char *text, const char *wh, int threads, int32_t *vals
             }
         }
     }
+    n_last_stages = em_query_n_stages(q) < 16 ? em_query_n_stages(q) : 16;
+    for (int i = 0; i < n_last_stages; i++)
+        em_query_stage_info(q, i, &last_stages[i]);
     em_query_destroy(q);
     em_plan_free(p);
     return n;
@@ -798,6 +832,201 @@ static void test_error_cancels(void **state) {
     assert_non_null(strstr(err.msg, "none/t"));
 }
 
+
+/* ------------------------------------------------------------ broadcast joins */
+
+/* t joined with t's rows below 150 (files 0 and 1: 100 rows), twice: the
+ * second join reads the same broadcast through a ReusedExchange. */
+static const char *bhj_plan =
+    "== Physical Plan ==\n"
+    "* Project (11)\n"
+    "+- * BroadcastHashJoin Inner BuildRight (10)\n"
+    "   :- * BroadcastHashJoin Inner BuildRight (7)\n"
+    "   :  :- * ColumnarToRow (2)\n"
+    "   :  :  +- Scan parquet spark_catalog.default.t (1)\n"
+    "   :  +- BroadcastExchange (6)\n"
+    "   :     +- * Filter (5)\n"
+    "   :        +- * ColumnarToRow (4)\n"
+    "   :           +- Scan parquet spark_catalog.default.t (3)\n"
+    "   +- ReusedExchange (9)\n"
+    "\n\n" SCAN_T(1, 1) "(2) ColumnarToRow [codegen id : 2]\n"
+    "Input [1]: [a#1]\n\n" SCAN_T(3, 2) "(4) ColumnarToRow [codegen id : 1]\n"
+    "Input [1]: [a#2]\n\n"
+    "(5) Filter [codegen id : 1]\n"
+    "Input [1]: [a#2]\n"
+    "Condition : (isnotnull(a#2) AND (a#2 < 150))\n\n"
+    "(6) BroadcastExchange\n"
+    "Input [1]: [a#2]\n"
+    "Arguments: HashedRelationBroadcastMode(List(cast(input[0, int, false] as bigint)),false), "
+    "[plan_id=1]\n\n"
+    "(7) BroadcastHashJoin [codegen id : 2]\n"
+    "Left keys [1]: [a#1]\n"
+    "Right keys [1]: [a#2]\n"
+    "Join type: Inner\n"
+    "Join condition: None\n\n"
+    "(9) ReusedExchange [Reuses operator id: 6]\n"
+    "Output [1]: [a#3]\n\n"
+    "(10) BroadcastHashJoin [codegen id : 2]\n"
+    "Left keys [1]: [a#1]\n"
+    "Right keys [1]: [a#3]\n"
+    "Join type: Inner\n"
+    "Join condition: None\n\n"
+    "(11) Project [codegen id : 2]\n"
+    "Output [1]: [a#1]\n"
+    "Input [3]: [a#1, a#2, a#3]\n\n";
+
+static void test_broadcast_built_once(void **state) {
+    (void)state;
+    const char *wh = make_warehouse();
+    em_error err = {0};
+    em_status s;
+    int32_t v[FILES * ROWS];
+    for (int threads = 1; threads <= 3; threads += 2) {
+        int n = run_ints(bhj_plan, wh, threads, v, FILES * ROWS, &err, &s);
+        EM_ASSERT_OK(s, &err);
+        assert_int_equal(n, 2 * ROWS);
+        long sum = 0;
+        for (int i = 0; i < n; i++)
+            sum += v[i];
+        long want = 0;
+        for (int i = 0; i < ROWS; i++)
+            want += i + 100 + i;
+        assert_int_equal(sum, want);
+        /* one table for both joins (same key column), used by each of the 4 stream tasks twice */
+        int seen = 0;
+        for (int i = 0; i < n_last_stages; i++) {
+            if (last_stages[i].kind != EM_STAGE_BROADCAST)
+                continue;
+            seen++;
+            assert_int_equal(last_stages[i].shared_builds, 1);
+            assert_int_equal(last_stages[i].shared_uses, 2 * FILES);
+        }
+        assert_int_equal(seen, 1);
+    }
+}
+
+/* ------------------------------------------------------------ task semaphore */
+
+typedef struct sem_arg {
+    rt_sem *sem;
+    int64_t ticket;
+    volatile int *cancel;
+    em_status s;
+    int64_t *order;
+    int *n_order;
+    pthread_mutex_t *mu;
+} sem_arg;
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void *sem_thread(void *p) {
+    sem_arg *a = p;
+    em_error err = {0};
+    int holders = 0;
+    a->s = rt_sem_acquire(a->sem, a->ticket, a->cancel, &holders, &err);
+    if (a->s != EM_OK)
+        return NULL;
+    pthread_mutex_lock(a->mu);
+    a->order[(*a->n_order)++] = a->ticket;
+    pthread_mutex_unlock(a->mu);
+    sleep_ms(5);
+    rt_sem_release(a->sem);
+    return NULL;
+}
+
+static int sem_waiting(rt_sem *s) {
+    pthread_mutex_lock(&s->mu);
+    int n = s->n_waiting;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+/* Waiters are served oldest ticket first, whatever order they arrived in. */
+static void test_semaphore_fifo(void **state) {
+    (void)state;
+    rt_sem sem;
+    rt_sem_init(&sem, 1);
+    em_error err = {0};
+    int holders = 0;
+    volatile int cancel = 0;
+    EM_ASSERT_OK(rt_sem_acquire(&sem, 0, &cancel, &holders, &err), &err);
+    assert_int_equal(holders, 1);
+    int64_t order[4];
+    int n_order = 0;
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static const int64_t arrive[] = {3, 1, 2}; /* arrival order */
+    sem_arg a[3];
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) {
+        a[i] = (sem_arg){&sem, arrive[i], &cancel, EM_OK, order, &n_order, &mu};
+        assert_int_equal(pthread_create(&th[i], NULL, sem_thread, &a[i]), 0);
+        while (sem_waiting(&sem) < i + 1)
+            sleep_ms(1);
+    }
+    rt_sem_release(&sem);
+    for (int i = 0; i < 3; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(n_order, 3);
+    for (int i = 0; i < 3; i++) {
+        EM_ASSERT_OK(a[i].s, &err);
+        assert_int_equal(order[i], i + 1);
+    }
+    assert_int_equal(sem.max_holders, 1);
+    assert_int_equal(sem.holders, 0);
+
+    /* a raised cancel flag ends a wait */
+    EM_ASSERT_OK(rt_sem_acquire(&sem, 10, &cancel, &holders, &err), &err);
+    sem_arg c = {&sem, 11, &cancel, EM_OK, order, &n_order, &mu};
+    n_order = 0;
+    assert_int_equal(pthread_create(&th[0], NULL, sem_thread, &c), 0);
+    while (sem_waiting(&sem) < 1)
+        sleep_ms(1);
+    cancel = 1;
+    rt_sem_wake(&sem);
+    pthread_join(th[0], NULL);
+    assert_int_equal(c.s, EM_ERR_CANCELLED);
+    assert_int_equal(sem_waiting(&sem), 0);
+    assert_int_equal(n_order, 0);
+    rt_sem_release(&sem);
+    rt_sem_destroy(&sem);
+}
+
+/* Through a query: with one permit and two threads the scan tasks never hold
+ * the native side together (without the limit they do); a failing task
+ * releases its permit and the query ends. */
+static void test_semaphore_query(void **state) {
+    (void)state;
+    const char *wh = make_warehouse();
+    em_error err = {0};
+    em_status s;
+    int32_t v[FILES * ROWS];
+    hold_ms = 40;
+    for (int limit = 0; limit <= 1; limit++) {
+        native_tasks = limit;
+        int n = run_ints(hash_plan, wh, 2, v, FILES * ROWS, &err, &s);
+        EM_ASSERT_OK(s, &err);
+        assert_int_equal(n, FILES * ROWS);
+        const em_stage_info *map = &last_stages[0];
+        assert_int_equal(map->kind, EM_STAGE_SHUFFLE);
+        assert_int_equal(map->native_max_holders, limit ? 1 : 2);
+        assert_true(map->native_hold_ns >= (int64_t)FILES * hold_ms * 1000000);
+        if (limit) /* 4 tasks on 2 threads, 40 ms each, one at a time: some waited */
+            assert_true(map->native_wait_ns >= (int64_t)hold_ms * 1000000);
+    }
+    fail_partition = 1;
+    time_t t0 = time(NULL);
+    run_ints(hash_plan, wh, 2, v, FILES * ROWS, &err, &s);
+    fail_partition = -1;
+    hold_ms = 0;
+    native_tasks = 0;
+    assert_int_equal(s, EM_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "boom in partition 1"));
+    assert_true(time(NULL) - t0 < 30);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cut_shared_plans),     cmocka_unit_test(test_hash_ids_spark),
@@ -805,6 +1034,8 @@ int main(void) {
         cmocka_unit_test(test_hash_shuffle_threads), cmocka_unit_test(test_range_sort),
         cmocka_unit_test(test_scalar_subquery),      cmocka_unit_test(test_top_n_gather),
         cmocka_unit_test(test_error_cancels),        cmocka_unit_test(test_concurrent_queries),
+        cmocka_unit_test(test_broadcast_built_once), cmocka_unit_test(test_semaphore_fifo),
+        cmocka_unit_test(test_semaphore_query),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

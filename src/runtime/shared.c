@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Objects built once per query from a broadcast relation (see internal.h).
+ *
+ * The entry is created under the cache's lock by the first caller, which
+ * then builds outside the lock so that other keys are not held up; callers
+ * of the same entry wait on its condition variable. A waiter also wakes
+ * every few milliseconds to notice a cancelled query: the builder may be a
+ * long hash-table build that does not poll the flag, and a cancelled task
+ * must not sit behind it. A failed build stays failed: every later caller
+ * gets the builder's error (the query is failing anyway).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/internal.h"
+
+typedef enum { SH_BUILDING, SH_READY, SH_FAILED } sh_state;
+
+typedef struct sh_entry {
+    const void *key;
+    char *what;
+    sh_state state;
+    void *obj;
+    void (*free_obj)(void *obj);
+    em_pool *pool;
+    em_status status;
+    em_error err;
+    pthread_cond_t cv;
+    struct sh_entry *next;
+} sh_entry;
+
+struct rt_shared {
+    pthread_mutex_t mu;
+    em_pool *parent;
+    sh_entry *entries;
+    int64_t builds;
+};
+
+em_status rt_shared_create(em_pool *parent, rt_shared **out, em_error *err) {
+    rt_shared *c = calloc(1, sizeof *c);
+    if (!c)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating the broadcast cache");
+    pthread_mutex_init(&c->mu, NULL);
+    c->parent = parent;
+    *out = c;
+    return EM_OK;
+}
+
+static void entry_free(sh_entry *e) {
+    if (e->obj && e->free_obj)
+        e->free_obj(e->obj);
+    em_pool_destroy(e->pool);
+    pthread_cond_destroy(&e->cv);
+    free(e->what);
+    free(e);
+}
+
+em_status rt_shared_get(rt_shared *c, const void *key, const char *key_name, const char *what,
+                        const em_batch_list *rel, rt_shared_build_fn build,
+                        void (*free_obj)(void *obj), void *arg, volatile int *cancel, void **out,
+                        bool *built, em_error *err) {
+    *out = NULL;
+    *built = false;
+    pthread_mutex_lock(&c->mu);
+    sh_entry *e = c->entries;
+    while (e && !(e->key == key && strcmp(e->what, what) == 0))
+        e = e->next;
+    if (e) {
+        while (e->state == SH_BUILDING && !(cancel && *cancel))
+            rt_cond_wait_ms(&e->cv, &c->mu, 20);
+        em_status s = EM_OK;
+        if (e->state == SH_READY)
+            *out = e->obj;
+        else if (e->state == SH_FAILED) {
+            *err = e->err;
+            s = e->status;
+        } else
+            s = EM_FAIL(err, EM_ERR_CANCELLED, "task cancelled waiting for %s", key_name);
+        pthread_mutex_unlock(&c->mu);
+        return s;
+    }
+    e = calloc(1, sizeof *e);
+    char pool_name[160];
+    snprintf(pool_name, sizeof pool_name, "%s (shared build)", key_name);
+    if (e) {
+        e->what = strdup(what);
+        e->pool = em_pool_create(pool_name, c->parent, -1);
+    }
+    if (!e || !e->what || !e->pool) {
+        if (e) {
+            free(e->what);
+            em_pool_destroy(e->pool);
+            free(e);
+        }
+        pthread_mutex_unlock(&c->mu);
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory sharing %s", key_name);
+    }
+    pthread_cond_init(&e->cv, NULL);
+    e->key = key;
+    e->state = SH_BUILDING;
+    e->next = c->entries;
+    c->entries = e;
+    c->builds++;
+    pthread_mutex_unlock(&c->mu);
+    *built = true;
+
+    void *obj = NULL;
+    em_error berr;
+    memset(&berr, 0, sizeof berr);
+    em_status s = build(arg, rel, e->pool, &obj, &berr);
+
+    pthread_mutex_lock(&c->mu);
+    if (s == EM_OK) {
+        e->obj = obj;
+        e->free_obj = free_obj;
+        e->state = SH_READY;
+        *out = obj;
+    } else {
+        if (obj && free_obj)
+            free_obj(obj);
+        e->status = s;
+        e->err = berr;
+        if (!e->err.msg[0])
+            snprintf(e->err.msg, sizeof e->err.msg, "%s", em_status_name(s));
+        e->err.code = s;
+        em_error_prefix(&e->err, "building over %s", key_name);
+        e->state = SH_FAILED;
+        *err = e->err;
+    }
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&c->mu);
+    return s;
+}
+
+void rt_shared_release(rt_shared *c, const void *key) {
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->mu);
+    sh_entry **pp = &c->entries;
+    while (*pp) {
+        sh_entry *e = *pp;
+        if (e->key == key && e->state != SH_BUILDING) {
+            *pp = e->next;
+            entry_free(e);
+        } else {
+            pp = &e->next;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+int64_t rt_shared_builds(rt_shared *c) {
+    pthread_mutex_lock(&c->mu);
+    int64_t n = c->builds;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+void rt_shared_destroy(rt_shared *c) {
+    if (!c)
+        return;
+    while (c->entries) {
+        sh_entry *e = c->entries;
+        c->entries = e->next;
+        entry_free(e);
+    }
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
