@@ -88,8 +88,12 @@ void em_exec_plan_free(em_exec_plan *xp); /* NULL allowed */
 const em_plan *em_exec_plan_source(const em_exec_plan *xp);
 /* The decision for a node of the plan, or NULL for a node of another plan. */
 const em_node_decision *em_exec_plan_decision(const em_exec_plan *xp, const em_plan_node *node);
+/* Every node of the plan has one decision: those of the main tree (from
+ * em_plan_root, so AQE sections and their initial plans too) and of each
+ * subquery tree, ordered by node id (nodes sharing an id, such as AQE
+ * sections, in tree order). i in [0, n). */
 int em_exec_plan_n_decisions(const em_exec_plan *xp);
-const em_node_decision *em_exec_plan_decision_at(const em_exec_plan *xp, int i); /* by node id */
+const em_node_decision *em_exec_plan_decision_at(const em_exec_plan *xp, int i);
 
 typedef enum em_explain_mode {
     EM_EXPLAIN_NONE,
@@ -108,6 +112,7 @@ em_status em_exec_plan_print_tree(const em_exec_plan *xp, em_strbuf *out,
                                   em_error *err) EM_MUST_CHECK;
 
 /* docs/supported_ops.md, generated from the rules. */
+#define EM_OVERRIDES_DOCS_COMMAND "ember conf --supported-ops-md > docs/supported_ops.md"
 em_status em_overrides_supported_ops_md(em_strbuf *out, em_error *err) EM_MUST_CHECK;
 /* Registers every exec and expression class with the conf families (idempotent). */
 em_status em_overrides_register_confs(em_error *err) EM_MUST_CHECK;

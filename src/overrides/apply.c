@@ -1,0 +1,1098 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tagging: every node of a parsed plan gets an engine, its reasons, its
+ * expressions' decisions, the transition flag and (native nodes) a LORE id.
+ *
+ * Order of the passes, as spark-rapids' GpuOverrides runs them:
+ *   1. each node alone: its rule, its switch, its output types, then every
+ *      expression it evaluates (rule, switch, incompatibility, types,
+ *      rule-specific check); when all of that passes, the expressions are
+ *      compiled by the native compiler exactly as the operator would compile
+ *      them, and a refusal becomes "native engine refused: ..." (a rule that
+ *      is missing here; test_overrides asserts no TPC-H plan needs it);
+ *   2. spark.ember.sql.enabled=false sends every node to the row engine;
+ *   3. a native shuffle exchange between row nodes (child on rows, parent on
+ *      rows or none) goes to rows as well: it would only add two transitions
+ *      (spark-rapids' "Columnar exchange without columnar children is
+ *      inefficient");
+ *   4. a ReusedExchange takes the engine of the exchange it reads;
+ *   5. transitions: a node whose nearest non-pass-through parent runs on the
+ *      other engine has one above it;
+ *   6. LORE ids: post-order over the executed tree, then each subquery tree,
+ *      native nodes only (ReusedExchange reads a stored result and has no
+ *      input to dump, so it gets none).
+ *
+ * Exchanges are operators like any other here: a native exchange partitions
+ * and stores batches, and its read side is native too; a parent on the
+ * other engine reads it through a transition, and a child on the other
+ * engine feeds it through one.
+ *
+ * Everything the decisions point to is owned by the em_exec_plan (an arena
+ * for strings and expression decisions, one array per node's reasons) or
+ * borrowed from the plan, which must outlive it.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ember/expr.h"
+#include "overrides/internal.h"
+
+/* ------------------------------------------------------------------ arena */
+
+typedef struct ov_chunk {
+    struct ov_chunk *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+} ov_chunk;
+
+typedef struct ov_node_info {
+    const em_plan_node *parent; /* in the tree walked, NULL at a root */
+    int order;                  /* walk order, for stable sorting */
+    bool executed;              /* in the executed tree or a subquery tree */
+    em_fallback_reason *reasons;
+    int n_reasons, cap_reasons;
+} ov_node_info;
+
+struct em_exec_plan {
+    const em_plan *plan;
+    int n;
+    em_node_decision *dec; /* sorted by node id, then walk order */
+    ov_node_info *info;    /* parallel to dec */
+    /* node pointer -> index in dec */
+    size_t map_cap;
+    const em_plan_node **map_keys;
+    int *map_vals;
+    ov_chunk *chunks;
+    bool failed; /* out of memory in a helper */
+};
+
+static void *arena_alloc(em_exec_plan *xp, size_t n) {
+    n = (n + 15) & ~(size_t)15;
+    if (!n)
+        n = 16;
+    ov_chunk *c = xp->chunks;
+    if (!c || c->cap - c->used < n) {
+        size_t cap = n > 32768 ? n : 32768;
+        ov_chunk *nc = malloc(sizeof *nc + cap);
+        if (!nc) {
+            xp->failed = true;
+            return NULL;
+        }
+        nc->used = 0;
+        nc->cap = cap;
+        nc->next = xp->chunks;
+        xp->chunks = nc;
+        c = nc;
+    }
+    void *p = c->data + c->used;
+    c->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+static const char *arena_printf(em_exec_plan *xp, const char *fmt, ...) EM_PRINTF(2, 3);
+static const char *arena_printf(em_exec_plan *xp, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return "";
+    char *s = arena_alloc(xp, (size_t)n + 1);
+    if (!s)
+        return "";
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* ------------------------------------------------------------------ node map */
+
+static size_t ptr_hash(const void *p, size_t cap) {
+    uintptr_t v = (uintptr_t)p;
+    v ^= v >> 17;
+    v *= 0x9E3779B97F4A7C15ull;
+    return (size_t)(v >> 11) & (cap - 1);
+}
+
+static int map_find(const em_exec_plan *xp, const em_plan_node *n) {
+    if (!xp->map_cap || !n)
+        return -1;
+    for (size_t h = ptr_hash(n, xp->map_cap);; h = (h + 1) & (xp->map_cap - 1)) {
+        if (!xp->map_keys[h])
+            return -1;
+        if (xp->map_keys[h] == n)
+            return xp->map_vals[h];
+    }
+}
+
+static bool map_build(em_exec_plan *xp) {
+    size_t cap = 16;
+    while (cap < (size_t)xp->n * 2 + 2)
+        cap *= 2;
+    xp->map_keys = calloc(cap, sizeof *xp->map_keys);
+    xp->map_vals = calloc(cap, sizeof *xp->map_vals);
+    if (!xp->map_keys || !xp->map_vals)
+        return false;
+    xp->map_cap = cap;
+    for (int i = 0; i < xp->n; i++) {
+        size_t h = ptr_hash(xp->dec[i].node, cap);
+        while (xp->map_keys[h])
+            h = (h + 1) & (cap - 1);
+        xp->map_keys[h] = xp->dec[i].node;
+        xp->map_vals[h] = i;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ collecting nodes */
+
+typedef struct walk_item {
+    const em_plan_node *node, *parent;
+    bool executed;
+} walk_item;
+
+typedef struct walk_list {
+    walk_item *items;
+    int n, cap;
+} walk_list;
+
+static bool walk_push(walk_list *w, const em_plan_node *n, const em_plan_node *parent,
+                      bool executed) {
+    for (int i = 0; i < w->n; i++) /* a node reached twice keeps its first parent */
+        if (w->items[i].node == n) {
+            w->items[i].executed |= executed;
+            return true;
+        }
+    if (w->n == w->cap) {
+        int cap = w->cap ? w->cap * 2 : 64;
+        walk_item *p = realloc(w->items, (size_t)cap * sizeof *p);
+        if (!p)
+            return false;
+        w->items = p;
+        w->cap = cap;
+    }
+    w->items[w->n++] = (walk_item){n, parent, executed};
+    return true;
+}
+
+static bool walk_tree(walk_list *w, const em_plan_node *n, const em_plan_node *parent,
+                      const em_plan_node *exec_root, bool executed) {
+    if (!n)
+        return true;
+    executed = executed || n == exec_root;
+    if (!walk_push(w, n, parent, executed))
+        return false;
+    for (int i = 0; i < n->n_children; i++)
+        if (!walk_tree(w, n->children[i], n, exec_root, executed))
+            return false;
+    return true;
+}
+
+/* ------------------------------------------------------------------ settings */
+
+typedef struct ov_settings {
+    const em_conf *conf;
+    bool enabled, incompat_ok, lore_tag, utc;
+    em_expr_compile_options copts;
+    em_error *err;
+    em_status status; /* a config read failed */
+} ov_settings;
+
+static bool tz_is_utc(const char *tz) {
+    return !tz || !strcasecmp(tz, "UTC") || !strcmp(tz, "Etc/UTC") || !strcmp(tz, "Z") ||
+           !strcmp(tz, "+00:00") || !strcmp(tz, "GMT");
+}
+
+static em_status no_subquery_values(void *ctx, const em_expr *subquery, em_type type,
+                                    em_pool *pool, em_column *out, em_error *err) {
+    (void)ctx;
+    (void)subquery;
+    (void)type;
+    (void)pool;
+    (void)out;
+    return EM_FAIL(err, EM_ERR_INTERNAL, "overrides: a probe does not evaluate subqueries");
+}
+
+static em_status settings_read(const em_plan *plan, const em_conf *conf, ov_settings *s,
+                               em_error *err) {
+    memset(s, 0, sizeof *s);
+    s->conf = conf;
+    s->err = err;
+    EM_TRY(em_conf_get_bool(conf, "spark.ember.sql.enabled", &s->enabled, err));
+    EM_TRY(em_conf_get_bool(conf, "spark.ember.sql.incompatibleOps.enabled", &s->incompat_ok, err));
+    EM_TRY(em_conf_get_bool(conf, "spark.ember.sql.lore.tag.enabled", &s->lore_tag, err));
+    bool ansi = em_shim_ansi_default(em_plan_shim(plan));
+    if (em_conf_is_set(conf, "spark.sql.ansi.enabled"))
+        EM_TRY(em_conf_get_bool(conf, "spark.sql.ansi.enabled", &ansi, err));
+    const char *tz = em_conf_get_text(conf, "spark.sql.session.timeZone");
+    s->utc = tz_is_utc(tz);
+    s->copts.ansi = ansi;
+    s->copts.shim = em_plan_shim(plan);
+    s->copts.time_zone = tz;
+    s->copts.subquery = no_subquery_values;
+    return EM_OK;
+}
+
+/* Reads a family switch; a failure is remembered and reads as enabled. */
+static bool switch_on(ov_settings *s, em_conf_family_id fam, const char *cls, bool *explicit_on) {
+    char key[256];
+    snprintf(key, sizeof key, "%s%s", em_conf_family_get(fam)->prefix, cls);
+    bool on = true;
+    em_error e = {0};
+    if (em_conf_get_bool(s->conf, key, &on, &e) != EM_OK) {
+        if (s->status == EM_OK) {
+            s->status = e.code ? e.code : EM_ERR_INVALID;
+            *s->err = e;
+        }
+        on = true;
+    }
+    if (explicit_on)
+        *explicit_on = on && s->conf && em_conf_is_set(s->conf, key);
+    return on;
+}
+
+/* ------------------------------------------------------------------ reasons */
+
+static void node_reason(em_exec_plan *xp, int i, const char *text, const char *cls,
+                        const char *config) {
+    ov_node_info *in = &xp->info[i];
+    for (int r = 0; r < in->n_reasons; r++)
+        if (!strcmp(in->reasons[r].text, text))
+            return;
+    if (in->n_reasons == in->cap_reasons) {
+        int cap = in->cap_reasons ? in->cap_reasons * 2 : 4;
+        em_fallback_reason *p = realloc(in->reasons, (size_t)cap * sizeof *p);
+        if (!p) {
+            xp->failed = true;
+            return;
+        }
+        in->reasons = p;
+        in->cap_reasons = cap;
+    }
+    in->reasons[in->n_reasons++] = (em_fallback_reason){text, cls, config};
+    xp->dec[i].reasons = in->reasons;
+    xp->dec[i].n_reasons = in->n_reasons;
+}
+
+/* ------------------------------------------------------------------ expressions */
+
+typedef struct expr_vec {
+    em_expr_decision *items;
+    int n, cap;
+    /* the reasons of the expression being decided */
+    em_fallback_reason r[6];
+    int nr;
+} expr_vec;
+
+static int expr_push(em_exec_plan *xp, expr_vec *v, const em_expr *e, const char *cls, int depth) {
+    if (v->n == v->cap) {
+        int cap = v->cap ? v->cap * 2 : 16;
+        em_expr_decision *p = realloc(v->items, (size_t)cap * sizeof *p);
+        if (!p) {
+            xp->failed = true;
+            return -1;
+        }
+        v->items = p;
+        v->cap = cap;
+    }
+    v->items[v->n] = (em_expr_decision){.expr = e, .class_name = cls, .depth = depth,
+                                        .supported = true};
+    return v->n++;
+}
+
+static void expr_reason(expr_vec *v, const char *text, const char *cls, const char *config) {
+    if (v->nr < (int)(sizeof v->r / sizeof v->r[0]))
+        v->r[v->nr++] = (em_fallback_reason){text, cls, config};
+}
+
+static void expr_finish(em_exec_plan *xp, expr_vec *v, int at) {
+    if (at < 0 || v->nr == 0)
+        return;
+    em_fallback_reason *r = arena_alloc(xp, sizeof *r * (size_t)v->nr);
+    if (r)
+        memcpy(r, v->r, sizeof *r * (size_t)v->nr);
+    v->items[at].supported = false;
+    v->items[at].reasons = r;
+    v->items[at].n_reasons = r ? v->nr : 0;
+    v->nr = 0;
+}
+
+static bool is_fp(const em_expr *a) {
+    return a->type_known && (a->type.id == EM_TYPE_FLOAT || a->type.id == EM_TYPE_DOUBLE);
+}
+
+/* Rule, switch, incompatibility and types of one expression (or of an
+ * aggregate's function, with fn_of set to its AggregateExpression). */
+static void judge(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_expr *e,
+                  const em_expr *parent, const ov_expr_rule *rule, const char *cls, bool fn_line) {
+    if (!rule->native) {
+        expr_reason(v, arena_printf(xp, "expression %s is not supported natively", cls), cls,
+                    NULL);
+        return;
+    }
+    bool explicit_on = false;
+    if (!rule->switchless) {
+        const char *key = arena_printf(xp, "spark.ember.sql.expression.%s", cls);
+        if (!switch_on(s, EM_CONF_FAMILY_EXPRESSION, cls, &explicit_on)) {
+            expr_reason(v,
+                        arena_printf(xp,
+                                     "the Expression %s has been disabled: set %s=true to "
+                                     "enable it",
+                                     cls, key),
+                        cls, key);
+            return;
+        }
+    }
+    bool fp_arg = false;
+    for (int i = 0; i < e->n_args; i++)
+        if (e->args[i] && is_fp(e->args[i]))
+            fp_arg = true;
+    if ((rule->incompat || (rule->incompat_fp && fp_arg)) && !s->incompat_ok && !explicit_on) {
+        const char *key = arena_printf(xp, "spark.ember.sql.expression.%s", cls);
+        expr_reason(v,
+                    arena_printf(xp,
+                                 "the native %s is not 100%% compatible with Spark (%s): set "
+                                 "spark.ember.sql.incompatibleOps.enabled=true, or %s=true, to "
+                                 "enable it",
+                                 cls, rule->note ? rule->note : "incompatible", key),
+                    cls, "spark.ember.sql.incompatibleOps.enabled");
+        return;
+    }
+    char tn[48];
+    /* an aggregate's function is typed by its argument; the wrapper's type is the result */
+    if (e->type_known && !fn_line && e->kind != EM_EXPR_AGG &&
+        !(rule->out_types & OV_T(e->type.id)) && e->type.id != EM_TYPE_NULL) {
+        em_type_format(e->type, tn, sizeof tn);
+        expr_reason(v, arena_printf(xp, "expression %s producing %s is not supported natively",
+                                    cls, tn),
+                    cls, NULL);
+        return;
+    }
+    if (e->kind != EM_EXPR_AGG || fn_line)
+        for (int i = 0; i < e->n_args; i++) {
+            const em_expr *a = e->args[i];
+            if (!a || !a->type_known || a->kind == EM_EXPR_LIST || a->kind == EM_EXPR_TYPE ||
+                (a->kind == EM_EXPR_LITERAL && a->type.id == EM_TYPE_NULL))
+                continue;
+            if (rule->in_types & OV_T(a->type.id))
+                continue;
+            em_type_format(a->type, tn, sizeof tn);
+            expr_reason(v, arena_printf(xp, "expression %s of %s is not supported natively", cls,
+                                        tn),
+                        cls, NULL);
+            return;
+        }
+    if (rule->check) {
+        char why[300];
+        ov_check_ctx cx = {parent, s->utc};
+        if (!rule->check(e, &cx, why, sizeof why))
+            expr_reason(v, arena_printf(xp, "expression %s: %s", cls, why), cls, NULL);
+    }
+}
+
+/* Decides e and its operands, in pre-order; returns false when something in
+ * the tree cannot run natively. */
+static bool decide_expr(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_expr *e,
+                        const em_expr *parent, int depth) {
+    if (!e)
+        return true;
+    const char *cls = NULL;
+    const ov_expr_rule *rule = ov_expr_rule_for(e, &cls);
+    if (!rule) { /* a list or a type: not an expression of its own */
+        bool ok = true;
+        if (e->kind == EM_EXPR_LIST)
+            for (int i = 0; i < e->n_args; i++)
+                ok &= decide_expr(xp, s, v, e->args[i], parent, depth);
+        return ok;
+    }
+    int at = expr_push(xp, v, e, cls, depth);
+    if (at < 0)
+        return false;
+    v->nr = 0;
+    judge(xp, s, v, e, parent, rule, cls, false);
+    bool ok = v->nr == 0;
+    expr_finish(xp, v, at);
+    int kid_depth = depth + 1;
+    if (e->kind == EM_EXPR_AGG) {
+        const char *fcls = NULL;
+        const ov_expr_rule *fr = ov_agg_fn_rule(e, &fcls);
+        int fat = expr_push(xp, v, e, fcls, depth + 1);
+        if (fat < 0)
+            return false;
+        judge(xp, s, v, e, e, fr, fcls, true);
+        ok &= v->nr == 0;
+        expr_finish(xp, v, fat);
+        kid_depth = depth + 2;
+    }
+    /* a window's specification is judged through the operator's partition and
+     * order lists; a subquery's own tree is tagged as a tree */
+    int n_kids = e->kind == EM_EXPR_WINDOW ? (e->n_args > 0 ? 1 : 0) : e->n_args;
+    for (int i = 0; i < n_kids; i++)
+        ok &= decide_expr(xp, s, v, e->args[i], e, kid_depth);
+    return ok;
+}
+
+/* ------------------------------------------------------------------ what a node evaluates */
+
+typedef enum slot_input {
+    IN_LEFT,    /* the first child's output */
+    IN_RIGHT,   /* the second child's output */
+    IN_BOTH,    /* both children's outputs, left first */
+    IN_RESULTS, /* an aggregate's keys and aggregate attributes */
+} slot_input;
+
+typedef enum slot_probe {
+    PROBE_EXPR,   /* em_expr_compile (an alias's body; sort orders' child) */
+    PROBE_AGG,    /* em_agg_compile */
+    PROBE_WINDOW, /* a window function: em_agg_compile for aggregates */
+    PROBE_NONE,   /* judged by the rules only */
+} slot_probe;
+
+typedef struct slot {
+    const em_expr *e;
+    slot_input input;
+    slot_probe probe;
+} slot;
+
+typedef struct slot_vec {
+    slot items[64];
+    slot *more;
+    int n, cap_more;
+} slot_vec;
+
+static slot *slot_at(slot_vec *sv, int i) {
+    return i < 64 ? &sv->items[i] : &sv->more[i - 64];
+}
+
+static bool slot_add(slot_vec *sv, const em_expr *e, slot_input in, slot_probe pr) {
+    if (!e)
+        return true;
+    if (sv->n >= 64) {
+        int k = sv->n - 64;
+        if (k == sv->cap_more) {
+            int cap = sv->cap_more ? sv->cap_more * 2 : 64;
+            slot *p = realloc(sv->more, (size_t)cap * sizeof *p);
+            if (!p)
+                return false;
+            sv->more = p;
+            sv->cap_more = cap;
+        }
+    }
+    *slot_at(sv, sv->n++) = (slot){e, in, pr};
+    return true;
+}
+
+static bool slot_field(slot_vec *sv, const em_plan_node *n, em_field_kind k, slot_input in,
+                       slot_probe pr) {
+    const em_plan_field *f = em_plan_node_field(n, k);
+    for (int i = 0; f && i < f->n_exprs; i++)
+        if (!slot_add(sv, f->exprs[i], in, pr))
+            return false;
+    return true;
+}
+
+static bool slot_list(slot_vec *sv, const em_expr *list, slot_input in, slot_probe pr) {
+    if (!list || list->kind != EM_EXPR_LIST)
+        return true;
+    for (int i = 0; i < list->n_args; i++)
+        if (!slot_add(sv, list->args[i], in, pr))
+            return false;
+    return true;
+}
+
+static const em_expr *argument(const em_plan_node *n, int i) {
+    const em_plan_field *f = em_plan_node_field(n, EM_FIELD_ARGUMENTS);
+    return f && i < f->n_exprs ? f->exprs[i] : NULL;
+}
+
+/* The aggregate's Results are compiled by expression id only when some
+ * function is final or there are none (else they are its buffers, by
+ * position: hash_agg.c). */
+static bool results_compiled(const em_plan_node *n) {
+    const em_plan_field *ff = em_plan_node_field(n, EM_FIELD_FUNCTIONS);
+    if (!ff || ff->n_exprs == 0)
+        return true;
+    for (int i = 0; i < ff->n_exprs; i++)
+        if (ff->exprs[i]->kind == EM_EXPR_AGG && ff->exprs[i]->mode == EM_AGG_FINAL)
+            return true;
+    return false;
+}
+
+static bool node_slots(const em_plan_node *n, slot_vec *sv) {
+    bool ok = true;
+    switch (n->kind) {
+    case EM_NODE_FILTER:
+        ok = slot_field(sv, n, EM_FIELD_CONDITION, IN_LEFT, PROBE_EXPR);
+        break;
+    case EM_NODE_PROJECT:
+        ok = slot_field(sv, n, EM_FIELD_OUTPUT, IN_LEFT, PROBE_EXPR);
+        break;
+    case EM_NODE_HASH_AGGREGATE:
+    case EM_NODE_SORT_AGGREGATE:
+    case EM_NODE_OBJECT_HASH_AGGREGATE:
+        ok = slot_field(sv, n, EM_FIELD_KEYS, IN_LEFT, PROBE_EXPR) &&
+             slot_field(sv, n, EM_FIELD_FUNCTIONS, IN_LEFT, PROBE_AGG) &&
+             slot_field(sv, n, EM_FIELD_RESULTS, IN_RESULTS,
+                        results_compiled(n) ? PROBE_EXPR : PROBE_NONE);
+        break;
+    case EM_NODE_SORT:
+        ok = slot_list(sv, argument(n, 0), IN_LEFT, PROBE_EXPR);
+        break;
+    case EM_NODE_TAKE_ORDERED_AND_PROJECT:
+        ok = slot_list(sv, argument(n, 1), IN_LEFT, PROBE_EXPR) &&
+             slot_list(sv, argument(n, 2), IN_LEFT, PROBE_EXPR);
+        break;
+    case EM_NODE_EXCHANGE: {
+        const em_expr *p = argument(n, 0);
+        ok = slot_add(sv, p, IN_LEFT, PROBE_NONE);
+        if (ok && p && p->kind == EM_EXPR_CALL && p->name &&
+            (!strcmp(p->name, "hashpartitioning") || !strcmp(p->name, "rangepartitioning")))
+            for (int i = 0; ok && i + 1 < p->n_args; i++) /* the keys, probed alone */
+                ok = slot_add(sv, p->args[i], IN_LEFT, PROBE_EXPR);
+        break;
+    }
+    case EM_NODE_BROADCAST_HASH_JOIN:
+    case EM_NODE_SHUFFLED_HASH_JOIN:
+    case EM_NODE_SORT_MERGE_JOIN:
+        ok = slot_field(sv, n, EM_FIELD_LEFT_KEYS, IN_LEFT, PROBE_EXPR) &&
+             slot_field(sv, n, EM_FIELD_RIGHT_KEYS, IN_RIGHT, PROBE_EXPR);
+        /* fall through */
+    case EM_NODE_BROADCAST_NESTED_LOOP_JOIN:
+    case EM_NODE_CARTESIAN_PRODUCT:
+        ok = ok && slot_field(sv, n, EM_FIELD_JOIN_CONDITION, IN_BOTH, PROBE_EXPR);
+        break;
+    case EM_NODE_EXPAND: {
+        const em_expr *lists = argument(n, 0);
+        for (int i = 0; ok && lists && lists->kind == EM_EXPR_LIST && i < lists->n_args; i++)
+            ok = slot_list(sv, lists->args[i], IN_LEFT, PROBE_EXPR);
+        break;
+    }
+    case EM_NODE_WINDOW:
+    case EM_NODE_WINDOW_GROUP_LIMIT: {
+        const em_plan_field *f = em_plan_node_field(n, EM_FIELD_ARGUMENTS);
+        for (int i = 0; ok && f && i < f->n_exprs; i++) {
+            const em_expr *a = f->exprs[i];
+            if (a->kind == EM_EXPR_LIST)
+                ok = slot_list(sv, a, IN_LEFT,
+                               n->kind == EM_NODE_WINDOW && i == 0 ? PROBE_WINDOW : PROBE_EXPR);
+            else if (a->kind == EM_EXPR_CALL)
+                ok = slot_add(sv, a, IN_LEFT, PROBE_NONE);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    return ok;
+}
+
+/* ------------------------------------------------------------------ probing */
+
+typedef struct attr_set {
+    const em_expr **a;
+    int n;
+} attr_set;
+
+static const em_plan_node *through_reuse(const em_plan_node *n) {
+    return n && n->kind == EM_NODE_REUSED_EXCHANGE && n->reuses && n->n_output == 0 ? n->reuses
+                                                                                    : n;
+}
+
+static bool attrs_for(const em_plan_node *n, slot_input in, attr_set *out) {
+    out->a = NULL;
+    out->n = 0;
+    const em_plan_node *l = n->n_children > 0 ? through_reuse(n->children[0]) : NULL;
+    const em_plan_node *r = n->n_children > 1 ? through_reuse(n->children[1]) : NULL;
+    int nl = l ? l->n_output : 0, nr = r ? r->n_output : 0;
+    if (in == IN_RESULTS) {
+        const em_plan_field *kf = em_plan_node_field(n, EM_FIELD_KEYS);
+        const em_plan_field *af = em_plan_node_field(n, EM_FIELD_AGG_ATTRS);
+        nl = kf ? kf->n_exprs : 0;
+        nr = af ? af->n_exprs : 0;
+        out->a = calloc((size_t)(nl + nr) + 1, sizeof *out->a);
+        if (!out->a)
+            return false;
+        for (int i = 0; i < nl; i++)
+            out->a[out->n++] = kf->exprs[i];
+        for (int i = 0; i < nr; i++)
+            out->a[out->n++] = af->exprs[i];
+        return true;
+    }
+    int total = in == IN_LEFT ? nl : in == IN_RIGHT ? nr : nl + nr;
+    out->a = calloc((size_t)total + 1, sizeof *out->a);
+    if (!out->a)
+        return false;
+    if (in != IN_RIGHT)
+        for (int i = 0; i < nl; i++)
+            out->a[out->n++] = l->output[i];
+    if (in != IN_LEFT)
+        for (int i = 0; i < nr; i++)
+            out->a[out->n++] = r->output[i];
+    return true;
+}
+
+/* Compiles one slot as its operator would; false with the compiler's
+ * message in msg when it refuses. */
+static bool probe_slot(const slot *sl, const attr_set *in, const ov_settings *s, char *msg,
+                       size_t cap) {
+    const em_expr *e = sl->e;
+    em_error err = {0};
+    em_status st = EM_OK;
+    if (sl->probe == PROBE_NONE)
+        return true;
+    if (sl->probe == PROBE_WINDOW) {
+        const em_expr *w = e->kind == EM_EXPR_ALIAS && e->n_args == 1 ? e->args[0] : e;
+        if (w->kind != EM_EXPR_WINDOW || w->n_args < 1 || w->args[0]->kind != EM_EXPR_AGG)
+            return true;
+        em_agg_fn *fn = NULL;
+        st = em_agg_compile(w->args[0], in->a, in->n, &s->copts, &fn, &err);
+        em_agg_fn_free(fn);
+    } else if (sl->probe == PROBE_AGG) {
+        em_agg_fn *fn = NULL;
+        st = em_agg_compile(e, in->a, in->n, &s->copts, &fn, &err);
+        em_agg_fn_free(fn);
+    } else {
+        const em_expr *body = e;
+        if (body->kind == EM_EXPR_ALIAS && body->n_args == 1)
+            body = body->args[0];
+        else if (body->kind == EM_EXPR_SORT_ORDER && body->n_args == 1)
+            body = body->args[0];
+        /* a projected null literal is a null column, never compiled (op_util.c) */
+        if (body->kind == EM_EXPR_LITERAL && body->text && !strcmp(body->text, "null"))
+            return true;
+        em_expr_prog *prog = NULL;
+        st = em_expr_compile(body, in->a, in->n, &s->copts, &prog, &err);
+        em_expr_prog_free(prog);
+    }
+    /* only a refusal is a support question: a missing attribute or an
+     * unknown type stops both engines, and the runtime reports it */
+    if (st == EM_OK || st != EM_ERR_UNSUPPORTED)
+        return true;
+    snprintf(msg, cap, "%s", err.msg[0] ? err.msg : em_status_name(st));
+    return false;
+}
+
+/* ------------------------------------------------------------------ nodes */
+
+static bool scan_columns_ok(em_exec_plan *xp, int i, const em_plan_node *n, const char *cls) {
+    bool ok = true;
+    if (!n->name || strcmp(n->name, "Scan parquet") != 0) {
+        node_reason(xp, i,
+                    arena_printf(xp, "%s: only Parquet files are read natively (%s)", cls,
+                                 n->name ? n->name : "?"),
+                    cls, NULL);
+        return false;
+    }
+    const em_plan_field *rs = em_plan_node_field(n, EM_FIELD_READ_SCHEMA);
+    for (int c = 0; c < n->n_output; c++) {
+        const em_expr *a = n->output[c];
+        bool found = false;
+        for (int j = 0; rs && j < rs->n_schema && !found; j++)
+            found = a->name && !strcasecmp(rs->schema[j].name, a->name);
+        if (!found) {
+            node_reason(xp, i,
+                        arena_printf(xp,
+                                     "%s: column %s is not in ReadSchema (partition columns "
+                                     "are not read natively)",
+                                     cls, a->name ? a->name : "?"),
+                        cls, NULL);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+static void node_checks(em_exec_plan *xp, ov_settings *s, int i) {
+    em_node_decision *d = &xp->dec[i];
+    const em_plan_node *n = d->node;
+    const ov_exec_rule *rule = ov_exec_rule_for(n);
+    const char *cls = d->class_name;
+    if (rule->how == OV_EXEC_ROW) {
+        node_reason(xp, i, arena_printf(xp, "%s is not supported natively", cls), cls, NULL);
+        return;
+    }
+    const char *key = arena_printf(xp, "spark.ember.sql.exec.%s", cls);
+    if (!switch_on(s, EM_CONF_FAMILY_EXEC, cls, NULL))
+        node_reason(xp, i,
+                    arena_printf(xp, "the Exec %s has been disabled: set %s=true to enable it",
+                                 cls, key),
+                    cls, key);
+    switch (n->kind) {
+    case EM_NODE_SCAN:
+        scan_columns_ok(xp, i, n, cls);
+        break;
+    case EM_NODE_LOCAL_TABLE_SCAN: {
+        const em_expr *a = argument(n, 0);
+        if (!(a && (a->kind == EM_EXPR_LITERAL || a->kind == EM_EXPR_RAW) && a->text &&
+              !strcmp(a->text, "<empty>")))
+            node_reason(xp, i,
+                        arena_printf(xp, "%s: the plan text does not include the table's rows",
+                                     cls),
+                        cls, NULL);
+        break;
+    }
+    case EM_NODE_BROADCAST_HASH_JOIN:
+    case EM_NODE_SHUFFLED_HASH_JOIN:
+    case EM_NODE_SORT_MERGE_JOIN:
+    case EM_NODE_BROADCAST_NESTED_LOOP_JOIN:
+    case EM_NODE_CARTESIAN_PRODUCT:
+        if (n->join_type == EM_JOIN_OTHER)
+            node_reason(xp, i,
+                        arena_printf(xp, "%s: join type %s is not supported natively", cls,
+                                     n->join_type_text ? n->join_type_text : "?"),
+                        cls, NULL);
+        if (n->n_children != 2)
+            node_reason(xp, i, arena_printf(xp, "%s: expected two children", cls), cls, NULL);
+        break;
+    default:
+        if (n->kind != EM_NODE_UNION && n->n_children > 1)
+            node_reason(xp, i, arena_printf(xp, "%s: more than one child", cls), cls, NULL);
+        break;
+    }
+    char tn[48];
+    for (int c = 0; c < n->n_output; c++) {
+        const em_expr *a = n->output[c];
+        /* an unknown type (a folded relation whose types come from the
+         * warehouse at run time) is no reason to prefer either engine */
+        if (a->type_known && !(rule->types & OV_T(a->type.id))) {
+            em_type_format(a->type, tn, sizeof tn);
+            node_reason(xp, i,
+                        arena_printf(xp, "%s: output column %s of type %s is not supported "
+                                         "natively",
+                                     cls, a->name ? a->name : "?", tn),
+                        cls, NULL);
+        }
+    }
+}
+
+static void node_exprs(em_exec_plan *xp, ov_settings *s, int i) {
+    em_node_decision *d = &xp->dec[i];
+    const em_plan_node *n = d->node;
+    slot_vec sv = {.n = 0};
+    expr_vec v = {0};
+    if (!node_slots(n, &sv)) {
+        xp->failed = true;
+        free(sv.more);
+        return;
+    }
+    /* a key probed on its own repeats a partitioning's argument: decide each tree once */
+    for (int k = 0; k < sv.n; k++) {
+        const slot *sl = slot_at(&sv, k);
+        bool seen = false;
+        for (int j = 0; j < k && !seen; j++)
+            seen = slot_at(&sv, j)->e == sl->e;
+        for (int j = 0; j < k && !seen; j++) {
+            const em_expr *p = slot_at(&sv, j)->e;
+            for (int a = 0; p->kind == EM_EXPR_CALL && a < p->n_args && !seen; a++)
+                seen = p->args[a] == sl->e;
+        }
+        if (!seen)
+            decide_expr(xp, s, &v, sl->e, NULL, 0);
+    }
+    for (int k = 0; k < v.n; k++)
+        for (int r = 0; r < v.items[k].n_reasons; r++)
+            node_reason(xp, i, v.items[k].reasons[r].text, v.items[k].reasons[r].class_name,
+                        v.items[k].reasons[r].config);
+    if (v.n) {
+        em_expr_decision *arr = arena_alloc(xp, sizeof *arr * (size_t)v.n);
+        if (arr) {
+            memcpy(arr, v.items, sizeof *arr * (size_t)v.n);
+            d->exprs = arr;
+            d->n_exprs = v.n;
+        }
+    }
+    free(v.items);
+    /* the safety net: compile what the operator would compile */
+    if (xp->info[i].n_reasons == 0) {
+        for (int k = 0; k < sv.n; k++) {
+            const slot *sl = slot_at(&sv, k);
+            attr_set in;
+            if (!attrs_for(n, sl->input, &in)) {
+                xp->failed = true;
+                break;
+            }
+            char msg[EM_ERROR_MSG_CAP];
+            bool ok = probe_slot(sl, &in, s, msg, sizeof msg);
+            free(in.a);
+            if (!ok)
+                node_reason(xp, i, arena_printf(xp, "native engine refused: %s", msg),
+                            d->class_name, NULL);
+        }
+    }
+    free(sv.more);
+}
+
+/* ------------------------------------------------------------------ whole plan */
+
+static const em_plan_node *eff_parent(const em_exec_plan *xp, int i) {
+    const em_plan_node *p = xp->info[i].parent;
+    while (p) {
+        int k = map_find(xp, p);
+        if (k < 0)
+            return NULL;
+        if (xp->dec[k].engine != EM_ENGINE_PASS)
+            return p;
+        p = xp->info[k].parent;
+    }
+    return NULL;
+}
+
+/* The engine a node's output comes from, looking through pass-through nodes
+ * (their single child); PASS when there is no operator below. */
+static em_engine eff_engine(const em_exec_plan *xp, const em_plan_node *n) {
+    for (int guard = 0; n && guard < 100000; guard++) {
+        int k = map_find(xp, n);
+        if (k < 0)
+            return EM_ENGINE_PASS;
+        if (xp->dec[k].engine != EM_ENGINE_PASS)
+            return xp->dec[k].engine;
+        if (n->n_children != 1)
+            return EM_ENGINE_PASS;
+        n = n->children[0];
+    }
+    return EM_ENGINE_PASS;
+}
+
+static void fix_exchange_overhead(em_exec_plan *xp, const em_plan_node *n) {
+    if (!n)
+        return;
+    for (int c = 0; c < n->n_children; c++)
+        fix_exchange_overhead(xp, n->children[c]);
+    int i = map_find(xp, n);
+    if (i < 0 || n->kind != EM_NODE_EXCHANGE || xp->dec[i].engine != EM_ENGINE_NATIVE ||
+        n->n_children != 1)
+        return;
+    if (eff_engine(xp, n->children[0]) != EM_ENGINE_ROW)
+        return;
+    const em_plan_node *p = eff_parent(xp, i);
+    int pi = map_find(xp, p);
+    if (pi >= 0 && xp->dec[pi].engine == EM_ENGINE_NATIVE)
+        return;
+    xp->dec[i].engine = EM_ENGINE_ROW;
+    node_reason(xp, i,
+                "a native exchange without native children is inefficient (its child and its "
+                "reader run on rows)",
+                xp->dec[i].class_name, NULL);
+}
+
+static void lore_tag(em_exec_plan *xp, const em_plan_node *n, int *next) {
+    if (!n)
+        return;
+    for (int c = 0; c < n->n_children; c++)
+        lore_tag(xp, n->children[c], next);
+    int i = map_find(xp, n);
+    if (i >= 0 && xp->dec[i].engine == EM_ENGINE_NATIVE && xp->dec[i].lore_id < 0 &&
+        n->kind != EM_NODE_REUSED_EXCHANGE)
+        xp->dec[i].lore_id = (*next)++;
+}
+
+typedef struct sort_item {
+    em_node_decision d;
+    ov_node_info info;
+} sort_item;
+
+static int cmp_items(const void *a, const void *b) {
+    const sort_item *x = a, *y = b;
+    if (x->d.node->id != y->d.node->id)
+        return x->d.node->id < y->d.node->id ? -1 : 1;
+    return x->info.order < y->info.order ? -1 : x->info.order > y->info.order;
+}
+
+static em_status build_decisions(em_exec_plan *xp, const em_plan *plan) {
+    walk_list w = {0};
+    const em_plan_node *exec_root = em_plan_exec_root(plan);
+    bool ok = walk_tree(&w, em_plan_root(plan), NULL, exec_root, false);
+    for (int q = 0; ok && q < em_plan_n_subqueries(plan); q++) {
+        const em_plan_subquery *sq = em_plan_subquery_at(plan, q);
+        if (sq && sq->root)
+            ok = walk_tree(&w, sq->root, NULL, sq->root, true);
+    }
+    sort_item *items = ok ? calloc((size_t)w.n + 1, sizeof *items) : NULL;
+    if (!items) {
+        free(w.items);
+        return EM_ERR_NOMEM;
+    }
+    for (int i = 0; i < w.n; i++) {
+        items[i].d.node = w.items[i].node;
+        items[i].d.lore_id = -1;
+        items[i].info.parent = w.items[i].parent;
+        items[i].info.order = i;
+        items[i].info.executed = w.items[i].executed;
+    }
+    qsort(items, (size_t)w.n, sizeof *items, cmp_items);
+    xp->n = w.n;
+    xp->dec = calloc((size_t)w.n + 1, sizeof *xp->dec);
+    xp->info = calloc((size_t)w.n + 1, sizeof *xp->info);
+    free(w.items);
+    if (!xp->dec || !xp->info) {
+        free(items);
+        return EM_ERR_NOMEM;
+    }
+    for (int i = 0; i < w.n; i++) {
+        xp->dec[i] = items[i].d;
+        xp->info[i] = items[i].info;
+    }
+    free(items);
+    return map_build(xp) ? EM_OK : EM_ERR_NOMEM;
+}
+
+static void tag_nodes(em_exec_plan *xp, ov_settings *s) {
+    char buf[160];
+    for (int i = 0; i < xp->n; i++) {
+        em_node_decision *d = &xp->dec[i];
+        const ov_exec_rule *rule = ov_exec_rule_for(d->node);
+        const char *cls = ov_exec_class(d->node, buf, sizeof buf);
+        d->class_name = cls == buf ? arena_printf(xp, "%s", buf) : cls;
+        d->supported = true;
+        if (rule->how == OV_EXEC_PASS) {
+            d->engine = EM_ENGINE_PASS;
+            continue;
+        }
+        if (rule->how == OV_EXEC_REUSE) {
+            d->engine = EM_ENGINE_NATIVE; /* settled once the exchange it reads is */
+            continue;
+        }
+        node_checks(xp, s, i);
+        if (rule->how == OV_EXEC_NATIVE)
+            node_exprs(xp, s, i);
+        d->supported = xp->info[i].n_reasons == 0;
+        d->engine = d->supported ? EM_ENGINE_NATIVE : EM_ENGINE_ROW;
+    }
+}
+
+em_status em_overrides_apply(const em_plan *plan, const em_conf *conf, em_exec_plan **out,
+                             em_error *err) {
+    *out = NULL;
+    if (!plan)
+        return EM_FAIL(err, EM_ERR_INVALID, "overrides: no plan");
+    ov_settings s;
+    EM_TRY(settings_read(plan, conf, &s, err));
+    em_exec_plan *xp = calloc(1, sizeof *xp);
+    if (!xp)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory tagging the plan");
+    xp->plan = plan;
+    em_status st = build_decisions(xp, plan);
+    if (st != EM_OK) {
+        em_exec_plan_free(xp);
+        return EM_FAIL(err, st, "out of memory tagging the plan");
+    }
+    tag_nodes(xp, &s);
+    if (!s.enabled)
+        for (int i = 0; i < xp->n; i++) {
+            em_node_decision *d = &xp->dec[i];
+            if (d->engine == EM_ENGINE_PASS)
+                continue;
+            d->engine = EM_ENGINE_ROW;
+            node_reason(xp, i,
+                        "native execution is disabled: set spark.ember.sql.enabled=true to "
+                        "enable it",
+                        d->class_name, "spark.ember.sql.enabled");
+        }
+    fix_exchange_overhead(xp, em_plan_root(plan));
+    for (int q = 0; q < em_plan_n_subqueries(plan); q++) {
+        const em_plan_subquery *sq = em_plan_subquery_at(plan, q);
+        if (sq && sq->root)
+            fix_exchange_overhead(xp, sq->root);
+    }
+    for (int i = 0; i < xp->n; i++) {
+        em_node_decision *d = &xp->dec[i];
+        if (d->node->kind != EM_NODE_REUSED_EXCHANGE)
+            continue;
+        int k = map_find(xp, d->node->reuses);
+        if (k < 0) {
+            d->engine = EM_ENGINE_ROW;
+            d->supported = false;
+            node_reason(xp, i,
+                        arena_printf(xp, "ReusedExchangeExec: operator %d is not in the plan",
+                                     d->node->reuses_id),
+                        d->class_name, NULL);
+        } else {
+            d->engine = xp->dec[k].engine == EM_ENGINE_PASS ? EM_ENGINE_NATIVE : xp->dec[k].engine;
+            d->supported = xp->dec[k].supported;
+        }
+    }
+    for (int i = 0; i < xp->n; i++) {
+        em_node_decision *d = &xp->dec[i];
+        if (d->engine == EM_ENGINE_PASS)
+            continue;
+        int pi = map_find(xp, eff_parent(xp, i));
+        d->transition_above = pi >= 0 && xp->dec[pi].engine != d->engine;
+    }
+    if (s.lore_tag) {
+        int next = 0;
+        lore_tag(xp, em_plan_exec_root(plan), &next);
+        for (int q = 0; q < em_plan_n_subqueries(plan); q++) {
+            const em_plan_subquery *sq = em_plan_subquery_at(plan, q);
+            if (sq && sq->root)
+                lore_tag(xp, sq->root, &next);
+        }
+    }
+    if (s.status != EM_OK) {
+        em_exec_plan_free(xp);
+        return s.status;
+    }
+    if (xp->failed) {
+        em_exec_plan_free(xp);
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory tagging the plan");
+    }
+    *out = xp;
+    return EM_OK;
+}
+
+void em_exec_plan_free(em_exec_plan *xp) {
+    if (!xp)
+        return;
+    for (int i = 0; xp->info && i < xp->n; i++)
+        free(xp->info[i].reasons);
+    free(xp->info);
+    free(xp->dec);
+    free(xp->map_keys);
+    free(xp->map_vals);
+    while (xp->chunks) {
+        ov_chunk *c = xp->chunks;
+        xp->chunks = c->next;
+        free(c);
+    }
+    free(xp);
+}
+
+const em_plan *em_exec_plan_source(const em_exec_plan *xp) { return xp ? xp->plan : NULL; }
+
+const em_node_decision *em_exec_plan_decision(const em_exec_plan *xp, const em_plan_node *node) {
+    int i = xp ? map_find(xp, node) : -1;
+    return i >= 0 ? &xp->dec[i] : NULL;
+}
+
+int em_exec_plan_n_decisions(const em_exec_plan *xp) { return xp ? xp->n : 0; }
+
+const em_node_decision *em_exec_plan_decision_at(const em_exec_plan *xp, int i) {
+    return xp && i >= 0 && i < xp->n ? &xp->dec[i] : NULL;
+}
+
+/* ------------------------------------------------------------------ switches */
+
+em_status em_overrides_register_confs(em_error *err) {
+    for (size_t i = 0; i < ov_n_exec_rules(); i++) {
+        const ov_exec_rule *r = ov_exec_rule_at(i);
+        if (r->how == OV_EXEC_NATIVE && r->cls)
+            EM_TRY(em_conf_family_register(EM_CONF_FAMILY_EXEC, r->cls, true, r->note, err));
+    }
+    for (size_t i = 0; i < ov_n_expr_rules(); i++) {
+        const ov_expr_rule *r = ov_expr_rule_at(i);
+        if (!r->native || r->switchless)
+            continue;
+        const char *note = r->incompat || r->incompat_fp
+                               ? (r->incompat ? "incompatible: gated by "
+                                                "spark.ember.sql.incompatibleOps.enabled"
+                                              : "incompatible on floating-point input: gated "
+                                                "by spark.ember.sql.incompatibleOps.enabled")
+                               : r->note;
+        EM_TRY(em_conf_family_register(EM_CONF_FAMILY_EXPRESSION, r->cls, true, note, err));
+    }
+    return EM_OK;
+}
