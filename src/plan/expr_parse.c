@@ -851,7 +851,8 @@ static bool inset_continues(const expr_parser *p) {
         return false;
     for (size_t i = p->pos + 2; i < p->n; i++) {
         char c = p->s[i];
-        if (c == ',' || c == ')' || c == ']')
+        /* the last value is followed by the INSET's alias or by an operator */
+        if (c == ',' || c == ')' || c == ']' || at(p, i, " AS ") || binop_at(p, i, NULL))
             return true;
         if (c == '#' || c == '(' || c == '[')
             return false;
@@ -906,7 +907,9 @@ static em_expr *parse_postfix(expr_parser *p, int stop) {
             if (!list_push(p, &items, e))
                 return NULL;
             for (;;) {
-                em_expr *v = parse_operand(p, STOP_COMMA);
+                /* the last value ends where the INSET does: at its alias or at the
+                 * operator that follows it, as the caller's stops say */
+                em_expr *v = parse_operand(p, stop | STOP_COMMA | STOP_POSTFIX);
                 if (!v || !list_push(p, &items, v))
                     return NULL;
                 if (!inset_continues(p))
