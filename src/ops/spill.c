@@ -7,8 +7,9 @@
  * operator may keep many spills open for writing at once (one per hash
  * partition) at no memory cost.
  *
- * File: chunks of at most EM_BATCH_CAP rows, each
- *   header   "EMSP", uint32 columns, int64 rows
+ * File: chunks of at most EM_BATCH_CAP rows, each written and read with
+ * one call:
+ *   header   "EMSP", uint32 columns, int64 rows, int64 bytes that follow
  *   column   uint8 has-validity, [validity bitmap], values (booleans: a
  *            bitmap; strings: rows + 1 int32 offsets from 0; none for the
  *            NULL type), [string bytes: offsets[rows] of them]
@@ -37,6 +38,8 @@ struct em_spill {
     bool created;  /* the file exists under path */
     bool finished; /* no more writes */
     em_batch *batch; /* the last batch read */
+    uint8_t *rbuf;   /* the last chunk read */
+    int64_t rcap;
     int64_t rows, bytes;
 };
 
@@ -103,19 +106,63 @@ static int64_t spill_values_bytes(em_type t, int64_t n) {
     return n * em_type_width(t);
 }
 
-/* One column of a chunk: c holds exactly the chunk's rows. */
-static em_status spill_put_column(em_spill *s, const em_column *c, em_error *err) {
-    uint8_t has_validity = c->validity != NULL;
-    EM_TRY(spill_put(s, &has_validity, 1, err));
-    if (has_validity)
-        EM_TRY(spill_put(s, c->validity->data, em_bitmap_bytes(c->length), err));
-    int64_t vb = spill_values_bytes(c->type, c->length);
-    if (vb > 0)
-        EM_TRY(spill_put(s, c->values->data, vb, err));
-    if (em_type_is_varlen(c->type))
-        EM_TRY(spill_put(s, c->data ? c->data->data : NULL, em_column_offsets(c)[c->length], err));
-    return EM_OK;
+/* Bytes that rows sel[0..n) of c take in a chunk. */
+static int64_t spill_column_bytes(const em_column *c, const int32_t *sel, int64_t n) {
+    int64_t bytes = 1 + (c->validity ? em_bitmap_bytes(n) : 0) + spill_values_bytes(c->type, n);
+    if (em_type_is_varlen(c->type)) {
+        const int32_t *o = em_column_offsets(c);
+        for (int64_t i = 0; i < n; i++)
+            bytes += o[sel[i] + 1] - o[sel[i]];
+    }
+    return bytes;
 }
+
+/* Bits sel[0..n) of a bitmap, packed at p. */
+static uint8_t *spill_pack_bits(const uint8_t *bits, const int32_t *sel, int64_t n, uint8_t *p) {
+    int64_t nb = em_bitmap_bytes(n);
+    memset(p, 0, (size_t)nb);
+    for (int64_t i = 0; i < n; i++)
+        if (em_bit_get(bits, sel[i]))
+            em_bit_set(p, i);
+    return p + nb;
+}
+
+/* Rows sel[0..n) of c in the chunk layout at p; returns the end. */
+static uint8_t *spill_pack_column(const em_column *c, const int32_t *sel, int64_t n, uint8_t *p) {
+    *p++ = c->validity != NULL;
+    if (c->validity)
+        p = spill_pack_bits(c->validity->data, sel, n, p);
+    if (c->type.id == EM_TYPE_NULL)
+        return p;
+    const uint8_t *v = c->values->data;
+    if (c->type.id == EM_TYPE_BOOLEAN)
+        return spill_pack_bits(v, sel, n, p);
+    if (em_type_is_varlen(c->type)) {
+        const int32_t *o = em_column_offsets(c);
+        int32_t at = 0;
+        memcpy(p, &at, 4);
+        for (int64_t i = 0; i < n; i++) {
+            at += o[sel[i] + 1] - o[sel[i]];
+            memcpy(p + 4 * (i + 1), &at, 4);
+        }
+        p += 4 * (n + 1);
+        for (int64_t i = 0; i < n; i++) {
+            int32_t len = o[sel[i] + 1] - o[sel[i]];
+            memcpy(p, c->data->data + o[sel[i]], (size_t)len);
+            p += len;
+        }
+        return p;
+    }
+    int w = em_type_width(c->type);
+    for (int64_t i = 0; i < n; i++, p += w)
+        memcpy(p, v + (int64_t)sel[i] * w, (size_t)w);
+    return p;
+}
+
+typedef struct spill_chunk_header {
+    uint32_t magic, n_cols;
+    int64_t rows, bytes; /* bytes: the columns', after the header */
+} spill_chunk_header;
 
 em_status em_spill_write(em_spill *s, const em_batch *b, em_error *err) {
     if (s->finished || s->fd < 0)
@@ -125,6 +172,8 @@ em_status em_spill_write(em_spill *s, const em_batch *b, em_error *err) {
                        s->path, b->n_cols, s->schema.n_fields);
     int64_t rows = em_batch_rows(b);
     int32_t iota[EM_BATCH_CAP];
+    uint8_t *buf = NULL; /* one chunk, packed: one write per chunk */
+    int64_t cap = 0;
     em_status st = EM_OK;
     for (int64_t at = 0; st == EM_OK && at < rows; at += EM_BATCH_CAP) {
         int64_t n = rows - at < EM_BATCH_CAP ? rows - at : EM_BATCH_CAP;
@@ -132,20 +181,28 @@ em_status em_spill_write(em_spill *s, const em_batch *b, em_error *err) {
         if (!b->sel)
             for (int64_t i = 0; i < n; i++)
                 iota[i] = (int32_t)(at + i);
-        struct {
-            uint32_t magic, n_cols;
-            int64_t rows;
-        } h = {SPILL_MAGIC, (uint32_t)b->n_cols, n};
-        st = spill_put(s, &h, sizeof h, err);
-        for (int c = 0; st == EM_OK && c < b->n_cols; c++) {
-            /* the chunk's rows, contiguous */
-            em_column part;
-            st = em_column_take(&b->cols[c], sel, n, s->pool, &part, err);
-            if (st == EM_OK)
-                st = spill_put_column(s, &part, err);
-            em_column_reset(&part);
+        int64_t size = (int64_t)sizeof(spill_chunk_header);
+        for (int c = 0; c < b->n_cols; c++)
+            size += spill_column_bytes(&b->cols[c], sel, n);
+        if (size > cap) {
+            em_pool_free(s->pool, buf, cap);
+            cap = 0;
+            if (!(buf = em_pool_alloc(s->pool, size, err))) {
+                st = err ? err->code : EM_ERR_NOMEM;
+                break;
+            }
+            cap = size;
         }
+        spill_chunk_header h = {SPILL_MAGIC, (uint32_t)b->n_cols, n,
+                                size - (int64_t)sizeof(spill_chunk_header)};
+        memcpy(buf, &h, sizeof h);
+        uint8_t *p = buf + sizeof h;
+        for (int c = 0; c < b->n_cols; c++)
+            p = spill_pack_column(&b->cols[c], sel, n, p);
+        st = spill_put(s, buf, size, err);
     }
+    if (buf)
+        em_pool_free(s->pool, buf, cap);
     if (st == EM_OK)
         s->rows += rows;
     return st;
@@ -189,32 +246,46 @@ static em_status spill_get(em_spill *s, void *p, int64_t n, bool *eof, em_error 
     return EM_OK;
 }
 
-/* A fresh buffer of n bytes read from the file. */
-static em_status spill_get_buffer(em_spill *s, int64_t n, em_buffer **out, em_error *err) {
+/* A chunk being parsed: the bytes left of it. */
+typedef struct spill_cursor {
+    const uint8_t *p, *end;
+} spill_cursor;
+
+/* A fresh buffer holding the chunk's next n bytes. */
+static em_status spill_get_buffer(em_spill *s, spill_cursor *cur, int64_t n, em_buffer **out,
+                                  em_error *err) {
+    if (n < 0 || n > cur->end - cur->p)
+        return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': a chunk is shorter than its columns",
+                       s->path);
     EM_TRY(em_buffer_create(s->pool, n, out, err));
+    if (n > 0)
+        memcpy((*out)->data, cur->p, (size_t)n);
     (*out)->size = n;
-    return spill_get(s, (*out)->data, n, NULL, err);
+    cur->p += n;
+    return EM_OK;
 }
 
-static em_status spill_get_column(em_spill *s, em_column *c, int64_t n, em_error *err) {
+static em_status spill_get_column(em_spill *s, spill_cursor *cur, em_column *c, int64_t n,
+                                  em_error *err) {
     c->length = n;
     c->null_count = -1;
-    uint8_t has_validity;
-    EM_TRY(spill_get(s, &has_validity, 1, NULL, err));
-    if (has_validity)
-        EM_TRY(spill_get_buffer(s, em_bitmap_bytes(n), &c->validity, err));
+    if (cur->p >= cur->end)
+        return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': a chunk is shorter than its columns",
+                       s->path);
+    if (*cur->p++)
+        EM_TRY(spill_get_buffer(s, cur, em_bitmap_bytes(n), &c->validity, err));
     int64_t vb = spill_values_bytes(c->type, n);
     if (vb > 0)
-        EM_TRY(spill_get_buffer(s, vb, &c->values, err));
+        EM_TRY(spill_get_buffer(s, cur, vb, &c->values, err));
     if (!em_type_is_varlen(c->type))
         return EM_OK;
     const int32_t *off = em_column_offsets(c);
-    if (off[0] != 0)
+    bool ok = off[0] == 0;
+    for (int64_t i = 0; ok && i < n; i++)
+        ok = off[i + 1] >= off[i];
+    if (!ok)
         return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': bad string offsets", s->path);
-    for (int64_t i = 0; i < n; i++)
-        if (off[i + 1] < off[i])
-            return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': bad string offsets", s->path);
-    return spill_get_buffer(s, off[n], &c->data, err);
+    return spill_get_buffer(s, cur, off[n], &c->data, err);
 }
 
 em_status em_spill_read(em_spill *s, em_batch **out, em_error *err) {
@@ -232,20 +303,30 @@ em_status em_spill_read(em_spill *s, em_batch **out, em_error *err) {
             return EM_FAIL(err, EM_ERR_IO, "spill file '%s': cannot open: %s", s->path,
                            strerror(errno));
     }
-    struct {
-        uint32_t magic, n_cols;
-        int64_t rows;
-    } h;
+    spill_chunk_header h;
     bool eof = false;
     EM_TRY(spill_get(s, &h, sizeof h, &eof, err));
     if (eof)
         return EM_DONE;
     if (h.magic != SPILL_MAGIC || h.n_cols != (uint32_t)s->schema.n_fields || h.rows <= 0 ||
-        h.rows > EM_BATCH_CAP)
+        h.rows > EM_BATCH_CAP || h.bytes < 0 || h.bytes > ((int64_t)1 << 40))
         return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': bad chunk header", s->path);
+    /* the chunk in one read, then copied into the batch's buffers */
+    if (h.bytes > s->rcap) {
+        em_pool_free(s->pool, s->rbuf, s->rcap);
+        s->rcap = 0;
+        if (!(s->rbuf = em_pool_alloc(s->pool, h.bytes, err)))
+            return err ? err->code : EM_ERR_NOMEM;
+        s->rcap = h.bytes;
+    }
+    EM_TRY(spill_get(s, s->rbuf, h.bytes, NULL, err));
+    spill_cursor cur = {s->rbuf, s->rbuf + h.bytes};
     em_batch *b = s->batch;
     for (int c = 0; c < b->n_cols; c++)
-        EM_TRY(spill_get_column(s, &b->cols[c], h.rows, err));
+        EM_TRY(spill_get_column(s, &cur, &b->cols[c], h.rows, err));
+    if (cur.p != cur.end)
+        return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': a chunk is longer than its columns",
+                       s->path);
     b->n_rows = h.rows;
     *out = b;
     return EM_OK;
@@ -261,6 +342,7 @@ void em_spill_free(em_spill *s) {
     if (s->created)
         unlink(s->path);
     em_batch_destroy(s->batch);
+    em_pool_free(s->pool, s->rbuf, s->rcap);
     free(s->path);
     em_schema_reset(&s->schema);
     free(s);
