@@ -729,9 +729,9 @@ static const fn_desc scalar_fns[] = {
     {"length", FN_LENGTH, 1, 1},
     {"char_length", FN_LENGTH, 1, 1},
     {"character_length", FN_LENGTH, 1, 1},
-    {"trim", FN_TRIM, 1, 1},
-    {"ltrim", FN_LTRIM, 1, 1},
-    {"rtrim", FN_RTRIM, 1, 1},
+    {"trim", FN_TRIM, 1, 2},
+    {"ltrim", FN_LTRIM, 1, 2},
+    {"rtrim", FN_RTRIM, 1, 2},
     {"StartsWith", FN_STARTS_WITH, 2, 2},
     {"EndsWith", FN_ENDS_WITH, 2, 2},
     {"Contains", FN_CONTAINS, 2, 2},
@@ -762,8 +762,16 @@ static const fn_desc scalar_fns[] = {
 static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
     if (e->n_args < fd->min_args || e->n_args > fd->max_args)
         return fail_unsupported(c, e, "wrong number of arguments"), -1;
+    int n_args = e->n_args;
+    if ((fd->fn == FN_TRIM || fd->fn == FN_LTRIM || fd->fn == FN_RTRIM) && n_args == 2) {
+        /* Spark prints StringTrim's optional trimStr: None is the default (spaces) */
+        const em_expr *t = e->args[1];
+        if (t->kind != EM_EXPR_LITERAL || strcmp(t->text, "None") != 0)
+            return fail_unsupported(c, e, "trim with a set of characters to trim"), -1;
+        n_args = 1;
+    }
     int args[8];
-    int *argv = e->n_args <= 8 ? args : malloc((size_t)e->n_args * sizeof *argv);
+    int *argv = n_args <= 8 ? args : malloc((size_t)n_args * sizeof *argv);
     if (!argv) {
         EM_FAIL(c->err, EM_ERR_NOMEM, "out of memory compiling an expression");
         return -1;
@@ -772,7 +780,7 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
     em_type dbl = em_type_make(EM_TYPE_DOUBLE), date = em_type_make(EM_TYPE_DATE);
     em_type result = em_type_make(EM_TYPE_STRING);
     int s = -1;
-    for (int i = 0; i < e->n_args; i++) {
+    for (int i = 0; i < n_args; i++) {
         const em_type *want = NULL;
         switch (fd->fn) {
         case FN_SUBSTRING:
@@ -911,7 +919,7 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
     default:
         break;
     }
-    s = add_step(c, EX_SCALAR, result, e, e->n_args, argv);
+    s = add_step(c, EX_SCALAR, result, e, n_args, argv);
     if (s >= 0) {
         c->prog->steps[s].fn = fd->fn;
         /* date_add overflow wraps like Java int in non-ANSI mode */
