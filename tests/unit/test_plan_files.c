@@ -26,8 +26,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ember/conf.h"
+#include "ember/overrides.h"
 #include "ember/parquet.h"
 #include "ember/plan.h"
+#include "ember/rowops.h"
 #include "ember/runtime.h"
 #include "ember/value_text.h"
 
@@ -175,7 +178,9 @@ typedef struct pf_case {
     int expect;
     char *error_text;
     strlist expect_rows;
-    char *xfail;
+    char *xfail;     /* expected to fail natively */
+    char *xfail_row; /* expected to fail on the row engine */
+    strlist confs;   /* "key=value", for the overrides' configuration */
     pf_metric metrics[8];
     int n_metrics;
     char *bad; /* a format error found while reading the case */
@@ -195,6 +200,8 @@ static void case_free(pf_case *c) {
     free(c->error_text);
     sl_free(&c->expect_rows);
     free(c->xfail);
+    free(c->xfail_row);
+    sl_free(&c->confs);
     free(c->bad);
     memset(c, 0, sizeof *c);
 }
@@ -378,6 +385,8 @@ static pf_case *read_cases(const char *path, int *n_out) {
                 c->error_text = trim_dup(a + 13);
             } else if (starts(a, "xfail ")) {
                 c->xfail = trim_dup(a + 6);
+            } else if (starts(a, "xfail-row ")) {
+                c->xfail_row = trim_dup(a + 10);
             } else if (starts(a, "version ")) {
                 c->version = trim_dup(a + 8);
             } else if (starts(a, "conf ")) {
@@ -390,8 +399,11 @@ static pf_case *read_cases(const char *path, int *n_out) {
                     c->ansi = eq[1] == 't';
                 else if (eq && strcmp(kv, "spark.sql.session.timeZone") == 0)
                     c->time_zone = strdup(eq + 1);
-                else
-                    case_bad(c, lineno, "unsupported conf '%s'", kv);
+                else if (!eq || strcmp(kv, "spark.sql.ansi.enabled") == 0)
+                    case_bad(c, lineno, "conf '%s' wants KEY=VALUE", kv);
+                if (eq)
+                    *eq = '=';
+                sl_push(&c->confs, kv, strlen(kv), lineno);
                 free(kv);
             } else if (starts(a, "metric ")) {
                 int id = 0;
@@ -915,15 +927,23 @@ static bool compare_rows(rowset *got, rowset *want, bool ordered, char *msg, siz
 
 /* ------------------------------------------------------------ running */
 
+enum { ENGINE_NATIVE, ENGINE_ROW, N_ENGINES };
+static const char *const ENGINE_NAMES[N_ENGINES] = {"native engine", "row engine"};
+
 typedef struct run_setting {
     const char *name;
+    int engine;
     int threads;
     int64_t max_partition_bytes;
+    bool overrides; /* build through em_overrides_apply + em_exec_build */
 } run_setting;
 
+/* Every case runs in each; the native settings must agree with the row
+ * engine (spark.ember.sql.enabled=false: every node on rows). */
 static const run_setting SETTINGS[] = {
-    {"1 thread", 1, 0},
-    {"2 threads, a split per file", 2, 1},
+    {"native, 1 thread", ENGINE_NATIVE, 1, 0, false},
+    {"native through the overrides, 2 threads, a split per file", ENGINE_NATIVE, 2, 1, true},
+    {"row engine, 2 threads, a split per file", ENGINE_ROW, 2, 1, true},
 };
 
 static bool check_metrics(const pf_case *c, const em_query *q, char *msg, size_t cap) {
@@ -956,7 +976,23 @@ static bool run_setting_once(const pf_case *c, const em_plan *plan, const char *
     o.time_zone = c->time_zone;
     em_error err = {0};
     em_query *q = NULL;
-    em_status st = em_query_create(plan, &o, &q, &err);
+    em_exec_plan *xp = NULL;
+    em_status st = EM_OK;
+    if (rs->overrides) {
+        em_conf *conf = NULL;
+        st = em_conf_create(&conf, &err);
+        for (int i = 0; st == EM_OK && i < c->confs.n; i++)
+            st = em_conf_set_kv(conf, c->confs.v[i], &err);
+        if (st == EM_OK && rs->engine == ENGINE_ROW)
+            st = em_conf_set(conf, "spark.ember.sql.enabled", "false", &err);
+        if (st == EM_OK)
+            st = em_overrides_apply(plan, conf, &xp, &err);
+        em_conf_destroy(conf);
+        o.build = em_exec_build;
+        o.build_ctx = xp;
+    }
+    if (st == EM_OK)
+        st = em_query_create(plan, &o, &q, &err);
     if (st == EM_OK)
         st = em_query_run(q, &err);
     bool ok = true;
@@ -981,10 +1017,21 @@ static bool run_setting_once(const pf_case *c, const em_plan *plan, const char *
         rs_free(&got);
     }
     em_query_destroy(q);
+    em_exec_plan_free(xp); /* after the query: its tasks read the decisions */
     return ok;
 }
 
-static bool run_case(const pf_case *c, const char *wh, char *msg, size_t cap) {
+/* Runs a case in every setting: ok[engine] tells whether all of that
+ * engine's settings gave the expected answer, msg[engine] the first
+ * difference. False when the case cannot run at all (msg[0] says why). */
+typedef struct case_result {
+    bool ok[N_ENGINES];
+    char msg[N_ENGINES][2048];
+} case_result;
+
+static bool run_case(const pf_case *c, const char *wh, case_result *res) {
+    char *msg = res->msg[0];
+    size_t cap = sizeof res->msg[0];
     if (c->bad) {
         snprintf(msg, cap, "%s", c->bad);
         return false;
@@ -1017,25 +1064,33 @@ static bool run_case(const pf_case *c, const char *wh, char *msg, size_t cap) {
     po.column_type_ctx = rt;
     em_plan *plan = NULL;
     em_status st = em_plan_parse(em_strbuf_cstr(&c->plan), c->plan.len, &po, &plan, &err);
-    bool ok = true;
+    for (int e = 0; e < N_ENGINES; e++)
+        res->ok[e] = true;
     if (st != EM_OK) {
         /* a parse error is an answer only when the case expects it */
         if (c->expect != EXPECT_ERROR || !strcasestr(err.msg, c->error_text)) {
-            snprintf(msg, cap, "plan (from line %d) does not parse: %s", c->plan_line, err.msg);
-            ok = false;
+            for (int e = 0; e < N_ENGINES; e++) {
+                res->ok[e] = false;
+                snprintf(res->msg[e], sizeof res->msg[e],
+                         "plan (from line %d) does not parse: %s", c->plan_line, err.msg);
+            }
         }
     } else {
-        for (size_t s = 0; ok && s < sizeof SETTINGS / sizeof *SETTINGS; s++) {
-            char sub[1500];
-            ok = run_setting_once(c, plan, wh, &SETTINGS[s], &want, sub, sizeof sub);
-            if (!ok)
-                snprintf(msg, cap, "(%s) %s", SETTINGS[s].name, sub);
+        for (size_t s = 0; s < sizeof SETTINGS / sizeof *SETTINGS; s++) {
+            const run_setting *rs = &SETTINGS[s];
+            if (!res->ok[rs->engine])
+                continue; /* report the first difference per engine */
+            char sub[1800];
+            res->ok[rs->engine] = run_setting_once(c, plan, wh, rs, &want, sub, sizeof sub);
+            if (!res->ok[rs->engine])
+                snprintf(res->msg[rs->engine], sizeof res->msg[rs->engine], "(%s) %s", rs->name,
+                         sub);
         }
     }
     em_plan_free(plan);
     em_retype_ctx_destroy(rt);
     rs_free(&want);
-    return ok;
+    return true;
 }
 
 /* ------------------------------------------------------------ per file */
@@ -1066,25 +1121,38 @@ static void test_plan_file(void **state) {
         snprintf(wh, sizeof wh, "%s/case%d", wh_root, i + 1);
         if (mkdir(wh, 0755) != 0)
             fail_msg("cannot create %s: %s", wh, strerror(errno));
-        char msg[2048] = "";
-        bool ok = run_case(c, wh, msg, sizeof msg);
-        if (c->xfail && !ok) {
-            xfailed++;
-            printf("[ XFAIL    ] %s:%d %s: %s\n             because: %s\n", pf->stem, c->line,
-                   c->name, c->xfail, msg);
-        } else if (c->xfail) {
-            failed++;
-            (void)em_strbuf_appendf(&failures, &ig,
-                                    "\n  %s.plan:%d '%s': passed but is marked xfail (%s): "
-                                    "remove the xfail",
-                                    pf->stem, c->line, c->name, c->xfail);
-        } else if (!ok) {
+        case_result *res = calloc(1, sizeof *res);
+        if (!run_case(c, wh, res)) {
             failed++;
             (void)em_strbuf_appendf(&failures, &ig, "\n  %s.plan:%d '%s': %s", pf->stem, c->line,
-                                    c->name, msg);
-        } else {
-            passed++;
+                                    c->name, res->msg[0]);
+            free(res);
+            continue;
         }
+        bool bad = false, expected = false;
+        for (int e = 0; e < N_ENGINES; e++) {
+            const char *xf = e == ENGINE_NATIVE ? c->xfail : c->xfail_row;
+            if (xf && !res->ok[e]) {
+                expected = true;
+                printf("[ XFAIL    ] %s:%d %s (%s): %s\n             because: %s\n", pf->stem,
+                       c->line, c->name, ENGINE_NAMES[e], xf, res->msg[e]);
+            } else if (xf) {
+                bad = true;
+                (void)em_strbuf_appendf(&failures, &ig,
+                                        "\n  %s.plan:%d '%s': passes on the %s but is marked "
+                                        "%s (%s): remove the mark",
+                                        pf->stem, c->line, c->name, ENGINE_NAMES[e],
+                                        e == ENGINE_NATIVE ? "xfail" : "xfail-row", xf);
+            } else if (!res->ok[e]) {
+                bad = true;
+                (void)em_strbuf_appendf(&failures, &ig, "\n  %s.plan:%d '%s': %s", pf->stem,
+                                        c->line, c->name, res->msg[e]);
+            }
+        }
+        free(res);
+        failed += bad;
+        xfailed += !bad && expected;
+        passed += !bad && !expected;
     }
     printf("[ PLANS    ] %s.plan: %d cases, %d passed, %d expected failures, %d failed%s\n",
            pf->stem, n, passed, xfailed, failed, skipped ? " (some filtered out)" : "");
@@ -1150,6 +1218,11 @@ int main(void) {
         tests[i].name = files[i].stem;
         tests[i].test_func = test_plan_file;
         tests[i].initial_state = states[i];
+    }
+    em_error err = {0};
+    if (em_overrides_register_confs(&err) != EM_OK) {
+        fprintf(stderr, "test_plan_files: %s\n", err.msg);
+        return 1;
     }
     int rc = _cmocka_run_group_tests("plan_files", tests, (size_t)n, NULL, NULL);
     free(tests);
