@@ -53,35 +53,128 @@ static bool column_wanted(const em_lore_session *s, const em_expr *a) {
     return false;
 }
 
-static em_status write_rdd_meta(dump_state *st, const em_op *child, int n_parts, em_error *err) {
-    lore_target *t = st->t;
-    int slot = st->input == EM_LORE_OUTPUT ? t->n_inputs : st->input;
+/* rdd.meta of one input (or the output), written once per query by the
+ * first task that dumps it; schema is stolen. */
+static em_status write_rdd_meta(em_lore_session *ses, lore_target *t, int input, json_t *schema,
+                                bool all_columns, int n_parts, em_error *err) {
+    int slot = input == EM_LORE_OUTPUT ? LORE_MAX_INPUTS : input;
     em_status s = EM_OK;
-    pthread_mutex_lock(&st->s->mu);
+    pthread_mutex_lock(&ses->mu);
     if (!t->rdd_written[slot]) {
         json_t *parts = json_array();
         for (int p = 0; p < n_parts; p++)
             if (em_lore_selection_has(t->sel, p))
                 json_array_append_new(parts, json_integer(p));
         char name[32], path[4300];
-        lore_input_dirname(st->input, name, sizeof name);
+        lore_input_dirname(input, name, sizeof name);
         snprintf(path, sizeof path, "%s/%s/rdd.meta", t->dir, name);
-        json_t *j = json_pack("{s:s, s:i, s:s, s:i, s:o, s:o, s:b}", "format", LORE_FORMAT,
+        json_t *j = json_pack("{s:s, s:i, s:s, s:i, s:o, s:O, s:b}", "format", LORE_FORMAT,
                               "loreId", t->lore_id, "name", name, "numPartitions", n_parts,
-                              "dumpedPartitions", parts, "schema",
-                              lore_schema_json(&child->schema, child->output, st->cols, st->n_cols),
-                              "allColumns", st->n_cols == child->n_output);
+                              "dumpedPartitions", parts, "schema", schema, "allColumns",
+                              all_columns);
         int64_t n = 0;
         s = lore_write_json(path, j, &n, err);
         json_decref(j);
         if (s == EM_OK) {
             t->rdd_written[slot] = true;
-            atomic_fetch_add(&st->s->bytes, n);
-            atomic_fetch_add(&st->s->files, 1);
+            atomic_fetch_add(&ses->bytes, n);
+            atomic_fetch_add(&ses->files, 1);
         }
     }
-    pthread_mutex_unlock(&st->s->mu);
+    pthread_mutex_unlock(&ses->mu);
+    json_decref(schema);
     return s;
+}
+
+static em_status write_partition_meta(em_lore_session *ses, const char *dir, int partition,
+                                      int64_t batches, int64_t rows, bool exhausted,
+                                      const em_schema *sc, em_error *err) {
+    json_t *types = json_array();
+    for (int i = 0; i < sc->n_fields; i++) {
+        char t[64];
+        em_type_format(sc->fields[i].type, t, sizeof t);
+        json_array_append_new(types, json_string(t));
+    }
+    char path[4300];
+    snprintf(path, sizeof path, "%s/partition.meta", dir);
+    json_t *j = json_pack("{s:s, s:i, s:I, s:I, s:b, s:o}", "format", LORE_FORMAT, "partition",
+                          partition, "batches", (json_int_t)batches, "rows", (json_int_t)rows,
+                          "exhausted", exhausted, "types", types);
+    int64_t n = 0;
+    em_status s = lore_write_json(path, j, &n, err);
+    json_decref(j);
+    atomic_fetch_add(&ses->bytes, n);
+    atomic_fetch_add(&ses->files, 1);
+    return s;
+}
+
+/* One batch as DIR/batch-B.parquet (temporary name, renamed when whole). */
+static em_status write_file(em_lore_session *ses, const char *dir, int64_t index,
+                            const em_batch *b, em_error *err) {
+    char path[4300];
+    snprintf(path, sizeof path, "%s/batch-%lld.parquet", dir, (long long)index);
+    em_pq_write_options o;
+    em_pq_write_options_init(&o);
+    o.pool = b->pool;
+    em_pq_writer *pw = NULL;
+    EM_TRY(em_pq_writer_open(path, &b->schema, &o, &pw, err));
+    em_status s = em_pq_writer_write(pw, b, err);
+    if (s != EM_OK) {
+        em_pq_writer_abort(pw);
+        return s;
+    }
+    EM_TRY(em_pq_writer_close(pw, err));
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        atomic_fetch_add(&ses->bytes, (long long)ftell(f));
+        fclose(f);
+    }
+    atomic_fetch_add(&ses->files, 1);
+    return EM_OK;
+}
+
+/* The scalar subqueries' values, asked from the task's provider as the
+ * operator itself will: input-K/partition-P/batch-0.parquet of one row. */
+static em_status dump_subqueries(dump_state *st, em_exec_ctx *ctx, em_error *err) {
+    lore_target *t = st->t;
+    for (int j = 0; j < t->n_subq; j++) {
+        const em_expr *e = t->subq[j];
+        int input = t->n_inputs + j;
+        if (!ctx->expr_opts.subquery)
+            return EM_FAIL(err, EM_ERR_INTERNAL, "LORE: no scalar subquery values in this task");
+        em_schema sc = {0};
+        EM_TRY(em_schema_init(&sc, 1, err));
+        em_batch *b = NULL;
+        em_status s = em_schema_set(&sc, 0, "value", e->type, true, err);
+        if (s == EM_OK)
+            s = em_batch_create(&sc, 1, ctx->pool, &b, err);
+        em_schema_reset(&sc);
+        if (s == EM_OK) {
+            em_column_reset(&b->cols[0]);
+            s = ctx->expr_opts.subquery(ctx->expr_opts.subquery_ctx, e, e->type, ctx->pool,
+                                        &b->cols[0], err);
+            if (s != EM_OK)
+                memset(&b->cols[0], 0, sizeof b->cols[0]);
+            b->n_rows = 1;
+        }
+        char name[32], dir[4300];
+        lore_input_dirname(input, name, sizeof name);
+        snprintf(dir, sizeof dir, "%s/%s/partition-%d", t->dir, name, ctx->partition);
+        if (s == EM_OK)
+            s = lore_mkdirs(dir, err);
+        if (s == EM_OK)
+            s = write_rdd_meta(st->s, t, input,
+                               lore_schema_json(&b->schema, NULL, NULL, 1), true,
+                               ctx->num_partitions, err);
+        if (s == EM_OK)
+            s = write_file(st->s, dir, 0, b, err);
+        if (s == EM_OK)
+            s = write_partition_meta(st->s, dir, ctx->partition, 1, 1, true, &b->schema, err);
+        em_batch_destroy(b);
+        EM_TRY(s);
+    }
+    return EM_OK;
 }
 
 static em_status dump_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
@@ -105,7 +198,13 @@ static em_status dump_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     snprintf(st->dir, sizeof st->dir, "%s/%s/partition-%d", st->t->dir, name, ctx->partition);
     em_status s = lore_mkdirs(st->dir, err);
     if (s == EM_OK)
-        s = write_rdd_meta(st, child, ctx->num_partitions, err);
+        s = write_rdd_meta(st->s, st->t, st->input,
+                           lore_schema_json(&child->schema, child->output, st->cols, st->n_cols),
+                           st->n_cols == child->n_output, ctx->num_partitions, err);
+    /* subquery values once per partition: with the first input, or with
+     * the output of an operator that has none */
+    if (s == EM_OK && (st->input == 0 || (st->input == EM_LORE_OUTPUT && st->t->n_inputs == 0)))
+        s = dump_subqueries(st, ctx, err);
     if (s != EM_OK)
         st->failed = true;
     return s;
@@ -129,40 +228,17 @@ static em_status sub_batch(dump_state *st, const em_batch *b, em_batch **out, em
 }
 
 static em_status write_batch(dump_state *st, const em_batch *b, em_error *err) {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/batch-%lld.parquet", st->dir, (long long)st->batches);
-    em_pq_write_options o;
-    em_pq_write_options_init(&o);
-    o.pool = b->pool;
     em_batch *sub = NULL;
     const em_batch *w = b;
+    em_status s = EM_OK;
     if (st->n_cols != b->n_cols) {
-        em_status s = sub_batch(st, b, &sub, err);
-        if (s != EM_OK) {
-            em_batch_destroy(sub);
-            return s;
-        }
+        s = sub_batch(st, b, &sub, err);
         w = sub;
     }
-    em_pq_writer *pw = NULL;
-    em_status s = em_pq_writer_open(path, &w->schema, &o, &pw, err);
-    if (s == EM_OK) {
-        s = em_pq_writer_write(pw, w, err);
-        if (s == EM_OK)
-            s = em_pq_writer_close(pw, err);
-        else
-            em_pq_writer_abort(pw);
-    }
+    if (s == EM_OK)
+        s = write_file(st->s, st->dir, st->batches, w, err);
     em_batch_destroy(sub);
-    if (s != EM_OK)
-        return s;
-    FILE *f = fopen(path, "rb");
-    if (f) {
-        fseek(f, 0, SEEK_END);
-        atomic_fetch_add(&st->s->bytes, (long long)ftell(f));
-        fclose(f);
-    }
-    atomic_fetch_add(&st->s->files, 1);
+    EM_TRY(s);
     st->batches++;
     st->rows += em_batch_rows(b);
     return EM_OK;
@@ -170,24 +246,9 @@ static em_status write_batch(dump_state *st, const em_batch *b, em_error *err) {
 
 static em_status finish(dump_state *st, em_error *err) {
     st->finished = true;
-    json_t *types = json_array();
-    for (int i = 0; i < st->n_cols; i++) {
-        char t[64];
-        em_type_format(st->sub.fields[i].type, t, sizeof t);
-        json_array_append_new(types, json_string(t));
-    }
-    char path[4300];
-    snprintf(path, sizeof path, "%s/partition.meta", st->dir);
-    const char *slash = strrchr(st->dir, '-');
-    json_t *j = json_pack("{s:s, s:i, s:I, s:I, s:b, s:o}", "format", LORE_FORMAT, "partition",
-                          slash ? atoi(slash + 1) : -1, "batches", (json_int_t)st->batches, "rows",
-                          (json_int_t)st->rows, "exhausted", st->exhausted, "types", types);
-    int64_t n = 0;
-    em_status s = lore_write_json(path, j, &n, err);
-    json_decref(j);
-    atomic_fetch_add(&st->s->bytes, n);
-    atomic_fetch_add(&st->s->files, 1);
-    return s;
+    const char *dash = strrchr(st->dir, '-');
+    return write_partition_meta(st->s, st->dir, dash ? atoi(dash + 1) : -1, st->batches, st->rows,
+                                st->exhausted, &st->sub, err);
 }
 
 static em_status dump_next(em_op *op, em_batch **out, em_error *err) {

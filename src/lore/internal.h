@@ -22,7 +22,10 @@ typedef struct lore_target {
     const em_lore_selection *sel;
     char *dir;                          /* DUMP/loreId-N */
     int n_inputs;
-    bool rdd_written[LORE_MAX_INPUTS + 1]; /* [n_inputs] is the output */
+    int n_subq;              /* scalar subqueries its expressions read: dumped as inputs
+                                n_inputs .. n_inputs + n_subq - 1 */
+    const em_expr **subq;
+    bool rdd_written[LORE_MAX_INPUTS + 1]; /* [LORE_MAX_INPUTS] is the output */
 } lore_target;
 
 struct em_lore_session {
@@ -46,6 +49,9 @@ struct em_lore_session {
 const em_plan_node *lore_input_node(const em_plan_node *node, int k);
 bool lore_pass_through(const em_plan_node *node);
 
+/* The scalar subqueries (SCALAR_SUBQUERY nodes of a known type, one per
+ * id) in the node's own expressions, malloc'ed (NULL when none). */
+int lore_node_subqueries(const em_plan_node *node, const em_expr ***out);
 /* mkdir -p. */
 em_status lore_mkdirs(const char *path, em_error *err) EM_MUST_CHECK;
 /* Writes the JSON to path through a temporary file renamed into place;

@@ -21,6 +21,8 @@
 typedef struct lore_input {
     int exchange_id;
     bool broadcast;
+    bool subquery;   /* a scalar subquery's value (one row) */
+    int64_t expr_id; /* its scalar-subquery#N */
     bool all_columns;
     int n_parts;     /* numPartitions */
     int n_dumped;
@@ -120,7 +122,10 @@ static em_status open_inputs(em_lore_dump *d, json_t *inputs, em_error *err) {
         lore_input *in = &d->inputs[k];
         json_t *ij = json_array_get(inputs, (size_t)k);
         in->exchange_id = (int)json_integer_value(json_object_get(ij, "exchangeId"));
-        in->broadcast = strcmp(json_string_value(json_object_get(ij, "kind")) ?: "", "broadcast") == 0;
+        const char *kind = json_string_value(json_object_get(ij, "kind")) ?: "";
+        in->broadcast = strcmp(kind, "broadcast") == 0;
+        in->subquery = strcmp(kind, "subquery") == 0;
+        in->expr_id = (int64_t)json_integer_value(json_object_get(ij, "exprId"));
         char path[4300];
         snprintf(path, sizeof path, "%s/input-%d/rdd.meta", d->dir, k);
         json_t *rdd = load_json(path, err);
@@ -329,6 +334,30 @@ static em_status serve_input(em_exec_ctx *ctx, const em_plan_node *x, const em_b
     return EM_OK;
 }
 
+/* The expression compiler's subquery provider: the dumped value. */
+static em_status serve_subquery(void *ctx, const em_expr *subquery, em_type type, em_pool *pool,
+                                em_column *out, em_error *err) {
+    em_lore_dump *d = ctx;
+    const em_expr *e = subquery;
+    if (e->kind == EM_EXPR_FIELD && e->n_args > 0)
+        return EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                       "LORE replay: a field of a merged scalar subquery is not dumped");
+    for (int k = 0; k < d->n_inputs; k++) {
+        lore_input *in = &d->inputs[k];
+        if (!in->subquery || in->expr_id != e->id)
+            continue;
+        if (in->data.n_batches < 1 || em_batch_rows(in->data.batches[0]) != 1)
+            return EM_FAIL(err, EM_ERR_CORRUPT, "LORE replay: input-%d holds no value", k);
+        const em_batch *b = in->data.batches[0];
+        if (!em_type_equal(b->cols[0].type, type))
+            return EM_FAIL(err, EM_ERR_CORRUPT, "LORE replay: input-%d's value has another type",
+                           k);
+        return em_column_take(&b->cols[0], b->sel, 1, pool, out, err);
+    }
+    return EM_FAIL(err, EM_ERR_INTERNAL, "LORE replay: scalar-subquery#%lld was not dumped",
+                   (long long)e->id);
+}
+
 static bool has_partition(const int *parts, int n, int p) {
     for (int i = 0; i < n; i++)
         if (parts[i] == p)
@@ -338,9 +367,16 @@ static bool has_partition(const int *parts, int n, int p) {
 
 static em_status prepare(em_lore_dump *d, int partition, em_pool *pool, int64_t *rows_in,
                          em_error *err) {
-    if (d->node->kind == EM_NODE_SCAN)
+    if (d->node->kind == EM_NODE_SCAN || d->node->kind == EM_NODE_LOCAL_TABLE_SCAN)
         return EM_FAIL(err, EM_ERR_UNSUPPORTED,
                        "LORE replay: %s is a scan; its dump holds its output only (output/)",
+                       d->op_text);
+    if (d->node->kind == EM_NODE_EXCHANGE || d->node->kind == EM_NODE_BROADCAST_EXCHANGE ||
+        d->node->kind == EM_NODE_REUSED_EXCHANGE)
+        return EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                       "LORE replay: %s is an exchange; its dump holds its map-side input "
+                       "(input-0) and what its readers received (output/), but replaying the "
+                       "partitioning is not supported",
                        d->op_text);
     for (int k = 0; k < d->n_inputs; k++) {
         lore_input *in = &d->inputs[k];
@@ -368,6 +404,8 @@ static em_status prepare(em_lore_dump *d, int partition, em_pool *pool, int64_t 
     rc->ctx.expr_opts.shim = em_plan_shim(d->plan);
     rc->ctx.expr_opts.time_zone = d->time_zone;
     rc->ctx.expr_opts.pool = pool;
+    rc->ctx.expr_opts.subquery = serve_subquery;
+    rc->ctx.expr_opts.subquery_ctx = d;
     rc->ctx.shuffle_input = serve_input;
     rc->ctx.broadcast_input = serve_input;
     rc->ctx.runtime = rc;

@@ -118,6 +118,33 @@ json_t *lore_schema_json(const em_schema *schema, const em_expr *const *attrs, c
     return arr;
 }
 
+static void walk_subq(const em_expr *e, const em_expr ***list, int *n) {
+    if (!e)
+        return;
+    if (e->kind == EM_EXPR_SCALAR_SUBQUERY && e->type_known) {
+        for (int i = 0; i < *n; i++)
+            if ((*list)[i]->id == e->id)
+                return;
+        const em_expr **l = realloc(*list, sizeof *l * (size_t)(*n + 1));
+        if (!l)
+            return;
+        *list = l;
+        l[(*n)++] = e;
+        return;
+    }
+    for (int i = 0; i < e->n_args; i++)
+        walk_subq(e->args[i], list, n);
+}
+
+int lore_node_subqueries(const em_plan_node *node, const em_expr ***out) {
+    *out = NULL;
+    int n = 0;
+    for (int f = 0; f < node->n_fields; f++)
+        for (int i = 0; i < node->fields[f].n_exprs; i++)
+            walk_subq(node->fields[f].exprs[i], out, &n);
+    return n;
+}
+
 /* ------------------------------------------------------------------ ids */
 
 static void assign_ids(const em_plan_node *n, int *lore_of, int max_id, int *next) {
@@ -297,8 +324,9 @@ static bool aggregate_below(const em_plan_node *c) {
 
 /* Builds the operator's stand-alone plan text; records in `inputs` the
  * ids given to each input's exchange. */
-static em_status rebuild_text(const em_plan *plan, const em_plan_node *node, const char *printed,
+static em_status rebuild_text(const em_plan *plan, const lore_target *t, const char *printed,
                               em_strbuf *out, json_t *inputs, em_error *err) {
+    const em_plan_node *node = t->node;
     const char *block;
     size_t block_len;
     if (!find_block(printed, node->id, &block, &block_len))
@@ -389,6 +417,33 @@ static em_status rebuild_text(const em_plan *plan, const em_plan_node *node, con
     em_strbuf_append(out, block, block_len, NULL);
     em_strbuf_appends(out, "\n", NULL);
     free(foreign_set.items);
+    /* each scalar subquery: a tree of one scan of its dumped value, which
+     * types the expression as the original tree did */
+    if (t->n_subq)
+        em_strbuf_appends(out, "===== Subqueries =====\n\n", NULL);
+    for (int j = 0; j < t->n_subq; j++) {
+        const em_expr *e = t->subq[j];
+        char *text = NULL, type[64];
+        EM_TRY(em_expr_print(e, em_plan_shim(plan), &text, NULL, err));
+        em_type_format(e->type, type, sizeof type);
+        int sid = base + 3 * node->n_children + 1 + j;
+        long long vid = 900000000LL + j;
+        em_strbuf_appendf(out, NULL,
+                          "Subquery:%d Hosting operator id = %d Hosting Expression = %s\n"
+                          "Scan parquet lore.input_%d (%d)\n\n\n(%d) Scan parquet lore.input_%d\n"
+                          "Output [1]: [value#%lld]\nBatched: true\nLocation [not included in "
+                          "comparison]/{warehouse_dir}/input-%d]\nReadSchema: struct<value:%s>\n\n\n",
+                          j + 1, node->id, text, node->n_children + j, sid, sid,
+                          node->n_children + j, vid, node->n_children + j, type);
+        json_t *sj = json_object();
+        json_object_set_new(sj, "index", json_integer(node->n_children + j));
+        json_object_set_new(sj, "kind", json_string("subquery"));
+        json_object_set_new(sj, "expression", json_string(text));
+        json_object_set_new(sj, "exprId", json_integer(e->id));
+        json_object_set_new(sj, "type", json_string(type));
+        json_array_append_new(inputs, sj);
+        free(text);
+    }
     if (em_strbuf_status(out) != EM_OK)
         return EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory writing plan.meta");
     return EM_OK;
@@ -416,7 +471,7 @@ static em_status write_plan_meta(em_lore_session *s, const lore_target *t, const
     const em_plan_node *node = t->node;
     em_strbuf text = {0};
     json_t *inputs = json_array();
-    em_status st = rebuild_text(s->plan, node, printed, &text, inputs, err);
+    em_status st = rebuild_text(s->plan, t, printed, &text, inputs, err);
     if (st != EM_OK) {
         em_strbuf_reset(&text);
         json_decref(inputs);
@@ -651,6 +706,12 @@ em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const
         t->node = node;
         t->sel = sel;
         t->n_inputs = node->n_children;
+        t->n_subq = lore_node_subqueries(node, &t->subq);
+        if (t->n_inputs + t->n_subq > LORE_MAX_INPUTS) {
+            st = EM_FAIL(err, EM_ERR_UNSUPPORTED, "LORE: %s (%d) has more than %d inputs",
+                         node->name, node->id, LORE_MAX_INPUTS);
+            goto fail;
+        }
     }
     st = parse_columns(s, cols, err);
     for (int c = 0; st == EM_OK && c < s->n_columns; c++) {
@@ -691,8 +752,10 @@ fail:
 void em_lore_session_free(em_lore_session *s) {
     if (!s)
         return;
-    for (int i = 0; i < s->n_targets; i++)
+    for (int i = 0; i < s->n_targets; i++) {
         free(s->targets[i].dir);
+        free(s->targets[i].subq);
+    }
     free(s->targets);
     for (int i = 0; i < s->n_columns; i++)
         free(s->columns[i]);
