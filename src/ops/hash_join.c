@@ -257,12 +257,12 @@ static void hj_shared_free(void *obj) {
     hj_shared *sh = obj;
     if (!sh)
         return;
-    em_batch_destroy(sh->build);
     em_ht_free(sh->ht);
     if (sh->offsets)
         em_pool_free(sh->pool, sh->offsets, (sh->n_ids + 1) * 4);
     if (sh->rows)
         em_pool_free(sh->pool, sh->rows, (sh->build ? sh->build->n_rows : 0) * 4);
+    em_batch_destroy(sh->build); /* last: the rows' size is read from it */
     free(sh);
 }
 
