@@ -41,6 +41,7 @@
 
 #include "ember/conf.h"
 #include "ember/ops.h"
+#include "ember/overrides.h"
 #include "ember/plan.h"
 #include "ember/status.h"
 
@@ -99,6 +100,10 @@ typedef struct em_lore_session em_lore_session;
 em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const int *lore_ids,
                                  int n_lore_ids, em_lore_session **out,
                                  em_error *err) EM_MUST_CHECK;
+/* The same, with the LORE ids the overrides assigned (em_node_decision.lore_id):
+ * what `ember run` calls after em_overrides_apply. */
+em_status em_lore_session_create_xp(const em_conf *conf, const em_exec_plan *xp,
+                                    em_lore_session **out, em_error *err) EM_MUST_CHECK;
 void em_lore_session_free(em_lore_session *s); /* NULL allowed; after the query */
 /* The LORE id of a node (-1: none). */
 int em_lore_session_id_of(const em_lore_session *s, const em_plan_node *node);

@@ -749,6 +749,26 @@ fail:
     return st;
 }
 
+em_status em_lore_session_create_xp(const em_conf *conf, const em_exec_plan *xp,
+                                    em_lore_session **out, em_error *err) {
+    *out = NULL;
+    const em_plan *plan = em_exec_plan_source(xp);
+    int n = em_plan_max_id(plan) + 1;
+    int *ids = malloc(sizeof *ids * (size_t)n);
+    if (!ids)
+        return EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory");
+    for (int i = 0; i < n; i++)
+        ids[i] = -1;
+    for (int i = 0; i < em_exec_plan_n_decisions(xp); i++) {
+        const em_node_decision *d = em_exec_plan_decision_at(xp, i);
+        if (d && d->node && d->node->id >= 0 && d->node->id < n)
+            ids[d->node->id] = d->lore_id;
+    }
+    em_status s = em_lore_session_create(conf, plan, ids, n, out, err);
+    free(ids);
+    return s;
+}
+
 void em_lore_session_free(em_lore_session *s) {
     if (!s)
         return;
