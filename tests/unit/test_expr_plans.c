@@ -18,6 +18,7 @@
 #include "ember/expr.h"
 #include "ember/plan.h"
 #include "ember/value_text.h"
+#include "test_plan_common.h"
 
 static em_status no_subquery(void *ctx, const em_expr *sq, em_type type, em_pool *pool,
                              em_column *out, em_error *err) {
@@ -96,73 +97,16 @@ static void compile_one(counts *c, const char *file, int node, const em_expr *e,
         em_expr_prog_free(p);
 }
 
-static void visit(counts *c, const char *file, const em_plan_node *n, bool ansi) {
-    if (!n)
-        return;
-    for (int i = 0; i < n->n_children; i++)
-        visit(c, file, n->children[i], ansi);
-    const em_plan_field *in = em_plan_node_field(n, EM_FIELD_INPUT);
-    const em_expr *const *ins = in ? (const em_expr *const *)in->exprs : NULL;
-    int n_in = in ? in->n_exprs : 0;
-    switch (n->kind) {
-    case EM_NODE_FILTER: {
-        const em_plan_field *f = em_plan_node_field(n, EM_FIELD_CONDITION);
-        if (f && f->n_exprs > 0)
-            compile_one(c, file, n->id, f->exprs[0], ins, n_in, ansi);
-        break;
-    }
-    case EM_NODE_PROJECT: {
-        const em_plan_field *f = em_plan_node_field(n, EM_FIELD_OUTPUT);
-        for (int i = 0; f && i < f->n_exprs; i++)
-            compile_one(c, file, n->id, f->exprs[i], ins, n_in, ansi);
-        break;
-    }
-    case EM_NODE_HASH_AGGREGATE: {
-        const em_plan_field *fns = em_plan_node_field(n, EM_FIELD_FUNCTIONS);
-        for (int i = 0; fns && i < fns->n_exprs; i++)
-            compile_one(c, file, n->id, fns->exprs[i], ins, n_in, ansi);
-        /* A final aggregate's Results read the keys and the aggregate
-         * attributes; a partial one's re-issue them by position */
-        bool final = true;
-        for (int i = 0; fns && i < fns->n_exprs; i++)
-            final &= fns->exprs[i]->kind != EM_EXPR_AGG || fns->exprs[i]->mode == EM_AGG_FINAL;
-        if (!final)
-            break;
-        const em_plan_field *keys = em_plan_node_field(n, EM_FIELD_KEYS);
-        const em_plan_field *attrs = em_plan_node_field(n, EM_FIELD_AGG_ATTRS);
-        const em_plan_field *res = em_plan_node_field(n, EM_FIELD_RESULTS);
-        int nk = keys ? keys->n_exprs : 0, na = attrs ? attrs->n_exprs : 0;
-        const em_expr **env = calloc((size_t)(nk + na + 1), sizeof *env);
-        for (int i = 0; i < nk; i++)
-            env[i] = keys->exprs[i];
-        for (int i = 0; i < na; i++)
-            env[nk + i] = attrs->exprs[i];
-        for (int i = 0; res && i < res->n_exprs; i++)
-            compile_one(c, file, n->id, res->exprs[i], env, nk + na, ansi);
-        free(env);
-        break;
-    }
-    case EM_NODE_BROADCAST_HASH_JOIN:
-    case EM_NODE_SORT_MERGE_JOIN:
-    case EM_NODE_SHUFFLED_HASH_JOIN:
-    case EM_NODE_BROADCAST_NESTED_LOOP_JOIN: {
-        const em_plan_field *f = em_plan_node_field(n, EM_FIELD_JOIN_CONDITION);
-        if (!f || f->n_exprs == 0 || !f->exprs[0] || n->n_children != 2)
-            break;
-        const em_plan_node *l = n->children[0], *r = n->children[1];
-        int nn = l->n_output + r->n_output;
-        const em_expr **env = calloc((size_t)(nn + 1), sizeof *env);
-        for (int i = 0; i < l->n_output; i++)
-            env[i] = l->output[i];
-        for (int i = 0; i < r->n_output; i++)
-            env[l->n_output + i] = r->output[i];
-        compile_one(c, file, n->id, f->exprs[0], env, nn, ansi);
-        free(env);
-        break;
-    }
-    default:
-        break;
-    }
+typedef struct walk {
+    counts *c;
+    const char *file;
+    bool ansi;
+} walk;
+
+static void visit(const em_plan_node *n, const em_expr *e, const em_expr *const *in, int n_in,
+                  void *ctx) {
+    walk *w = ctx;
+    compile_one(w->c, w->file, n->id, e, in, n_in, w->ansi);
 }
 
 static void test_all_tpch_plans(void **state) {
@@ -198,13 +142,8 @@ static void test_all_tpch_plans(void **state) {
             if (em_plan_parse(buf, len, NULL, &plan, &err) != EM_OK)
                 fail_msg("%s: %s", path, err.msg);
             files++;
-            bool ansi = em_shim_ansi_default(em_plan_shim(plan));
-            visit(&c, path, em_plan_root(plan), ansi);
-            for (int i = 0; i < em_plan_n_subqueries(plan); i++) {
-                const em_plan_subquery *s = em_plan_subquery_at(plan, i);
-                if (s->root)
-                    visit(&c, path, s->root, ansi);
-            }
+            walk w = {&c, path, em_shim_ansi_default(em_plan_shim(plan))};
+            plan_test_walk_bound_all(plan, visit, &w);
             em_plan_free(plan);
         }
     }

@@ -1114,57 +1114,17 @@ static void plan_expr(plan_counts *pc, const char *file, const em_expr *e,
     em_batch_destroy(b);
 }
 
-static void plan_visit(plan_counts *pc, const char *file, const em_plan_node *n, bool ansi) {
-    if (!n)
-        return;
-    for (int i = 0; i < n->n_children; i++)
-        plan_visit(pc, file, n->children[i], ansi);
-    const em_plan_field *in = em_plan_node_field(n, EM_FIELD_INPUT);
-    const em_expr *const *ins = in ? (const em_expr *const *)in->exprs : NULL;
-    int n_in = in ? in->n_exprs : 0;
-    em_field_kind kinds[] = {EM_FIELD_CONDITION, EM_FIELD_OUTPUT, EM_FIELD_FUNCTIONS};
-    if (n->kind == EM_NODE_FILTER || n->kind == EM_NODE_PROJECT ||
-        n->kind == EM_NODE_HASH_AGGREGATE) {
-        for (size_t k = 0; k < 3; k++) {
-            const em_plan_field *f = em_plan_node_field(n, kinds[k]);
-            if (!f || (kinds[k] == EM_FIELD_OUTPUT && n->kind != EM_NODE_PROJECT))
-                continue;
-            for (int i = 0; i < f->n_exprs; i++)
-                plan_expr(pc, file, f->exprs[i], ins, n_in, ansi);
-        }
-    }
-    if (n->kind == EM_NODE_HASH_AGGREGATE) {
-        const em_plan_field *fns = em_plan_node_field(n, EM_FIELD_FUNCTIONS);
-        bool final = true;
-        for (int i = 0; fns && i < fns->n_exprs; i++)
-            final &= fns->exprs[i]->kind != EM_EXPR_AGG || fns->exprs[i]->mode == EM_AGG_FINAL;
-        const em_plan_field *keys = em_plan_node_field(n, EM_FIELD_KEYS);
-        const em_plan_field *attrs = em_plan_node_field(n, EM_FIELD_AGG_ATTRS);
-        const em_plan_field *res = em_plan_node_field(n, EM_FIELD_RESULTS);
-        if (final && res) {
-            int nk = keys ? keys->n_exprs : 0, na = attrs ? attrs->n_exprs : 0;
-            const em_expr **env = calloc((size_t)(nk + na + 1), sizeof *env);
-            for (int i = 0; i < nk; i++)
-                env[i] = keys->exprs[i];
-            for (int i = 0; i < na; i++)
-                env[nk + i] = attrs->exprs[i];
-            for (int i = 0; i < res->n_exprs; i++)
-                plan_expr(pc, file, res->exprs[i], env, nk + na, ansi);
-            free(env);
-        }
-    }
-    const em_plan_field *jc = em_plan_node_field(n, EM_FIELD_JOIN_CONDITION);
-    if (jc && jc->n_exprs > 0 && jc->exprs[0] && n->n_children == 2) {
-        const em_plan_node *l = n->children[0], *r = n->children[1];
-        int nn = l->n_output + r->n_output;
-        const em_expr **env = calloc((size_t)(nn + 1), sizeof *env);
-        for (int i = 0; i < l->n_output; i++)
-            env[i] = l->output[i];
-        for (int i = 0; i < r->n_output; i++)
-            env[l->n_output + i] = r->output[i];
-        plan_expr(pc, file, jc->exprs[0], env, nn, ansi);
-        free(env);
-    }
+typedef struct plan_walk {
+    plan_counts *pc;
+    const char *file;
+    bool ansi;
+} plan_walk;
+
+static void plan_bound(const em_plan_node *node, const em_expr *e, const em_expr *const *in,
+                       int n_in, void *ctx) {
+    (void)node;
+    plan_walk *w = ctx;
+    plan_expr(w->pc, w->file, e, in, n_in, w->ansi);
 }
 
 static void test_tpch_plans(void **state) {
@@ -1178,13 +1138,8 @@ static void test_tpch_plans(void **state) {
             em_plan *plan = plan_test_parse_shared(plan_test_dirs[v], q);
             char file[64];
             snprintf(file, sizeof file, "spark-%s/q%d", plan_test_dirs[v], q);
-            bool ansi = em_shim_ansi_default(em_plan_shim(plan));
-            plan_visit(&pc, file, em_plan_root(plan), ansi);
-            for (int i = 0; i < em_plan_n_subqueries(plan); i++) {
-                const em_plan_subquery *sq = em_plan_subquery_at(plan, i);
-                if (sq->root)
-                    plan_visit(&pc, file, sq->root, ansi);
-            }
+            plan_walk w = {&pc, file, em_shim_ansi_default(em_plan_shim(plan))};
+            plan_test_walk_bound_all(plan, plan_bound, &w);
             em_plan_free(plan);
             files++;
         }

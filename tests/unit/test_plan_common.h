@@ -6,6 +6,7 @@
 #ifndef EM_TEST_PLAN_COMMON_H
 #define EM_TEST_PLAN_COMMON_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,76 @@ static inline void plan_test_walk(const em_plan *plan, plan_test_visit visit, vo
         for (int f = 0; f < node->n_fields; f++)
             for (int i = 0; i < node->fields[f].n_exprs; i++)
                 plan_test_walk_expr(node, &node->fields[f], node->fields[f].exprs[i], visit, ctx);
+    }
+}
+
+typedef void (*plan_test_bound_visit)(const em_plan_node *node, const em_expr *e,
+                                      const em_expr *const *in, int n_in, void *ctx);
+
+/* Visits, children first, every expression an operator evaluates with the
+ * attributes it is bound against: Filter conditions and Project lists
+ * against the operator's Input, aggregate functions against theirs, a
+ * final aggregate's Results against its keys and aggregate attributes, and
+ * join conditions against both children's outputs. */
+static inline void plan_test_walk_bound(const em_plan_node *n, plan_test_bound_visit visit,
+                                        void *ctx) {
+    if (!n)
+        return;
+    for (int i = 0; i < n->n_children; i++)
+        plan_test_walk_bound(n->children[i], visit, ctx);
+    const em_plan_field *in = em_plan_node_field(n, EM_FIELD_INPUT);
+    const em_expr *const *ins = in ? (const em_expr *const *)in->exprs : NULL;
+    int n_in = in ? in->n_exprs : 0;
+    const em_plan_field *f = NULL;
+    if (n->kind == EM_NODE_FILTER)
+        f = em_plan_node_field(n, EM_FIELD_CONDITION);
+    else if (n->kind == EM_NODE_PROJECT)
+        f = em_plan_node_field(n, EM_FIELD_OUTPUT);
+    else if (n->kind == EM_NODE_HASH_AGGREGATE)
+        f = em_plan_node_field(n, EM_FIELD_FUNCTIONS);
+    for (int i = 0; f && i < f->n_exprs; i++)
+        visit(n, f->exprs[i], ins, n_in, ctx);
+    if (n->kind == EM_NODE_HASH_AGGREGATE) {
+        bool final = true;
+        for (int i = 0; f && i < f->n_exprs; i++)
+            final &= f->exprs[i]->kind != EM_EXPR_AGG || f->exprs[i]->mode == EM_AGG_FINAL;
+        const em_plan_field *keys = em_plan_node_field(n, EM_FIELD_KEYS);
+        const em_plan_field *attrs = em_plan_node_field(n, EM_FIELD_AGG_ATTRS);
+        const em_plan_field *res = em_plan_node_field(n, EM_FIELD_RESULTS);
+        if (final && res) {
+            int nk = keys ? keys->n_exprs : 0, na = attrs ? attrs->n_exprs : 0;
+            const em_expr **env = (const em_expr **)calloc((size_t)(nk + na + 1), sizeof *env);
+            for (int i = 0; i < nk; i++)
+                env[i] = keys->exprs[i];
+            for (int i = 0; i < na; i++)
+                env[nk + i] = attrs->exprs[i];
+            for (int i = 0; i < res->n_exprs; i++)
+                visit(n, res->exprs[i], env, nk + na, ctx);
+            free(env);
+        }
+    }
+    const em_plan_field *jc = em_plan_node_field(n, EM_FIELD_JOIN_CONDITION);
+    if (jc && jc->n_exprs > 0 && jc->exprs[0] && n->n_children == 2) {
+        const em_plan_node *l = n->children[0], *r = n->children[1];
+        int nn = l->n_output + r->n_output;
+        const em_expr **env = (const em_expr **)calloc((size_t)(nn + 1), sizeof *env);
+        for (int i = 0; i < l->n_output; i++)
+            env[i] = l->output[i];
+        for (int i = 0; i < r->n_output; i++)
+            env[l->n_output + i] = r->output[i];
+        visit(n, jc->exprs[0], env, nn, ctx);
+        free(env);
+    }
+}
+
+/* plan_test_walk_bound over the main tree and every subquery tree. */
+static inline void plan_test_walk_bound_all(const em_plan *plan, plan_test_bound_visit visit,
+                                            void *ctx) {
+    plan_test_walk_bound(em_plan_root(plan), visit, ctx);
+    for (int i = 0; i < em_plan_n_subqueries(plan); i++) {
+        const em_plan_subquery *s = em_plan_subquery_at(plan, i);
+        if (s->root)
+            plan_test_walk_bound(s->root, visit, ctx);
     }
 }
 
