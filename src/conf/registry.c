@@ -38,7 +38,9 @@ static const em_conf_key keys[] = {
     {.name = "spark.ember.sql.incompatibleOps.enabled", .type = EM_CONF_BOOL,
      .scope = EM_CONF_QUERY, .default_value = "false",
      .doc = "Allow native operators and expressions marked incompatible: their results may "
-            "differ slightly from Spark's (e.g. floating-point aggregation order)."},
+            "differ slightly from Spark's (e.g. floating-point aggregation order). Off by "
+            "default, unlike recent spark-rapids releases: Ember's answers equal Spark's "
+            "unless asked otherwise, and a class's own switch set to true also enables it."},
     {.name = "spark.ember.sql.concurrentNativeTasks", .type = EM_CONF_INT,
      .scope = EM_CONF_STARTUP, .default_value = "0", .ranged = true, .lo = 0, .hi = 1 << 20,
      .doc = "How many tasks may hold the native side at once (the accelerator task "
@@ -224,8 +226,9 @@ static const em_conf_family families[EM_CONF_FAMILY_COUNT_] = {
 };
 
 /* The execs the operator layer builds today (src/ops/build.c) and the expressions the
- * evaluator compiles (src/expr), by Spark class name; the overrides layer adds the rest
- * through em_conf_family_register. */
+ * evaluator compiles (src/expr), by Spark class name: every class with a native support
+ * rule in src/overrides/rules.c (test_overrides checks that they agree), so the catalog
+ * is the same whether or not the overrides registered their notes. */
 static const char *const builtin_execs[] = {
     "FileSourceScanExec",
     "LocalTableScanExec",
@@ -241,6 +244,7 @@ static const char *const builtin_execs[] = {
     "LocalLimitExec",
     "ExpandExec",
     "WindowExec",
+    "WindowGroupLimitExec",
     "UnionExec",
     "ShuffleExchangeExec",
     "BroadcastExchangeExec",
@@ -256,7 +260,8 @@ static const char *const builtin_exprs[] = {
     /* references, literals, structure */
     "Alias", "AttributeReference", "Literal", "ScalarSubquery", "DynamicPruningExpression",
     "KnownFloatingPointNormalized", "KnownNotNull", "PromotePrecision", "CheckOverflow",
-    "MakeDecimal", "UnscaledValue", "Cast",
+    "MakeDecimal", "UnscaledValue", "Cast", "BoundReference", "SortOrder", "GetStructField",
+    "InSubqueryExec",
     /* arithmetic and bitwise */
     "Add", "Subtract", "Multiply", "Divide", "Remainder", "IntegralDivide", "Pmod",
     "UnaryMinus", "Abs", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "ShiftLeft", "ShiftRight",
@@ -270,7 +275,10 @@ static const char *const builtin_exprs[] = {
     "StringTrimRight", "StartsWith", "EndsWith", "Contains", "Year", "Month", "DayOfMonth",
     "Quarter", "DateAdd", "DateSub", "DateDiff",
     /* aggregates */
-    "Sum", "Average", "Count", "Min", "Max", "First", "Last",
+    "AggregateExpression", "Sum", "Average", "Count", "Min", "Max", "First", "Last",
+    "StddevSamp", "StddevPop", "VarianceSamp", "VariancePop",
+    /* windows */
+    "WindowExpression", "RowNumber", "Rank", "DenseRank",
 };
 /* clang-format on */
 

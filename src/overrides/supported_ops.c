@@ -51,11 +51,14 @@ static const char *type_header(em_type_id t) {
     }
 }
 
-static void header(em_strbuf *sb, const char *first) {
+/* first: the leading columns' titles, n_lead of them. */
+static void header(em_strbuf *sb, const char *first, int n_lead) {
     em_strbuf_appendf(sb, NULL, "| %s |", first);
     for (size_t i = 0; i < N_DOC_TYPES; i++)
         em_strbuf_appendf(sb, NULL, " %s |", type_header(doc_types[i]));
-    em_strbuf_appends(sb, "\n|---|---|---|", NULL);
+    em_strbuf_appends(sb, "\n|", NULL);
+    for (int i = 0; i < n_lead; i++)
+        em_strbuf_appends(sb, "---|", NULL);
     for (size_t i = 0; i < N_DOC_TYPES; i++)
         em_strbuf_appends(sb, "---|", NULL);
     em_strbuf_appends(sb, "\n", NULL);
@@ -81,10 +84,7 @@ static void execs(em_strbuf *sb) {
                       "(`spark.ember.sql.exec.<Exec>`, alias `spark.rapids.sql.exec.<Exec>`); "
                       "the types are those of the operator's output columns.\n\n",
                       NULL);
-    em_strbuf sbh = {0};
-    header(&sbh, "Exec | Switch | Notes");
-    em_strbuf_appends(sb, em_strbuf_cstr(&sbh), NULL);
-    em_strbuf_reset(&sbh);
+    header(sb, "Exec | Switch | Notes", 3);
     for (size_t i = 0; i < ov_n_exec_rules(); i++) {
         const ov_exec_rule *r = ov_exec_rule_at(i);
         if (!r->cls || r->how == OV_EXEC_PASS || r->kind == EM_NODE_AQE_SECTION)
@@ -120,10 +120,7 @@ static void expressions(em_strbuf *sb) {
                       "An expression not listed runs on the row engine only, and so does the "
                       "operator holding it.\n\n",
                       NULL);
-    em_strbuf sbh = {0};
-    header(&sbh, "Expression | Param | Notes");
-    em_strbuf_appends(sb, em_strbuf_cstr(&sbh), NULL);
-    em_strbuf_reset(&sbh);
+    header(sb, "Expression | Param | Notes", 3);
     for (size_t i = 0; i < ov_n_expr_rules(); i++) {
         const ov_expr_rule *r = ov_expr_rule_at(i);
         uint32_t in_ps = r->incompat_fp ? (r->in_types & OV_T_FP) : 0;
@@ -148,10 +145,7 @@ static void casts(em_strbuf *sb) {
                       "Rows: from; columns: to. PS: only when the session time zone "
                       "(`spark.sql.session.timeZone`) is UTC.\n\n",
                       NULL);
-    em_strbuf sbh = {0};
-    header(&sbh, "From | | ");
-    em_strbuf_appends(sb, em_strbuf_cstr(&sbh), NULL);
-    em_strbuf_reset(&sbh);
+    header(sb, "From \\ To", 1);
     for (size_t f = 0; f < N_DOC_TYPES; f++) {
         uint32_t s = 0, ps = 0;
         for (size_t t = 0; t < N_DOC_TYPES; t++) {
@@ -160,7 +154,7 @@ static void casts(em_strbuf *sb) {
             if (ov_cast_needs_utc(doc_types[f], doc_types[t]))
                 ps |= OV_T(doc_types[t]);
         }
-        em_strbuf_appendf(sb, NULL, "| %s | | |", type_header(doc_types[f]));
+        em_strbuf_appendf(sb, NULL, "| %s |", type_header(doc_types[f]));
         cells(sb, s, ps & s);
     }
 }
