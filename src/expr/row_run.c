@@ -583,15 +583,9 @@ static em_status eval_fn(run *r, rnode *n, em_datum *out) {
     }
     case RF_DATE_ADD:
     case RF_DATE_SUB: {
+        /* DateAdd/DateSub: Java int arithmetic, wrapping even in ANSI mode */
         int64_t v = n->fn == RF_DATE_ADD ? a[0].v.i64 + a[1].v.i64 : a[0].v.i64 - a[1].v.i64;
-        if (v != (int32_t)v) {
-            if (!n->null_on_error) {
-                st = fail_data(r, n, EM_ERR_OVERFLOW, "ARITHMETIC_OVERFLOW", "date overflow");
-                break;
-            }
-            v = (int32_t)(uint32_t)(uint64_t)v;
-        }
-        out->v.i64 = v;
+        out->v.i64 = (int32_t)(uint32_t)(uint64_t)v;
         break;
     }
     case RF_DATEDIFF:
@@ -668,7 +662,10 @@ static em_status eval_fn(run *r, rnode *n, em_datum *out) {
         /* Pmod: r = a % n; r < 0 ? (r + n) % n : r, in the operands' type */
         __int128 x = a[0].v.i64, m = a[1].v.i64;
         if (m == 0) {
-            *out = em_datum_null();
+            if (r->x->ansi)
+                st = fail_data(r, n, EM_ERR_INVALID, "DIVIDE_BY_ZERO", "division by zero");
+            else
+                *out = em_datum_null();
             break;
         }
         __int128 rr = x % m;
