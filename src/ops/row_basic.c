@@ -9,8 +9,9 @@
  * ReadSchema and prunes row groups, one place that labels reused exchange
  * data), privately, and hand out their batches' rows. The native scan
  * drops no rows (the Filter above applies the condition), so neither does
- * this one. Being internal, those readers are no transitions: they take no
- * native slot and are not reported as operators of their own.
+ * this one. Being internal, those readers are no transitions: they run
+ * with the native slot hooks removed from their context and are not
+ * reported as operators of their own.
  *
  * Strings: a streaming operator's row borrows from its child's row or from
  * its own scratch arena, cleared when the next row is asked for.
@@ -26,11 +27,17 @@
 typedef struct source_state {
     em_op *src; /* owned */
     rop_batch_cursor cur;
+    em_exec_ctx quiet; /* the task's context without the native slot hooks */
 } source_state;
 
 static em_status source_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     source_state *st = op->state;
-    EM_TRY(rbc_open(&st->cur, st->src, ctx, err));
+    /* the reader is native code serving the row engine: it must not take
+     * the task's native slot (the native scan does when it opens) */
+    st->quiet = *ctx;
+    st->quiet.native_enter = NULL;
+    st->quiet.native_leave = NULL;
+    EM_TRY(rbc_open(&st->cur, st->src, &st->quiet, err));
     return rbc_types(op, st->src, err);
 }
 

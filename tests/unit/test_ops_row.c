@@ -807,6 +807,15 @@ static void test_scan_and_local_table(void **state) {
     r.t.n_splits = 1;
     static const char *const expect[] = {"null|3.0|3", "b|2.0|5", "a|-0.0|7"};
     check_all(&r, p, 2, expect, 3, true);
+    /* a scan on rows takes no native slot (the native one does) */
+    int n = 0;
+    r.enters = 0;
+    char **rows = run_on(&r, p, 2, E_ROW, &n);
+    free_rows(rows, n);
+    assert_int_equal(r.enters, 0);
+    rows = run_on(&r, p, 2, E_NATIVE, &n);
+    free_rows(rows, n);
+    assert_int_equal(r.enters, 1);
     rt_free(&r);
     em_plan_free(p);
 
