@@ -162,6 +162,15 @@ typedef struct em_lore_replay_stats {
  * copies of its output batches (pool charged). stats may be NULL. */
 em_status em_lore_replay(em_lore_dump *d, int partition, em_pool *pool, em_batch_list *out,
                          em_lore_replay_stats *stats, em_error *err) EM_MUST_CHECK;
+
+typedef enum em_lore_engine {
+    EM_LORE_NATIVE, /* the native operator, built by em_op_build */
+    EM_LORE_ROW,    /* the reference row engine's (the overrides with
+                       spark.ember.sql.enabled=false, em_exec_build) */
+} em_lore_engine;
+em_status em_lore_replay_on(em_lore_dump *d, int partition, em_lore_engine engine, em_pool *pool,
+                            em_batch_list *out, em_lore_replay_stats *stats,
+                            em_error *err) EM_MUST_CHECK;
 /* The operator built over partition p's dumped input, not yet opened, with
  * the context it must be opened in (valid until em_lore_dump_close or the
  * next call). For callers that drive it themselves (the row engine). */
@@ -177,6 +186,11 @@ em_status em_lore_dump_read_output(em_lore_dump *d, int partition, em_pool *pool
  * count or type mismatch) into diff. */
 bool em_lore_results_equal(const em_batch_list *a, const em_batch_list *b, char *diff,
                            size_t diff_cap);
+/* The same as multisets of rows (engines may order a hash aggregate's groups
+ * differently): rows are compared in the order of their canonical text, and
+ * the first differing row of each side is reported. */
+bool em_lore_results_equal_unordered(const em_batch_list *a, const em_batch_list *b, char *diff,
+                                     size_t diff_cap);
 
 #ifdef __cplusplus
 }

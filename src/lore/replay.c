@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "ember/parquet.h"
+#include "ember/rowops.h"
 #include "ember/value_text.h"
 #include "lore/internal.h"
 
@@ -52,6 +53,7 @@ struct em_lore_dump {
     const char *time_zone;
     em_schema schema;
     replay_ctx rc;
+    em_exec_plan *row_xp; /* the rebuilt plan all on rows, made on first use */
 };
 
 static int64_t now_ns(void) {
@@ -106,6 +108,7 @@ void em_lore_dump_close(em_lore_dump *d) {
     free(d->inputs);
     free(d->dumped);
     em_schema_reset(&d->schema);
+    em_exec_plan_free(d->row_xp);
     em_plan_free(d->plan);
     json_decref(d->meta);
     free(d->op_text);
@@ -421,8 +424,27 @@ em_status em_lore_replay_build(em_lore_dump *d, int partition, em_pool *pool, em
     return EM_OK;
 }
 
-em_status em_lore_replay(em_lore_dump *d, int partition, em_pool *pool, em_batch_list *out,
-                         em_lore_replay_stats *stats, em_error *err) {
+/* The operator on the row engine: the rebuilt plan through the overrides
+ * with Ember disabled puts every node on rows; em_exec_build then builds
+ * the same tree shape, its exchanges read through the same context. */
+static em_status build_row(em_lore_dump *d, em_op **op, em_error *err) {
+    if (!d->row_xp) {
+        EM_TRY(em_overrides_register_confs(err));
+        em_conf *c = NULL;
+        EM_TRY(em_conf_create(&c, err));
+        em_status s = em_conf_set(c, "spark.ember.sql.enabled", "false", err);
+        if (s == EM_OK)
+            s = em_conf_set(c, "spark.sql.ansi.enabled", d->ansi ? "true" : "false", err);
+        if (s == EM_OK)
+            s = em_overrides_apply(d->plan, c, &d->row_xp, err);
+        em_conf_destroy(c);
+        EM_TRY(s);
+    }
+    return em_exec_build(d->row_xp, d->node, op, err);
+}
+
+em_status em_lore_replay_on(em_lore_dump *d, int partition, em_lore_engine engine, em_pool *pool,
+                            em_batch_list *out, em_lore_replay_stats *stats, em_error *err) {
     memset(out, 0, sizeof *out);
     em_lore_replay_stats st = {0};
     int64_t t0 = now_ns();
@@ -431,7 +453,7 @@ em_status em_lore_replay(em_lore_dump *d, int partition, em_pool *pool, em_batch
     em_op *op = NULL;
     int64_t used0 = em_pool_used(pool);
     t0 = now_ns();
-    em_status s = em_op_build(d->node, &op, err);
+    em_status s = engine == EM_LORE_ROW ? build_row(d, &op, err) : em_op_build(d->node, &op, err);
     if (s == EM_OK)
         s = em_op_open(op, &d->rc.ctx, err);
     if (s == EM_OK)
@@ -446,12 +468,18 @@ em_status em_lore_replay(em_lore_dump *d, int partition, em_pool *pool, em_batch
     for (int k = 0; k < d->n_inputs; k++)
         em_batch_list_reset(&d->inputs[k].data);
     if (s != EM_OK) {
-        em_error_prefix(err, "LORE replay of %s, partition %d", d->op_text, partition);
+        em_error_prefix(err, "LORE replay of %s on the %s engine, partition %d", d->op_text,
+                        engine == EM_LORE_ROW ? "row" : "native", partition);
         return s;
     }
     if (stats)
         *stats = st;
     return EM_OK;
+}
+
+em_status em_lore_replay(em_lore_dump *d, int partition, em_pool *pool, em_batch_list *out,
+                         em_lore_replay_stats *stats, em_error *err) {
+    return em_lore_replay_on(d, partition, EM_LORE_NATIVE, pool, out, stats, err);
 }
 
 em_status em_lore_dump_read_output(em_lore_dump *d, int partition, em_pool *pool,
@@ -533,5 +561,83 @@ bool em_lore_results_equal(const em_batch_list *a, const em_batch_list *b, char 
     }
     em_strbuf_reset(&ta);
     em_strbuf_reset(&tb);
+    return equal;
+}
+
+/* Every row of l as its canonical text, cells separated by US (0x1f). */
+static char **row_texts(const em_batch_list *l, int64_t *n_out) {
+    char **rows = calloc((size_t)l->n_rows + 1, sizeof *rows);
+    row_cursor c = {.l = l};
+    const em_batch *b;
+    int64_t r, n = 0;
+    em_strbuf sb = {0};
+    while (rows && n < l->n_rows && cursor_next(&c, &b, &r)) {
+        em_strbuf_clear(&sb);
+        for (int k = 0; k < b->n_cols; k++) {
+            bool is_null = false;
+            if (k)
+                em_strbuf_appends(&sb, "\x1f", NULL);
+            size_t before = sb.len;
+            if (em_value_text(&b->cols[k], r, &sb, &is_null, NULL) != EM_OK)
+                em_strbuf_appends(&sb, "?", NULL);
+            if (is_null && sb.len == before)
+                em_strbuf_appends(&sb, "\x1enull", NULL); /* apart from the text "null" */
+        }
+        rows[n++] = strdup(em_strbuf_cstr(&sb));
+    }
+    em_strbuf_reset(&sb);
+    *n_out = n;
+    return rows;
+}
+
+static int cmp_text(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void printable(const char *row, char *buf, size_t cap) {
+    size_t k = 0;
+    for (const char *p = row; *p && k + 4 < cap; p++) {
+        if (*p == '\x1f') {
+            buf[k++] = ' ';
+            buf[k++] = '|';
+            buf[k++] = ' ';
+        } else if (*p != '\x1e') {
+            buf[k++] = *p;
+        }
+    }
+    buf[k] = '\0';
+}
+
+bool em_lore_results_equal_unordered(const em_batch_list *a, const em_batch_list *b, char *diff,
+                                     size_t diff_cap) {
+    int64_t na = 0, nb = 0;
+    char **ra = row_texts(a, &na), **rb = row_texts(b, &nb);
+    bool equal = ra && rb;
+    if (equal) {
+        qsort(ra, (size_t)na, sizeof *ra, cmp_text);
+        qsort(rb, (size_t)nb, sizeof *rb, cmp_text);
+        int64_t i = 0;
+        while (i < na && i < nb && strcmp(ra[i], rb[i]) == 0)
+            i++;
+        if (i < na || i < nb) {
+            char x[200] = "(none)", y[200] = "(none)";
+            if (i < na)
+                printable(ra[i], x, sizeof x);
+            if (i < nb)
+                printable(rb[i], y, sizeof y);
+            snprintf(diff, diff_cap, "%lld vs %lld rows; first row only on one side (sorted): %s "
+                                     "vs %s",
+                     (long long)na, (long long)nb, x, y);
+            equal = false;
+        }
+    } else {
+        snprintf(diff, diff_cap, "out of memory comparing");
+    }
+    for (int64_t i = 0; ra && i < na; i++)
+        free(ra[i]);
+    for (int64_t i = 0; rb && i < nb; i++)
+        free(rb[i]);
+    free(ra);
+    free(rb);
     return equal;
 }

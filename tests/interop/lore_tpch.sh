@@ -6,9 +6,10 @@
 # spark-3.5) on the spark schema at SF 0.01: `ember explain` gives the LORE
 # ids ([loreId=N] on every native node); `ember run` dumps every one of them
 # with its output (idsToDump "0[*], 1[*], ...", dumpOutput=true); then each
-# loreId-N folder is replayed alone with `ember lore replay`, which exits 1
-# unless, for every dumped partition, the replayed output equals the dumped
-# output value for value. The query's own answer with LORE on must also
+# loreId-N folder is replayed alone with `ember lore replay --engine both`,
+# which exits 1 unless, for every dumped partition, the native replay equals
+# the dumped output value for value and in order, and the row engine's
+# replay of the same operator holds the same rows. The query's own answer with LORE on must also
 # equal its answer with LORE off (dumping never changes a result).
 #
 # Not replayed, by design (docs/lore.md, limitations): scans (their dump is
@@ -154,7 +155,7 @@ check_query() { # plan dir version
             fi
             continue
         fi
-        if ! "$bin" lore replay "$d" --format csv --output "$work/replay.csv" \
+        if ! "$bin" lore replay "$d" --engine both --format csv --output "$work/replay.csv" \
             >"$work/replay.log" 2>&1; then
             echo "loreId-$n ($op): $(grep -v '^partition .*: [0-9]* rows in' "$work/replay.log" |
                 tail -c 400 | tr '\n' ' ')"
