@@ -139,6 +139,14 @@ static const char *const RROWS[] = {"a", "10", "b", "20", "a", "30", "q", "40", 
     "Location [not included in comparison]/{warehouse_dir}/t]\n"                                   \
     "ReadSchema: struct<k:string,g:int,v:decimal(10,2),d:double>\n\n"
 
+/* Scan (1) and Exchange (2) blocks, and the head of Filter (3)'s. */
+#define SCAN_EXCHANGE_FILTER_3                                                                     \
+    SCAN_T(1) "(2) Exchange\n"                                                                     \
+              "Input [4]: [k#1, g#2, v#3, d#4]\n"                                                   \
+              "Arguments: hashpartitioning(k#1, 2), ENSURE_REQUIREMENTS, [plan_id=1]\n\n"          \
+              "(3) Filter [codegen id : 1]\n"                                                       \
+              "Input [4]: [k#1, g#2, v#3, d#4]\n"
+
 /* Filter, Project and a two-phase aggregate whose shuffled columns repeat
  * names (sum, count), over an Exchange (2). LORE ids (post-order): Scan 0,
  * Exchange 1, Filter 2, Project 3, HashAggregate 4, Exchange 5, HashAggregate 6. */
@@ -150,12 +158,7 @@ static const char AGG_PLAN[] =
     "      +- * Project (4)\n"
     "         +- * Filter (3)\n"
     "            +- Exchange (2)\n"
-    "               +- Scan parquet spark_catalog.default.t (1)\n\n\n" SCAN_T(1)
-    "(2) Exchange\n"
-    "Input [4]: [k#1, g#2, v#3, d#4]\n"
-    "Arguments: hashpartitioning(k#1, 2), ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
-    "(3) Filter [codegen id : 1]\n"
-    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+    "               +- Scan parquet spark_catalog.default.t (1)\n\n\n" SCAN_EXCHANGE_FILTER_3
     "Condition : (isnotnull(v#3) OR isnull(g#2))\n\n"
     "(4) Project [codegen id : 1]\n"
     "Output [4]: [k#1, (v#3 * 2) AS v2#9, d#4, g#2]\n"
@@ -561,12 +564,7 @@ static const char SUBQ_PLAN[] =
     "== Physical Plan ==\n"
     "* Filter (3)\n"
     "+- Exchange (2)\n"
-    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SCAN_T(1)
-    "(2) Exchange\n"
-    "Input [4]: [k#1, g#2, v#3, d#4]\n"
-    "Arguments: hashpartitioning(k#1, 2), ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
-    "(3) Filter [codegen id : 1]\n"
-    "Input [4]: [k#1, g#2, v#3, d#4]\n"
+    "   +- Scan parquet spark_catalog.default.t (1)\n\n\n" SCAN_EXCHANGE_FILTER_3
     "Condition : (g#2 > Subquery scalar-subquery#30, [id=#31])\n\n"
     "===== Subqueries =====\n\n"
     "Subquery:1 Hosting operator id = 3 Hosting Expression = Subquery scalar-subquery#30, "
