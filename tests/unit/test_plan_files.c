@@ -927,23 +927,44 @@ static bool compare_rows(rowset *got, rowset *want, bool ordered, char *msg, siz
 
 /* ------------------------------------------------------------ running */
 
-enum { ENGINE_NATIVE, ENGINE_ROW, N_ENGINES };
-static const char *const ENGINE_NAMES[N_ENGINES] = {"native engine", "row engine"};
+enum { ENGINE_NATIVE, ENGINE_ROW, ENGINE_MIXED, N_ENGINES };
+static const char *const ENGINE_NAMES[N_ENGINES] = {"native engine", "row engine", "mixed trees"};
 
 typedef struct run_setting {
     const char *name;
     int engine;
     int threads;
     int64_t max_partition_bytes;
-    bool overrides; /* build through em_overrides_apply + em_exec_build */
+    bool overrides;    /* build through em_overrides_apply + em_exec_build */
+    const char *conf; /* more "key=value,key=value" for the overrides */
 } run_setting;
+
+/* Mixed trees: one half of the operator classes on rows, then the other,
+ * so that transitions sit between most pairs of nodes. */
+#define ROW_LEAVES                                                                                 \
+    "spark.ember.sql.exec.FileSourceScanExec=false,spark.ember.sql.exec.FilterExec=false,"        \
+    "spark.ember.sql.exec.ProjectExec=false,spark.ember.sql.exec.SortExec=false,"                 \
+    "spark.ember.sql.exec.LocalTableScanExec=false"
+#define ROW_INNER                                                                                  \
+    "spark.ember.sql.exec.HashAggregateExec=false,spark.ember.sql.exec.SortAggregateExec=false,"  \
+    "spark.ember.sql.exec.BroadcastHashJoinExec=false,"                                           \
+    "spark.ember.sql.exec.ShuffledHashJoinExec=false,spark.ember.sql.exec.SortMergeJoinExec=false," \
+    "spark.ember.sql.exec.BroadcastNestedLoopJoinExec=false,spark.ember.sql.exec.WindowExec=false," \
+    "spark.ember.sql.exec.WindowGroupLimitExec=false,spark.ember.sql.exec.ExpandExec=false,"      \
+    "spark.ember.sql.exec.UnionExec=false,spark.ember.sql.exec.TakeOrderedAndProjectExec=false,"  \
+    "spark.ember.sql.exec.CollectLimitExec=false,spark.ember.sql.exec.GlobalLimitExec=false,"     \
+    "spark.ember.sql.exec.LocalLimitExec=false"
 
 /* Every case runs in each; the native settings must agree with the row
  * engine (spark.ember.sql.enabled=false: every node on rows). */
 static const run_setting SETTINGS[] = {
-    {"native, 1 thread", ENGINE_NATIVE, 1, 0, false},
-    {"native through the overrides, 2 threads, a split per file", ENGINE_NATIVE, 2, 1, true},
-    {"row engine, 2 threads, a split per file", ENGINE_ROW, 2, 1, true},
+    {"native, 1 thread", ENGINE_NATIVE, 1, 0, false, NULL},
+    {"native through the overrides, 2 threads, a split per file", ENGINE_NATIVE, 2, 1, true, NULL},
+    {"row engine, 2 threads, a split per file", ENGINE_ROW, 2, 1, true, NULL},
+    {"mixed: scans, filters, projects and sorts on rows, 2 threads", ENGINE_MIXED, 2, 1, true,
+     ROW_LEAVES},
+    {"mixed: aggregates, joins, windows, limits on rows, 1 thread", ENGINE_MIXED, 1, 0, true,
+     ROW_INNER},
 };
 
 static bool check_metrics(const pf_case *c, const em_query *q, char *msg, size_t cap) {
@@ -985,6 +1006,13 @@ static bool run_setting_once(const pf_case *c, const em_plan *plan, const char *
             st = em_conf_set_kv(conf, c->confs.v[i], &err);
         if (st == EM_OK && rs->engine == ENGINE_ROW)
             st = em_conf_set(conf, "spark.ember.sql.enabled", "false", &err);
+        char kv[256];
+        for (const char *p = rs->conf; st == EM_OK && p && *p;) {
+            size_t n = strcspn(p, ",");
+            snprintf(kv, sizeof kv, "%.*s", (int)n, p);
+            st = em_conf_set_kv(conf, kv, &err);
+            p += n + (p[n] == ',');
+        }
         if (st == EM_OK)
             st = em_overrides_apply(plan, conf, &xp, &err);
         em_conf_destroy(conf);
@@ -1131,7 +1159,11 @@ static void test_plan_file(void **state) {
         }
         bool bad = false, expected = false;
         for (int e = 0; e < N_ENGINES; e++) {
-            const char *xf = e == ENGINE_NATIVE ? c->xfail : c->xfail_row;
+            const char *xf = e == ENGINE_NATIVE ? c->xfail : e == ENGINE_ROW ? c->xfail_row : NULL;
+            if (e == ENGINE_MIXED && (c->xfail || c->xfail_row)) {
+                /* a known gap of either engine may or may not show in a mixed tree */
+                continue;
+            }
             if (xf && !res->ok[e]) {
                 expected = true;
                 printf("[ XFAIL    ] %s:%d %s (%s): %s\n             because: %s\n", pf->stem,
