@@ -838,6 +838,7 @@ typedef struct seen {
     char names[32][32];
     int ids[32];
     int64_t rows[32];
+    int64_t peak[32];
 } seen;
 
 static void collect(void *ctx, const em_plan_node *node, const char *name, const em_op_metrics *m) {
@@ -846,6 +847,7 @@ static void collect(void *ctx, const em_plan_node *node, const char *name, const
         snprintf(s->names[s->n], sizeof s->names[s->n], "%s", name);
         s->ids[s->n] = node ? node->id : -1;
         s->rows[s->n] = m->rows_out;
+        s->peak[s->n] = m->peak_bytes;
         s->n++;
     }
 }
@@ -968,6 +970,51 @@ static void test_unsupported(void **state) {
     assert_non_null(strstr(err.msg, "Generate (2)"));
     assert_null(op);
     em_plan_free(p);
+}
+
+/* Row operators charge what they hold to the row pool: over its budget a
+ * blocking operator fails the task naming itself, and reports its peak. */
+static void test_row_budget(void **state) {
+    (void)state;
+    int n_rows = 3000;
+    const char **cells = calloc((size_t)n_rows * N_COLS, sizeof *cells);
+    for (int i = 0; i < n_rows * N_COLS; i++)
+        cells[i] = ROWS[i % (N_ROWS * N_COLS)];
+    em_plan *p = tops_parse(UNARY("Sort") "Arguments: [k#1 ASC NULLS FIRST], false, 0\n");
+    rt r;
+    rt_init(&r);
+    rt_set(&r, 2, SCHEMA, cells, N_COLS, n_rows, 3);
+    em_pool *small = em_pool_create("rows", NULL, 64 << 10);
+    r.t.ctx.row_pool = small;
+    em_error err = {0};
+    em_op *op = NULL;
+    EM_ASSERT_OK(rop_build_tree(tops_node(p, 3), all_row, NULL, &op, &err), &err);
+    EM_ASSERT_OK(em_op_open(op, &r.t.ctx, &err), &err);
+    em_batch *b = NULL;
+    assert_int_equal(em_op_next(op, &b, &err), EM_ERR_OOM_BUDGET);
+    assert_non_null(strstr(err.msg, "Sort (3)"));
+    em_op_destroy(op);
+    assert_int_equal(em_pool_used(small), 0);
+    /* with room: the peak the Sort reports is what it held */
+    em_pool_set_budget(small, -1);
+    EM_ASSERT_OK(rop_build_tree(tops_node(p, 3), all_row, NULL, &op, &err), &err);
+    EM_ASSERT_OK(em_op_open(op, &r.t.ctx, &err), &err);
+    while (em_op_next(op, &b, &err) == EM_OK)
+        ;
+    em_op_close(op);
+    assert_int_equal(em_pool_used(small), 0);
+    seen s = {0};
+    em_op_visit(op, collect, &s);
+    int at = find_op(&s, "Sort", 3);
+    assert_true(at >= 0);
+    assert_int_equal(s.rows[at], n_rows);
+    assert_true(s.peak[at] > 64 << 10 && s.peak[at] <= em_pool_peak(small));
+    em_op_destroy(op);
+    assert_true(em_pool_peak(small) > 64 << 10);
+    em_pool_destroy(small);
+    rt_free(&r);
+    em_plan_free(p);
+    free(cells);
 }
 
 /* ------------------------------------------------------------------ TPC-H */
@@ -1126,6 +1173,7 @@ int main(void) {
         cmocka_unit_test(test_transitions),
         cmocka_unit_test(test_coalesce),
         cmocka_unit_test(test_unsupported),
+        cmocka_unit_test(test_row_budget),
         cmocka_unit_test(test_tpch),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
