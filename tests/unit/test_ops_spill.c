@@ -9,7 +9,9 @@
  * emit early write spill files, which are gone afterwards. A budget too
  * small for one batch's groups fails with EM_ERR_OOM_BUDGET naming the
  * operator; an aggregate abandoned between partitions leaves no files; a
- * global aggregate (one group) needs no spill.
+ * global aggregate (one group) needs no spill. A ShuffledHashJoin whose
+ * build side is over the budget (it does not spill) fails cleanly naming
+ * the join.
  *
  * Doubles are multiples of 0.25, so sums are exact in any order and the
  * spilled and in-memory averages agree to the bit.
@@ -454,12 +456,77 @@ static void test_abandoned(void **state) {
     em_plan_free(p);
 }
 
+/* A self-join of t on k whose build side is all of t */
+static const char JOIN[] = "== Physical Plan ==\n"
+                           "ShuffledHashJoin Inner BuildRight (5)\n"
+                           ":- Exchange (2)\n"
+                           ":  +- Scan parquet spark_catalog.default.t (1)\n"
+                           "+- Exchange (4)\n"
+                           "   +- Scan parquet spark_catalog.default.u (3)\n\n\n" SRC
+                           "(3) Scan parquet spark_catalog.default.u\n"
+                           "Output [5]: [k#11, g#12, v#13, d#14, s#15]\n"
+                           "Batched: true\n"
+                           "Location [not included in comparison]/{warehouse_dir}/u]\n"
+                           "ReadSchema: "
+                           "struct<k:string,g:int,v:decimal(10,2),d:double,s:string>\n\n"
+                           "(4) Exchange\n"
+                           "Input [5]: [k#11, g#12, v#13, d#14, s#15]\n"
+                           "Arguments: SinglePartition, ENSURE_REQUIREMENTS, [plan_id=2]\n\n"
+                           "(5) ShuffledHashJoin\n"
+                           "Left keys [1]: [k#1]\n"
+                           "Right keys [1]: [k#11]\n"
+                           "Join type: Inner\n"
+                           "Join condition: None\n";
+
+/* Runs the join over the rows (both sides read them) with a pool of
+ * `budget`; returns the status and the rows it produced. */
+static em_status run_join(const em_plan *p, const em_batch_list *in, int64_t budget,
+                          int64_t *rows, em_error *err) {
+    em_pool *pool = em_pool_create("task", NULL, budget);
+    tops_ctx t;
+    tops_init(&t, pool);
+    t.input = *in;
+    em_op *l, *r, *j;
+    EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &l, err), err);
+    EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 4), &r, err), err);
+    EM_ASSERT_OK(em_op_hash_join_create(tops_node(p, 5), l, r, &j, err), err);
+    em_status s = em_op_open(j, &t.ctx, err);
+    em_batch *b = NULL;
+    *rows = 0;
+    while (s == EM_OK && (s = em_op_next(j, &b, err)) == EM_OK)
+        *rows += em_batch_rows(b);
+    em_op_destroy(j);
+    assert_int_equal(em_pool_used(pool), 0);
+    assert_int_equal(count_files(), 0);
+    em_pool_destroy(pool);
+    return s;
+}
+
+/* A hash join does not spill its build side: over the budget it fails the
+ * task with EM_ERR_OOM_BUDGET naming the join, and releases everything. */
+static void test_join_build_over_budget(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(JOIN);
+    em_batch_list in = input_rows(100);
+    em_error err = {0};
+    int64_t rows;
+    /* unbounded: every key is on N_ROWS / N_KEYS rows, each joins them all */
+    assert_int_equal(run_join(p, &in, -1, &rows, &err), EM_DONE);
+    assert_int_equal(rows, (int64_t)N_KEYS * (N_ROWS / N_KEYS) * (N_ROWS / N_KEYS));
+    em_status s = run_join(p, &in, SMALL_BUDGET / 4, &rows, &err);
+    assert_int_equal(s, EM_ERR_OOM_BUDGET);
+    if (!strstr(err.msg, "ShuffledHashJoin (5)"))
+        fail_msg("%s", err.msg);
+    em_batch_list_reset(&in);
+    em_plan_free(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_partial_final), cmocka_unit_test(test_complete),
         cmocka_unit_test(test_distinct),      cmocka_unit_test(test_global),
         cmocka_unit_test(test_modes_apart),   cmocka_unit_test(test_too_small),
-        cmocka_unit_test(test_abandoned),
+        cmocka_unit_test(test_abandoned),     cmocka_unit_test(test_join_build_over_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
