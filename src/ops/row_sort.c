@@ -63,12 +63,24 @@ em_status sr_add(sorted_rows *s, const em_datum *row, em_error *err) {
     return rs_add(&s->rows, s->tmp, NULL, err);
 }
 
-em_status sr_sort(sorted_rows *s, em_error *err) {
+/* The order's row numbers are charged to the rows' pool. */
+static void sr_free_idx(sorted_rows *s) {
+    if (s->idx)
+        em_pool_release(s->rows.pool, s->n_idx * 8);
     free(s->idx);
-    s->n_idx = s->rows.n_rows;
-    s->idx = malloc(sizeof *s->idx * (size_t)(s->n_idx + 1));
-    if (!s->idx)
+    s->idx = NULL;
+    s->n_idx = 0;
+}
+
+em_status sr_sort(sorted_rows *s, em_error *err) {
+    sr_free_idx(s);
+    EM_TRY(em_pool_reserve(s->rows.pool, s->rows.n_rows * 8, err));
+    s->idx = malloc(sizeof *s->idx * (size_t)(s->rows.n_rows + 1));
+    if (!s->idx) {
+        em_pool_release(s->rows.pool, s->rows.n_rows * 8);
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    }
+    s->n_idx = s->rows.n_rows;
     for (int64_t i = 0; i < s->n_idx; i++)
         s->idx[i] = i;
     return rop_sort_indices(s->idx, s->n_idx, cmp_rows, s, err);
@@ -86,20 +98,18 @@ static em_status sr_cut(sorted_rows *s, int64_t keep, em_error *err) {
         rs_reset(&kept);
         return st;
     }
+    sr_free_idx(s);
     rs_reset(&s->rows);
     s->rows = kept;
-    free(s->idx);
-    s->idx = NULL;
-    s->n_idx = 0;
     return EM_OK;
 }
 
 void sr_reset(sorted_rows *s) {
     rop_sort_spec_reset(&s->spec);
+    sr_free_idx(s);
     rs_reset(&s->rows);
     em_row_arena_reset(&s->scratch);
     free(s->types);
-    free(s->idx);
     free(s->tmp);
     memset(s, 0, sizeof *s);
 }
