@@ -20,6 +20,25 @@
  * ColumnarToRow / InputAdapter / WholeStageCodegen nodes are pass-through:
  * they take their child's engine and never become transitions themselves.
  * Nothing here executes anything.
+ *
+ * Details the consumers rely on:
+ *  - Exchanges are operators like the others: a native exchange stores
+ *    what its native map side produced and its readers read it natively; a
+ *    parent or child on the other engine gets a transition. A shuffle
+ *    exchange whose child runs on rows and whose reader does too (or that
+ *    is a root) goes to rows, with a reason (spark-rapids' rule: it would
+ *    only add two transitions); its `supported` stays true.
+ *  - A ReusedExchange takes the engine of the exchange it reads; its
+ *    transition_above is judged against its own parent.
+ *  - The root of a tree (main or subquery) never has a transition above it:
+ *    the runtime collects its output whatever the engine.
+ *  - A column or attribute of unknown type is no reason to fall back (both
+ *    engines need the type; the runtime reports it).
+ *  - After the rules accept a node, its expressions are compiled by the
+ *    native compiler as the operator would; a refusal becomes the reason
+ *    "native engine refused: ..." (a rule missing from src/overrides).
+ *  - LORE ids: post-order over em_plan_exec_root, then each subquery tree
+ *    in order, native nodes only, ReusedExchange excluded (nothing to dump).
  */
 #ifndef EM_OVERRIDES_H
 #define EM_OVERRIDES_H
@@ -101,13 +120,19 @@ typedef enum em_explain_mode {
     EM_EXPLAIN_ALL,
 } em_explain_mode;
 
-/* spark-rapids' report: one line per node and expression, indented by depth,
- * `*` native, `!` cannot (with every reason), `@` could but does not (its
- * node falls back). NOT_ON_ACCELERATOR prints only `!` and `@` lines. */
+/* spark-rapids' report: one line per node and expression, two spaces per
+ * depth, `*` native, `!` cannot (with every reason), `@` could but does not
+ * (its node falls back): `*Exec <FilterExec> will run natively`,
+ * `  @Expression <AttributeReference> x#1 could run natively`,
+ * `!Exec <SortExec> cannot run natively because ...`. Pass-through nodes
+ * are not listed. NOT_ON_ACCELERATOR prints only `!` and `@` lines; NONE
+ * appends nothing. Appends to out. */
 em_status em_exec_plan_report(const em_exec_plan *xp, em_explain_mode mode, em_strbuf *out,
                               em_error *err) EM_MUST_CHECK;
-/* The final plan as a tree: native nodes prefixed "Ember", transitions as
- * nodes of their own, fallback nodes marked, LORE ids when tagged. */
+/* The final plan as a tree (Spark's `+- ` / `:- ` drawing): native nodes
+ * prefixed "Ember" with ` [loreId=N]` when tagged, row nodes as Spark names
+ * them followed by `  NOT NATIVE: <reasons>`, transitions as nodes of their
+ * own, pass-through nodes left out; subquery trees follow. Appends to out. */
 em_status em_exec_plan_print_tree(const em_exec_plan *xp, em_strbuf *out,
                                   em_error *err) EM_MUST_CHECK;
 

@@ -344,6 +344,7 @@ static bool check_window(const em_expr *e, const ov_check_ctx *cx, char *why, si
 /* ------------------------------------------------------------------ expressions */
 
 #define NUMN (OV_T_NUMERIC | OV_T_NULL)
+#define ORDER_NOTE "incompatible: floating-point, the result depends on the order rows are added in"
 #define INTN (OV_T_INTEGRAL | OV_T_NULL)
 
 /* clang-format off */
@@ -483,26 +484,26 @@ static const ov_expr_rule expr_rules[] = {
     {.cls = "Sum", .native = true, .in_types = NUMN,
      .out_types = OV_T(EM_TYPE_LONG) | OV_T(EM_TYPE_DOUBLE) | OV_T_DEC,
      .partial = OV_T(EM_TYPE_DOUBLE), .incompat_fp = true,
-     .note = "floating-point input: incompatible (the result depends on the order rows are "
-             "added in)"},
+     .note = "floating-point input: incompatible, the result depends on the order rows are "
+             "added in"},
     {.cls = "Average", .native = true, .in_types = NUMN,
      .out_types = OV_T(EM_TYPE_DOUBLE) | OV_T_DEC, .partial = OV_T(EM_TYPE_DOUBLE),
      .incompat_fp = true,
-     .note = "floating-point input: incompatible (the result depends on the order rows are "
-             "added in)"},
+     .note = "floating-point input: incompatible, the result depends on the order rows are "
+             "added in"},
     {.cls = "Count", .native = true, .in_types = OV_T_ALL, .out_types = OV_T(EM_TYPE_LONG)},
     {.cls = "Min", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_ALL},
     {.cls = "Max", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_ALL},
     {.cls = "First", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_ALL},
     {.cls = "Last", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_ALL},
     {.cls = "StddevSamp", .native = true, .in_types = NUMN, .out_types = OV_T(EM_TYPE_DOUBLE),
-     .incompat = true, .note = "incompatible: floating-point, order-dependent"},
+     .incompat = true, .note = ORDER_NOTE},
     {.cls = "StddevPop", .native = true, .in_types = NUMN, .out_types = OV_T(EM_TYPE_DOUBLE),
-     .incompat = true, .note = "incompatible: floating-point, order-dependent"},
+     .incompat = true, .note = ORDER_NOTE},
     {.cls = "VarianceSamp", .native = true, .in_types = NUMN, .out_types = OV_T(EM_TYPE_DOUBLE),
-     .incompat = true, .note = "incompatible: floating-point, order-dependent"},
+     .incompat = true, .note = ORDER_NOTE},
     {.cls = "VariancePop", .native = true, .in_types = NUMN, .out_types = OV_T(EM_TYPE_DOUBLE),
-     .incompat = true, .note = "incompatible: floating-point, order-dependent"},
+     .incompat = true, .note = ORDER_NOTE},
     /* windows */
     {.cls = "WindowExpression", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_ALL,
      .partial = OV_T_ALL, .check = check_window,

@@ -550,6 +550,53 @@ static void test_supported_ops_not_stale(void **state) {
     em_strbuf_reset(&sb);
 }
 
+/* ember explain and ember conf --supported-ops-md print what the library renders. */
+static void test_cli(void **state) {
+    (void)state;
+    const char *bin = em_test_ember_bin();
+    const char *src = getenv("EMBER_SOURCE");
+    if (!bin || !src)
+        fail_msg("EMBER_BIN / EMBER_SOURCE are not set: run this test through ctest");
+    const char *dir = em_test_tmpdir("overrides_cli");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plan.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(PLAN, f);
+    fclose(f);
+    assert_int_equal(em_test_system("'%s' conf --supported-ops-md > '%s/ops.md'", bin, dir), 0);
+    assert_int_equal(em_test_system("cmp -s '%s/ops.md' '%s/docs/supported_ops.md'", dir, src), 0);
+    /* defaults: the incompatible sums fall back, the report says why */
+    assert_int_equal(em_test_system("'%s' explain '%s' --spark-version 3.5 > '%s/out.txt'", bin,
+                                    path, dir),
+                     0);
+    assert_int_equal(em_test_system("grep -q '^      +- ColumnarToRow$' '%s/out.txt' && grep -q "
+                                    "'^!Exec <HashAggregateExec> cannot run natively because' "
+                                    "'%s/out.txt' && grep -q 'EmberFilter (3) .loreId=1.' "
+                                    "'%s/out.txt' && grep -q '^  stage 0' '%s/out.txt'",
+                                    dir, dir, dir, dir),
+                     0);
+    assert_int_equal(em_test_system("'%s' explain '%s' --spark-version 3.5 --conf "
+                                    "spark.rapids.sql.expression.Sum=true > '%s/out.txt' && grep "
+                                    "-qx 'every node runs natively' '%s/out.txt'",
+                                    bin, path, dir, dir),
+                     0);
+    assert_int_equal(em_test_system("'%s' explain --summary '%s' '%s' --spark-version 3.5 > "
+                                    "'%s/sum.txt' && grep -q '^Plans: 2 (0 failed to load)$' '%s/sum.txt'",
+                                    bin, path, path, dir, dir),
+                     0);
+    assert_int_equal(em_test_system("grep -q '^Nodes: 12, native 6 (50.0%%), row 6$' '%s/sum.txt' "
+                                    "&& grep -q '^       4  the native Sum is not 100%% "
+                                    "compatible with Spark' '%s/sum.txt'",
+                                    dir, dir),
+                     0);
+    assert_int_equal(em_test_system("'%s' explain '%s' --conf spark.ember.sql.exec.Nope=false "
+                                    "2>/dev/null",
+                                    bin, path),
+                     1);
+    assert_int_equal(em_test_system("'%s' explain 2>/dev/null", bin), 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rules_match_registry),
@@ -562,6 +609,7 @@ int main(void) {
         cmocka_unit_test(test_unsupported_node_and_zone),
         cmocka_unit_test(test_tpch_all_native),
         cmocka_unit_test(test_supported_ops_not_stale),
+        cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
