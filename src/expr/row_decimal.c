@@ -129,21 +129,27 @@ static void m_pow10(uint32_t *a, int k) {
         m_mul_small(a, 10);
 }
 
-/* a = a / 10^k truncated, nine digits at a time. */
-static void m_div_pow10(uint32_t *a, int k) {
+/* a = a / 10^k truncated, nine digits at a time; true when a non-zero
+ * remainder was dropped. */
+static bool m_div_pow10(uint32_t *a, int k) {
     static const uint32_t p10[10] = {1,      10,      100,      1000,      10000,
                                      100000, 1000000, 10000000, 100000000, 1000000000};
+    bool dropped = false;
     for (; k > 9; k -= 9)
-        m_div_small(a, p10[9]);
-    m_div_small(a, p10[k]);
+        dropped |= m_div_small(a, p10[9]) != 0;
+    dropped |= m_div_small(a, p10[k]) != 0;
+    return dropped;
 }
 
-/* a = a / 10^k rounded HALF_UP on the magnitude: only the first dropped
- * digit decides. */
-static void m_div_pow10_round(uint32_t *a, int k) {
-    m_div_pow10(a, k - 1);
+/* a = a / 10^k rounded on the magnitude: HALF_UP looks only at the first
+ * dropped digit; HALF_EVEN also at the rest and at the last kept digit. */
+static void m_div_pow10_round(uint32_t *a, int k, bool half_even) {
+    bool rest = m_div_pow10(a, k - 1);
     uint32_t first_dropped = m_div_small(a, 10);
-    if (first_dropped >= 5) {
+    bool up = first_dropped >= 5;
+    if (half_even && first_dropped == 5 && !rest)
+        up = a[0] & 1;
+    if (up) {
         uint32_t one[RD_LIMBS] = {1};
         m_add(a, one);
     }
@@ -178,12 +184,14 @@ int rdec_digits(const rdec *x) {
     return n;
 }
 
-void rdec_rescale(rdec *x, int scale) {
+void rdec_rescale(rdec *x, int scale) { rdec_rescale_mode(x, scale, false); }
+
+void rdec_rescale_mode(rdec *x, int scale, bool half_even) {
     if (scale > x->scale) {
         for (int i = x->scale; i < scale; i++)
             m_mul_small(x->mag, 10);
     } else if (scale < x->scale) {
-        m_div_pow10_round(x->mag, x->scale - scale);
+        m_div_pow10_round(x->mag, x->scale - scale, half_even);
     }
     x->scale = scale;
     if (m_zero(x->mag))

@@ -588,6 +588,21 @@ static const fn_entry fns[] = {
     {"sqrt", RF_SQRT, 1, 1},            {"exp", RF_EXP, 1, 1},
     {"ln", RF_LN, 1, 1},                {"power", RF_POWER, 2, 2},
     {"pow", RF_POWER, 2, 2},            {"pmod", RF_PMOD, 2, 2},
+    {"greatest", RF_GREATEST, 2, 1000}, {"least", RF_LEAST, 2, 1000},
+    {"hash", RF_HASH, 1, 1000},         {"dayofweek", RF_DAYOFWEEK, 1, 1},
+    {"weekday", RF_WEEKDAY, 1, 1},      {"weekofyear", RF_WEEKOFYEAR, 1, 1},
+    {"last_day", RF_LAST_DAY, 1, 1},    {"add_months", RF_ADD_MONTHS, 2, 2},
+    {"make_date", RF_MAKE_DATE, 3, 3},  {"hour", RF_HOUR, 1, 1},
+    {"minute", RF_MINUTE, 1, 1},        {"second", RF_SECOND, 1, 1},
+    {"ascii", RF_ASCII, 1, 1},          {"octet_length", RF_OCTET_LENGTH, 1, 1},
+    {"bit_length", RF_BIT_LENGTH, 1, 1}, {"initcap", RF_INITCAP, 1, 1},
+    {"instr", RF_INSTR, 2, 2},          {"locate", RF_LOCATE, 2, 3},
+    {"lpad", RF_LPAD, 2, 3},            {"rpad", RF_RPAD, 2, 3},
+    {"repeat", RF_REPEAT, 2, 2},        {"replace", RF_REPLACE, 2, 3},
+    {"reverse", RF_REVERSE, 1, 1},      {"translate", RF_TRANSLATE, 3, 3},
+    {"concat_ws", RF_CONCAT_WS, 1, 1000}, {"cbrt", RF_CBRT, 1, 1},
+    {"log", RF_LOG, 2, 2},              {"bround", RF_BROUND, 1, 2},
+    {"positive", RF_POSITIVE, 1, 1},    {"shiftrightunsigned", RF_SHRU, 2, 2},
 };
 
 /* The type an argument is brought to, or NULL to keep its own. */
@@ -626,10 +641,68 @@ static const em_type *fn_arg_want(rfn fn, int i) {
         return &dbl;
     case RF_SHL:
     case RF_SHR:
+    case RF_SHRU:
         return i == 1 ? &i32 : NULL;
+    case RF_DAYOFWEEK:
+    case RF_WEEKDAY:
+    case RF_WEEKOFYEAR:
+    case RF_LAST_DAY:
+        return &date;
+    case RF_ADD_MONTHS:
+        return i == 0 ? &date : &i32;
+    case RF_MAKE_DATE:
+    case RF_REPEAT:
+        return i == 0 && fn == RF_REPEAT ? &str : &i32;
+    case RF_ASCII:
+    case RF_INITCAP:
+    case RF_INSTR:
+    case RF_REPLACE:
+    case RF_REVERSE:
+    case RF_TRANSLATE:
+    case RF_CONCAT_WS:
+        return &str;
+    case RF_LOCATE:
+        return i < 2 ? &str : &i32;
+    case RF_LPAD:
+    case RF_RPAD:
+        return i == 1 ? &i32 : &str;
+    case RF_CBRT:
+    case RF_LOG:
+        return &dbl;
     default:
         return NULL;
     }
+}
+
+/* The type greatest/least bring their arguments to: the widest numeric
+ * (decimals: enough integral digits and scale for all, as Spark's wider
+ * decimal type), else the first argument's. */
+static bool greatest_type(rnode *const *kids, int n, em_type *out) {
+    em_type t = kids[0]->type;
+    for (int i = 1; i < n; i++) {
+        em_type k = kids[i]->type;
+        if (k.id == EM_TYPE_NULL || em_type_equal(t, k))
+            continue;
+        if (t.id == EM_TYPE_NULL) {
+            t = k;
+            continue;
+        }
+        if (!t_numeric(t) || !t_numeric(k))
+            return false;
+        if (t_float(t) || t_float(k)) {
+            t = em_type_make(EM_TYPE_DOUBLE);
+        } else if (t.id == EM_TYPE_DECIMAL || k.id == EM_TYPE_DECIMAL) {
+            em_type a = dec_for(t), c = dec_for(k);
+            int scale = a.scale > c.scale ? a.scale : c.scale;
+            int ints = a.precision - a.scale > c.precision - c.scale ? a.precision - a.scale
+                                                                     : c.precision - c.scale;
+            t = em_shim_decimal_adjust(ints + scale, scale, false);
+        } else {
+            t = wider(t, k);
+        }
+    }
+    *out = t;
+    return true;
 }
 
 static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
@@ -711,6 +784,79 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
             return fail_un(b, e, "floor/ceil of a non-numeric value");
         }
         if (!n->kids[0])
+            return NULL;
+        break;
+    case RF_GREATEST:
+    case RF_LEAST: {
+        em_type t;
+        if (!greatest_type(n->kids, n->n, &t))
+            return fail_un(b, e, "greatest/least of incompatible types");
+        n->type = t;
+        for (int i = 0; i < n->n; i++)
+            if (!(n->kids[i] = cast_node(b, n->kids[i], t, e)))
+                return NULL;
+        break;
+    }
+    case RF_HASH:
+    case RF_DAYOFWEEK:
+    case RF_WEEKDAY:
+    case RF_WEEKOFYEAR:
+    case RF_HOUR:
+    case RF_MINUTE:
+    case RF_SECOND:
+    case RF_ASCII:
+    case RF_OCTET_LENGTH:
+    case RF_BIT_LENGTH:
+    case RF_INSTR:
+    case RF_LOCATE:
+        n->type = em_type_make(EM_TYPE_INT);
+        if (f->fn == RF_HOUR || f->fn == RF_MINUTE || f->fn == RF_SECOND) {
+            if (t0.id == EM_TYPE_DATE)
+                n->kids[0] = cast_node(b, n->kids[0], em_type_make(EM_TYPE_TIMESTAMP), e);
+            else if (t0.id != EM_TYPE_TIMESTAMP && t0.id != EM_TYPE_TIMESTAMP_NTZ)
+                return fail_un(b, e, "hour/minute/second of a non-timestamp value");
+            if (!n->kids[0])
+                return NULL;
+            if (!b->tz_utc && t0.id != EM_TYPE_TIMESTAMP_NTZ)
+                return fail_un(b, e, "time-zone dependent function outside UTC");
+        }
+        if ((f->fn == RF_OCTET_LENGTH || f->fn == RF_BIT_LENGTH) && t0.id != EM_TYPE_BINARY &&
+            !(n->kids[0] = cast_node(b, n->kids[0], em_type_make(EM_TYPE_STRING), e)))
+            return NULL;
+        break;
+    case RF_LAST_DAY:
+    case RF_ADD_MONTHS:
+    case RF_MAKE_DATE:
+        n->type = em_type_make(EM_TYPE_DATE);
+        break;
+    case RF_CBRT:
+    case RF_LOG:
+        n->type = em_type_make(EM_TYPE_DOUBLE);
+        break;
+    case RF_BROUND:
+    case RF_POSITIVE:
+        if (!t_numeric(t0))
+            return fail_un(b, e, "a numeric function of a non-numeric value");
+        n->type = t0;
+        if (f->fn == RF_BROUND) {
+            int64_t sc = 0;
+            if (e->n_args == 2 && !lit_int(e->args[1], &sc))
+                return fail_un(b, e, "bround(x[, literal scale])");
+            n->iarg = sc;
+            n->n = 1; /* the scale is folded in */
+            if (t0.id == EM_TYPE_DECIMAL) {
+                int ns = (int)(sc < t0.scale ? (sc > 0 ? sc : 0) : t0.scale);
+                n->type = em_shim_decimal_adjust(t0.precision - t0.scale + ns + 1, ns, false);
+                if (e->type_known && e->type.id == EM_TYPE_DECIMAL)
+                    n->type = e->type;
+            }
+        }
+        break;
+    case RF_SHRU:
+        if (!t_integral(t0))
+            return fail_un(b, e, "shift of a non-integral value");
+        n->type = em_type_make(t0.id == EM_TYPE_LONG ? EM_TYPE_LONG : EM_TYPE_INT);
+        if (!(n->kids[0] = cast_node(b, n->kids[0], n->type, e)))
             return NULL;
         break;
     case RF_PMOD: {

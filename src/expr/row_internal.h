@@ -28,6 +28,8 @@ void rdec_from_i128(rdec *x, em_i128 unscaled, int scale);
 bool rdec_is_zero(const rdec *x);
 /* Sets the scale to `scale`, rounding HALF_UP (half away from zero) when digits drop. */
 void rdec_rescale(rdec *x, int scale);
+/* The same with HALF_EVEN instead when half_even (bround). */
+void rdec_rescale_mode(rdec *x, int scale, bool half_even);
 /* java.math.MathContext(38, HALF_UP): at most 38 significant digits. */
 void rdec_round_digits(rdec *x, int digits);
 /* Number of decimal digits of the magnitude (0 has 1). */

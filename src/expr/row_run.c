@@ -419,10 +419,11 @@ static em_status put_bytes(run *r, const uint8_t *p, int64_t n, em_datum *out) {
 static em_status round_value(run *r, rnode *n, const em_datum *a, em_datum *out) {
     em_type t = n->kids[0]->type;
     int sc = (int)n->iarg;
+    bool even = n->fn == RF_BROUND;
     if (t.id == EM_TYPE_DECIMAL) {
         rdec x;
         to_rdec(a, t, &x);
-        rdec_rescale(&x, sc < t.scale ? sc : t.scale);
+        rdec_rescale_mode(&x, sc < t.scale ? sc : t.scale, even);
         return dec_result(r, n, &x, out);
     }
     if (t.id == EM_TYPE_FLOAT || t.id == EM_TYPE_DOUBLE) {
@@ -445,7 +446,7 @@ static em_status round_value(run *r, rnode *n, const em_datum *a, em_datum *out)
             out->v.f64 = d; /* no digit to drop */
             return EM_OK;
         }
-        rdec_rescale(&x, sc);
+        rdec_rescale_mode(&x, sc, even);
         int scale = x.scale;
         x.scale = 0;
         rdec_plain(&x, plain, sizeof plain - 16);
@@ -461,7 +462,7 @@ static em_status round_value(run *r, rnode *n, const em_datum *a, em_datum *out)
     }
     rdec x;
     rdec_from_i128(&x, v, 0);
-    rdec_rescale(&x, sc);
+    rdec_rescale_mode(&x, sc, even);
     rdec_rescale(&x, 0);
     em_i128 q;
     if (!rdec_to_precision(&x, 38, 0, &q))
@@ -470,22 +471,370 @@ static em_status round_value(run *r, rnode *n, const em_datum *a, em_datum *out)
     return EM_OK;
 }
 
+/* ------------------------------------------------------------------ more functions */
+
+static const int month_days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+
+static int days_in_month(int64_t y, int m) {
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return month_days[m - 1] + (m == 2 && leap);
+}
+
+/* 0 = Monday ... 6 = Sunday (1970-01-01 was a Thursday). */
+static int weekday_of(int64_t days) { return (int)(((days + 3) % 7 + 7) % 7); }
+
+/* ISO 8601 week: the week's Thursday decides the year. */
+static int iso_week(int64_t days) {
+    int64_t thursday = days - weekday_of(days) + 3, y;
+    int m, d;
+    em_civil_from_days(thursday, &y, &m, &d);
+    return (int)((thursday - em_days_from_civil(y, 1, 1)) / 7 + 1);
+}
+
+static em_status eval_null_aware(run *r, rnode *n, const em_datum *a, em_datum *out) {
+    switch (n->fn) {
+    case RF_HASH: {
+        /* Murmur3Hash(children, 42): nulls leave the running hash */
+        uint32_t h = 42;
+        for (int i = 0; i < n->n; i++)
+            h = em_datum_murmur3(&a[i], n->kids[i]->type, h);
+        out->v.i64 = (int32_t)h;
+        return EM_OK;
+    }
+    case RF_GREATEST:
+    case RF_LEAST: {
+        /* nulls skipped; null only when every argument is */
+        *out = em_datum_null();
+        for (int i = 0; i < n->n; i++) {
+            if (a[i].is_null)
+                continue;
+            int c = out->is_null ? 0 : em_datum_compare(&a[i], out, n->type);
+            if (out->is_null || (n->fn == RF_GREATEST ? c > 0 : c < 0))
+                *out = a[i];
+        }
+        return EM_OK;
+    }
+    default: { /* RF_CONCAT_WS: a null separator gives null, null values are skipped */
+        if (a[0].is_null) {
+            *out = em_datum_null();
+            return EM_OK;
+        }
+        int64_t total = 0;
+        for (int i = 1; i < n->n; i++)
+            if (!a[i].is_null)
+                total += a[i].v.str.len + a[0].v.str.len;
+        uint8_t *o = em_row_arena_alloc(r->arena, total, r->err);
+        if (!o)
+            return nomem(r);
+        int64_t k = 0;
+        bool first = true;
+        for (int i = 1; i < n->n; i++) {
+            if (a[i].is_null)
+                continue;
+            if (!first) {
+                memcpy(o + k, a[0].v.str.ptr, (size_t)a[0].v.str.len);
+                k += a[0].v.str.len;
+            }
+            first = false;
+            memcpy(o + k, a[i].v.str.ptr, (size_t)a[i].v.str.len);
+            k += a[i].v.str.len;
+        }
+        return put_bytes(r, o, k, out);
+    }
+    }
+}
+
+/* Character index (0-based) of the first occurrence of w in s at or after
+ * character `from`, or -1. */
+static int64_t index_of(const em_datum *s, const em_datum *w, int64_t from) {
+    const uint8_t *p = s->v.str.ptr;
+    int64_t n = s->v.str.len, wn = w->v.str.len;
+    int64_t ci = 0;
+    for (int64_t i = 0; i <= n; i++) {
+        if (i < n && !utf8_lead(p[i]))
+            continue;
+        if (ci >= from && i + wn <= n && (wn == 0 || memcmp(p + i, w->v.str.ptr, (size_t)wn) == 0))
+            return ci;
+        ci++;
+    }
+    return -1;
+}
+
+/* lpad/rpad (UTF8String.lpad/rpad): cut to len characters, or fill with
+ * the pad repeated (and cut) on the left or right. */
+static em_status pad(run *r, const em_datum *s, int64_t len, const em_datum *p, bool left,
+                     em_datum *out) {
+    int64_t have = n_chars(s->v.str.ptr, s->v.str.len);
+    if (len <= 0)
+        return put_bytes(r, s->v.str.ptr, 0, out);
+    if (len <= have || p->v.str.len == 0) {
+        int64_t cut = char_at(s->v.str.ptr, s->v.str.len, len < have ? len : have);
+        return put_bytes(r, s->v.str.ptr, cut, out);
+    }
+    int64_t fill = len - have, pchars = n_chars(p->v.str.ptr, p->v.str.len);
+    int64_t full = fill / pchars, part = fill % pchars;
+    int64_t part_bytes = char_at(p->v.str.ptr, p->v.str.len, part);
+    int64_t total = s->v.str.len + full * p->v.str.len + part_bytes;
+    uint8_t *o = em_row_arena_alloc(r->arena, total, r->err);
+    if (!o)
+        return nomem(r);
+    int64_t k = 0;
+    if (!left) {
+        memcpy(o, s->v.str.ptr, (size_t)s->v.str.len);
+        k = s->v.str.len;
+    }
+    for (int64_t i = 0; i < full; i++, k += p->v.str.len)
+        memcpy(o + k, p->v.str.ptr, (size_t)p->v.str.len);
+    memcpy(o + k, p->v.str.ptr, (size_t)part_bytes);
+    k += part_bytes;
+    if (left) {
+        memcpy(o + k, s->v.str.ptr, (size_t)s->v.str.len);
+        k += s->v.str.len;
+    }
+    return put_bytes(r, o, k, out);
+}
+
+static em_status eval_more(run *r, rnode *n, const em_datum *a, em_datum *out) {
+    switch (n->fn) {
+    case RF_DAYOFWEEK:
+        out->v.i64 = (weekday_of(a[0].v.i64) + 1) % 7 + 1; /* 1 = Sunday */
+        return EM_OK;
+    case RF_WEEKDAY:
+        out->v.i64 = weekday_of(a[0].v.i64);
+        return EM_OK;
+    case RF_WEEKOFYEAR:
+        out->v.i64 = iso_week(a[0].v.i64);
+        return EM_OK;
+    case RF_LAST_DAY:
+    case RF_ADD_MONTHS: {
+        int64_t y;
+        int m, d;
+        em_civil_from_days(a[0].v.i64, &y, &m, &d);
+        if (n->fn == RF_ADD_MONTHS) {
+            /* LocalDate.plusMonths: the day is kept, clamped to the month */
+            int64_t months = y * 12 + (m - 1) + a[1].v.i64;
+            y = months / 12 - (months % 12 < 0);
+            m = (int)(months - y * 12) + 1;
+            if (d > days_in_month(y, m))
+                d = days_in_month(y, m);
+        } else {
+            d = days_in_month(y, m);
+        }
+        out->v.i64 = em_days_from_civil(y, m, d);
+        return EM_OK;
+    }
+    case RF_MAKE_DATE: {
+        int64_t y = a[0].v.i64, m = a[1].v.i64, d = a[2].v.i64;
+        if (m < 1 || m > 12 || d < 1 || y < -999999999 || y > 999999999 ||
+            d > days_in_month(y, (int)m)) {
+            if (!n->null_on_error)
+                return fail_data(r, n, EM_ERR_INVALID, "DATETIME_FIELD_OUT_OF_BOUNDS",
+                                 "invalid date");
+            *out = em_datum_null();
+            return EM_OK;
+        }
+        out->v.i64 = em_days_from_civil(y, (int)m, (int)d);
+        return EM_OK;
+    }
+    case RF_HOUR:
+    case RF_MINUTE:
+    case RF_SECOND: {
+        int64_t day = 86400LL * 1000000, us = ((a[0].v.i64 % day) + day) % day;
+        int64_t secs = us / 1000000;
+        out->v.i64 = n->fn == RF_HOUR ? secs / 3600 : n->fn == RF_MINUTE ? secs / 60 % 60 : secs % 60;
+        return EM_OK;
+    }
+    case RF_ASCII: {
+        int64_t i = 0;
+        out->v.i64 = a[0].v.str.len ? decode(a[0].v.str.ptr, a[0].v.str.len, &i) : 0;
+        return EM_OK;
+    }
+    case RF_OCTET_LENGTH:
+    case RF_BIT_LENGTH:
+        out->v.i64 = (int64_t)a[0].v.str.len * (n->fn == RF_BIT_LENGTH ? 8 : 1);
+        return EM_OK;
+    case RF_INITCAP: {
+        /* lower-case everything, then upper-case the first letter of each
+         * space-separated word */
+        EM_TRY(change_case(r, &a[0], false, out));
+        uint8_t *o = (uint8_t *)out->v.str.ptr;
+        int64_t n_out = out->v.str.len;
+        uint8_t *t = em_row_arena_alloc(r->arena, n_out * 3 + 1, r->err);
+        if (!t)
+            return nomem(r);
+        int64_t i = 0, k = 0;
+        bool start = true;
+        while (i < n_out) {
+            uint32_t c = decode(o, n_out, &i);
+            k += encode(start ? to_upper(c) : c, t + k);
+            start = c == ' ';
+        }
+        return put_bytes(r, t, k, out);
+    }
+    case RF_INSTR:
+        out->v.i64 = index_of(&a[0], &a[1], 0) + 1;
+        return EM_OK;
+    case RF_LOCATE: {
+        int64_t pos = n->n > 2 ? a[2].v.i64 : 1;
+        out->v.i64 = pos < 1 ? 0 : index_of(&a[1], &a[0], pos - 1) + 1;
+        return EM_OK;
+    }
+    case RF_LPAD:
+    case RF_RPAD: {
+        em_datum space = {0};
+        space.v.str.ptr = (const uint8_t *)" ";
+        space.v.str.len = 1;
+        return pad(r, &a[0], a[1].v.i64, n->n > 2 ? &a[2] : &space, n->fn == RF_LPAD, out);
+    }
+    case RF_REPEAT: {
+        int64_t times = a[1].v.i64 > 0 ? a[1].v.i64 : 0, len = a[0].v.str.len;
+        if (times * len > INT32_MAX)
+            return fail_data(r, n, EM_ERR_INVALID, "INVALID_PARAMETER_VALUE",
+                             "the result would exceed 2 GiB");
+        uint8_t *o = em_row_arena_alloc(r->arena, times * len, r->err);
+        if (!o)
+            return nomem(r);
+        for (int64_t i = 0; i < times; i++)
+            memcpy(o + i * len, a[0].v.str.ptr, (size_t)len);
+        return put_bytes(r, o, times * len, out);
+    }
+    case RF_REPLACE: {
+        const uint8_t *s = a[0].v.str.ptr, *w = a[1].v.str.ptr;
+        int64_t sn = a[0].v.str.len, wn = a[1].v.str.len;
+        const uint8_t *rep = n->n > 2 ? a[2].v.str.ptr : (const uint8_t *)"";
+        int64_t rn = n->n > 2 ? a[2].v.str.len : 0;
+        if (wn == 0)
+            return put_bytes(r, s, sn, out);
+        int64_t hits = 0;
+        for (int64_t i = 0; i + wn <= sn;)
+            if (memcmp(s + i, w, (size_t)wn) == 0) {
+                hits++;
+                i += wn;
+            } else {
+                i++;
+            }
+        uint8_t *o = em_row_arena_alloc(r->arena, sn + hits * (rn - wn) + 1, r->err);
+        if (!o)
+            return nomem(r);
+        int64_t k = 0;
+        for (int64_t i = 0; i < sn;) {
+            if (i + wn <= sn && memcmp(s + i, w, (size_t)wn) == 0) {
+                memcpy(o + k, rep, (size_t)rn);
+                k += rn;
+                i += wn;
+            } else {
+                o[k++] = s[i++];
+            }
+        }
+        return put_bytes(r, o, k, out);
+    }
+    case RF_REVERSE: {
+        const uint8_t *s = a[0].v.str.ptr;
+        int64_t sn = a[0].v.str.len, k = sn;
+        uint8_t *o = em_row_arena_alloc(r->arena, sn, r->err);
+        if (!o)
+            return nomem(r);
+        for (int64_t i = 0; i < sn;) {
+            int64_t j = i;
+            decode(s, sn, &j);
+            k -= j - i;
+            memcpy(o + k, s + i, (size_t)(j - i));
+            i = j;
+        }
+        return put_bytes(r, o, sn, out);
+    }
+    case RF_TRANSLATE: {
+        /* each character of `matching` maps to the one at the same place
+         * in `replace` (the first occurrence wins), or is deleted */
+        const uint8_t *s = a[0].v.str.ptr;
+        int64_t sn = a[0].v.str.len;
+        uint8_t *o = em_row_arena_alloc(r->arena, sn * 4 + 1, r->err);
+        if (!o)
+            return nomem(r);
+        int64_t k = 0;
+        for (int64_t i = 0; i < sn;) {
+            uint32_t c = decode(s, sn, &i);
+            int64_t mi = 0, idx = 0, found = -1;
+            while (mi < a[1].v.str.len) {
+                if (decode(a[1].v.str.ptr, a[1].v.str.len, &mi) == c) {
+                    found = idx;
+                    break;
+                }
+                idx++;
+            }
+            if (found < 0) {
+                k += encode(c, o + k);
+                continue;
+            }
+            int64_t ri = 0, ridx = 0;
+            while (ri < a[2].v.str.len) {
+                uint32_t rc = decode(a[2].v.str.ptr, a[2].v.str.len, &ri);
+                if (ridx++ == found) {
+                    k += encode(rc, o + k);
+                    break;
+                }
+            }
+        }
+        return put_bytes(r, o, k, out);
+    }
+    case RF_CBRT: {
+        /* Java's cbrt is within 2/3 ulp (exact cubes come back exact); one
+         * Newton step in extended precision brings libm's there */
+        double x = a[0].v.f64, y = cbrt(x);
+        if (isfinite(y) && y != 0) {
+            long double ly = y;
+            ly -= (ly * ly * ly - (long double)x) / (3.0L * ly * ly);
+            y = (double)ly;
+        }
+        out->v.f64 = y;
+        return EM_OK;
+    }
+    case RF_LOG:
+        /* Logarithm(base, x): null for a base or x <= 0 */
+        if (a[0].v.f64 <= 0 || a[1].v.f64 <= 0)
+            *out = em_datum_null();
+        else
+            out->v.f64 = log(a[1].v.f64) / log(a[0].v.f64);
+        return EM_OK;
+    case RF_POSITIVE:
+        *out = a[0];
+        return EM_OK;
+    case RF_SHRU: {
+        bool is_long = n->type.id == EM_TYPE_LONG;
+        int sh = (int)(a[1].v.i64 & (is_long ? 63 : 31));
+        out->v.i64 = is_long ? (int64_t)((uint64_t)a[0].v.i64 >> sh)
+                             : (int32_t)((uint32_t)a[0].v.i64 >> sh);
+        return EM_OK;
+    }
+    default:
+        return EM_FAIL(r->err, EM_ERR_INTERNAL, "unknown row function");
+    }
+}
+
 static em_status eval_fn(run *r, rnode *n, em_datum *out) {
     em_datum args[8];
     em_datum *a = n->n <= 8 ? args : calloc((size_t)n->n, sizeof *a);
     if (!a)
         return EM_FAIL(r->err, EM_ERR_NOMEM, "out of memory evaluating an expression");
     em_status st = EM_OK;
+    /* hash, greatest/least and concat_ws see nulls; the rest are null
+     * intolerant */
+    bool sees_nulls = n->fn == RF_HASH || n->fn == RF_GREATEST || n->fn == RF_LEAST ||
+                      n->fn == RF_CONCAT_WS;
     for (int i = 0; i < n->n; i++) {
         st = eval(r, n->kids[i], &a[i]);
         if (st != EM_OK)
             goto done;
-        if (a[i].is_null) {
+        if (a[i].is_null && !sees_nulls) {
             *out = em_datum_null();
             goto done;
         }
     }
     memset(out, 0, sizeof *out);
+    if (sees_nulls) {
+        st = eval_null_aware(r, n, a, out);
+        goto done;
+    }
     switch (n->fn) {
     case RF_SUBSTRING: {
         /* UTF8String.substringSQL: 1-based, 0 is 1, negative from the end;
@@ -618,6 +967,7 @@ static em_status eval_fn(run *r, rnode *n, em_datum *out) {
         break;
     }
     case RF_ROUND:
+    case RF_BROUND:
         st = round_value(r, n, &a[0], out);
         break;
     case RF_FLOOR:
@@ -674,6 +1024,9 @@ static em_status eval_fn(run *r, rnode *n, em_datum *out) {
         out->v.i64 = row_wrap(n->type.id, (int64_t)rr);
         break;
     }
+    default:
+        st = eval_more(r, n, a, out);
+        break;
     }
 done:
     if (a != args)

@@ -1174,12 +1174,74 @@ static void test_tpch_plans(void **state) {
     assert_true(pc.values > 30000);
 }
 
+/* Functions the plan model knows and only the row engine evaluates; the
+ * expected values are the examples of Spark's ExpressionDescription docs
+ * where they exist. */
+static void test_row_only_functions(void **state) {
+    (void)state;
+    pin("greatest(10, 9, 2, 4, 3)", false, 0, "10");
+    pin("least(10, 9, 2, 4, 3)", false, 0, "2");
+    pin("greatest(a#1, null, -5)", false, 0, "0");
+    pin("least(d#4, k#9)", false, 0, "0.05");
+    pin("hash(0)", false, 0, "933211791");
+    pin("hash(null)", false, 0, "42");
+    pin("dayofweek(2009-07-30)", false, 0, "5");
+    pin("weekday(2009-07-30)", false, 0, "3");
+    pin("weekofyear(2008-02-20)", false, 0, "8");
+    pin("weekofyear(2021-01-01)", false, 0, "53");
+    pin("last_day(2009-01-12)", false, 0, "2009-01-31");
+    pin("last_day(2024-02-03)", false, 0, "2024-02-29");
+    pin("add_months(2016-08-31, 1)", false, 0, "2016-09-30");
+    pin("add_months(2016-02-29, 12)", false, 0, "2017-02-28");
+    pin("add_months(2016-01-31, -2)", false, 0, "2015-11-30");
+    pin("make_date(2013, 7, 15)", false, 0, "2013-07-15");
+    pin("make_date(2019, 13, 1)", false, 0, "null");
+    pin_error("make_date(2019, 13, 1)", 0, EM_ERR_INVALID, "make_date");
+    /* u: row 2 23:59:59.999999, row 5 -1 us, row 1 1969-12-31 00:00:00 */
+    assert_string_equal(cell(2, 12), "86399999999");
+    pin("hour(u#13)", false, 2, "23");
+    pin("minute(u#13)", false, 2, "59");
+    pin("second(u#13)", false, 2, "59");
+    pin("hour(u#13)", false, 5, "23");
+    pin("hour(u#13)", false, 1, "0");
+    pin("ascii(222)", false, 0, "50");
+    pin("octet_length(e#5)", false, 0, "9");
+    pin("bit_length(e#5)", false, 0, "72");
+    pin("initcap(e#5)", false, 0, "Spark Sql");
+    pin("instr(SparkSQL, SQL)", false, 0, "6");
+    pin("locate(bar, foobarbar)", false, 0, "4");
+    pin("locate(bar, foobarbar, 5)", false, 0, "7");
+    pin("locate(bar, foobarbar, 0)", false, 0, "0");
+    pin("lpad(hi, 5, \?\?)", false, 0, "???hi");
+    pin("lpad(hi, 1, \?\?)", false, 0, "h");
+    pin("rpad(hi, 5, \?\?)", false, 0, "hi???");
+    pin("repeat(123, 2)", false, 0, "123123");
+    pin("replace(ABCabc, abc, DEF)", false, 0, "ABCDEF");
+    pin("reverse(e#5)", false, 0, "LQS krapS");
+    pin("translate(AaBbCc, abc, 123)", false, 0, "A1B2C3");
+    pin("concat_ws(-, e#5, e#5)", false, 0, "Spark SQL-Spark SQL");
+    assert_string_equal(cell(27, 4), "null");
+    pin("concat_ws(-, e#5, e#5)", false, 27, "");
+    pin("cbrt(27.0)", false, 0, "3.0");
+    pin("log(10.0, 100.0)", false, 0, "2.0");
+    pin("bround(2.5, 0)", false, 0, "2");
+    pin("bround(3.5, 0)", false, 0, "4");
+    pin("bround(25, -1)", false, 0, "20");
+    assert_string_equal(cell(1, 2), "-2.5");
+    pin("bround(c#3, 0)", false, 1, "-2.0");
+    pin("round(c#3, 0)", false, 1, "-3.0");
+    pin("shiftrightunsigned(4, 1)", false, 0, "2");
+    pin("shiftrightunsigned(-1, 28)", false, 0, "15");
+    pin("positive(d#4)", false, 0, "10.25");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_differential),
         cmocka_unit_test(test_aggregates),
         cmocka_unit_test(test_pinned),
         cmocka_unit_test(test_scalar_subquery),
+        cmocka_unit_test(test_row_only_functions),
         cmocka_unit_test(test_decimal_kernels),
         cmocka_unit_test(test_tpch_plans),
     };
