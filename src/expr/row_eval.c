@@ -674,6 +674,18 @@ static const em_type *fn_arg_want(rfn fn, int i) {
     }
 }
 
+/* round/bround's result: a decimal keeps p - s integral digits plus one,
+ * with min(s, max(scale, 0)) fraction digits (the plan's type when known);
+ * other numbers keep their type. */
+static em_type round_type(const em_expr *e, em_type t, int64_t sc) {
+    if (t.id != EM_TYPE_DECIMAL)
+        return t;
+    if (e->type_known && e->type.id == EM_TYPE_DECIMAL)
+        return e->type;
+    int ns = (int)(sc < t.scale ? (sc > 0 ? sc : 0) : t.scale);
+    return em_shim_decimal_adjust(t.precision - t.scale + ns + 1, ns, false);
+}
+
 /* The type greatest/least bring their arguments to: the widest numeric
  * (decimals: enough integral digits and scale for all, as Spark's wider
  * decimal type), else the first argument's. */
@@ -740,6 +752,9 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
         break;
     case RF_DATE_ADD:
     case RF_DATE_SUB:
+    case RF_LAST_DAY:
+    case RF_ADD_MONTHS:
+    case RF_MAKE_DATE:
         n->type = em_type_make(EM_TYPE_DATE);
         break;
     case RF_STARTS:
@@ -768,6 +783,8 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
     case RF_EXP:
     case RF_LN:
     case RF_POWER:
+    case RF_CBRT:
+    case RF_LOG:
         n->type = em_type_make(EM_TYPE_DOUBLE);
         break;
     case RF_FLOOR:
@@ -824,15 +841,6 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
             !(n->kids[0] = cast_node(b, n->kids[0], em_type_make(EM_TYPE_STRING), e)))
             return NULL;
         break;
-    case RF_LAST_DAY:
-    case RF_ADD_MONTHS:
-    case RF_MAKE_DATE:
-        n->type = em_type_make(EM_TYPE_DATE);
-        break;
-    case RF_CBRT:
-    case RF_LOG:
-        n->type = em_type_make(EM_TYPE_DOUBLE);
-        break;
     case RF_BROUND:
     case RF_POSITIVE:
         if (!t_numeric(t0))
@@ -844,12 +852,7 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
                 return fail_un(b, e, "bround(x[, literal scale])");
             n->iarg = sc;
             n->n = 1; /* the scale is folded in */
-            if (t0.id == EM_TYPE_DECIMAL) {
-                int ns = (int)(sc < t0.scale ? (sc > 0 ? sc : 0) : t0.scale);
-                n->type = em_shim_decimal_adjust(t0.precision - t0.scale + ns + 1, ns, false);
-                if (e->type_known && e->type.id == EM_TYPE_DECIMAL)
-                    n->type = e->type;
-            }
+            n->type = round_type(e, t0, sc);
         }
         break;
     case RF_SHRU:
@@ -1017,15 +1020,7 @@ static rnode *bind_call(binder *b, const em_expr *e) {
         em_type t = a->type;
         if (!t_numeric(t))
             return fail_un(b, e, "round of a non-numeric value");
-        em_type rt = t;
-        if (t.id == EM_TYPE_DECIMAL) {
-            /* Spark's Round: decimal(p - s + min(s, max(scale, 0)) + 1, that scale) */
-            int ns = (int)(sc < t.scale ? (sc > 0 ? sc : 0) : t.scale);
-            rt = em_shim_decimal_adjust(t.precision - t.scale + ns + 1, ns, false);
-            if (e->type_known && e->type.id == EM_TYPE_DECIMAL)
-                rt = e->type;
-        }
-        rnode *n = new_node(b, RK_FN, rt, e, 1);
+        rnode *n = new_node(b, RK_FN, round_type(e, t, sc), e, 1);
         if (!n)
             return NULL;
         n->kids[0] = a;
