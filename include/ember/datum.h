@@ -75,7 +75,8 @@ void em_row_arena_reset(em_row_arena *a);
 /* Value at column row `row` (physical index) as a datum; strings borrow the
  * column's bytes. */
 void em_datum_from_column(const em_column *c, int64_t row, em_datum *out);
-/* Appends d (of the column's type) to a column built with em_column_init. */
+/* Appends d (of the column's type) to a column built with em_column_init;
+ * the column grows from the pool it was created with (pool is not used). */
 em_status em_column_append_datum(em_column *c, const em_datum *d, em_pool *pool,
                                  em_error *err) EM_MUST_CHECK;
 /* Deep copy: a string's bytes go to the arena. */

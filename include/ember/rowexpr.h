@@ -13,7 +13,19 @@
  * Binding resolves attribute references to input ordinals by expression id
  * and checks types once; evaluation then only fails on data (ANSI overflow,
  * invalid casts, division by zero in ANSI) or memory. String results live in
- * the arena passed to the evaluation.
+ * the arena passed to the evaluation (or borrow the input row's or the
+ * plan's bytes); the arena may be NULL only for expressions that make no new
+ * strings (EM_ERR_INVALID otherwise).
+ *
+ * Beyond the vectorized set it evaluates functions the plan model knows
+ * (greatest, least, hash, dayofweek, weekday, weekofyear, last_day,
+ * add_months, make_date, hour, minute, second, ascii, octet_length,
+ * bit_length, initcap, instr, locate, lpad, rpad, repeat, replace, reverse,
+ * translate, concat_ws, cbrt, log, bround, positive, shiftrightunsigned) and
+ * casts the vectorized engine lacks (timestamp to double), so an overrides
+ * layer can fall back to it: binding is the support test (EM_ERR_UNSUPPORTED
+ * names what is missing: RLIKE, struct and collection functions, regular
+ * expressions, date_format, ...).
  *
  * Aggregates keep Spark's buffer layouts (see expr.h) as datums, so a row
  * aggregate's partial output merges into a native final aggregate and back.
@@ -67,7 +79,9 @@ em_type em_ragg_result_type(const em_ragg *a);
 bool em_ragg_has_args(const em_ragg *a);
 /* Spark's initial buffer values into buf[0 .. n_buffers). */
 void em_ragg_init(const em_ragg *a, em_datum *buf);
-/* Folds one input row; strings kept in buf are copied to arena. */
+/* Folds one input row; strings kept in buf (min, max, first, last) are
+ * copied to arena each time the kept value changes, so the arena grows with
+ * the changes, not with the rows. */
 em_status em_ragg_update(em_ragg *a, em_datum *buf, const em_datum *row, em_row_arena *arena,
                          em_error *err) EM_MUST_CHECK;
 /* Folds another buffer (a partial aggregate's output columns) into buf. */
