@@ -112,14 +112,18 @@ int64_t em_lore_session_bytes(const em_lore_session *s);
 int64_t em_lore_session_files(const em_lore_session *s);
 
 /*
- * Where the builder calls it (src/ops/exec_build.c, for native nodes):
+ * Where the builder calls it (em_exec_build's walk, src/ops/row_build.c),
+ * for nodes decided native only:
  *
- *   for each child k of a native node N (children in plan order, after
- *   skipping Spark's pass-through nodes; a BroadcastExchange or Exchange
- *   read counts as the child):
- *       em_lore_wrap(s, N, k, child_op, &child_op, err)   before N's constructor
- *   after N's operator op is built:
- *       em_lore_wrap(s, N, EM_LORE_OUTPUT, op, &op, err)
+ *   each child k of a node N (children in plan order; Spark's pass-through
+ *   nodes skipped; an Exchange/BroadcastExchange read or a scan is the
+ *   child), once the child is on the native engine, before N's
+ *   constructor:                     em_lore_wrap(s, N, k, child, &child, err)
+ *   N's own operator, once built:    em_lore_wrap(s, N, EM_LORE_OUTPUT, op, &op, err)
+ *   also for sources: a Scan, and an Exchange, BroadcastExchange or
+ *   ReusedExchange read in the stage reading it (what its readers get);
+ *   a stage rooted at an Exchange or BroadcastExchange (its map side): the
+ *   operator built for the exchange's child, as input 0 of the exchange.
  *
  * Takes ownership of op; *out is op itself when s is NULL or N is not
  * selected, else a pass-through operator ("LoreDump") with op as its only
@@ -127,7 +131,11 @@ int64_t em_lore_session_files(const em_lore_session *s);
  * writes every batch it passes (one file each, the columns of
  * spark.ember.sql.lore.columns when set), and the partition's meta at the
  * end. Batches are passed on unchanged; only the one being written is held.
- * On failure op is destroyed.
+ * The output is dumped with spark.ember.sql.lore.dumpOutput, and always for
+ * an operator without inputs (a scan: its output is all there is). The
+ * wrapper of input 0 (or of the output, without inputs) also writes the
+ * values of the scalar subqueries N's expressions read, asked from
+ * ctx->expr_opts.subquery. On failure op is destroyed.
  */
 #define EM_LORE_OUTPUT (-1)
 em_status em_lore_wrap(em_lore_session *s, const em_plan_node *node, int input_index, em_op *op,

@@ -301,7 +301,8 @@ em_status em_lore_wrap(em_lore_session *s, const em_plan_node *node, int input_i
     if (!s || !node || !op)
         return EM_OK;
     lore_target *t = find_target(s, node);
-    if (!t || (input_index == EM_LORE_OUTPUT && !s->dump_output))
+    /* an operator without inputs (a scan) has nothing but its output */
+    if (!t || (input_index == EM_LORE_OUTPUT && !s->dump_output && t->n_inputs > 0))
         return EM_OK;
     if (input_index != EM_LORE_OUTPUT && (input_index < 0 || input_index >= t->n_inputs)) {
         em_op_destroy(op);

@@ -520,7 +520,7 @@ static em_status write_plan_meta(em_lore_session *s, const lore_target *t, const
                           node->name, "operatorId", node->id, "sparkVersion",
                           em_shim_name(em_plan_shim(s->plan)), "plan", em_strbuf_cstr(&text),
                           "configs", conf_json(conf, s->plan), "inputs", inputs, "outputDumped",
-                          s->dump_output, "columns", cols);
+                          s->dump_output || node->n_children == 0, "columns", cols);
     if (j)
         json_object_set_new(j, "outputSchema", out_schema ? out_schema : json_array());
     em_strbuf_reset(&text);
