@@ -20,6 +20,8 @@
 #include "test_ops_common.h"
 
 #include "ember/parquet.h"
+#include "ember/conf.h"
+#include "ember/overrides.h"
 #include "ember/rowops.h"
 #include "ember/runtime.h"
 #include "ember/tpch.h"
@@ -1022,17 +1024,33 @@ static void test_row_budget(void **state) {
 typedef struct tpch_build {
     rop_decide_fn decide;
     void *arg;
+    em_exec_plan *xp; /* set: em_exec_build under the overrides' decisions */
+    bool all_rows;    /* every node is expected on rows */
 } tpch_build;
 
-static int row_roots; /* trees built entirely on rows */
+static int row_roots;   /* trees built entirely on rows */
+static int mixed_trees; /* trees of the overrides' builds that hold row operators */
+
+static void count_row_joints(void *ctx, const em_plan_node *node, const char *name,
+                             const em_op_metrics *m) {
+    (void)node;
+    (void)m;
+    if (strcmp(name, "RowToColumnar") == 0 || strcmp(name, "RowStageOutput") == 0)
+        (*(int *)ctx)++;
+}
 
 static em_status build_fn(void *ctx, const em_plan_node *node, em_op **out, em_error *err) {
     const tpch_build *b = ctx;
-    em_status s = rop_build_tree(node, b->decide, b->arg, out, err);
-    if (s == EM_OK && b->decide == all_row) {
+    em_status s = b->xp ? em_exec_build(b->xp, node, out, err)
+                        : rop_build_tree(node, b->decide, b->arg, out, err);
+    if (s == EM_OK && b->all_rows) {
         /* proof that the row engine ran it: its root is the row stage's adapter */
         assert_string_equal((*out)->vtab->name, "RowStageOutput");
         row_roots++;
+    } else if (s == EM_OK && b->xp) {
+        int joints = 0;
+        em_op_visit(*out, count_row_joints, &joints);
+        mixed_trees += joints > 0;
     }
     return s;
 }
@@ -1100,7 +1118,20 @@ static void test_tpch(void **state) {
     em_error err = {0};
     EM_ASSERT_OK(em_tpch_generate(&to, &err), &err);
     static const int zero = 0, one = 1;
-    tpch_build engines[] = {{all_row, NULL}, {alternate, (void *)&one}, {alternate, (void *)&zero}};
+    tpch_build engines[] = {{.decide = all_row, .all_rows = true},
+                            {.decide = alternate, .arg = (void *)&one},
+                            {.decide = alternate, .arg = (void *)&zero},
+                            {.xp = NULL}};
+    /* through the overrides, in turn: Ember disabled (all rows), and
+     * settings that put some operator classes on rows */
+    static const char *const confs[][4] = {
+        {"spark.ember.sql.enabled=false"},
+        {"spark.ember.sql.exec.HashAggregateExec=false", "spark.ember.sql.exec.FilterExec=false"},
+        {"spark.ember.sql.exec.ProjectExec=false", "spark.ember.sql.exec.SortExec=false",
+         "spark.ember.sql.exec.BroadcastHashJoinExec=false"},
+        {"spark.ember.sql.exec.SortMergeJoinExec=false",
+         "spark.ember.sql.exec.TakeOrderedAndProjectExec=false"},
+    };
     int ran = 0, tried = 0;
     /* Builds with tiny batches (CI's 3-row build) pay per batch on the
      * native side: they run every fourth query, the others all 22. */
@@ -1124,8 +1155,16 @@ static void test_tpch(void **state) {
         int n_ref = 0;
         em_error ref_err = {0};
         char **ref = tpch_run(plan, wh, NULL, &n_ref, &ref_err);
+        em_conf *conf = NULL;
+        EM_ASSERT_OK(em_conf_create(&conf, &err), &err);
+        const char *const *kv = confs[qn % 4];
+        for (int i = 0; i < 4 && kv[i]; i++)
+            EM_ASSERT_OK(em_conf_set_kv(conf, kv[i], &err), &err);
+        EM_ASSERT_OK(em_overrides_apply(plan, conf, &engines[3].xp, &err), &err);
+        engines[3].all_rows = qn % 4 == 0;
+        em_conf_destroy(conf);
         for (size_t e = 0; e < sizeof engines / sizeof engines[0]; e++) {
-            if (e > 0 && (int)e != 1 + qn % 2)
+            if (e > 0 && e < 3 && (int)e != 1 + qn % 2)
                 continue; /* one of the two mixed builds per query, in turn */
             int n = 0;
             em_error e_err = {0};
@@ -1145,12 +1184,15 @@ static void test_tpch(void **state) {
         }
         ran += ref != NULL;
         free_rows(ref, n_ref);
+        em_exec_plan_free(engines[3].xp);
+        engines[3].xp = NULL;
         em_plan_free(plan);
         em_retype_ctx_destroy(rc);
     }
     /* every plan Spark did not fold away runs on both engines */
     assert_true(ran >= tried - 1);
     assert_true(row_roots > 4 * tried);
+    assert_true(mixed_trees > tried);
 }
 
 int main(void) {
