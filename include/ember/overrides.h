@@ -99,7 +99,8 @@ typedef struct em_exec_plan em_exec_plan;
  * Tags every node of the plan (main tree and subquery trees) under conf
  * (NULL: defaults). Errors: EM_ERR_INVALID for a bad config value,
  * EM_ERR_NOMEM. A node that cannot run on either engine is not an error
- * here: em_exec_plan_runnable says so.
+ * here: it falls back, and building its row operator reports it. The plan
+ * must outlive the result (decisions point into it).
  */
 em_status em_overrides_apply(const em_plan *plan, const em_conf *conf, em_exec_plan **out,
                              em_error *err) EM_MUST_CHECK;

@@ -1014,6 +1014,12 @@ em_status em_overrides_apply(const em_plan *plan, const em_conf *conf, em_exec_p
         } else {
             d->engine = xp->dec[k].engine == EM_ENGINE_PASS ? EM_ENGINE_NATIVE : xp->dec[k].engine;
             d->supported = xp->dec[k].supported;
+            if (d->engine == EM_ENGINE_ROW)
+                node_reason(xp, i,
+                            arena_printf(xp, "it reads %s (%d), which runs on rows",
+                                         d->node->reuses->name ? d->node->reuses->name : "?",
+                                         d->node->reuses->id),
+                            d->class_name, NULL);
         }
     }
     for (int i = 0; i < xp->n; i++) {

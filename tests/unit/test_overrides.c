@@ -446,6 +446,30 @@ static void test_unsupported_node_and_zone(void **state) {
     em_plan_free(p);
 }
 
+/* A ReusedExchange reads what its exchange stored, on that exchange's engine. */
+static void test_reused_exchange(void **state) {
+    (void)state;
+    em_plan *p = plan_test_parse_shared("3.5", 11);
+    em_exec_plan *xp = tag(p, "spark.ember.sql.exec.BroadcastExchangeExec=false", NULL);
+    const em_node_decision *r = dec(xp, 26);
+    assert_int_equal(r->node->kind, EM_NODE_REUSED_EXCHANGE);
+    assert_int_equal(r->node->reuses->id, 7);
+    assert_int_equal(r->engine, EM_ENGINE_ROW);
+    assert_true(has_reason(r, "it reads BroadcastExchange (7), which runs on rows"));
+    assert_true(r->transition_above); /* under a native join */
+    assert_int_equal(r->lore_id, -1);
+    assert_true(dec(xp, 7)->transition_above);
+    assert_true(dec(xp, 6)->transition_above); /* native filter feeding the row exchange */
+    em_exec_plan_free(xp);
+    xp = tag(p, NULL);
+    r = dec(xp, 26);
+    assert_int_equal(r->engine, EM_ENGINE_NATIVE);
+    assert_false(r->transition_above);
+    assert_int_equal(r->lore_id, -1); /* nothing of its own to dump */
+    em_exec_plan_free(xp);
+    em_plan_free(p);
+}
+
 /* ------------------------------------------------------------------ TPC-H */
 
 typedef struct lore_check {
@@ -607,6 +631,7 @@ int main(void) {
         cmocka_unit_test(test_lore_ids),
         cmocka_unit_test(test_report_all),
         cmocka_unit_test(test_unsupported_node_and_zone),
+        cmocka_unit_test(test_reused_exchange),
         cmocka_unit_test(test_tpch_all_native),
         cmocka_unit_test(test_supported_ops_not_stale),
         cmocka_unit_test(test_cli),
