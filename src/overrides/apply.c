@@ -335,6 +335,12 @@ static void judge(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_expr *
                     NULL);
         return;
     }
+    for (int i = 0; i < e->n_args; i++)
+        if (!e->args || !e->args[i]) {
+            expr_reason(v, arena_printf(xp, "expression %s is missing an operand", cls), cls,
+                        NULL);
+            return;
+        }
     bool explicit_on = false;
     if (!rule->switchless) {
         const char *key = arena_printf(xp, "spark.ember.sql.expression.%s", cls);
@@ -400,14 +406,14 @@ static void judge(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_expr *
 static bool decide_expr(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_expr *e,
                         const em_expr *parent, int depth) {
     if (!e)
-        return true;
+        return false;
     const char *cls = NULL;
     const ov_expr_rule *rule = ov_expr_rule_for(e, &cls);
     if (!rule) { /* a list or a type: not an expression of its own */
         bool ok = true;
         if (e->kind == EM_EXPR_LIST)
             for (int i = 0; i < e->n_args; i++)
-                ok &= decide_expr(xp, s, v, e->args[i], parent, depth);
+                ok &= decide_expr(xp, s, v, e->args ? e->args[i] : NULL, parent, depth);
         return ok;
     }
     int at = expr_push(xp, v, e, cls, depth);
@@ -433,7 +439,7 @@ static bool decide_expr(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_
      * order lists; a subquery's own tree is tagged as a tree */
     int n_kids = e->kind == EM_EXPR_WINDOW ? (e->n_args > 0 ? 1 : 0) : e->n_args;
     for (int i = 0; i < n_kids; i++)
-        ok &= decide_expr(xp, s, v, e->args[i], e, kid_depth);
+        ok &= decide_expr(xp, s, v, e->args ? e->args[i] : NULL, e, kid_depth);
     return ok;
 }
 

@@ -117,27 +117,36 @@ static bool check_in(const em_expr *e, const ov_check_ctx *cx, char *why, size_t
 
 /* Every operand with a known type can be cast to want (the native function
  * casts its operands, as Spark's implicit casts would have). */
-static bool operands_cast_to(const em_expr *e, int from_arg, int to_arg, em_type_id want,
-                             const char *what, char *why, size_t cap) {
+static bool operands_cast_to(const em_expr *e, const ov_check_ctx *cx, int from_arg, int to_arg,
+                             em_type_id want, const char *what, char *why, size_t cap) {
     for (int i = from_arg; i < e->n_args && i < to_arg; i++) {
         const em_expr *a = e->args[i];
-        if (!known(a) || is_untyped_literal(a) || ov_cast_supported(a->type.id, want))
+        if (!known(a) || is_untyped_literal(a))
             continue;
         char t[48];
         type_name(a->type, t, sizeof t);
-        snprintf(why, cap, "%s of %s is not supported natively", what, t);
-        return false;
+        if (!ov_cast_supported(a->type.id, want)) {
+            snprintf(why, cap, "%s of %s is not supported natively", what, t);
+            return false;
+        }
+        /* the native implicit cast is UTC's: a timestamp's date or text depends on the zone */
+        if (!cx->utc && ov_cast_needs_utc(a->type.id, want)) {
+            snprintf(why, cap,
+                     "%s of %s depends on the session time zone, which is not UTC "
+                     "(spark.sql.session.timeZone)",
+                     what, t);
+            return false;
+        }
     }
     return true;
 }
 
 static bool check_like(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
-    (void)cx;
     if (e->n_args != 2 || e->args[1]->kind != EM_EXPR_LITERAL) {
         snprintf(why, cap, "LIKE with a non-literal pattern is not supported natively");
         return false;
     }
-    return operands_cast_to(e, 0, 1, EM_TYPE_STRING, "LIKE", why, cap);
+    return operands_cast_to(e, cx, 0, 1, EM_TYPE_STRING, "LIKE", why, cap);
 }
 
 static bool check_cast(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
@@ -172,27 +181,23 @@ static bool check_cast(const em_expr *e, const ov_check_ctx *cx, char *why, size
 }
 
 static bool check_string_fn(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
-    (void)cx;
-    return operands_cast_to(e, 0, 1 << 20, EM_TYPE_STRING, "a string function", why, cap);
+    return operands_cast_to(e, cx, 0, 1 << 20, EM_TYPE_STRING, "a string function", why, cap);
 }
 
 static bool check_substring(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
-    (void)cx;
     if (e->n_args < 2 || e->n_args > 3) {
         snprintf(why, cap, "substring with %d arguments", e->n_args);
         return false;
     }
-    return operands_cast_to(e, 0, 1, EM_TYPE_STRING, "substring", why, cap) &&
-           operands_cast_to(e, 1, 3, EM_TYPE_INT, "a substring position", why, cap);
+    return operands_cast_to(e, cx, 0, 1, EM_TYPE_STRING, "substring", why, cap) &&
+           operands_cast_to(e, cx, 1, 3, EM_TYPE_INT, "a substring position", why, cap);
 }
 
 static bool check_date_fn(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
-    (void)cx;
-    return operands_cast_to(e, 0, 1 << 20, EM_TYPE_DATE, "a date function", why, cap);
+    return operands_cast_to(e, cx, 0, 1 << 20, EM_TYPE_DATE, "a date function", why, cap);
 }
 
 static bool check_date_add(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
-    (void)cx;
     if (e->n_args != 2)
         return true;
     const em_expr *d = e->args[1];
@@ -202,17 +207,15 @@ static bool check_date_add(const em_expr *e, const ov_check_ctx *cx, char *why, 
         snprintf(why, cap, "date_add/date_sub by %s days is not supported natively", t);
         return false;
     }
-    return operands_cast_to(e, 0, 1, EM_TYPE_DATE, "date_add/date_sub", why, cap);
+    return operands_cast_to(e, cx, 0, 1, EM_TYPE_DATE, "date_add/date_sub", why, cap);
 }
 
 static bool check_double_fn(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
-    (void)cx;
-    return operands_cast_to(e, 0, 1 << 20, EM_TYPE_DOUBLE, "a math function", why, cap);
+    return operands_cast_to(e, cx, 0, 1 << 20, EM_TYPE_DOUBLE, "a math function", why, cap);
 }
 
 static bool check_shift(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
-    (void)cx;
-    return operands_cast_to(e, 1, 2, EM_TYPE_INT, "a shift amount", why, cap);
+    return operands_cast_to(e, cx, 1, 2, EM_TYPE_INT, "a shift amount", why, cap);
 }
 
 static bool check_unscaled(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
