@@ -19,8 +19,16 @@
  * gets its own memory pool (a child of the query's pool, which carries the
  * budget), and reads its inputs through em_exec_ctx's callbacks: its scan
  * splits, its partition of each shuffle, each broadcast relation. Shuffle
- * and broadcast data live in memory (spilling them to disk is not done yet:
- * over budget they fail with EM_ERR_OOM_BUDGET naming the stage).
+ * and broadcast data live in memory. When the query's memory nears its
+ * budget, a hash, single-partition or round-robin shuffle's map task writes
+ * the rows it holds to spill files (a folder of the query under spill_dir,
+ * removed when the query is destroyed), and the reduce task reading such a
+ * partition reads them back into its own pool, in the order written, so the
+ * partition holds the same rows in the same order as without spilling. A
+ * range shuffle (its bounds need every row) and a broadcast (every task
+ * reads all of it) do not spill: over budget they fail with
+ * EM_ERR_OOM_BUDGET naming the exchange, as Spark fails a broadcast that
+ * outgrows its limits.
  *
  * The first failing task cancels the others; the query then fails with that
  * task's error, prefixed with its stage and partition. Nothing here is
@@ -55,6 +63,7 @@ typedef struct em_runtime_options {
     int64_t max_partition_bytes; /* scan split target
                                     (spark.sql.files.maxPartitionBytes); 0: 128 MiB */
     int64_t open_cost_bytes;     /* spark.sql.files.openCostInBytes; 0: 4 MiB */
+    const char *spill_dir;       /* where shuffle spill folders go; NULL: $TMPDIR or /tmp */
     int concurrent_native_tasks; /* tasks holding the native side at once
                                     (spark.ember.sql.concurrentNativeTasks); <= 0:
                                     unlimited */
@@ -101,6 +110,9 @@ typedef struct em_stage_info {
      * tasks reading it (ctx->broadcast_shared: the hash joins' tables), and
      * how many times tasks used one. */
     int shared_builds, shared_uses;
+    /* Shuffles: map output written to spill files (bytes on disk, files). */
+    int64_t spill_bytes;
+    int spill_files;
 } em_stage_info;
 
 typedef struct em_node_metrics {

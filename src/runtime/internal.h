@@ -160,4 +160,21 @@ void rt_shared_release(rt_shared *c, const void *key);
 int64_t rt_shared_builds(rt_shared *c);
 void rt_shared_destroy(rt_shared *c); /* NULL allowed */
 
+/* ------------------------------------------------------------ shuffle spill */
+
+/* A query's spill folder: made under base ($TMPDIR or /tmp when NULL) on
+ * the first file, removed with its files by rt_spill_dir_destroy. */
+typedef struct rt_spill_dir rt_spill_dir;
+em_status rt_spill_dir_create(const char *base, rt_spill_dir **out, em_error *err) EM_MUST_CHECK;
+void rt_spill_dir_destroy(rt_spill_dir *d); /* NULL allowed */
+/* Writes the (non-empty) list's batches to a new file of the folder; *path
+ * (owned by the folder) and *bytes (its size) name it. Writer buffers are
+ * charged to pool. Thread-safe. */
+em_status rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *pool,
+                         const char **path, int64_t *bytes, em_error *err) EM_MUST_CHECK;
+/* Appends copies of the file's batches (allocated in pool) to out, which
+ * only this function may have grown. Several readers may read one file. */
+em_status rt_spill_read(const char *path, em_pool *pool, em_batch_list *out,
+                        em_error *err) EM_MUST_CHECK;
+
 #endif

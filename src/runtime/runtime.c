@@ -86,10 +86,21 @@ struct rt_stage {
     int64_t native_wait_ns, native_hold_ns;
     int native_max_holders;
     int shared_builds, shared_uses; /* broadcasts: objects built from them, uses */
+    /* shuffle spill: files per [task * n_out + r], in write order */
+    struct rt_spilled *spilled;
+    int64_t spill_bytes, spill_rows;
+    int spill_files;
+    bool *map_done;       /* [task]: its lists are final (others may spill them) */
+    pthread_mutex_t spill_mu; /* one task at a time spills finished tasks' lists */
     int64_t t0;
     rt_job job;
     struct rt_task *base;
 };
+
+typedef struct rt_spilled {
+    int n, cap;
+    const char **paths; /* owned by the query's spill folder */
+} rt_spilled;
 
 struct em_query {
     const em_plan *plan;
@@ -106,6 +117,8 @@ struct em_query {
     em_pool *pool;
     rt_threads *workers;
     rt_shared *shared; /* objects built once from broadcasts */
+    char *spill_base;
+    rt_spill_dir *spill_dir; /* shuffle spill files */
     rt_sem sem;        /* the accelerator task semaphore */
     int64_t next_stage_seq;
     volatile int cancel;
@@ -284,6 +297,7 @@ static em_status add_gather(em_query *q, rt_stage *st, const em_plan_node *top, 
     rt_stage *g = calloc(1, sizeof *g);
     if (!g)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+    pthread_mutex_init(&g->spill_mu, NULL);
     g->kind = EM_STAGE_GATHER;
     g->node = child;
     g->build_root = child;
@@ -326,6 +340,7 @@ static em_status cut_stage(em_query *q, const em_plan_node *key, em_stage_kind k
     rt_stage *st = calloc(1, sizeof *st);
     if (!st)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+    pthread_mutex_init(&st->spill_mu, NULL);
     st->kind = kind;
     st->node = key;
     st->build_root = key;
@@ -393,6 +408,14 @@ static void stage_free_outputs(rt_stage *st) {
         free(st->parts);
         st->parts = NULL;
     }
+    if (st->spilled) {
+        for (int64_t i = 0; i < (int64_t)st->n_tasks * st->n_out; i++)
+            free(st->spilled[i].paths);
+        free(st->spilled);
+        st->spilled = NULL;
+    }
+    free(st->map_done);
+    st->map_done = NULL;
     em_pool_destroy(st->out_pool);
     st->out_pool = NULL;
 }
@@ -410,6 +433,7 @@ static void stage_free(rt_stage *st) {
     free(st->syn_root);
     free(st->syn_exchange);
     free(st->base);
+    pthread_mutex_destroy(&st->spill_mu);
     free(st);
 }
 
@@ -427,6 +451,8 @@ void em_query_destroy(em_query *q) {
     em_schema_reset(&q->schema);
     free(q->metrics);
     free(q->metrics_list);
+    rt_spill_dir_destroy(q->spill_dir); /* after the stages: nothing reads them now */
+    free(q->spill_base);
     free(q->warehouse);
     free(q->time_zone);
     pthread_mutex_destroy(&q->mu);
@@ -464,6 +490,7 @@ em_status em_query_create(const em_plan *plan, const em_runtime_options *opts, e
         em_runtime_options_init(&q->opts);
     em_status s = EM_OK;
     if ((q->opts.warehouse_dir && !(q->warehouse = strdup(q->opts.warehouse_dir))) ||
+        (q->opts.spill_dir && !(q->spill_base = strdup(q->opts.spill_dir))) ||
         (q->opts.time_zone && !(q->time_zone = strdup(q->opts.time_zone))))
         s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a query");
     q->threads = q->opts.threads > 0 ? q->opts.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -536,6 +563,8 @@ void em_query_stage_info(const em_query *q, int i, em_stage_info *out) {
     out->native_max_holders = st->native_max_holders;
     out->shared_builds = st->shared_builds;
     out->shared_uses = st->shared_uses;
+    out->spill_bytes = st->spill_bytes;
+    out->spill_files = st->spill_files;
 }
 
 int em_query_n_metrics(const em_query *q) { return q->n_metrics_listed; }
@@ -554,6 +583,10 @@ typedef struct rt_task {
     bool holding;
     int64_t hold_t0, wait_ns, hold_ns;
     int max_holders;
+    /* spilled shuffle partitions read back: the batches, and the lists */
+    em_batch_list read_back;
+    int n_views;
+    em_batch_list **views;
 } rt_task;
 
 static const em_batch_list EMPTY_LIST = {NULL, 0, 0};
@@ -587,13 +620,65 @@ static em_status input_stage(rt_task *t, const em_plan_node *x, bool broadcast, 
     return EM_OK;
 }
 
+static em_status view_push(em_batch_list *v, em_batch *b, em_error *err) {
+    int64_t n = v->n_batches;
+    if (n == 0 || (n & (n - 1)) == 0) {
+        em_batch **nb = realloc(v->batches, sizeof *nb * (size_t)(n ? n * 2 : 1));
+        if (!nb)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a spilled shuffle partition");
+        v->batches = nb;
+    }
+    v->batches[v->n_batches++] = b;
+    v->n_rows += em_batch_rows(b);
+    return EM_OK;
+}
+
+/* Partition r of a stage that spilled some of it, in map task order: each
+ * map task's files read back into the reading task's pool, then the rows
+ * the map task kept in memory. */
+static em_status read_back(rt_task *t, em_pool *pool, const rt_stage *in, int r,
+                           const em_batch_list **out, em_error *err) {
+    em_batch_list **nv = realloc(t->views, sizeof *nv * (size_t)(t->n_views + 1));
+    if (!nv)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a spilled shuffle partition");
+    t->views = nv;
+    em_batch_list *v = calloc(1, sizeof *v);
+    if (!v)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a spilled shuffle partition");
+    t->views[t->n_views++] = v;
+    for (int m = 0; m < in->n_tasks; m++) {
+        const rt_spilled *sp = &in->spilled[(int64_t)m * in->n_out + r];
+        for (int f = 0; f < sp->n; f++) {
+            int64_t first = t->read_back.n_batches;
+            EM_TRY(rt_spill_read(sp->paths[f], pool, &t->read_back, err));
+            for (int64_t i = first; i < t->read_back.n_batches; i++)
+                EM_TRY(view_push(v, t->read_back.batches[i], err));
+        }
+        const em_batch_list *kept = &in->task_out[(int64_t)m * in->n_out + r];
+        for (int64_t i = 0; i < kept->n_batches; i++)
+            EM_TRY(view_push(v, kept->batches[i], err));
+    }
+    *out = v;
+    return EM_OK;
+}
+
 static em_status cb_shuffle_input(em_exec_ctx *ctx, const em_plan_node *x,
                                   const em_batch_list **out, em_error *err) {
     rt_task *t = ctx->runtime;
     rt_stage *in;
     EM_TRY(input_stage(t, x, false, &in, err));
-    *out = t->p < in->n_out ? &in->parts[t->p] : &EMPTY_LIST;
-    return EM_OK;
+    if (t->p >= in->n_out) {
+        *out = &EMPTY_LIST;
+        return EM_OK;
+    }
+    bool spilled = false;
+    for (int m = 0; in->spilled && m < in->n_tasks && !spilled; m++)
+        spilled = in->spilled[(int64_t)m * in->n_out + t->p].n > 0;
+    if (!spilled) {
+        *out = &in->parts[t->p];
+        return EM_OK;
+    }
+    return read_back(t, ctx->pool, in, t->p, out, err);
 }
 
 static em_status cb_broadcast_input(em_exec_ctx *ctx, const em_plan_node *x,
@@ -778,7 +863,73 @@ static void add_metrics(em_query *q, const em_op *op) {
         em_op_visit(op, add_node_metrics, q);
 }
 
+/* Bytes a batch's buffers hold. */
+static int64_t batch_bytes(const em_batch *b) {
+    int64_t n = 0;
+    for (int c = 0; c < b->n_cols; c++) {
+        const em_column *col = &b->cols[c];
+        n += (col->values ? col->values->capacity : 0) + (col->data ? col->data->capacity : 0) +
+             (col->validity ? col->validity->capacity : 0);
+    }
+    return n;
+}
+
+/* Whether the query's memory is near its budget: storing `need` more bytes
+ * would leave less than half of it to the operators (the tasks running
+ * beside this one need room to read and compute). */
+static bool memory_tight(const em_query *q, int64_t need) {
+    int64_t budget = em_pool_budget(q->pool);
+    return budget >= 0 && em_pool_used(q->pool) + need > budget / 2;
+}
+
+/* Writes every partition list map task p holds to spill files and frees them. */
+static em_status spill_map_output(em_query *q, rt_stage *st, int p, em_pool *pool,
+                                  em_error *err) {
+    for (int r = 0; r < st->n_out; r++) {
+        em_batch_list *l = &st->task_out[(int64_t)p * st->n_out + r];
+        if (l->n_batches == 0)
+            continue;
+        rt_spilled *sp = &st->spilled[(int64_t)p * st->n_out + r];
+        if (sp->n == sp->cap) {
+            int nc = sp->cap ? sp->cap * 2 : 4;
+            const char **np = realloc(sp->paths, sizeof *np * (size_t)nc);
+            if (!np)
+                return EM_FAIL(err, EM_ERR_NOMEM, "out of memory spilling shuffle output");
+            sp->paths = np;
+            sp->cap = nc;
+        }
+        const char *path = NULL;
+        int64_t bytes = 0;
+        EM_TRY(rt_spill_write(q->spill_dir, l, pool, &path, &bytes, err));
+        sp->paths[sp->n++] = path;
+        pthread_mutex_lock(&q->mu);
+        st->spill_bytes += bytes;
+        st->spill_rows += l->n_rows;
+        st->spill_files++;
+        pthread_mutex_unlock(&q->mu);
+        em_batch_list_reset(l);
+    }
+    return EM_OK;
+}
+
+/* Spills what finished map tasks of the stage keep, while memory is tight:
+ * they can no longer spill it themselves. */
+static em_status spill_finished(em_query *q, rt_stage *st, em_pool *pool, em_error *err) {
+    em_status s = EM_OK;
+    pthread_mutex_lock(&st->spill_mu);
+    for (int t = 0; s == EM_OK && t < st->n_tasks && memory_tight(q, 0); t++) {
+        pthread_mutex_lock(&q->mu);
+        bool done = st->map_done[t];
+        pthread_mutex_unlock(&q->mu);
+        if (done)
+            s = spill_map_output(q, st, t, pool, err);
+    }
+    pthread_mutex_unlock(&st->spill_mu);
+    return s;
+}
+
 static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_error *err) {
+    em_query *q = ((rt_task *)ctx->runtime)->q;
     rt_partitioner *pt = NULL;
     EM_TRY(
         rt_partitioner_create(&st->part, op->output, op->n_output, &ctx->expr_opts, p, &pt, err));
@@ -842,12 +993,29 @@ static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_er
             continue;
         }
         s = rt_partitioner_ids(pt, b, ids, err);
+        /* near the budget: this task's stored rows go to disk first */
+        if (s == EM_OK && st->spilled && memory_tight(q, 2 * batch_bytes(b))) {
+            s = spill_map_output(q, st, p, ctx->pool, err);
+            if (s == EM_OK && memory_tight(q, 2 * batch_bytes(b)))
+                s = spill_finished(q, st, ctx->pool, err);
+        }
         if (s == EM_OK)
             s = distribute(st, p, b, ids, scratch, counts, err);
     }
     /* the map side is done: what is left is shuffle storage */
     if (ctx->native_leave)
         ctx->native_leave(ctx);
+    /* what a finished task keeps cannot be spilled later: spill it now if tight */
+    if (s == EM_DONE && st->spilled && memory_tight(q, 0))
+        s = spill_map_output(q, st, p, ctx->pool, err);
+    if (st->map_done && (s == EM_DONE || s == EM_OK)) {
+        /* under the spill lock: a spill_finished in progress sees it either way */
+        pthread_mutex_lock(&st->spill_mu);
+        pthread_mutex_lock(&q->mu);
+        st->map_done[p] = true;
+        pthread_mutex_unlock(&q->mu);
+        pthread_mutex_unlock(&st->spill_mu);
+    }
     free(ids);
     free(scratch);
     free(counts);
@@ -904,6 +1072,17 @@ static em_status task_body(rt_task *t, em_error *err) {
         pthread_mutex_unlock(&q->mu);
     }
     em_op_destroy(op);
+    em_batch_list_reset(&t->read_back);
+    for (int i = 0; i < t->n_views; i++) {
+        free(t->views[i]->batches);
+        free(t->views[i]);
+    }
+    free(t->views);
+    if (s == EM_ERR_OOM_BUDGET && st->kind == EM_STAGE_BROADCAST)
+        em_error_prefix(err,
+                        "%s (%d): the broadcast relation does not fit in the query's memory "
+                        "budget of %lld bytes (a broadcast cannot spill; Spark fails it too)",
+                        node_name(st->node), st->node->id, (long long)q->opts.memory_budget);
     cb_native_leave(&ctx); /* also after a failure or a cancellation */
     pthread_mutex_lock(&q->mu);
     st->native_wait_ns += t->wait_ns;
@@ -1081,6 +1260,7 @@ static em_status merge_outputs(rt_stage *st, em_error *err) {
         }
         st->rows_out += l->n_rows;
     }
+    st->rows_out += st->spill_rows;
     return EM_OK;
 }
 
@@ -1109,6 +1289,12 @@ static em_status start_stage(em_query *q, rt_stage *st, em_error *err) {
     bool range = st->kind == EM_STAGE_SHUFFLE && st->part.kind == RT_PART_RANGE;
     if (range)
         st->range_keys = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *st->range_keys);
+    /* range shuffles keep every row for their bounds: they cannot spill */
+    bool spillable = st->kind == EM_STAGE_SHUFFLE && !range && q->opts.memory_budget >= 0;
+    if (spillable &&
+        (!(st->spilled = calloc((size_t)(n_lists ? n_lists : 1), sizeof *st->spilled)) ||
+         !(st->map_done = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *st->map_done))))
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting stage %d", st->index);
     st->base = calloc(1, sizeof *st->base);
     if (!st->out_pool || !st->task_out || (range && !st->range_keys) || !st->base)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting stage %d", st->index);
@@ -1238,6 +1424,7 @@ em_status em_query_run(em_query *q, em_error *err) {
     for (int i = 0; i < q->n_stages; i++)
         EM_TRY(plan_scans(q, q->stages[i], err));
     EM_TRY(rt_shared_create(q->pool, &q->shared, err));
+    EM_TRY(rt_spill_dir_create(q->spill_base, &q->spill_dir, err));
     EM_TRY(rt_threads_create(q->threads, &q->workers, err));
     em_status s = run_stages(q, err);
     if (s == EM_OK) {
