@@ -19,8 +19,11 @@ static void usage(FILE *out) {
                  "  run PLAN --warehouse DIR [--format table|csv|json|parquet] [--output P]\n"
                  "      [--spark-version V] [--conf k=v] [--metrics] [--threads N] [--retype]\n"
                  "                               run a Spark physical plan (EXPLAIN FORMATTED)\n"
-                 "  explain PLAN                 the plan's stages, each node native or not\n"
-                 "  conf [--markdown] [--all]    every config key: type, default, scope, doc\n"
+                 "  explain PLAN [--conf k=v]    the plan as it would run: native and row nodes,\n"
+                 "                               transitions, LORE ids, why a node falls back\n"
+                 "  explain --summary PLAN...    share of nodes native, fallback reasons ranked\n"
+                 "  conf [--markdown] [--all] [--supported-ops-md]\n"
+                 "                               every config key: type, default, scope, doc\n"
                  "  lore replay|show DIR/loreId-N replay one operator from a LORE dump\n"
                  "  version                      print the version\n");
 }
