@@ -14,8 +14,8 @@
  *   sum(other)    [sum = null]: coalesce(sum, 0) + x, Java wraparound or
  *                 ANSI overflow for longs.
  *   avg           [sum = 0, count = 0]; eval: null for count 0, decimal
- *                 Divide(sum, count as decimal(20,0)) at Spark's division
- *                 type then cast to decimal(p+4, s+4), double sum / count.
+ *                 DecimalDivideWithOverflowCheck (sum / count at scale 38,
+ *                 then HALF_UP to decimal(p+4, s+4)), double sum / count.
  *   count         non-null rows (every argument non-null).
  *   min, max      Spark's ordering, nulls skipped.
  *   first, last   [value, valueSet] with ignoreNulls.
@@ -38,7 +38,6 @@ struct em_ragg {
     em_agg_mode mode;
     bool ansi;
     bool ignore_nulls;
-    const em_shim *shim;
     em_type in_type;
     em_type result;
     int n_buf;
@@ -103,7 +102,6 @@ em_status em_ragg_bind(const em_expr *agg, const em_expr *const *input_attrs, in
     a->kind = kind;
     a->mode = agg->mode;
     a->ansi = opts && opts->ansi;
-    a->shim = opts ? opts->shim : NULL;
     a->src = agg;
     em_status st = EM_OK;
     int nv = agg->n_args;
@@ -442,25 +440,19 @@ em_status em_ragg_eval(em_ragg *a, const em_datum *buf, em_row_arena *arena, em_
                 return overflow(a, err);
             return EM_OK;
         }
-        em_type st = a->buf[0], cnt = em_type_decimal(20, 0), dt;
-        bool have = false;
-        if (a->shim && a->shim->decimal_binary_type)
-            have = a->shim->decimal_binary_type(a->shim, EM_OP_DIV, st, cnt, &dt);
-        if (!have)
-            em_shim_decimal_rule(EM_OP_DIV, st, cnt, true, &dt);
+        /* DecimalDivideWithOverflowCheck: Decimal's division (scale 38,
+         * HALF_UP), then toPrecision to the result type, null on overflow
+         * unless ANSI */
         rdec s, c, q;
-        rdec_from_i128(&s, buf[0].v.dec, st.scale);
+        rdec_from_i128(&s, buf[0].v.dec, a->buf[0].scale);
         rdec_from_i128(&c, buf[1].v.i64, 0);
         rdec_div(&s, &c, &q);
-        em_i128 v;
         memset(out, 0, sizeof *out);
-        if (!rdec_to_precision(&q, dt.precision, dt.scale, &v)) {
-            *out = em_datum_null(); /* Divide in LEGACY mode */
-            return EM_OK;
-        }
-        rdec_from_i128(&q, v, dt.scale);
-        if (!rdec_to_precision(&q, a->result.precision, a->result.scale, &out->v.dec))
+        if (!rdec_to_precision(&q, a->result.precision, a->result.scale, &out->v.dec)) {
+            if (a->ansi)
+                return overflow(a, err);
             *out = em_datum_null();
+        }
         return EM_OK;
     }
     case EM_AGGFN_STDDEV_SAMP:

