@@ -669,8 +669,8 @@ const ov_expr_rule *ov_expr_rule_for(const em_expr *e, const char **cls) {
             c = "SinglePartition";
         else if (e->kind == EM_EXPR_LITERAL)
             c = "Literal";
-        else {
-            *cls = "Literal";
+        else { /* text the parser keeps only to print it back */
+            *cls = e->text && e->text[0] ? e->text : "?";
             return &no_native;
         }
         break;

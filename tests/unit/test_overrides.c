@@ -172,6 +172,80 @@ static void test_rules_match_registry(void **state) {
     assert_true(family_has(EM_CONF_FAMILY_EXPRESSION, "StddevSamp", &def) && def);
 }
 
+/* Reads a source file of the checkout. */
+static char *source_file(const char *rel) {
+    const char *src = getenv("EMBER_SOURCE");
+    char path[4096];
+    if (src)
+        snprintf(path, sizeof path, "%s/%s", src, rel);
+    else {
+        const char *cut = strstr(__FILE__, "tests/unit/");
+        snprintf(path, sizeof path, "%.*s%s", (int)(cut ? cut - __FILE__ : 0), __FILE__, rel);
+    }
+    size_t len = 0;
+    char *text = plan_test_read(path, &len);
+    if (!text)
+        fail_msg("cannot read %s", path);
+    return text;
+}
+
+/* Every quoted name after `marker` on the lines of text that contain it. */
+static int each_name(const char *text, const char *marker, void (*fn)(const char *name)) {
+    int n = 0;
+    size_t ml = strlen(marker);
+    for (const char *p = strstr(text, marker); p; p = strstr(p + ml, marker)) {
+        const char *q = p + ml, *end = strchr(q, '"');
+        if (!end || end - q > 60)
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(end - q), q);
+        fn(name);
+        n++;
+    }
+    return n;
+}
+
+static void expect_native_call(const char *name) {
+    em_expr e = {.kind = EM_EXPR_CALL, .name = name};
+    const char *cls = NULL;
+    const ov_expr_rule *r = ov_expr_rule_for(&e, &cls);
+    if (!r || !r->native)
+        fail_msg("the native compiler takes %s(...) but rules.c has no native rule for it", name);
+}
+
+static void expect_native_agg(const char *name) {
+    em_expr e = {.kind = EM_EXPR_AGG, .name = name};
+    const char *cls = NULL;
+    const ov_expr_rule *r = ov_agg_fn_rule(&e, &cls);
+    if (!r || !r->native)
+        fail_msg("the native aggregates take %s(...) but rules.c has no native rule for it", name);
+}
+
+/* The rules name every function the native compiler and aggregates accept
+ * (src/expr/compile.c: scalar_fns and compile_call's special cases;
+ * src/expr/agg.c: kind_of), so a function added there without a rule here
+ * is caught even before a plan uses it. */
+static void test_rules_cover_native_functions(void **state) {
+    (void)state;
+    char *compile = source_file("src/expr/compile.c");
+    const char *fns = strstr(compile, "scalar_fns[] = {");
+    assert_non_null(fns);
+    char *fns_end = strstr(fns, "};");
+    assert_non_null(fns_end);
+    *fns_end = '\0';
+    assert_true(each_name(fns, "    {\"", expect_native_call) >= 30);
+    assert_true(each_name(fns_end + 2, "strcasecmp(n, \"", expect_native_call) >= 10);
+    free(compile);
+    char *agg = source_file("src/expr/agg.c");
+    const char *names = strstr(agg, "names[] = {");
+    assert_non_null(names);
+    char *names_end = strstr(names, "};");
+    assert_non_null(names_end);
+    *names_end = '\0';
+    assert_true(each_name(names, "{\"", expect_native_agg) >= 11);
+    free(agg);
+}
+
 /* ------------------------------------------------------------------ decisions */
 
 static void test_defaults_incompatible_sum(void **state) {
@@ -624,6 +698,7 @@ static void test_cli(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rules_match_registry),
+        cmocka_unit_test(test_rules_cover_native_functions),
         cmocka_unit_test(test_defaults_incompatible_sum),
         cmocka_unit_test(test_disabled_exec_both_spellings),
         cmocka_unit_test(test_disabled_expression),
