@@ -48,7 +48,9 @@ typedef struct em_rexpr em_rexpr;
 
 /* Binds e against input_attrs (ATTR/ALIAS nodes, matched by id). Errors as
  * em_expr_compile: EM_ERR_BIND, EM_ERR_UNSUPPORTED (naming the function: an
- * expression the row engine does not know either), EM_ERR_TYPE. */
+ * expression the row engine does not know either), EM_ERR_TYPE. The tree
+ * must outlive the bound expression (messages, literals' bytes, subquery
+ * nodes), as plans outlive their operators. */
 em_status em_rexpr_bind(const em_expr *e, const em_expr *const *input_attrs, int n_input,
                         const em_expr_compile_options *opts, em_rexpr **out,
                         em_error *err) EM_MUST_CHECK;
