@@ -63,10 +63,10 @@ typedef enum em_engine {
 
 /* Why something cannot run natively (or could, but does not). */
 typedef struct em_fallback_reason {
-    const char *text;         /* "expression Substring is disabled: set
-                                 spark.ember.sql.expression.Substring=true" */
-    const char *class_name;   /* the exec or expression class it is about */
-    const char *config;       /* the config that would enable it, or NULL */
+    const char *text;       /* "the Expression Substring has been disabled: set
+                               spark.ember.sql.expression.Substring=true to enable it" */
+    const char *class_name; /* the exec or expression class it is about */
+    const char *config;     /* the config that would enable it, or NULL */
 } em_fallback_reason;
 
 /* The decision for one expression of a node (one line of the report). */
@@ -83,9 +83,9 @@ typedef struct em_node_decision {
     const em_plan_node *node;
     const char *class_name; /* Spark's exec class: "FilterExec", "BroadcastHashJoinExec" */
     em_engine engine;
-    bool supported;         /* the rule, config and expressions allow native */
-    bool transition_above;  /* a RowToColumnar / ColumnarToRow sits between it and its
-                               (non-pass-through) parent */
+    bool supported;        /* the rule, config and expressions allow native */
+    bool transition_above; /* a RowToColumnar / ColumnarToRow sits between it and its
+                              (non-pass-through) parent */
     int n_reasons;
     const em_fallback_reason *reasons;
     int n_exprs;

@@ -208,8 +208,8 @@ static bool tz_is_utc(const char *tz) {
            !strcmp(tz, "+00:00") || !strcmp(tz, "GMT");
 }
 
-static em_status no_subquery_values(void *ctx, const em_expr *subquery, em_type type,
-                                    em_pool *pool, em_column *out, em_error *err) {
+static em_status no_subquery_values(void *ctx, const em_expr *subquery, em_type type, em_pool *pool,
+                                    em_column *out, em_error *err) {
     (void)ctx;
     (void)subquery;
     (void)type;
@@ -300,8 +300,8 @@ static int expr_push(em_exec_plan *xp, expr_vec *v, const em_expr *e, const char
         v->items = p;
         v->cap = cap;
     }
-    v->items[v->n] = (em_expr_decision){.expr = e, .class_name = cls, .depth = depth,
-                                        .supported = true};
+    v->items[v->n] =
+        (em_expr_decision){.expr = e, .class_name = cls, .depth = depth, .supported = true};
     return v->n++;
 }
 
@@ -331,14 +331,12 @@ static bool is_fp(const em_expr *a) {
 static void judge(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_expr *e,
                   const em_expr *parent, const ov_expr_rule *rule, const char *cls, bool fn_line) {
     if (!rule->native) {
-        expr_reason(v, arena_printf(xp, "expression %s is not supported natively", cls), cls,
-                    NULL);
+        expr_reason(v, arena_printf(xp, "expression %s is not supported natively", cls), cls, NULL);
         return;
     }
     for (int i = 0; i < e->n_args; i++)
         if (!e->args || !e->args[i]) {
-            expr_reason(v, arena_printf(xp, "expression %s is missing an operand", cls), cls,
-                        NULL);
+            expr_reason(v, arena_printf(xp, "expression %s is missing an operand", cls), cls, NULL);
             return;
         }
     bool explicit_on = false;
@@ -374,9 +372,9 @@ static void judge(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_expr *
     if (e->type_known && !fn_line && e->kind != EM_EXPR_AGG &&
         !(rule->out_types & OV_T(e->type.id)) && e->type.id != EM_TYPE_NULL) {
         em_type_format(e->type, tn, sizeof tn);
-        expr_reason(v, arena_printf(xp, "expression %s producing %s is not supported natively",
-                                    cls, tn),
-                    cls, NULL);
+        expr_reason(
+            v, arena_printf(xp, "expression %s producing %s is not supported natively", cls, tn),
+            cls, NULL);
         return;
     }
     if (e->kind != EM_EXPR_AGG || fn_line)
@@ -388,8 +386,8 @@ static void judge(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_expr *
             if (rule->in_types & OV_T(a->type.id))
                 continue;
             em_type_format(a->type, tn, sizeof tn);
-            expr_reason(v, arena_printf(xp, "expression %s of %s is not supported natively", cls,
-                                        tn),
+            expr_reason(v,
+                        arena_printf(xp, "expression %s of %s is not supported natively", cls, tn),
                         cls, NULL);
             return;
         }
@@ -471,9 +469,7 @@ typedef struct slot_vec {
     int n, cap_more;
 } slot_vec;
 
-static slot *slot_at(slot_vec *sv, int i) {
-    return i < 64 ? &sv->items[i] : &sv->more[i - 64];
-}
+static slot *slot_at(slot_vec *sv, int i) { return i < 64 ? &sv->items[i] : &sv->more[i - 64]; }
 
 static bool slot_add(slot_vec *sv, const em_expr *e, slot_input in, slot_probe pr) {
     if (!e)
@@ -605,8 +601,7 @@ typedef struct attr_set {
 } attr_set;
 
 static const em_plan_node *through_reuse(const em_plan_node *n) {
-    return n && n->kind == EM_NODE_REUSED_EXCHANGE && n->reuses && n->n_output == 0 ? n->reuses
-                                                                                    : n;
+    return n && n->kind == EM_NODE_REUSED_EXCHANGE && n->reuses && n->n_output == 0 ? n->reuses : n;
 }
 
 static bool attrs_for(const em_plan_node *n, slot_input in, attr_set *out) {
@@ -724,10 +719,10 @@ static void node_checks(em_exec_plan *xp, ov_settings *s, int i) {
     }
     const char *key = arena_printf(xp, "spark.ember.sql.exec.%s", cls);
     if (!switch_on(s, EM_CONF_FAMILY_EXEC, cls, NULL))
-        node_reason(xp, i,
-                    arena_printf(xp, "the Exec %s has been disabled: set %s=true to enable it",
-                                 cls, key),
-                    cls, key);
+        node_reason(
+            xp, i,
+            arena_printf(xp, "the Exec %s has been disabled: set %s=true to enable it", cls, key),
+            cls, key);
     switch (n->kind) {
     case EM_NODE_SCAN:
         scan_columns_ok(xp, i, n, cls);
@@ -736,10 +731,9 @@ static void node_checks(em_exec_plan *xp, ov_settings *s, int i) {
         const em_expr *a = argument(n, 0);
         if (!(a && (a->kind == EM_EXPR_LITERAL || a->kind == EM_EXPR_RAW) && a->text &&
               !strcmp(a->text, "<empty>")))
-            node_reason(xp, i,
-                        arena_printf(xp, "%s: the plan text does not include the table's rows",
-                                     cls),
-                        cls, NULL);
+            node_reason(
+                xp, i, arena_printf(xp, "%s: the plan text does not include the table's rows", cls),
+                cls, NULL);
         break;
     }
     case EM_NODE_BROADCAST_HASH_JOIN:
@@ -768,8 +762,9 @@ static void node_checks(em_exec_plan *xp, ov_settings *s, int i) {
         if (a->type_known && !(rule->types & OV_T(a->type.id))) {
             em_type_format(a->type, tn, sizeof tn);
             node_reason(xp, i,
-                        arena_printf(xp, "%s: output column %s of type %s is not supported "
-                                         "natively",
+                        arena_printf(xp,
+                                     "%s: output column %s of type %s is not supported "
+                                     "natively",
                                      cls, a->name ? a->name : "?", tn),
                         cls, NULL);
         }

@@ -91,7 +91,10 @@ static void report_node(const em_exec_plan *xp, const em_plan_node *n, int depth
         if (mode != EM_EXPLAIN_ALL && native && x->supported)
             continue;
         indent(sb, depth + 1 + x->depth);
-        em_strbuf_appendf(sb, NULL, "%s%s <%s> ", !x->supported ? "!" : native ? "*" : "@",
+        em_strbuf_appendf(sb, NULL, "%s%s <%s> ",
+                          !x->supported ? "!"
+                          : native      ? "*"
+                                        : "@",
                           is_partitioning(x->class_name) ? "Partitioning" : "Expression",
                           x->class_name);
         expr_text(sb, x);
@@ -163,9 +166,8 @@ static void tree_node(tree_ctx *t, const em_plan_node *n, size_t plen, bool top,
     const char *name = n->name ? n->name : em_node_kind_name(n->kind);
     if (d && d->transition_above) {
         tree_line_start(t, plen, top, last);
-        em_strbuf_appends(t->sb,
-                          d->engine == EM_ENGINE_NATIVE ? "ColumnarToRow\n" : "RowToColumnar\n",
-                          NULL);
+        em_strbuf_appends(
+            t->sb, d->engine == EM_ENGINE_NATIVE ? "ColumnarToRow\n" : "RowToColumnar\n", NULL);
         plen = tree_descend(t, plen, top, last);
         top = false;
         last = true;

@@ -156,8 +156,7 @@ static bool check_cast(const em_expr *e, const ov_check_ctx *cx, char *why, size
     if (e->cast_type_known)
         to = e->cast_type;
     else if (!e->text || em_type_parse(e->text, strlen(e->text), &to, NULL) != EM_OK) {
-        snprintf(why, cap, "cast to %s: the type is not known natively",
-                 e->text ? e->text : "?");
+        snprintf(why, cap, "cast to %s: the type is not known natively", e->text ? e->text : "?");
         return false;
     }
     em_type from = e->args[0]->type;
@@ -249,8 +248,7 @@ static bool check_make_decimal(const em_expr *e, const ov_check_ctx *cx, char *w
     return true;
 }
 
-static bool check_check_overflow(const em_expr *e, const ov_check_ctx *cx, char *why,
-                                 size_t cap) {
+static bool check_check_overflow(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
     (void)cx;
     if (e->n_args < 2 || e->args[1]->kind != EM_EXPR_TYPE) {
         snprintf(why, cap, "CheckOverflow without a DecimalType");
@@ -269,8 +267,7 @@ static bool check_round(const em_expr *e, const ov_check_ctx *cx, char *why, siz
     return true;
 }
 
-static bool check_scalar_subquery(const em_expr *e, const ov_check_ctx *cx, char *why,
-                                  size_t cap) {
+static bool check_scalar_subquery(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
     (void)cx;
     if (!e->type_known) {
         snprintf(why, cap, "scalar subquery of unknown type");
@@ -300,9 +297,9 @@ static bool check_in_subquery(const em_expr *e, const ov_check_ctx *cx, char *wh
 static bool check_agg(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
     (void)cx;
     int n = e->n_args;
-    bool first_last = e->name && (!strcasecmp(e->name, "first") || !strcasecmp(e->name, "last") ||
-                                  !strcasecmp(e->name, "first_value") ||
-                                  !strcasecmp(e->name, "last_value"));
+    bool first_last =
+        e->name && (!strcasecmp(e->name, "first") || !strcasecmp(e->name, "last") ||
+                    !strcasecmp(e->name, "first_value") || !strcasecmp(e->name, "last_value"));
     if (first_last && n == 2 && e->args[1]->kind == EM_EXPR_LITERAL)
         n = 1;
     bool count = e->name && !strcasecmp(e->name, "count");
@@ -528,8 +525,8 @@ static const ov_expr_rule expr_rules[] = {
 /* clang-format on */
 
 /* Any other expression: the row engine only. */
-static const ov_expr_rule no_native = {.cls = NULL, .native = false, .in_types = OV_T_ALL,
-                                       .out_types = OV_T_ALL};
+static const ov_expr_rule no_native = {
+    .cls = NULL, .native = false, .in_types = OV_T_ALL, .out_types = OV_T_ALL};
 
 static const struct {
     const char *name; /* as printed, case-insensitive */

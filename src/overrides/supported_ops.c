@@ -12,8 +12,8 @@
 #include "overrides/internal.h"
 
 static const em_type_id doc_types[] = {
-    EM_TYPE_BOOLEAN, EM_TYPE_BYTE,   EM_TYPE_SHORT,  EM_TYPE_INT,       EM_TYPE_LONG,
-    EM_TYPE_FLOAT,   EM_TYPE_DOUBLE, EM_TYPE_DATE,   EM_TYPE_TIMESTAMP, EM_TYPE_TIMESTAMP_NTZ,
+    EM_TYPE_BOOLEAN, EM_TYPE_BYTE,    EM_TYPE_SHORT,  EM_TYPE_INT,       EM_TYPE_LONG,
+    EM_TYPE_FLOAT,   EM_TYPE_DOUBLE,  EM_TYPE_DATE,   EM_TYPE_TIMESTAMP, EM_TYPE_TIMESTAMP_NTZ,
     EM_TYPE_STRING,  EM_TYPE_DECIMAL, EM_TYPE_BINARY, EM_TYPE_NULL,
 };
 #define N_DOC_TYPES (sizeof doc_types / sizeof doc_types[0])
@@ -89,8 +89,7 @@ static void execs(em_strbuf *sb) {
         const ov_exec_rule *r = ov_exec_rule_at(i);
         if (!r->cls || r->how == OV_EXEC_PASS || r->kind == EM_NODE_AQE_SECTION)
             continue;
-        em_strbuf_appendf(sb, NULL, "| %s | %s | ", r->cls,
-                          r->how == OV_EXEC_NATIVE ? "yes" : "-");
+        em_strbuf_appendf(sb, NULL, "| %s | %s | ", r->cls, r->how == OV_EXEC_NATIVE ? "yes" : "-");
         md_text(sb, r->how == OV_EXEC_ROW ? "row engine only" : r->note ? r->note : "");
         em_strbuf_appends(sb, " |", NULL);
         cells(sb, r->how == OV_EXEC_ROW ? 0 : r->types, 0);

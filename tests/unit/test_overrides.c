@@ -101,8 +101,7 @@ static void transitions(const em_exec_plan *xp, char *out, size_t cap) {
     for (int i = 0; i < em_exec_plan_n_decisions(xp); i++) {
         const em_node_decision *d = em_exec_plan_decision_at(xp, i);
         if (d->transition_above)
-            snprintf(out + strlen(out), cap - strlen(out), "%s%d", out[0] ? " " : "",
-                     d->node->id);
+            snprintf(out + strlen(out), cap - strlen(out), "%s%d", out[0] ? " " : "", d->node->id);
     }
 }
 
@@ -151,8 +150,7 @@ static void test_rules_match_registry(void **state) {
             continue;
         want_exec++;
         if (!family_has(EM_CONF_FAMILY_EXEC, r->cls, &def) || !def)
-            fail_msg("exec %s has a native rule but no built-in switch defaulting to true",
-                     r->cls);
+            fail_msg("exec %s has a native rule but no built-in switch defaulting to true", r->cls);
     }
     for (size_t i = 0; i < ov_n_expr_rules(); i++) {
         const ov_expr_rule *r = ov_expr_rule_at(i);
@@ -374,9 +372,8 @@ static void test_disabled_expression(void **state) {
 static void test_sql_disabled(void **state) {
     (void)state;
     em_plan *p = parse(PLAN);
-    em_exec_plan *xp =
-        tag(p, "spark.ember.sql.enabled=false", "spark.ember.sql.incompatibleOps.enabled=true",
-            NULL);
+    em_exec_plan *xp = tag(p, "spark.ember.sql.enabled=false",
+                           "spark.ember.sql.incompatibleOps.enabled=true", NULL);
     for (int i = 0; i < em_exec_plan_n_decisions(xp); i++) {
         const em_node_decision *d = em_exec_plan_decision_at(xp, i);
         if (d->node->kind == EM_NODE_COLUMNAR_TO_ROW) {
@@ -428,12 +425,11 @@ static void test_report_all(void **state) {
     em_plan *p = parse(PLAN);
     em_exec_plan *xp = tag(p, "spark.ember.sql.incompatibleOps.enabled=true", NULL);
     char *r = report(xp, EM_EXPLAIN_ALL);
-    const char *want =
-        "*Exec <HashAggregateExec> will run natively\n"
-        "  *Expression <AttributeReference> k#1 will run natively\n"
-        "  *Expression <AggregateExpression> sum(v#3) will run natively\n"
-        "    *Expression <Sum> sum(v#3) will run natively\n"
-        "      *Expression <AttributeReference> v#3 will run natively\n";
+    const char *want = "*Exec <HashAggregateExec> will run natively\n"
+                       "  *Expression <AttributeReference> k#1 will run natively\n"
+                       "  *Expression <AggregateExpression> sum(v#3) will run natively\n"
+                       "    *Expression <Sum> sum(v#3) will run natively\n"
+                       "      *Expression <AttributeReference> v#3 will run natively\n";
     if (strncmp(r, want, strlen(want)))
         fail_msg("report starts:\n%s", r);
     assert_non_null(strstr(r, "  *Exec <ShuffleExchangeExec> will run natively\n"
@@ -662,9 +658,8 @@ static void test_cli(void **state) {
     assert_int_equal(em_test_system("'%s' conf --supported-ops-md > '%s/ops.md'", bin, dir), 0);
     assert_int_equal(em_test_system("cmp -s '%s/ops.md' '%s/docs/supported_ops.md'", dir, src), 0);
     /* defaults: the incompatible sums fall back, the report says why */
-    assert_int_equal(em_test_system("'%s' explain '%s' --spark-version 3.5 > '%s/out.txt'", bin,
-                                    path, dir),
-                     0);
+    assert_int_equal(
+        em_test_system("'%s' explain '%s' --spark-version 3.5 > '%s/out.txt'", bin, path, dir), 0);
     assert_int_equal(em_test_system("grep -q '^      +- ColumnarToRow$' '%s/out.txt' && grep -q "
                                     "'^!Exec <HashAggregateExec> cannot run natively because' "
                                     "'%s/out.txt' && grep -q 'EmberFilter (3) .loreId=1.' "
@@ -676,10 +671,11 @@ static void test_cli(void **state) {
                                     "-qx 'every node runs natively' '%s/out.txt'",
                                     bin, path, dir, dir),
                      0);
-    assert_int_equal(em_test_system("'%s' explain --summary '%s' '%s' --spark-version 3.5 > "
-                                    "'%s/sum.txt' && grep -q '^Plans: 2 (0 failed to load)$' '%s/sum.txt'",
-                                    bin, path, path, dir, dir),
-                     0);
+    assert_int_equal(
+        em_test_system("'%s' explain --summary '%s' '%s' --spark-version 3.5 > "
+                       "'%s/sum.txt' && grep -q '^Plans: 2 (0 failed to load)$' '%s/sum.txt'",
+                       bin, path, path, dir, dir),
+        0);
     assert_int_equal(em_test_system("grep -q '^Nodes: 12, native 6 (50.0%%), row 6$' '%s/sum.txt' "
                                     "&& grep -q '^       4  the native Sum is not 100%% "
                                     "compatible with Spark' '%s/sum.txt'",
