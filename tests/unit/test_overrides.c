@@ -681,6 +681,18 @@ static void test_cli(void **state) {
                                     "compatible with Spark' '%s/sum.txt'",
                                     dir, dir),
                      0);
+    /* with a warehouse, reasons weigh the bytes of the tables scanned below their nodes:
+     * t is 1 MiB, under 4 nodes with the Sum reason and 2 with the exchange's */
+    assert_int_equal(em_test_system("mkdir -p '%s/wh/t' && head -c 1048576 /dev/zero > "
+                                    "'%s/wh/t/part-0.parquet'",
+                                    dir, dir),
+                     0);
+    assert_int_equal(em_test_system("'%s' explain --summary '%s' '%s' --spark-version 3.5 "
+                                    "--warehouse '%s/wh' > '%s/sum.txt' && grep -q '^         "
+                                    "4.0  the native Sum' '%s/sum.txt' && grep -q '^         "
+                                    "2.0  a native exchange' '%s/sum.txt'",
+                                    bin, path, path, dir, dir, dir, dir),
+                     0);
     assert_int_equal(em_test_system("'%s' explain '%s' --conf spark.ember.sql.exec.Nope=false "
                                     "2>/dev/null",
                                     bin, path),
