@@ -299,6 +299,89 @@ bool row_parse_date(const uint8_t *p, int64_t n, int64_t *days) {
     return true;
 }
 
+/* Spark's stringToTimestamp in UTC: a date as stringToDate reads it,
+ * optionally followed by ' ' or 'T' and [h]h:[m]m[:[s]s[.fraction]] (up to
+ * nine fraction digits, truncated to microseconds), then optionally a zone:
+ * Z, UTC, GMT or an offset +h[h][:mm] / -h[h][mm]. Other zone names and
+ * time-only strings (which take the current date) are not read here. */
+bool row_parse_timestamp(const uint8_t *p, int64_t n, bool allow_zone, int64_t *us) {
+    while (n > 0 && (p[0] <= ' ' || p[0] == 0x7f))
+        p++, n--;
+    while (n > 0 && (p[n - 1] <= ' ' || p[n - 1] == 0x7f))
+        n--;
+    int64_t cut = 0;
+    while (cut < n && p[cut] != ' ' && p[cut] != 'T')
+        cut++;
+    int64_t days;
+    if (!row_parse_date(p, cut, &days))
+        return false;
+    int64_t t = 0, off = 0;
+    int64_t i = cut < n ? cut + 1 : n;
+    if (i < n) {
+        int64_t part[3] = {0, 0, 0};
+        int k = 0;
+        for (; k < 3; k++) {
+            int digits = 0;
+            while (i < n && p[i] >= '0' && p[i] <= '9' && digits < 2) {
+                part[k] = part[k] * 10 + (p[i++] - '0');
+                digits++;
+            }
+            if (digits == 0)
+                return false;
+            if (k < 2 && i < n && p[i] == ':') {
+                i++;
+                continue;
+            }
+            break;
+        }
+        if (k == 0 || part[0] > 23 || part[1] > 59 || part[2] > 59)
+            return false;
+        int64_t frac = 0;
+        if (k == 2 && i < n && p[i] == '.') {
+            i++;
+            int digits = 0;
+            while (i < n && p[i] >= '0' && p[i] <= '9') {
+                if (digits < 6)
+                    frac = frac * 10 + (p[i] - '0');
+                digits++;
+                i++;
+            }
+            if (digits > 9)
+                return false;
+            for (; digits < 6; digits++)
+                frac *= 10;
+        }
+        t = ((part[0] * 60 + part[1]) * 60 + part[2]) * 1000000 + frac;
+        if (i < n) {
+            if (!allow_zone)
+                return false;
+            const uint8_t *z = p + i;
+            int64_t zn = n - i;
+            if (zn == 1 && z[0] == 'Z')
+                zn = 0;
+            else if (zn >= 3 && (!memcmp(z, "UTC", 3) || !memcmp(z, "GMT", 3)))
+                z += 3, zn -= 3;
+            if (zn > 0) {
+                if (z[0] != '+' && z[0] != '-')
+                    return false;
+                int64_t hh = 0, mm = 0, j = 1;
+                int hd = 0, md = 0;
+                while (j < zn && z[j] >= '0' && z[j] <= '9' && hd < 2)
+                    hh = hh * 10 + (z[j++] - '0'), hd++;
+                if (j < zn && z[j] == ':')
+                    j++;
+                while (j < zn && z[j] >= '0' && z[j] <= '9' && md < 2)
+                    mm = mm * 10 + (z[j++] - '0'), md++;
+                if (hd == 0 || j != zn || hh > 18 || mm > 59 || (md != 0 && md != 2))
+                    return false;
+                off = (hh * 60 + mm) * 60 * 1000000 * (z[0] == '-' ? -1 : 1);
+            }
+        }
+    }
+    *us = days * 86400LL * 1000000 + t - off;
+    return true;
+}
+
 /* ---------------------------------------------------------------- casts */
 
 static em_status cast_error(const row_cast_ctx *c, bool overflow, em_type to, em_datum *out,
@@ -586,6 +669,12 @@ em_status row_cast(const row_cast_ctx *c, const em_datum *in, em_type from, em_t
         goto unsupported;
     case EM_TYPE_TIMESTAMP:
     case EM_TYPE_TIMESTAMP_NTZ:
+        if (fstr) {
+            if (!row_parse_timestamp(in->v.str.ptr, in->v.str.len, t == EM_TYPE_TIMESTAMP,
+                                     &out->v.i64))
+                return cast_error(c, false, to, out, err);
+            return EM_OK;
+        }
         if (f == EM_TYPE_DATE) {
             out->v.i64 = in->v.i64 * 86400LL * 1000000;
             return EM_OK;
@@ -636,7 +725,7 @@ bool row_cast_supported(em_type from, em_type to) {
         return f == EM_TYPE_STRING || fts;
     case EM_TYPE_TIMESTAMP:
     case EM_TYPE_TIMESTAMP_NTZ:
-        return f == EM_TYPE_DATE || fts;
+        return f == EM_TYPE_DATE || f == EM_TYPE_STRING || fts;
     case EM_TYPE_BINARY:
         return f == EM_TYPE_STRING;
     default:

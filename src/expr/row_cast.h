@@ -16,6 +16,9 @@ em_status row_cast(const row_cast_ctx *c, const em_datum *in, em_type from, em_t
 bool row_cast_supported(em_type from, em_type to);
 /* Spark's stringToDate (trimmed; yyyy[-m[m][-d[d][ |T...]]]). */
 bool row_parse_date(const uint8_t *p, int64_t n, int64_t *days);
+/* Spark's stringToTimestamp in UTC (see row_cast.c for the forms read);
+ * allow_zone false (timestamp_ntz) refuses a zone suffix. */
+bool row_parse_timestamp(const uint8_t *p, int64_t n, bool allow_zone, int64_t *us);
 /* Java narrowing of a long to a smaller integral type. */
 int64_t row_wrap(em_type_id t, int64_t v);
 /* Texts of casts to string. */

@@ -1311,6 +1311,56 @@ static void test_row_only_functions(void **state) {
     pin("positive(d#4)", false, 0, "10.25");
 }
 
+/* Casts from string to timestamp (DateTimeUtils.stringToTimestamp, UTC),
+ * which only the row engine reads; printed through the cast to string. */
+static void test_string_to_timestamp(void **state) {
+    (void)state;
+    static const struct {
+        const char *in;
+        bool ntz;
+        const char *want;
+    } cases[] = {
+        {"2020-01-01 12:34:56.789", false, "2020-01-01 12:34:56.789"},
+        {" 2020-01-01T00:00:00Z ", false, "2020-01-01 00:00:00"},
+        {"2020-01-01 01:00:00+01:00", false, "2020-01-01 00:00:00"},
+        {"2020-01-01 00:30:00-0130", false, "2020-01-01 02:00:00"},
+        {"2020-01-01", false, "2020-01-01 00:00:00"},
+        {"2020-1-1 1:2:3", false, "2020-01-01 01:02:03"},
+        {"2020-01-01 12:00", false, "2020-01-01 12:00:00"},
+        {"2020-01-01 12:00:00.1234567", false, "2020-01-01 12:00:00.123456"},
+        {"1969-12-31 23:59:59.999999", false, "1969-12-31 23:59:59.999999"},
+        {"2020-01-01 25:00:00", false, "null"},
+        {"2020-02-30 00:00:00", false, "null"},
+        {"12:00:00", false, "null"},
+        {"2020-01-01 12:00:00Z", true, "null"},
+        {"2020-01-01 12:00:00", true, "2020-01-01 12:00:00"},
+    };
+    em_error err = {0};
+    em_row_arena arena;
+    em_row_arena_init(&arena, NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        em_datum in = {0}, ts, str;
+        in.v.str.ptr = (const uint8_t *)cases[i].in;
+        in.v.str.len = (int32_t)strlen(cases[i].in);
+        em_type tt = em_type_make(cases[i].ntz ? EM_TYPE_TIMESTAMP_NTZ : EM_TYPE_TIMESTAMP);
+        row_cast_ctx cc = {false, cases[i].in};
+        EM_ASSERT_OK(row_cast(&cc, &in, em_type_make(EM_TYPE_STRING), tt, &arena, &ts, &err),
+                     &err);
+        EM_ASSERT_OK(row_cast(&cc, &ts, tt, em_type_make(EM_TYPE_STRING), &arena, &str, &err),
+                     &err);
+        char got[64];
+        snprintf(got, sizeof got, "%.*s", str.is_null ? 4 : str.v.str.len,
+                 str.is_null ? "null" : (const char *)str.v.str.ptr);
+        if (strcmp(got, cases[i].want))
+            fail_msg("'%s': got '%s', expected '%s'", cases[i].in, got, cases[i].want);
+        /* ANSI: invalid input raises */
+        row_cast_ctx ansi = {true, cases[i].in};
+        em_status st = row_cast(&ansi, &in, em_type_make(EM_TYPE_STRING), tt, &arena, &ts, &err);
+        assert_int_equal(st, strcmp(cases[i].want, "null") ? EM_OK : EM_ERR_INVALID);
+    }
+    em_row_arena_reset(&arena);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_differential),
@@ -1319,6 +1369,7 @@ int main(void) {
         cmocka_unit_test(test_pinned),
         cmocka_unit_test(test_scalar_subquery),
         cmocka_unit_test(test_row_only_functions),
+        cmocka_unit_test(test_string_to_timestamp),
         cmocka_unit_test(test_decimal_kernels),
         cmocka_unit_test(test_tpch_plans),
     };
