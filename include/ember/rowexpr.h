@@ -22,7 +22,8 @@
  * add_months, make_date, hour, minute, second, ascii, octet_length,
  * bit_length, initcap, instr, locate, lpad, rpad, repeat, replace, reverse,
  * translate, concat_ws, cbrt, log, bround, positive, shiftrightunsigned) and
- * casts the vectorized engine lacks (timestamp to double), so an overrides
+ * casts the vectorized engine lacks (timestamp to double, string to
+ * timestamp as stringToTimestamp reads it in UTC), so an overrides
  * layer can fall back to it: binding is the support test (EM_ERR_UNSUPPORTED
  * names what is missing: RLIKE, struct and collection functions, regular
  * expressions, date_format, ...).

@@ -1106,7 +1106,7 @@ static void row_of(const em_batch *b, int64_t r, em_datum *row) {
 }
 
 static void plan_expr(plan_counts *pc, const char *file, const em_expr *e,
-                      const em_expr *const *in, int n_in, bool ansi) {
+                      const em_expr *const *in, int n_in, bool ansi, const em_shim *shim) {
     em_batch *b = random_batch(in, n_in);
     if (!b) {
         pc->untyped++;
@@ -1114,6 +1114,7 @@ static void plan_expr(plan_counts *pc, const char *file, const em_expr *e,
     }
     em_expr_compile_options o = {0};
     o.ansi = ansi;
+    o.shim = shim; /* each plan's Spark line: 3.3's decimal rules where they apply */
     o.subquery = plan_no_subquery;
     em_error verr = {0}, rerr = {0};
     char *txt = plan_test_expr_text(e);
@@ -1216,13 +1217,14 @@ typedef struct plan_walk {
     plan_counts *pc;
     const char *file;
     bool ansi;
+    const em_shim *shim;
 } plan_walk;
 
 static void plan_bound(const em_plan_node *node, const em_expr *e, const em_expr *const *in,
                        int n_in, void *ctx) {
     (void)node;
     plan_walk *w = ctx;
-    plan_expr(w->pc, w->file, e, in, n_in, w->ansi);
+    plan_expr(w->pc, w->file, e, in, n_in, w->ansi, w->shim);
 }
 
 static void test_tpch_plans(void **state) {
@@ -1236,7 +1238,7 @@ static void test_tpch_plans(void **state) {
             em_plan *plan = plan_test_parse_shared(plan_test_dirs[v], q);
             char file[64];
             snprintf(file, sizeof file, "spark-%s/q%d", plan_test_dirs[v], q);
-            plan_walk w = {&pc, file, em_shim_ansi_default(em_plan_shim(plan))};
+            plan_walk w = {&pc, file, em_shim_ansi_default(em_plan_shim(plan)), em_plan_shim(plan)};
             plan_test_walk_bound_all(plan, plan_bound, &w);
             em_plan_free(plan);
             files++;
