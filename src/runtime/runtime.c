@@ -78,6 +78,10 @@ struct rt_stage {
     em_plan_node *syn_exchange;
     em_plan_node *syn_children[1];
     const em_plan_node *alias; /* gather stages: the synthetic exchange reading them */
+    /* merged scalar subqueries: the named_struct(name, value, ...) their root
+     * Project builds; the stage runs the Project's child, fields are served
+     * from its values */
+    const em_expr *merged;
     /* scheduling */
     bool started;
     int64_t seq;      /* start order: the tasks' semaphore tickets follow it */
@@ -331,6 +335,21 @@ static em_status add_gather(em_query *q, rt_stage *st, const em_plan_node *top, 
     return push_ptr((void ***)&st->shuffle_inputs, &st->n_shuffle_inputs, g, err);
 }
 
+/* The named_struct of a merged scalar subquery's root (Spark 3.3+ merges
+ * scalar subqueries over one relation into `Project [named_struct(n1, v1,
+ * ...) AS mergedValue#N]`), or NULL. */
+static const em_expr *merged_struct(const em_plan_node *top) {
+    if (top->kind != EM_NODE_PROJECT || top->n_children != 1 || top->n_output != 1)
+        return NULL;
+    const em_expr *e = top->output[0];
+    while (e->kind == EM_EXPR_ALIAS && e->n_args == 1)
+        e = e->args[0];
+    return e->kind == EM_EXPR_CALL && e->name && strcmp(e->name, "named_struct") == 0 &&
+                   e->n_args % 2 == 0
+               ? e
+               : NULL;
+}
+
 static em_status cut_stage(em_query *q, const em_plan_node *key, em_stage_kind kind, rt_stage **out,
                            em_error *err) {
     *out = NULL;
@@ -358,6 +377,8 @@ static em_status cut_stage(em_query *q, const em_plan_node *key, em_stage_kind k
     if (s == EM_OK && (kind == EM_STAGE_RESULT || kind == EM_STAGE_SUBQUERY)) {
         const em_plan_node *top = skip_wrappers(key);
         st->build_root = top;
+        if (kind == EM_STAGE_SUBQUERY && (st->merged = merged_struct(top)))
+            st->build_root = top->children[0];
         if ((top->kind == EM_NODE_TAKE_ORDERED_AND_PROJECT || top->kind == EM_NODE_COLLECT_LIMIT) &&
             top->n_children == 1) {
             s = add_gather(q, st, top, err);
@@ -735,24 +756,81 @@ static void cb_native_leave(em_exec_ctx *ctx) {
     rt_sem_release(&t->q->sem);
 }
 
+/* The value of the merged subquery's field `name`: its named_struct value
+ * evaluated over the one row of the stage's result (l). */
+static em_status merged_field(em_query *q, const rt_stage *st, const em_expr *sq,
+                              const char *name, em_type type, const em_batch_list *l,
+                              em_pool *pool, em_column *out, em_error *err) {
+    const char *sq_name = sq->name ? sq->name : "scalar subquery";
+    const em_expr *ns = st->merged, *value = NULL;
+    for (int i = 0; i + 1 < ns->n_args && !value; i += 2) {
+        char *text = NULL;
+        EM_TRY(em_expr_print(ns->args[i], NULL, &text, NULL, err));
+        if (strcmp(text, name) == 0)
+            value = ns->args[i + 1];
+        free(text);
+    }
+    if (!value)
+        return EM_FAIL(err, EM_ERR_BIND, "%s has no field %s", sq_name, name);
+    const em_plan_node *child = st->build_root;
+    em_expr_compile_options o = {.ansi = q->ansi,
+                                 .shim = em_plan_shim(q->plan),
+                                 .time_zone = q->time_zone,
+                                 .pool = pool};
+    em_expr_prog *prog = NULL;
+    EM_TRY(em_expr_compile(value, (const em_expr *const *)child->output, child->n_output, &o,
+                           &prog, err));
+    em_status s = EM_OK;
+    if (!em_type_equal(em_expr_prog_type(prog), type)) {
+        char want[64], got[64];
+        em_type_format(type, want, sizeof want);
+        em_type_format(em_expr_prog_type(prog), got, sizeof got);
+        s = EM_FAIL(err, EM_ERR_TYPE, "%s.%s is %s where the plan expects %s", sq_name, name, got,
+                    want);
+    }
+    const em_batch *row = NULL;
+    for (int64_t i = 0; s == EM_OK && i < l->n_batches && !row; i++)
+        if (em_batch_rows(l->batches[i]) > 0)
+            row = l->batches[i];
+    if (s == EM_OK && !row) {
+        s = em_column_init(out, type, 1, pool, err);
+        if (s == EM_OK)
+            s = em_column_append_null(out, err);
+    } else if (s == EM_OK) {
+        em_column all;
+        memset(&all, 0, sizeof all);
+        s = em_expr_eval(prog, row, pool, &all, err);
+        int32_t r = row->sel ? row->sel[0] : 0;
+        if (s == EM_OK)
+            s = em_column_take(&all, &r, 1, pool, out, err);
+        em_column_reset(&all);
+    }
+    em_expr_prog_free(prog);
+    return s;
+}
+
 static em_status cb_subquery(void *vq, const em_expr *e, em_type type, em_pool *pool,
                              em_column *out, em_error *err) {
     em_query *q = vq;
     const em_expr *sq = e->kind == EM_EXPR_FIELD && e->n_args > 0 ? e->args[0] : e;
-    if (e->kind == EM_EXPR_FIELD)
-        return EM_FAIL(err, EM_ERR_UNSUPPORTED,
-                       "%s.%s: fields of merged scalar subqueries are not supported yet",
-                       sq->name ? sq->name : "subquery", e->name ? e->name : "?");
     rt_stage *st = sq->subquery ? find_stage(q, sq->subquery) : NULL;
     if (!st || st->kind != EM_STAGE_SUBQUERY || !st->done || !st->parts)
         return EM_FAIL(err, EM_ERR_INTERNAL, "%s: its value was not computed",
                        sq->name ? sq->name : "scalar subquery");
+    if ((e->kind == EM_EXPR_FIELD) != (st->merged != NULL))
+        return EM_FAIL(err, EM_ERR_UNSUPPORTED, "%s%s%s: %s", sq->name ? sq->name : "subquery",
+                       e->kind == EM_EXPR_FIELD ? "." : "",
+                       e->kind == EM_EXPR_FIELD && e->name ? e->name : "",
+                       st->merged ? "a merged scalar subquery is read by field only"
+                                  : "a field of a subquery that does not build a named_struct");
     const em_batch_list *l = &st->parts[0];
     if (l->n_rows > 1)
         return EM_FAIL(err, EM_ERR_INVALID,
                        "%s: more than one row returned by a subquery used as an expression "
                        "(%lld rows)",
                        sq->name ? sq->name : "scalar subquery", (long long)l->n_rows);
+    if (st->merged)
+        return merged_field(q, st, sq, e->name ? e->name : "", type, l, pool, out, err);
     char want[64], got[64];
     em_type_format(type, want, sizeof want);
     if (l->n_rows == 0) {

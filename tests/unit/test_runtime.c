@@ -1027,6 +1027,68 @@ static void test_semaphore_query(void **state) {
     assert_true(time(NULL) - t0 < 30);
 }
 
+/* Spark 3.3+ merges scalar subqueries over one relation into one subquery
+ * returning named_struct(name, value, ...) and reads fields of it. */
+static const char *merged_plan =
+    "== Physical Plan ==\n"
+    "* Project (4)\n"
+    "+- * Filter (3)\n"
+    "   +- * ColumnarToRow (2)\n"
+    "      +- Scan parquet spark_catalog.default.t (1)\n"
+    "\n\n" SCAN_T(1, 1) "(2) ColumnarToRow [codegen id : 1]\n"
+    "Input [1]: [a#1]\n\n"
+    "(3) Filter [codegen id : 1]\n"
+    "Input [1]: [a#1]\n"
+    "Condition : ((a#1 = Subquery scalar-subquery#2, [id=#3].max(a)) OR "
+    "(a#1 = ReusedSubquery Subquery scalar-subquery#2, [id=#3].min(a)))\n\n"
+    "(4) Project [codegen id : 1]\n"
+    "Output [1]: [a#1]\n"
+    "Input [1]: [a#1]\n\n"
+    "===== Subqueries =====\n\n"
+    "Subquery:1 Hosting operator id = 3 Hosting Expression = Subquery scalar-subquery#2, "
+    "[id=#3]\n"
+    "* Project (10)\n"
+    "+- * HashAggregate (9)\n"
+    "   +- Exchange (8)\n"
+    "      +- * HashAggregate (7)\n"
+    "         +- * ColumnarToRow (6)\n"
+    "            +- Scan parquet spark_catalog.default.t (5)\n"
+    "\n\n" SCAN_T(5, 4) "(6) ColumnarToRow [codegen id : 1]\n"
+    "Input [1]: [a#4]\n\n"
+    "(7) HashAggregate [codegen id : 1]\n"
+    "Input [1]: [a#4]\n"
+    "Keys: []\n"
+    "Functions [2]: [partial_max(a#4), partial_min(a#4)]\n"
+    "Aggregate Attributes [2]: [max#5, min#9]\n"
+    "Results [2]: [max#6, min#10]\n\n"
+    "(8) Exchange\n"
+    "Input [2]: [max#6, min#10]\n"
+    "Arguments: SinglePartition, ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
+    "(9) HashAggregate [codegen id : 2]\n"
+    "Input [2]: [max#6, min#10]\n"
+    "Keys: []\n"
+    "Functions [2]: [max(a#4), min(a#4)]\n"
+    "Aggregate Attributes [2]: [max(a#4)#7, min(a#4)#11]\n"
+    "Results [2]: [max(a#4)#7 AS max(a)#8, min(a#4)#11 AS min(a)#12]\n\n"
+    "(10) Project [codegen id : 2]\n"
+    "Output [1]: [named_struct(max(a), max(a)#8, min(a), min(a)#12) AS mergedValue#13]\n"
+    "Input [2]: [max(a)#8, min(a)#12]\n\n"
+    "Subquery:2 Hosting operator id = 3 Hosting Expression = ReusedSubquery Subquery "
+    "scalar-subquery#2, [id=#3]\n\n";
+
+static void test_merged_subquery(void **state) {
+    (void)state;
+    const char *wh = make_warehouse();
+    em_error err = {0};
+    em_status s;
+    int32_t v[FILES * ROWS];
+    int n = run_ints(merged_plan, wh, 2, v, FILES * ROWS, &err, &s);
+    EM_ASSERT_OK(s, &err);
+    assert_int_equal(n, 2);
+    assert_int_equal(v[0], 0);
+    assert_int_equal(v[1], (FILES - 1) * 100 + ROWS - 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cut_shared_plans),     cmocka_unit_test(test_hash_ids_spark),
@@ -1035,7 +1097,7 @@ int main(void) {
         cmocka_unit_test(test_scalar_subquery),      cmocka_unit_test(test_top_n_gather),
         cmocka_unit_test(test_error_cancels),        cmocka_unit_test(test_concurrent_queries),
         cmocka_unit_test(test_broadcast_built_once), cmocka_unit_test(test_semaphore_fifo),
-        cmocka_unit_test(test_semaphore_query),
+        cmocka_unit_test(test_semaphore_query),      cmocka_unit_test(test_merged_subquery),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
