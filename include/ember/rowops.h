@@ -9,7 +9,9 @@
  * contract as em_op (ops.h) and runs in the same em_exec_ctx; its memory is
  * charged to ctx->row_pool (ctx->pool when that is NULL). Row operators are
  * written for obvious correctness, not speed: they are Spark's row-based
- * execution in Ember, the fallback and the oracle.
+ * execution in Ember, the fallback and the oracle. Their metrics count
+ * rows, inclusive time and the peak of what they hold; batches_out stays 0
+ * (they hand out rows).
  *
  * Transitions join the engines: ColumnarToRow (em_row_from_native) turns a
  * native operator's batches into rows and releases the task's native slot
@@ -22,7 +24,11 @@
  * with transitions exactly where the decisions put them. The stage's root
  * is always returned as an em_op, because the runtime stores shuffle,
  * broadcast and result data as batches: a row root is wrapped in an
- * internal adapter that is not a transition (it takes no native slot).
+ * internal adapter ("RowStageOutput") that is not a transition (it takes
+ * no native slot). Native reads of shuffle data go through a
+ * CoalesceBatches operator that merges small batches up to EM_BATCH_CAP
+ * rows. A RowToColumnar reports the row operators below it through
+ * vtab.visit_hidden, also after close (it keeps their metrics).
  */
 #ifndef EM_ROWOPS_H
 #define EM_ROWOPS_H
