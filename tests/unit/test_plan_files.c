@@ -4,14 +4,15 @@
  *
  * Each file is one cmocka test; each of its cases writes its inline tables
  * as Parquet into a fresh warehouse folder, parses the plan text, runs it
- * with the local runtime in several settings (1 thread; 2 threads with one
- * scan split per file) and compares the result rows, as canonical value
+ * with the local runtime in every setting of SETTINGS (native alone; native
+ * through the overrides with 2 threads and a scan split per file; the row
+ * engine; two mixed trees) and compares the result rows, as canonical value
  * text, with the expected rows: in order, or as multisets. A case may
  * instead expect an error whose message holds a given text, and may be an
- * expected failure (xfail): it must then fail, and the runner fails when it
- * passes. Every failure names the file, the case's line and name, the run
- * setting and the first row that differs; all failing cases of a file are
- * reported together.
+ * expected failure of the native or the row engine (xfail, xfail-row): it
+ * must then fail there, and the runner fails when it passes. Every failure
+ * names the file, the case's line and name, the setting and the first row
+ * that differs; all failing cases of a file are listed on stdout.
  *
  * EMBER_PLAN_CASE=<text> runs only the cases whose file name or case name
  * contains the text (for debugging).
