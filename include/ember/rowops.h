@@ -11,7 +11,8 @@
  * written for obvious correctness, not speed: they are Spark's row-based
  * execution in Ember, the fallback and the oracle. Their metrics count
  * rows, inclusive time and the peak of what they hold; batches_out stays 0
- * (they hand out rows).
+ * (they hand out rows). They do not spill: a blocking row operator over
+ * its pool's budget fails with EM_ERR_OOM_BUDGET naming itself.
  *
  * Transitions join the engines: ColumnarToRow (em_row_from_native) turns a
  * native operator's batches into rows and releases the task's native slot

@@ -80,6 +80,7 @@ typedef struct window_state {
     int n_in;
     /* results: n_fns datums per sorted row (strings in res_arena) */
     em_datum *res;
+    int64_t res_charged; /* res and keep, charged to the pool */
     em_row_arena res_arena, scratch;
     bool *keep; /* group limit: per sorted position */
     bool done_input;
@@ -453,6 +454,9 @@ static em_status window_compute(em_row_op *op, window_state *st, em_error *err) 
     EM_TRY(sr_sort(&st->s, err));
     int64_t n = st->s.n_idx;
     int nf = st->group_limit ? 0 : st->n_fns;
+    int64_t charge = n * nf * (int64_t)sizeof *st->res + n;
+    EM_TRY(em_pool_reserve(st->res_arena.pool, charge, err));
+    st->res_charged = charge;
     st->res = calloc((size_t)(n * nf) + 1, sizeof *st->res);
     st->keep = calloc((size_t)n + 1, sizeof *st->keep);
     int64_t *peer_lo = malloc(sizeof *peer_lo * (size_t)(n + 1));
@@ -485,7 +489,7 @@ static em_status window_next(em_row_op *op, const em_datum **row, em_error *err)
     if (!st->done_input) {
         st->done_input = true;
         em_status s = window_compute(op, st, err);
-        rop_note_peak(op, rs_bytes(&st->s.rows) + st->res_arena.bytes);
+        rop_note_peak(op, rs_bytes(&st->s.rows) + st->res_arena.bytes + st->res_charged);
         if (s != EM_OK)
             return s == EM_ERR_CANCELLED ? s : rop_fail(op, err);
         st->emitted = 0;
@@ -519,6 +523,8 @@ static void window_close(em_row_op *op) {
             wfn_reset(&st->fns[i]);
         free(st->fns);
         sr_reset(&st->s);
+        if (st->res_charged)
+            em_pool_release(st->res_arena.pool, st->res_charged);
         free(st->res);
         free(st->keep);
         free(st->out);

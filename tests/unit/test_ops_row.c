@@ -953,6 +953,29 @@ static void test_coalesce(void **state) {
     em_plan_free(p);
 }
 
+/* Nodes without a native operator run on rows: Spark's CoalesceExec passes
+ * its child's rows (the native builder refuses it). */
+static void test_row_only_nodes(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(UNARY("Coalesce") "Arguments: 1\n");
+    rt r;
+    rt_init(&r);
+    rt_set(&r, 2, SCHEMA, ROWS, N_COLS, 3, 2);
+    em_error err = {0};
+    em_op *op = NULL;
+    assert_int_equal(em_op_build(tops_node(p, 3), &op, &err), EM_ERR_UNSUPPORTED);
+    for (int e = E_ROW; e < E_COUNT; e++) {
+        if (e == E_MIX1)
+            continue; /* puts the Coalesce (3) on the native side */
+        int n = 0;
+        char **rows = run_on(&r, p, 3, e, &n);
+        static const char *const expect[] = {"a|1|1.50|1.0", "b|2|2.00|null", "null|3|3.25|3.0"};
+        tops_expect(rows, n, expect, 3, true);
+    }
+    rt_free(&r);
+    em_plan_free(p);
+}
+
 static void test_unsupported(void **state) {
     (void)state;
     static const char text[] = "== Physical Plan ==\n"
@@ -1214,6 +1237,7 @@ int main(void) {
         cmocka_unit_test(test_scan_and_local_table),
         cmocka_unit_test(test_transitions),
         cmocka_unit_test(test_coalesce),
+        cmocka_unit_test(test_row_only_nodes),
         cmocka_unit_test(test_unsupported),
         cmocka_unit_test(test_row_budget),
         cmocka_unit_test(test_tpch),
