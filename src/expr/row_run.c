@@ -1009,7 +1009,9 @@ static em_status eval_fn(run *r, rnode *n, em_datum *out) {
         out->v.f64 = pow(a[0].v.f64, a[1].v.f64);
         break;
     case RF_PMOD: {
-        /* Pmod: r = a % n; r < 0 ? (r + n) % n : r, in the operands' type */
+        /* Pmod: r = a % n; r < 0 ? (r + n) % n : r, in Java arithmetic: int
+         * and long wrap, byte and short are promoted to int (no wrap) and
+         * narrowed at the end */
         __int128 x = a[0].v.i64, m = a[1].v.i64;
         if (m == 0) {
             if (r->x->ansi)
@@ -1019,8 +1021,9 @@ static em_status eval_fn(run *r, rnode *n, em_datum *out) {
             break;
         }
         __int128 rr = x % m;
+        bool wraps = n->type.id == EM_TYPE_INT || n->type.id == EM_TYPE_LONG;
         if (rr < 0)
-            rr = (__int128)row_wrap(n->type.id, (int64_t)(rr + m)) % m;
+            rr = (wraps ? (__int128)row_wrap(n->type.id, (int64_t)(rr + m)) : rr + m) % m;
         out->v.i64 = row_wrap(n->type.id, (int64_t)rr);
         break;
     }
