@@ -18,7 +18,10 @@
  *                                   the first n % k one row larger
  *   lag / lead(x, off, default)     x at the row off rows before / after,
  *                                   default (over the current row) when
- *                                   that row is outside the partition
+ *                                   that row is outside the partition;
+ *                                   IGNORE NULLS counts non-null x only
+ *   nth_value(x, n)                 x at the frame's n-th row (null when
+ *                                   the frame is shorter), IGNORE NULLS too
  *   aggregates                      over the frame: RowFrame with any
  *                                   bounds (unbounded, current row, or an
  *                                   offset), RangeFrame with unbounded or
@@ -51,6 +54,7 @@ typedef enum wfn_kind {
     WF_NTILE,
     WF_LAG,
     WF_LEAD,
+    WF_NTH_VALUE,
     WF_AGG,
 } wfn_kind;
 
@@ -61,8 +65,9 @@ typedef struct wfn {
     bool rows_frame;
     int lo_kind, hi_kind;
     int64_t lo_off, hi_off;
-    int64_t n;        /* ntile buckets; lag/lead offset */
-    em_rexpr *input;  /* lag/lead */
+    int64_t n;        /* ntile buckets; lag/lead offset; nth_value's n */
+    bool ignore_nulls; /* lag/lead/nth_value IGNORE NULLS */
+    em_rexpr *input;  /* lag/lead/nth_value */
     em_rexpr *dflt;   /* lag/lead default */
     em_ragg *agg;
     em_datum *buf;    /* the aggregate's buffers */
@@ -179,20 +184,25 @@ static em_status wfn_bind(em_row_op *op, window_state *st, const em_expr *alias,
         f->kind = WF_NTILE;
         if (fn->n_args != 1 || !int_literal(fn->args[0], &f->n) || f->n <= 0)
             return wunsupported(alias, "ntile needs a positive literal", err);
-    } else if (is_call(fn, "lag") || is_call(fn, "lead")) {
-        f->kind = is_call(fn, "lag") ? WF_LAG : WF_LEAD;
+    } else if (is_call(fn, "lag") || is_call(fn, "lead") || is_call(fn, "nth_value")) {
+        /* lag/lead(input, offset, default[, ignoreNulls]), nth_value(input, n[, ignoreNulls]) */
+        bool nth = is_call(fn, "nth_value");
+        f->kind = nth ? WF_NTH_VALUE : is_call(fn, "lag") ? WF_LAG : WF_LEAD;
         f->n = 1;
         if (fn->n_args >= 2 && !int_literal(fn->args[1], &f->n))
             return wunsupported(alias, "offset is not a literal", err);
         if (f->n < 0)
             f->n = -f->n; /* printed as the frame's signed offset on some lines */
-        if (fn->n_args < 1)
-            return wunsupported(alias, "no input", err);
+        if (fn->n_args < 1 || (nth && f->n == 0))
+            return wunsupported(alias, "no input or a zero offset", err);
         EM_TRY(em_rexpr_bind(fn->args[0], child->output, child->n_output, opts, &f->input, err));
         f->type = em_rexpr_type(f->input);
-        if (fn->n_args >= 3)
+        int flag = nth ? 2 : 3;
+        if (!nth && fn->n_args >= 3)
             EM_TRY(em_rexpr_bind(fn->args[2], child->output, child->n_output, opts, &f->dflt,
                                  err));
+        const em_expr *ign = fn->n_args > flag ? fn->args[flag] : NULL;
+        f->ignore_nulls = ign && ign->text && strcmp(ign->text, "true") == 0;
     } else {
         return wunsupported(alias, "unsupported function", err);
     }
@@ -376,17 +386,66 @@ static em_status agg_partition(window_state *st, int fi, int64_t lo, int64_t hi,
     return s;
 }
 
+/* The input's value at the n-th row from `from` stepping by `step` within
+ * [lo, hi) (rows with a null input not counted when nulls are ignored);
+ * *found false when there is none. */
+static em_status nth_row_value(window_state *st, const wfn *f, int64_t from, int step, int64_t lo,
+                               int64_t hi, em_datum *v, bool *found, em_error *err) {
+    *found = false;
+    int64_t left = f->n;
+    for (int64_t t = from; t >= lo && t < hi; t += step) {
+        EM_TRY(em_rexpr_eval(f->input, wrow(st, t), &st->scratch, v, err));
+        if (f->ignore_nulls && v->is_null)
+            continue;
+        if (--left == 0) {
+            *found = true;
+            return EM_OK;
+        }
+        if (!f->ignore_nulls) { /* jump straight to the n-th row */
+            t += step * (left - 1);
+            left = 1;
+        }
+    }
+    return EM_OK;
+}
+
 static em_status offset_value(window_state *st, int fi, int64_t i, int64_t lo, int64_t hi,
                               em_error *err) {
     wfn *f = &st->fns[fi];
-    int64_t t = f->kind == WF_LAG ? i - f->n : i + f->n;
+    int step = f->kind == WF_LAG ? -1 : 1;
     em_datum v = em_datum_null();
+    bool found = false;
     em_row_arena_clear(&st->scratch);
-    if (t >= lo && t < hi)
-        EM_TRY(em_rexpr_eval(f->input, wrow(st, t), &st->scratch, &v, err));
-    else if (f->dflt)
-        EM_TRY(em_rexpr_eval(f->dflt, wrow(st, i), &st->scratch, &v, err));
+    if (f->n == 0) /* offset 0: the current row itself */
+        EM_TRY(em_rexpr_eval(f->input, wrow(st, i), &st->scratch, &v, err));
+    else
+        EM_TRY(nth_row_value(st, f, i + step, step, lo, hi, &v, &found, err));
+    found |= f->n == 0;
+    if (!found) {
+        v = em_datum_null();
+        if (f->dflt)
+            EM_TRY(em_rexpr_eval(f->dflt, wrow(st, i), &st->scratch, &v, err));
+    }
     return set_result(st, i, fi, &v, f->type, err);
+}
+
+/* nth_value over each row's frame: null when the frame has fewer rows. */
+static em_status nth_value_partition(window_state *st, int fi, int64_t lo, int64_t hi,
+                                     const int64_t *peer_lo, const int64_t *peer_hi,
+                                     em_error *err) {
+    wfn *f = &st->fns[fi];
+    for (int64_t i = lo; i < hi; i++) {
+        int64_t fs, fe;
+        frame_of(f, i, lo, hi, peer_lo, peer_hi, &fs, &fe);
+        em_datum v = em_datum_null();
+        bool found = false;
+        em_row_arena_clear(&st->scratch);
+        EM_TRY(nth_row_value(st, f, fs, 1, fs, fe, &v, &found, err));
+        if (!found)
+            v = em_datum_null();
+        EM_TRY(set_result(st, i, fi, &v, f->type, err));
+    }
+    return EM_OK;
 }
 
 /* Computes every function over partition [lo, hi). */
@@ -402,7 +461,7 @@ static em_status window_partition(window_state *st, int64_t lo, int64_t hi, cons
     for (int fi = 0; fi < st->n_fns; fi++) {
         wfn *f = &st->fns[fi];
         int64_t dense = 0;
-        for (int64_t i = lo; i < hi && f->kind != WF_AGG; i++) {
+        for (int64_t i = lo; i < hi && f->kind != WF_AGG && f->kind != WF_NTH_VALUE; i++) {
             switch (f->kind) {
             case WF_ROW_NUMBER:
             case WF_RANK:
@@ -437,6 +496,8 @@ static em_status window_partition(window_state *st, int64_t lo, int64_t hi, cons
         }
         if (f->kind == WF_AGG)
             EM_TRY(agg_partition(st, fi, lo, hi, peer_lo, peer_hi, err));
+        if (f->kind == WF_NTH_VALUE)
+            EM_TRY(nth_value_partition(st, fi, lo, hi, peer_lo, peer_hi, err));
     }
     return EM_OK;
 }

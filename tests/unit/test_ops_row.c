@@ -503,7 +503,8 @@ static const char *const WROWS[] = {
     "a", NULL, "8.00", "0",
 };
 
-static void check_window(const char *fns, const char *const *expect, int n, bool native_too) {
+static void check_window_on(const char *const *cells, int n_rows, const char *fns,
+                            const char *const *expect, int n, bool native_too) {
     char text[8192];
     snprintf(text, sizeof text, UNARY("Window") "Arguments: [%s], [k#1], [g#2 ASC NULLS FIRST]\n",
              fns);
@@ -511,7 +512,7 @@ static void check_window(const char *fns, const char *const *expect, int n, bool
     rt r;
     rt_init(&r);
     for (int per = 1; per <= 3; per++) {
-        rt_set(&r, 2, SCHEMA, WROWS, N_COLS, 6, per);
+        rt_set(&r, 2, SCHEMA, cells, N_COLS, n_rows, per);
         if (native_too) {
             check_all(&r, p, 3, expect, n, true);
             continue;
@@ -522,6 +523,10 @@ static void check_window(const char *fns, const char *const *expect, int n, bool
     }
     rt_free(&r);
     em_plan_free(p);
+}
+
+static void check_window(const char *fns, const char *const *expect, int n, bool native_too) {
+    check_window_on(WROWS, 6, fns, expect, n, native_too);
 }
 
 static void test_window(void **state) {
@@ -558,6 +563,18 @@ static void test_window(void **state) {
         "null|5|0.25|0.0|0.25", "a|null|8.00|0.0|15.00", "a|1|1.00|0.0|7.00",
         "a|1|2.00|0.0|7.00",    "a|3|4.00|0.0|4.00",     "b|2|1.50|0.0|1.50"};
     check_window("sum(v#3)" SPEC("RangeFrame", CUR, UNF) " AS t#5", tail, 6, false);
+    /* IGNORE NULLS and nth_value, over ROWS (null values of v) */
+    static const char *const nulls[] = {
+        "null|null|null|null|null|null|3.25|3.25", "null|3|3.25|3.0|null|3.25|3.25|null",
+        "a|null|null|5.0|null|null|1.50|1.50",     "a|1|1.50|1.0|null|1.50|1.50|0.50",
+        "a|7|0.50|-0.0|1.50|1.50|1.50|null",       "b|2|2.00|null|null|null|2.00|-1.00",
+        "b|5|-1.00|2.0|2.00|-1.00|2.00|null",      "c|2|9.99|NaN|null|null|9.99|null"};
+    check_window_on(ROWS, N_ROWS,
+                    "lag(v#3, 1, null, true)" SPEC("RowFrame", "-1", "-1") " AS lg#5, "
+                    "nth_value(v#3, 2, false)" SPEC("RowFrame", UNB, CUR) " AS nv#6, "
+                    "nth_value(v#3, 1, true)" SPEC("RowFrame", UNB, UNF) " AS fv#7, "
+                    "lead(v#3, 1, null, true)" SPEC("RowFrame", "1", "1") " AS ld#8",
+                    nulls, 8, false);
 }
 
 static void test_window_group_limit(void **state) {
