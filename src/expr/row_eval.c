@@ -379,7 +379,8 @@ static rnode *bind_arith(binder *b, const em_expr *e, em_binop op, const em_type
     if (op >= EM_OP_BITAND && op <= EM_OP_BITXOR && (dec || flt))
         return fail_un(b, e, "bitwise operator on non-integral operands");
     if (flt || (op == EM_OP_DIV && !dec)) {
-        bool both_float = lt.id == EM_TYPE_FLOAT && rt.id == EM_TYPE_FLOAT;
+        /* Divide takes only double and decimal: floats divide as doubles */
+        bool both_float = lt.id == EM_TYPE_FLOAT && rt.id == EM_TYPE_FLOAT && op != EM_OP_DIV;
         res = em_type_make(both_float ? EM_TYPE_FLOAT : EM_TYPE_DOUBLE);
         l = cast_node(b, l, res, e);
         r = cast_node(b, r, res, e);

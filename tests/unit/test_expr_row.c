@@ -171,6 +171,10 @@ static void text_of(const em_column *c, int64_t r, char *buf, size_t cap) {
 static int n_compared, n_non_null, n_errors_agreed, n_row_only, n_eager;
 /* Set by the random expressions: accept the eager-evaluation difference. */
 static bool eager_ok;
+/* Set by the random aggregates: skip arguments the vectorized compiler
+ * refuses (counted). */
+static bool skip_uncompiled;
+static int n_agg_skipped;
 
 /* An error raised by the data (ANSI overflow, division by zero, invalid
  * input). When several rows raise different ones, the vectorized engine
@@ -211,8 +215,11 @@ static void diff_check(const char *expr, bool ansi, const char *version, const e
         if (!row_only && !folded_error)
             em_type_format(em_expr_prog_type(prog), vt, sizeof vt);
         em_type_format(em_rexpr_type(rx), rt, sizeof rt);
-        if (!row_only && !folded_error && strcmp(vt, rt))
-            fail_msg("%s: result type: vectorized %s, row %s", expr, vt, rt);
+        if (!row_only && !folded_error && strcmp(vt, rt)) {
+            if (!known_bug)
+                fail_msg("%s: result type: vectorized %s, row %s", expr, vt, rt);
+            n_diff++; /* the known difference is in the type; values print alike */
+        }
         if (!row_only && !folded_error)
             vs = em_expr_eval(prog, rows, NULL, &vout, &verr);
         em_row_arena arena;
@@ -399,6 +406,9 @@ static void test_differential(void **state) {
                "engine raises ARITHMETIC_OVERFLOW");
     diff_one("pmod(b#2, a#1)", false, NULL, rows);
     diff_one("pmod(s#10, t#12)", false, NULL, rows);
+    diff_check("(x#11 / x#11)", false, NULL, rows,
+               "Divide takes only double and decimal, so float / float is a double (as the "
+               "plan model types it); the vectorized engine divides in float");
     diff_check("cast(date_sub(f#6, -3000000) as string)", false, NULL, rows,
                "Spark formats dates with uuuu, which signs years past 9999 (+10183-...); the "
                "vectorized cast prints the canonical text without the sign");
@@ -561,8 +571,11 @@ static void gen(char *out, size_t cap, gen_kind k, int depth) {
             char l[1024], r[1024];
             gen(l, sizeof l, G_DBL, depth + 1);
             gen(r, sizeof r, G_DBL, depth + 1);
-            snprintf(out, cap, "(%s %s %s)", l, (const char *[]){"+", "-", "*", "/"}[gen_rand(4)],
-                     r);
+            unsigned op = gen_rand(4);
+            if (op == 3) /* as Spark prints a division: doubles only */
+                snprintf(out, cap, "(cast(%s as double) / cast(%s as double))", l, r);
+            else
+                snprintf(out, cap, "(%s %s %s)", l, (const char *[]){"+", "-", "*"}[op], r);
             return;
         }
         case 1:
@@ -803,11 +816,26 @@ static void diff_agg(const char *fn_text, bool ansi, const em_batch *rows, const
     em_error err = {0};
     em_agg_fn *pfn, *ffn;
     em_ragg *pra, *fra;
-    EM_ASSERT_OK(em_agg_compile(t.agg, t.inputs, t.n_inputs, &o, &pfn, &err), &err);
+    if (skip_uncompiled && em_agg_compile(t.agg, t.inputs, t.n_inputs, &o, &pfn, &err) != EM_OK) {
+        n_agg_skipped++; /* a random argument the vectorized compiler refuses or folds */
+        em_plan_free(t.plan);
+        return;
+    }
+    if (!skip_uncompiled)
+        EM_ASSERT_OK(em_agg_compile(t.agg, t.inputs, t.n_inputs, &o, &pfn, &err), &err);
     EM_ASSERT_OK(em_ragg_bind(t.agg, t.inputs, t.n_inputs, &o, &pra, &err), &err);
     em_expr fin = *t.agg;
     fin.mode = EM_AGG_FINAL;
-    EM_ASSERT_OK(em_agg_compile(&fin, NULL, 0, &o, &ffn, &err), &err);
+    if (skip_uncompiled && em_agg_compile(&fin, NULL, 0, &o, &ffn, &err) != EM_OK) {
+        n_agg_skipped++; /* the plan parser could not type the argument */
+        assert_int_not_equal(em_ragg_bind(&fin, NULL, 0, &o, &fra, &err), EM_OK);
+        em_agg_fn_free(pfn);
+        em_ragg_free(pra);
+        em_plan_free(t.plan);
+        return;
+    }
+    if (!skip_uncompiled)
+        EM_ASSERT_OK(em_agg_compile(&fin, NULL, 0, &o, &ffn, &err), &err);
     EM_ASSERT_OK(em_ragg_bind(&fin, NULL, 0, &o, &fra, &err), &err);
     int nb = em_agg_n_buffers(pfn);
     assert_int_equal(em_ragg_n_buffers(pra), nb);
@@ -939,6 +967,37 @@ static const char *const AGGS[] = {
     "partial_stddev_samp(cast(a#1 as double))", "partial_stddev_pop(c#3)",
     "partial_var_samp(cast(d#4 as double))", "partial_var_pop(cast(s#10 as double))",
 };
+
+/* Random aggregates over random arguments (non-ANSI). Not avg of decimals:
+ * wide ones differ by design (test_avg_decimal_digits). */
+static void test_random_aggregates(void **state) {
+    (void)state;
+    static const struct {
+        const char *fn;
+        gen_kind arg;
+    } shapes[] = {
+        {"sum", G_INT},  {"sum", G_DEC},   {"sum", G_DBL},  {"sum", G_LONG},
+        {"avg", G_LONG}, {"avg", G_DBL},   {"avg", G_INT},  {"min", G_STR},
+        {"max", G_DEC},  {"min", G_DATE},  {"max", G_DBL},  {"count", G_STR},
+        {"first", G_STR}, {"last", G_DEC}, {"stddev_samp", G_DBL}, {"var_pop", G_DBL},
+    };
+    em_batch *rows = make_rows();
+    n_compared = n_agg_skipped = 0;
+    skip_uncompiled = true;
+    int count = getenv("EMBER_ROW_FUZZ") ? 2000 : 120;
+    for (int i = 0; i < count; i++) {
+        char arg[1500], text[1700];
+        int k = (int)gen_rand(sizeof shapes / sizeof shapes[0]);
+        gen(arg, sizeof arg, shapes[k].arg, 1);
+        snprintf(text, sizeof text, "partial_%s(%s)", shapes[k].fn, arg);
+        diff_agg(text, false, rows, NULL);
+    }
+    skip_uncompiled = false;
+    print_message("random aggregates: %d buffer and result values compared, %d skipped\n",
+                  n_compared, n_agg_skipped);
+    assert_true(n_compared > 1000);
+    em_batch_destroy(rows);
+}
 
 static void test_aggregates(void **state) {
     (void)state;
@@ -1681,6 +1740,7 @@ int main(void) {
         cmocka_unit_test(test_differential),
         cmocka_unit_test(test_random_expressions),
         cmocka_unit_test(test_aggregates),
+        cmocka_unit_test(test_random_aggregates),
         cmocka_unit_test(test_avg_decimal_digits),
         cmocka_unit_test(test_pinned),
         cmocka_unit_test(test_scalar_subquery),
