@@ -26,11 +26,14 @@
  *                                   bounds (unbounded, current row, or an
  *                                   offset), RangeFrame with unbounded or
  *                                   current-row bounds (the current row's
- *                                   peers); an empty frame gives the
+ *                                   peers) or value offsets from the one
+ *                                   numeric or date order key (added for
+ *                                   ASC, subtracted for DESC, as Spark
+ *                                   does; a null key's frame is bounded
+ *                                   by null); an empty frame gives the
  *                                   function's value over no rows.
  * Frames that start unbounded fold rows as the frame grows; others are
  * folded afresh for every row, which is simple and right, not fast.
- * RangeFrame bounds with value offsets are reported unsupported.
  *
  * Without a frame: RangeFrame unbounded preceding .. current row with an
  * ORDER BY, the whole partition without one (Spark's defaults).
@@ -157,9 +160,17 @@ static em_status wfn_bind(em_row_op *op, window_state *st, const em_expr *alias,
             is_call(frame->args[2], "unboundedpreceding$"))
             return wunsupported(alias, "empty frame", err);
     }
+    if (!f->rows_frame && (f->lo_kind == B_OFFSET || f->hi_kind == B_OFFSET)) {
+        /* value offsets from the one order key, of a type they add to */
+        em_type_id t = st->n_order == 1 ? st->s.spec.types[st->n_part].id : EM_TYPE_NULL;
+        bool addable = t == EM_TYPE_BYTE || t == EM_TYPE_SHORT || t == EM_TYPE_INT ||
+                       t == EM_TYPE_LONG || t == EM_TYPE_DATE || t == EM_TYPE_FLOAT ||
+                       t == EM_TYPE_DOUBLE || t == EM_TYPE_DECIMAL;
+        if (!addable)
+            return wunsupported(alias, "RangeFrame offsets need one numeric or date order key",
+                                err);
+    }
     if (fn->kind == EM_EXPR_AGG) {
-        if (!f->rows_frame && (f->lo_kind == B_OFFSET || f->hi_kind == B_OFFSET))
-            return wunsupported(alias, "RangeFrame with value offsets", err);
         f->kind = WF_AGG;
         EM_TRY(em_ragg_bind(fn, child->output, child->n_output, opts, &f->agg, err));
         if (!em_ragg_has_args(f->agg))
@@ -332,22 +343,65 @@ static em_status agg_fold(window_state *st, wfn *f, int64_t a, int64_t b, em_row
     return EM_OK;
 }
 
+/* The order key of sorted position i (RangeFrame offsets: the only one). */
+static inline const em_datum *order_key(const window_state *st, int64_t i) {
+    return wrow(st, i) + st->n_in + st->n_part;
+}
+
+/* The first position of [lo, hi) past the value bound `off` from row i's
+ * order key (past: after it in the sort order, or also at it when `at`):
+ * Spark adds the offset for an ascending key and subtracts it for a
+ * descending one; a null key's bound is null, compared as the order places
+ * nulls. */
+static int64_t range_edge(const window_state *st, int64_t i, int64_t off, bool at, int64_t lo,
+                          int64_t hi) {
+    int k = st->n_part;
+    em_type t = st->s.spec.types[k];
+    bool asc = st->s.spec.ascending[k], nf = st->s.spec.nulls_first[k];
+    em_datum bound = *order_key(st, i);
+    int64_t d = asc ? off : -off;
+    if (!bound.is_null) {
+        if (t.id == EM_TYPE_FLOAT || t.id == EM_TYPE_DOUBLE)
+            bound.v.f64 += (double)d;
+        else if (t.id == EM_TYPE_DECIMAL) {
+            em_i128 m = d;
+            for (int s = 0; s < t.scale; s++)
+                m *= 10;
+            bound.v.dec += m;
+        } else
+            bound.v.i64 += d;
+    }
+    while (lo < hi) { /* binary search: keys are sorted */
+        int64_t mid = lo + (hi - lo) / 2;
+        int c = rop_compare_key(order_key(st, mid), &bound, t, asc, nf);
+        if (c < 0 || (!at && c == 0))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The frame [*fs, *fe) of position i in partition [lo, hi). */
-static void frame_of(const wfn *f, int64_t i, int64_t lo, int64_t hi, const int64_t *peer_lo,
-                     const int64_t *peer_hi, int64_t *fs, int64_t *fe) {
+static void frame_of(const window_state *st, const wfn *f, int64_t i, int64_t lo, int64_t hi,
+                     const int64_t *peer_lo, const int64_t *peer_hi, int64_t *fs, int64_t *fe) {
     int64_t a, b;
     if (f->lo_kind == B_UNBOUNDED)
         a = lo;
     else if (f->lo_kind == B_CURRENT)
         a = f->rows_frame ? i : peer_lo[i];
-    else
+    else if (f->rows_frame)
         a = i + f->lo_off;
+    else
+        a = range_edge(st, i, f->lo_off, true, lo, hi);
     if (f->hi_kind == B_UNBOUNDED)
         b = hi;
     else if (f->hi_kind == B_CURRENT)
         b = f->rows_frame ? i + 1 : peer_hi[i];
-    else
+    else if (f->rows_frame)
         b = i + f->hi_off + 1;
+    else
+        b = range_edge(st, i, f->hi_off, false, lo, hi);
     *fs = a < lo ? lo : a > hi ? hi : a;
     *fe = b < lo ? lo : b > hi ? hi : b;
 }
@@ -363,7 +417,7 @@ static em_status agg_partition(window_state *st, int fi, int64_t lo, int64_t hi,
     em_ragg_init(f->agg, f->buf);
     for (int64_t i = lo; s == EM_OK && i < hi; i++) {
         int64_t fs, fe;
-        frame_of(f, i, lo, hi, peer_lo, peer_hi, &fs, &fe);
+        frame_of(st, f, i, lo, hi, peer_lo, peer_hi, &fs, &fe);
         if (growing) {
             if (fe > folded) {
                 s = agg_fold(st, f, folded, fe, &run, err);
@@ -436,7 +490,7 @@ static em_status nth_value_partition(window_state *st, int fi, int64_t lo, int64
     wfn *f = &st->fns[fi];
     for (int64_t i = lo; i < hi; i++) {
         int64_t fs, fe;
-        frame_of(f, i, lo, hi, peer_lo, peer_hi, &fs, &fe);
+        frame_of(st, f, i, lo, hi, peer_lo, peer_hi, &fs, &fe);
         em_datum v = em_datum_null();
         bool found = false;
         em_row_arena_clear(&st->scratch);

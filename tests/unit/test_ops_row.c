@@ -503,11 +503,11 @@ static const char *const WROWS[] = {
     "a", NULL, "8.00", "0",
 };
 
-static void check_window_on(const char *const *cells, int n_rows, const char *fns,
-                            const char *const *expect, int n, bool native_too) {
+static void check_window_order(const char *const *cells, int n_rows, const char *order,
+                               const char *fns, const char *const *expect, int n,
+                               bool native_too) {
     char text[8192];
-    snprintf(text, sizeof text, UNARY("Window") "Arguments: [%s], [k#1], [g#2 ASC NULLS FIRST]\n",
-             fns);
+    snprintf(text, sizeof text, UNARY("Window") "Arguments: [%s], [k#1], [%s]\n", fns, order);
     em_plan *p = tops_parse(text);
     rt r;
     rt_init(&r);
@@ -523,6 +523,11 @@ static void check_window_on(const char *const *cells, int n_rows, const char *fn
     }
     rt_free(&r);
     em_plan_free(p);
+}
+
+static void check_window_on(const char *const *cells, int n_rows, const char *fns,
+                            const char *const *expect, int n, bool native_too) {
+    check_window_order(cells, n_rows, "g#2 ASC NULLS FIRST", fns, expect, n, native_too);
 }
 
 static void check_window(const char *fns, const char *const *expect, int n, bool native_too) {
@@ -563,6 +568,21 @@ static void test_window(void **state) {
         "null|5|0.25|0.0|0.25", "a|null|8.00|0.0|15.00", "a|1|1.00|0.0|7.00",
         "a|1|2.00|0.0|7.00",    "a|3|4.00|0.0|4.00",     "b|2|1.50|0.0|1.50"};
     check_window("sum(v#3)" SPEC("RangeFrame", CUR, UNF) " AS t#5", tail, 6, false);
+    /* RangeFrame value offsets: g in [g - 1, g + 1]; a null g's frame is
+     * the null peers */
+    static const char *const range[] = {
+        "null|5|0.25|0.0|0.25", "a|null|8.00|0.0|8.00", "a|1|1.00|0.0|3.00",
+        "a|1|2.00|0.0|3.00",    "a|3|4.00|0.0|4.00",    "b|2|1.50|0.0|1.50"};
+    check_window("sum(v#3)" SPEC("RangeFrame", "-1", "1") " AS r#5", range, 6, false);
+    /* descending: 2 PRECEDING is the larger values, g in [g, g + 2];
+     * nulls last */
+    static const char *const desc[] = {
+        "null|5|0.25|0.0|0.25", "a|3|4.00|0.0|4.00", "a|1|1.00|0.0|7.00",
+        "a|1|2.00|0.0|7.00",    "a|null|8.00|0.0|8.00", "b|2|1.50|0.0|1.50"};
+    check_window_order(WROWS, 6, "g#2 DESC NULLS LAST",
+                       "sum(v#3) windowspecdefinition(k#1, g#2 DESC NULLS LAST, "
+                       "specifiedwindowframe(RangeFrame, -2, currentrow$())) AS r#5",
+                       desc, 6, false);
     /* IGNORE NULLS and nth_value, over ROWS (null values of v) */
     static const char *const nulls[] = {
         "null|null|null|null|null|null|3.25|3.25", "null|3|3.25|3.0|null|3.25|3.25|null",
