@@ -9,6 +9,16 @@
  * money columns runs on standard DECIMAL(15,2) data. The same switch is the
  * config spark.ember.sql.retype.
  *
+ * Between parsing and running, the overrides decide per node whether it
+ * runs natively or on the reference row engine (spark.ember.sql.enabled,
+ * spark.ember.sql.exec.<Class>, ...), and the runtime builds each task's
+ * mixed tree from those decisions. spark.ember.sql.explain prints their
+ * report to stderr before the query runs, as spark-rapids logs it when the
+ * plan is overridden. Test mode (spark.ember.sql.test.enabled) refuses to
+ * run a plan with a node on the row engine whose class is not listed in
+ * spark.ember.sql.test.allowedNonNative, as spark-rapids' test mode fails
+ * the query at planning time.
+ *
  * Output to --output is written to a temporary file beside it and renamed
  * into place only when complete, so a failed run leaves no partial file.
  * SIGINT/SIGTERM cancel the query (exit 130). Exit codes: 0 success, 1 the
@@ -25,7 +35,9 @@
 
 #include "cli.h"
 #include "ember/conf.h"
+#include "ember/overrides.h"
 #include "ember/parquet.h"
+#include "ember/rowops.h"
 #include "ember/runtime.h"
 #include "ember/value_text.h"
 
@@ -46,15 +58,19 @@ static void run_usage(FILE *out) {
                  "  --warehouse DIR      tables are DIR/<table>/*.parquet\n"
                  "  --spark-version V    the Spark line that printed the plan (default: "
                  "detected)\n"
-                 "  --conf k=v           spark.sql.ansi.enabled, "
-                 "spark.sql.session.timeZone,\n"
-                 "                       spark.sql.files.maxPartitionBytes, "
-                 "spark.ember.sql.retype,\n"
-                 "                       spark.ember.memory.budget (repeatable)\n"
+                 "  --conf k=v           any registered key (`ember conf` lists them), e.g.\n"
+                 "                       spark.ember.sql.enabled=false (all on the row "
+                 "engine),\n"
+                 "                       spark.ember.sql.exec.<Class>=false, "
+                 "spark.ember.sql.explain=ALL,\n"
+                 "                       spark.ember.sql.test.enabled=true, "
+                 "spark.sql.ansi.enabled (repeatable)\n"
                  "  --format F           table (default), csv, json (one object per "
                  "line), parquet\n"
                  "  --output PATH        write there (atomically) instead of stdout\n"
-                 "  --metrics            print stages and per-operator metrics to stderr\n"
+                 "  --metrics            print stages, per-node engine and operator metrics, "
+                 "and\n"
+                 "                       the transitions between engines to stderr\n"
                  "  --threads N          worker threads (default: the number of cores)\n"
                  "  --memory BYTES       memory budget of the query (k, m, g suffixes)\n"
                  "  --retype             take the files' column types and re-infer the "
@@ -166,6 +182,7 @@ typedef struct run_args {
     const char *plan, *warehouse, *version, *format, *output;
     bool metrics, retype;
     em_runtime_options ro;
+    em_conf *conf; /* every --conf, validated; the overrides read it */
 } run_args;
 
 static int usage_error(const char *what, const char *arg) {
@@ -174,49 +191,60 @@ static int usage_error(const char *what, const char *arg) {
     return 2;
 }
 
+/* Keys the overrides (or test mode and the report) read: no warning. */
+static bool overrides_key(const char *key) {
+    static const char *const prefixes[] = {"spark.ember.sql.", "spark.rapids.sql."};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+        if (strncmp(key, prefixes[i], strlen(prefixes[i])) == 0 &&
+            strncmp(key + strlen(prefixes[i]), "lore.", 5) != 0)
+            return true;
+    return false;
+}
+
 static int apply_conf(run_args *a, const char *kv) {
     const char *eq = strchr(kv, '=');
     if (!eq)
         return usage_error("--conf wants key=value, got", kv);
-    size_t kl = (size_t)(eq - kv);
-    const char *v = eq + 1;
-    bool b;
     /* The registry validates every key first: a mistyped spark.ember.* key or
      * a value of the wrong type is an error with the nearest key suggested. */
-    em_conf *check = NULL;
     em_error cerr = {0};
-    em_status cs = em_conf_create(&check, &cerr);
-    if (cs == EM_OK)
-        cs = em_conf_set_kv(check, kv, &cerr);
-    em_conf_destroy(check);
-    if (cs != EM_OK) {
+    if (em_conf_set_kv(a->conf, kv, &cerr) != EM_OK) {
         fprintf(stderr, "ember run: --conf: %s\n", cerr.msg);
         return 2;
     }
-#define KEY_IS(k) (kl == strlen(k) && strncmp(kv, k, kl) == 0)
-    if (KEY_IS("spark.sql.ansi.enabled")) {
+    char key[256];
+    size_t kl = (size_t)(eq - kv);
+    while (kl && (kv[kl - 1] == ' ' || kv[kl - 1] == '\t'))
+        kl--;
+    const char *k0 = kv;
+    while (kl && (*k0 == ' ' || *k0 == '\t'))
+        k0++, kl--;
+    snprintf(key, sizeof key, "%.*s", (int)(kl < sizeof key ? kl : sizeof key - 1), k0);
+    const em_conf_key *known = em_conf_lookup(key);
+    const char *canon = known ? known->name : key; /* aliases act as their key */
+    const char *v = eq + 1;
+    bool b;
+    if (strcmp(canon, "spark.sql.ansi.enabled") == 0) {
         if (!parse_bool(v, &b))
             return usage_error("spark.sql.ansi.enabled wants true or false, got", v);
         a->ro.ansi = b;
-    } else if (KEY_IS("spark.sql.session.timeZone")) {
+    } else if (strcmp(canon, "spark.sql.session.timeZone") == 0) {
         a->ro.time_zone = v;
-    } else if (KEY_IS("spark.sql.files.maxPartitionBytes")) {
+    } else if (strcmp(canon, "spark.sql.files.maxPartitionBytes") == 0) {
         if (!parse_bytes(v, &a->ro.max_partition_bytes) || a->ro.max_partition_bytes == 0)
             return usage_error("spark.sql.files.maxPartitionBytes wants a size, got", v);
-    } else if (KEY_IS("spark.sql.files.openCostInBytes")) {
+    } else if (strcmp(canon, "spark.sql.files.openCostInBytes") == 0) {
         if (!parse_bytes(v, &a->ro.open_cost_bytes))
             return usage_error("spark.sql.files.openCostInBytes wants a size, got", v);
-    } else if (KEY_IS("spark.ember.sql.retype")) {
+    } else if (strcmp(canon, "spark.ember.sql.retype") == 0) {
         if (!parse_bool(v, &a->retype))
             return usage_error("spark.ember.sql.retype wants true or false, got", v);
-    } else if (KEY_IS("spark.ember.memory.budget")) {
+    } else if (strcmp(canon, "spark.ember.memory.budget") == 0) {
         if (!parse_bytes(v, &a->ro.memory_budget))
             return usage_error("spark.ember.memory.budget wants a size, got", v);
-    } else {
-        fprintf(stderr, "ember run: ignoring --conf %.*s (not used by the local runtime)\n",
-                (int)kl, kv);
+    } else if (!overrides_key(canon)) {
+        fprintf(stderr, "ember run: ignoring --conf %s (not used by the local runtime)\n", key);
     }
-#undef KEY_IS
     return 0;
 }
 
@@ -224,6 +252,11 @@ static int parse_args(int argc, char **argv, run_args *a) {
     memset(a, 0, sizeof *a);
     em_runtime_options_init(&a->ro);
     a->format = "table";
+    em_error cerr = {0};
+    if (em_conf_create(&a->conf, &cerr) != EM_OK) {
+        fprintf(stderr, "ember run: %s\n", cerr.msg);
+        return 1;
+    }
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i];
         bool has_value = i + 1 < argc;
@@ -436,7 +469,19 @@ static em_status write_text(const run_args *a, const em_schema *sc, const em_bat
     return s;
 }
 
-static void print_metrics(const em_query *q, double seconds) {
+/* The operator column: row operators carry Spark's names, as the native
+ * ones do, so the engine the overrides chose is shown as a "row:" prefix
+ * (their metrics also count no batches). */
+static const char *op_label(const em_exec_plan *xp, const em_node_metrics *m, char *buf,
+                            size_t cap) {
+    const em_node_decision *d = xp ? em_exec_plan_decision(xp, m->node) : NULL;
+    if (!d || d->engine != EM_ENGINE_ROW)
+        return m->op_name;
+    snprintf(buf, cap, "row:%s", m->op_name);
+    return buf;
+}
+
+static void print_metrics(const em_query *q, const em_exec_plan *xp, double seconds) {
     fprintf(stderr, "query: %.3f s, %d threads, peak memory %.1f MiB\n", seconds,
             em_query_threads(q), (double)em_query_peak_bytes(q) / 1048576.0);
     fprintf(stderr, "%-6s %-10s %-28s %6s %5s %10s %9s\n", "stage", "kind", "node", "tasks",
@@ -450,16 +495,114 @@ static void print_metrics(const em_query *q, double seconds) {
                 em_stage_kind_name(si.kind), node, si.n_tasks, si.n_out_partitions,
                 (long long)si.rows_out, (double)si.time_ns / 1e6);
     }
-    fprintf(stderr, "%-34s %-18s %6s %10s %8s %9s %10s\n", "node", "operator", "tasks", "rows",
+    fprintf(stderr, "%-34s %-26s %6s %10s %8s %9s %10s\n", "node", "operator", "tasks", "rows",
             "batches", "ms", "peak KiB");
     for (int i = 0; i < em_query_n_metrics(q); i++) {
         const em_node_metrics *m = em_query_metrics_at(q, i);
-        char node[64];
+        char node[64], op[64];
         snprintf(node, sizeof node, "%s (%d)", m->node->name ? m->node->name : "?", m->node->id);
-        fprintf(stderr, "%-34s %-18s %6d %10lld %8lld %9.1f %10.1f\n", node, m->op_name, m->tasks,
-                (long long)m->m.rows_out, (long long)m->m.batches_out, (double)m->m.time_ns / 1e6,
+        fprintf(stderr, "%-34s %-26s %6d %10lld %8lld %9.1f %10.1f\n", node,
+                op_label(xp, m, op, sizeof op), m->tasks, (long long)m->m.rows_out,
+                (long long)m->m.batches_out, (double)m->m.time_ns / 1e6,
                 (double)m->m.peak_bytes / 1024.0);
     }
+    /* A transition sits above the node it converts: columnar output read by
+     * a row parent, or rows read by a native parent. */
+    int n_trans = 0;
+    for (int i = 0; xp && i < em_exec_plan_n_decisions(xp); i++) {
+        const em_node_decision *d = em_exec_plan_decision_at(xp, i);
+        if (!d || !d->transition_above)
+            continue;
+        if (n_trans++ == 0)
+            fprintf(stderr, "transitions:\n");
+        fprintf(stderr, "  %-13s above %s (%d)\n",
+                d->engine == EM_ENGINE_ROW ? "RowToColumnar" : "ColumnarToRow",
+                d->node->name ? d->node->name : "?", d->node->id);
+    }
+    if (xp && n_trans == 0)
+        fprintf(stderr, "transitions: none\n");
+}
+
+/* The configured report, before the query runs. */
+static em_status print_report(const em_exec_plan *xp, const em_conf *conf, em_error *err) {
+    int mode = 0;
+    EM_TRY(em_conf_get_enum(conf, "spark.ember.sql.explain", &mode, err));
+    /* the registry lists the values in em_explain_mode's order */
+    if (mode == EM_EXPLAIN_NONE)
+        return EM_OK;
+    em_strbuf sb;
+    em_strbuf_init(&sb);
+    em_status s = em_exec_plan_report(xp, (em_explain_mode)mode, &sb, err);
+    if (s == EM_OK && sb.len)
+        fprintf(stderr, "ember run: overrides (spark.ember.sql.explain=%s):\n%s%s",
+                em_conf_get_text(conf, "spark.ember.sql.explain"), em_strbuf_cstr(&sb),
+                sb.data[sb.len - 1] == '\n' ? "" : "\n");
+    em_strbuf_reset(&sb);
+    return s;
+}
+
+/* Whether class_name is in the comma-separated list (entries may be fully
+ * qualified: org.apache.spark.sql.execution.SortExec matches SortExec). */
+static bool class_listed(const char *list, const char *class_name) {
+    size_t cl = strlen(class_name);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        const char *e = p;
+        while (n && (*e == ' ' || *e == '\t'))
+            e++, n--;
+        while (n && (e[n - 1] == ' ' || e[n - 1] == '\t'))
+            n--;
+        const char *dot = memrchr(e, '.', n);
+        if (dot) {
+            n -= (size_t)(dot + 1 - e);
+            e = dot + 1;
+        }
+        if (n == cl && strncmp(e, class_name, n) == 0)
+            return true;
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+/* Test mode: every node on the row engine must be allowed by class. */
+static em_status check_test_mode(const em_exec_plan *xp, const em_conf *conf, em_error *err) {
+    bool on = false;
+    const char *allowed = NULL;
+    EM_TRY(em_conf_get_bool(conf, "spark.ember.sql.test.enabled", &on, err));
+    if (!on)
+        return EM_OK;
+    EM_TRY(em_conf_get_string(conf, "spark.ember.sql.test.allowedNonNative", &allowed, err));
+    em_strbuf sb;
+    em_strbuf_init(&sb);
+    int bad = 0;
+    for (int i = 0; i < em_exec_plan_n_decisions(xp); i++) {
+        const em_node_decision *d = em_exec_plan_decision_at(xp, i);
+        if (!d || d->engine != EM_ENGINE_ROW || class_listed(allowed, d->class_name))
+            continue;
+        em_strbuf_appendf(&sb, err, "%s%s (node %d, %s)", bad++ ? "; " : "",
+                          d->node->name ? d->node->name : "?", d->node->id, d->class_name);
+        for (int r = 0; r < d->n_reasons; r++)
+            em_strbuf_appendf(&sb, err, "%s%s", r ? ", " : ": ", d->reasons[r].text);
+    }
+    em_status s = em_strbuf_status(&sb);
+    if (s == EM_OK && bad)
+        s = EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                    "test mode (spark.ember.sql.test.enabled): %d node%s would run on the row "
+                    "engine, not allowed by spark.ember.sql.test.allowedNonNative: %s",
+                    bad, bad == 1 ? "" : "s", em_strbuf_cstr(&sb));
+    em_strbuf_reset(&sb);
+    return s;
+}
+
+/* The runtime options the overrides' settings imply. */
+static em_status runtime_from_conf(run_args *a, em_exec_plan *xp, em_error *err) {
+    int32_t slots = 0;
+    EM_TRY(em_conf_get_int(a->conf, "spark.ember.sql.concurrentNativeTasks", &slots, err));
+    a->ro.concurrent_native_tasks = slots;
+    a->ro.build = em_exec_build;
+    a->ro.build_ctx = xp;
+    return EM_OK;
 }
 
 static double wall_seconds(void) {
@@ -469,14 +612,22 @@ static double wall_seconds(void) {
 }
 
 int em_cli_run(int argc, char **argv) {
-    run_args a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc)
-        return rc < 0 ? 0 : rc;
     em_error err;
     memset(&err, 0, sizeof err);
+    /* the expression classes' switches must be known before --conf is read */
+    if (em_overrides_register_confs(&err) != EM_OK) {
+        fprintf(stderr, "ember run: %s\n", err.msg);
+        return 1;
+    }
+    run_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc) {
+        em_conf_destroy(a.conf);
+        return rc < 0 ? 0 : rc;
+    }
     em_retype_ctx *rt = NULL;
     em_plan *plan = NULL;
+    em_exec_plan *xp = NULL;
     em_query *q = NULL;
     em_status s = EM_OK;
     if (a.warehouse || a.retype)
@@ -485,6 +636,14 @@ int em_cli_run(int argc, char **argv) {
         s = em_cli_load_plan(a.plan, a.version, rt, &plan, &err);
     if (s == EM_OK && rt && em_retype_ctx_error(rt))
         fprintf(stderr, "ember run: --retype: %s\n", em_retype_ctx_error(rt));
+    if (s == EM_OK)
+        s = em_overrides_apply(plan, a.conf, &xp, &err);
+    if (s == EM_OK)
+        s = print_report(xp, a.conf, &err);
+    if (s == EM_OK)
+        s = check_test_mode(xp, a.conf, &err);
+    if (s == EM_OK)
+        s = runtime_from_conf(&a, xp, &err);
     if (s == EM_OK)
         s = em_query_create(plan, &a.ro, &q, &err);
     double t0 = wall_seconds();
@@ -509,12 +668,14 @@ int em_cli_run(int argc, char **argv) {
             s = write_text(&a, em_query_schema(q), em_query_result(q), &err);
     }
     if (q && a.metrics)
-        print_metrics(q, secs);
+        print_metrics(q, xp, secs);
     if (s != EM_OK)
         fprintf(stderr, "ember run: %s\n", err.msg[0] ? err.msg : em_status_name(s));
     em_query_destroy(q);
+    em_exec_plan_free(xp); /* after the query: its tasks read the decisions */
     em_plan_free(plan);
     em_retype_ctx_destroy(rt);
+    em_conf_destroy(a.conf);
     if (run_interrupted)
         return 130;
     return s == EM_OK ? 0 : 1;
