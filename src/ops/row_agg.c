@@ -217,7 +217,8 @@ static em_status agg_group(em_row_op *op, agg_state *st, em_datum **group, em_er
     return EM_OK;
 }
 
-static em_status agg_fold(em_row_op *op, agg_state *st, const em_datum *row, em_error *err) {
+static em_status agg_fold(em_row_op *op, void *arg, const em_datum *row, em_error *err) {
+    agg_state *st = arg;
     em_row_arena_clear(&st->scratch);
     for (int k = 0; k < st->n_keys; k++)
         EM_TRY(em_rexpr_eval(st->keys[k], row, &st->scratch, &st->probe[k], err));
@@ -329,16 +330,7 @@ static em_status agg_emit(agg_state *st, const em_datum *g, em_error *err) {
 static em_status agg_next(em_row_op *op, const em_datum **row, em_error *err) {
     agg_state *st = op->state;
     if (!st->drained) {
-        for (;;) {
-            const em_datum *in = NULL;
-            em_status s = em_row_op_next(op->children[0], &in, err);
-            if (s == EM_DONE)
-                break;
-            if (s != EM_OK)
-                return s;
-            if (agg_fold(op, st, in, err) != EM_OK)
-                return rop_fail(op, err);
-        }
+        EM_TRY(rop_drain(op, agg_fold, st, err));
         st->drained = true;
         st->emitted = 0;
         rop_note_peak(op, rs_bytes(&st->groups) + st->n_slots * 8 + st->hashes_cap * 4);

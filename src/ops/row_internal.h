@@ -41,6 +41,11 @@ static inline void rop_note_peak(em_row_op *op, int64_t bytes) {
     if (bytes > op->metrics.peak_bytes)
         op->metrics.peak_bytes = bytes;
 }
+/* Pulls every row of child 0 into add(op, arg, row). Errors of the child
+ * are returned as they are, those of add prefixed with op's name. */
+em_status rop_drain(em_row_op *op,
+                    em_status (*add)(em_row_op *op, void *arg, const em_datum *row, em_error *err),
+                    void *arg, em_error *err) EM_MUST_CHECK;
 /* The body of an ALIAS (the expression itself otherwise). */
 static inline const em_expr *rop_unalias(const em_expr *e) {
     return e->kind == EM_EXPR_ALIAS && e->n_args == 1 ? e->args[0] : e;
@@ -130,6 +135,8 @@ typedef struct sorted_rows {
 em_status sr_init(sorted_rows *s, em_row_op *op, const em_expr *const *orders, int n,
                   em_error *err) EM_MUST_CHECK;
 em_status sr_add(sorted_rows *s, const em_datum *row, em_error *err) EM_MUST_CHECK;
+/* Stores every row of op's child 0, then sorts (errors as rop_drain). */
+em_status sr_drain(em_row_op *op, sorted_rows *s, em_error *err) EM_MUST_CHECK;
 /* Sets s->idx[0 .. s->n_idx) to the stored rows in key order. */
 em_status sr_sort(sorted_rows *s, em_error *err) EM_MUST_CHECK;
 /* Compares stored rows a and b on keys [from, to). */

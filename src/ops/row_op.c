@@ -100,6 +100,21 @@ em_status rop_fail(const em_row_op *op, em_error *err) {
     return err->code;
 }
 
+em_status rop_drain(em_row_op *op,
+                    em_status (*add)(em_row_op *op, void *arg, const em_datum *row, em_error *err),
+                    void *arg, em_error *err) {
+    for (;;) {
+        const em_datum *in = NULL;
+        em_status s = em_row_op_next(op->children[0], &in, err);
+        if (s == EM_DONE)
+            return EM_OK;
+        if (s != EM_OK)
+            return s;
+        if (add(op, arg, in, err) != EM_OK)
+            return rop_fail(op, err);
+    }
+}
+
 void rop_close_children(em_row_op *op) {
     for (int i = 0; i < op->n_children; i++)
         em_row_op_close(op->children[i]);

@@ -33,6 +33,17 @@ int sr_compare_range(const sorted_rows *s, int64_t a, int64_t b, int from, int t
     return 0;
 }
 
+/* rop_drain's callback storing a row (arg: the sorted_rows). */
+static em_status sr_add_cb(em_row_op *op, void *arg, const em_datum *row, em_error *err) {
+    (void)op;
+    return sr_add(arg, row, err);
+}
+
+em_status sr_drain(em_row_op *op, sorted_rows *s, em_error *err) {
+    EM_TRY(rop_drain(op, sr_add_cb, s, err));
+    return sr_sort(s, err) == EM_OK ? EM_OK : rop_fail(op, err);
+}
+
 static int cmp_rows(const void *ctx, int64_t a, int64_t b) {
     const sorted_rows *s = ctx;
     return sr_compare_range(s, a, b, 0, s->spec.n);
@@ -144,18 +155,7 @@ static em_status sort_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
 static em_status sort_next(em_row_op *op, const em_datum **row, em_error *err) {
     sort_state *st = op->state;
     if (!st->sorted) {
-        for (;;) {
-            const em_datum *in = NULL;
-            em_status s = em_row_op_next(op->children[0], &in, err);
-            if (s == EM_DONE)
-                break;
-            if (s != EM_OK)
-                return s;
-            if (sr_add(&st->s, in, err) != EM_OK)
-                return rop_fail(op, err);
-        }
-        if (sr_sort(&st->s, err) != EM_OK)
-            return rop_fail(op, err);
+        EM_TRY(sr_drain(op, &st->s, err));
         st->sorted = true;
         rop_note_peak(op, rs_bytes(&st->s.rows) + st->s.n_idx * 8);
     }
@@ -221,35 +221,30 @@ static em_status topn_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     return EM_OK;
 }
 
-static em_status topn_drain(em_row_op *op, topn_state *st, em_error *err) {
+/* Keeps a candidate row, cutting the store back to the first limit +
+ * offset rows when it holds many more. */
+static em_status topn_add(em_row_op *op, void *arg, const em_datum *row, em_error *err) {
+    topn_state *st = arg;
     int64_t keep = st->limit + st->offset;
     int64_t slack = keep > 4096 ? keep : 4096;
-    for (;;) {
-        const em_datum *in = NULL;
-        em_status s = em_row_op_next(op->children[0], &in, err);
-        if (s == EM_DONE)
-            break;
-        if (s != EM_OK)
-            return s;
-        if (keep == 0)
-            continue;
-        EM_TRY(sr_add(&st->s, in, err));
-        if (st->s.rows.n_rows > keep + slack) {
-            rop_note_peak(op, rs_bytes(&st->s.rows));
-            EM_TRY(sr_cut(&st->s, keep, err));
-        }
+    if (keep == 0)
+        return EM_OK;
+    EM_TRY(sr_add(&st->s, row, err));
+    if (st->s.rows.n_rows > keep + slack) {
+        rop_note_peak(op, rs_bytes(&st->s.rows));
+        EM_TRY(sr_cut(&st->s, keep, err));
     }
-    rop_note_peak(op, rs_bytes(&st->s.rows));
-    return sr_sort(&st->s, err);
+    return EM_OK;
 }
 
 static em_status topn_next(em_row_op *op, const em_datum **row, em_error *err) {
     topn_state *st = op->state;
     if (!st->sorted) {
         st->sorted = true;
-        em_status s = topn_drain(op, st, err);
-        if (s != EM_OK)
-            return s == EM_ERR_CANCELLED ? s : rop_fail(op, err);
+        EM_TRY(rop_drain(op, topn_add, st, err));
+        rop_note_peak(op, rs_bytes(&st->s.rows));
+        if (sr_sort(&st->s, err) != EM_OK)
+            return rop_fail(op, err);
         st->emitted = st->offset;
     }
     if (st->emitted >= st->s.n_idx || st->emitted >= st->offset + st->limit)

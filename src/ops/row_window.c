@@ -136,6 +136,20 @@ static bool frame_bound(const em_expr *e, int *kind, int64_t *off) {
     return int_literal(e, off);
 }
 
+/* row_number, rank, dense_rank: their kind; false for other calls. */
+static bool rank_like_kind(const em_expr *fn, wfn_kind *kind) {
+    static const struct {
+        const char *name;
+        wfn_kind kind;
+    } names[] = {{"row_number", WF_ROW_NUMBER}, {"rank", WF_RANK}, {"dense_rank", WF_DENSE_RANK}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (is_call(fn, names[i].name)) {
+            *kind = names[i].kind;
+            return true;
+        }
+    return false;
+}
+
 /* Reads one window expression (an ALIAS of a WINDOW) and binds it. */
 static em_status wfn_bind(em_row_op *op, window_state *st, const em_expr *alias, wfn *f,
                           em_error *err) {
@@ -182,13 +196,9 @@ static em_status wfn_bind(em_row_op *op, window_state *st, const em_expr *alias,
         return EM_OK;
     }
     f->type = em_type_make(EM_TYPE_INT);
-    if (is_call(fn, "row_number"))
-        f->kind = WF_ROW_NUMBER;
-    else if (is_call(fn, "rank"))
-        f->kind = WF_RANK;
-    else if (is_call(fn, "dense_rank"))
-        f->kind = WF_DENSE_RANK;
-    else if (is_call(fn, "percent_rank") || is_call(fn, "cume_dist")) {
+    if (rank_like_kind(fn, &f->kind))
+        return EM_OK;
+    if (is_call(fn, "percent_rank") || is_call(fn, "cume_dist")) {
         f->kind = is_call(fn, "cume_dist") ? WF_CUME_DIST : WF_PERCENT_RANK;
         f->type = em_type_make(EM_TYPE_DOUBLE);
     } else if (is_call(fn, "ntile")) {
@@ -220,26 +230,19 @@ static em_status wfn_bind(em_row_op *op, window_state *st, const em_expr *alias,
     return EM_OK;
 }
 
+/* WindowGroupLimit's `[partition], [order], fn, limit, mode`: the first call
+ * is the function and the literal after it the limit. */
 static em_status group_limit_args(em_row_op *op, window_state *st, const em_expr *const *args,
                                   int n, em_error *err) {
-    const em_expr *fn = NULL, *lim = NULL;
-    for (int i = 0; i < n; i++) {
-        if (args[i]->kind == EM_EXPR_CALL && !fn)
-            fn = args[i];
-        else if (args[i]->kind == EM_EXPR_LITERAL && fn && !lim)
-            lim = args[i];
-    }
-    if (!fn || !lim)
+    int at = 0;
+    while (at < n && args[at]->kind != EM_EXPR_CALL)
+        at++;
+    if (at + 1 >= n || args[at + 1]->kind != EM_EXPR_LITERAL)
         return EM_FAIL(err, EM_ERR_PARSE, "expected `[partition], [order], function, limit, mode`");
-    if (is_call(fn, "rank"))
-        st->limit_fn.kind = WF_RANK;
-    else if (is_call(fn, "dense_rank"))
-        st->limit_fn.kind = WF_DENSE_RANK;
-    else if (is_call(fn, "row_number"))
-        st->limit_fn.kind = WF_ROW_NUMBER;
-    else
-        return EM_FAIL(err, EM_ERR_UNSUPPORTED, "group limit by %s", fn->name ? fn->name : "?");
-    return opu_int_arg(op->node, lim, "limit", &st->limit, err);
+    if (!rank_like_kind(args[at], &st->limit_fn.kind))
+        return EM_FAIL(err, EM_ERR_UNSUPPORTED, "group limit by %s",
+                       args[at]->name ? args[at]->name : "?");
+    return opu_int_arg(op->node, args[at + 1], "limit", &st->limit, err);
 }
 
 static em_status window_bind(em_row_op *op, window_state *st, em_error *err) {
@@ -556,17 +559,8 @@ static em_status window_partition(window_state *st, int64_t lo, int64_t hi, cons
     return EM_OK;
 }
 
-static em_status window_compute(em_row_op *op, window_state *st, em_error *err) {
-    for (;;) {
-        const em_datum *in = NULL;
-        em_status s = em_row_op_next(op->children[0], &in, err);
-        if (s == EM_DONE)
-            break;
-        if (s != EM_OK)
-            return s;
-        EM_TRY(sr_add(&st->s, in, err));
-    }
-    EM_TRY(sr_sort(&st->s, err));
+/* Every function over the stored, sorted rows. */
+static em_status window_compute(window_state *st, em_error *err) {
     int64_t n = st->s.n_idx;
     int nf = st->group_limit ? 0 : st->n_fns;
     int64_t charge = n * nf * (int64_t)sizeof *st->res + n;
@@ -603,10 +597,11 @@ static em_status window_next(em_row_op *op, const em_datum **row, em_error *err)
     window_state *st = op->state;
     if (!st->done_input) {
         st->done_input = true;
-        em_status s = window_compute(op, st, err);
+        EM_TRY(sr_drain(op, &st->s, err));
+        em_status s = window_compute(st, err);
         rop_note_peak(op, rs_bytes(&st->s.rows) + st->res_arena.bytes + st->res_charged);
         if (s != EM_OK)
-            return s == EM_ERR_CANCELLED ? s : rop_fail(op, err);
+            return rop_fail(op, err);
         st->emitted = 0;
     }
     while (st->emitted < st->s.n_idx) {
