@@ -462,6 +462,14 @@ static void double_to_rdec(double v, rdec *x) {
 }
 
 double row_decimal_to_double(em_i128 unscaled, int scale) {
+    /* exact operands below 2^53 and 10^22: one correctly rounded division
+     * (Clinger's fast path); otherwise the decimal text through strtod */
+    static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    em_i128 lim = (em_i128)1 << 53;
+    if (unscaled > -lim && unscaled < lim && scale >= 0 && scale <= 22)
+        return (double)(int64_t)unscaled / p10[scale];
     char buf[80], num[64];
     row_decimal_text(unscaled, 0, num, sizeof num);
     snprintf(buf, sizeof buf, "%se-%d", num, scale);

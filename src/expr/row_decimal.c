@@ -2,8 +2,9 @@
 /*
  * Exact decimals for the row engine, modelled on java.math.BigDecimal: a
  * sign, a magnitude in base 2^32 limbs and a scale. Every operation is the
- * schoolbook one (bit-by-bit long division included): slow and plainly
- * right, which is what an oracle needs.
+ * schoolbook one (bit-by-bit long division included): plainly right, which
+ * is what an oracle needs; the only shortcuts are skipping limbs that are
+ * zero and working nine decimal digits at a time.
  */
 #include <math.h>
 #include <stdio.h>
@@ -49,9 +50,13 @@ static void m_sub(uint32_t *a, const uint32_t *b) {
     }
 }
 
+static int m_used(const uint32_t *a);
+
+/* a *= k; only the limbs in use and the carry out of them change */
 static void m_mul_small(uint32_t *a, uint32_t k) {
     uint64_t carry = 0;
-    for (int i = 0; i < RD_LIMBS; i++) {
+    int n = m_used(a);
+    for (int i = 0; i < RD_LIMBS && (i < n || carry); i++) {
         uint64_t p = (uint64_t)a[i] * k + carry;
         a[i] = (uint32_t)p;
         carry = p >> 32;
@@ -78,11 +83,12 @@ static uint32_t m_div_small(uint32_t *a, uint32_t k) {
 
 static void m_mul(const uint32_t *a, const uint32_t *b, uint32_t *out) {
     uint32_t r[RD_LIMBS] = {0};
-    for (int i = 0; i < RD_LIMBS; i++) {
+    int na = m_used(a), nb = m_used(b);
+    for (int i = 0; i < na; i++) {
         uint64_t carry = 0;
         if (!a[i])
             continue;
-        for (int j = 0; i + j < RD_LIMBS; j++) {
+        for (int j = 0; i + j < RD_LIMBS && (j < nb || carry); j++) {
             uint64_t p = (uint64_t)a[i] * b[j] + r[i + j] + carry;
             r[i + j] = (uint32_t)p;
             carry = p >> 32;
@@ -125,7 +131,9 @@ static void m_divmod(const uint32_t *a, const uint32_t *b, uint32_t *q, uint32_t
 static void m_pow10(uint32_t *a, int k) {
     memset(a, 0, sizeof(uint32_t) * RD_LIMBS);
     a[0] = 1;
-    for (int i = 0; i < k; i++)
+    for (; k >= 9; k -= 9)
+        m_mul_small(a, 1000000000u);
+    for (; k > 0; k--)
         m_mul_small(a, 10);
 }
 
@@ -169,26 +177,49 @@ void rdec_from_i128(rdec *x, em_i128 v, int scale) {
 bool rdec_is_zero(const rdec *x) { return m_zero(x->mag); }
 
 int rdec_digits(const rdec *x) {
+    static const uint64_t p10[20] = {1ull,
+                                     10ull,
+                                     100ull,
+                                     1000ull,
+                                     10000ull,
+                                     100000ull,
+                                     1000000ull,
+                                     10000000ull,
+                                     100000000ull,
+                                     1000000000ull,
+                                     10000000000ull,
+                                     100000000000ull,
+                                     1000000000000ull,
+                                     10000000000000ull,
+                                     100000000000000ull,
+                                     1000000000000000ull,
+                                     10000000000000000ull,
+                                     100000000000000000ull,
+                                     1000000000000000000ull,
+                                     10000000000000000000ull};
     uint32_t t[RD_LIMBS];
     memcpy(t, x->mag, sizeof t);
     int n = 0;
-    while (m_used(t) > 1 || t[0] >= 1000000000u) {
+    /* nine digits at a time down to 64 bits, then a table */
+    while (m_used(t) > 2) {
         m_div_small(t, 1000000000u);
         n += 9;
     }
-    uint32_t v = t[0];
-    do {
-        v /= 10;
-        n++;
-    } while (v);
-    return n;
+    uint64_t v = (uint64_t)t[1] << 32 | t[0];
+    int d = 1;
+    while (d < 20 && v >= p10[d])
+        d++;
+    return n + d;
 }
 
 void rdec_rescale(rdec *x, int scale) { rdec_rescale_mode(x, scale, false); }
 
 void rdec_rescale_mode(rdec *x, int scale, bool half_even) {
     if (scale > x->scale) {
-        for (int i = x->scale; i < scale; i++)
+        int k = scale - x->scale;
+        for (; k >= 9; k -= 9)
+            m_mul_small(x->mag, 1000000000u);
+        for (; k > 0; k--)
             m_mul_small(x->mag, 10);
     } else if (scale < x->scale) {
         m_div_pow10_round(x->mag, x->scale - scale, half_even);
