@@ -1031,6 +1031,14 @@ static void test_unsupported(void **state) {
                      EM_ERR_UNSUPPORTED);
     assert_non_null(strstr(err.msg, "Generate (2)"));
     assert_null(op);
+    /* a node given the wrong number of inputs is refused, naming it */
+    em_plan *q = tops_parse(UNARY("Filter") "Condition : (g#2 > 1)\n");
+    em_row_op *rop = NULL;
+    assert_int_equal(em_row_op_create(tops_node(q, 3), NULL, 0, &rop, &err), EM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "Filter (3)"));
+    assert_null(rop);
+    em_row_op_destroy(NULL);
+    em_plan_free(q);
     em_plan_free(p);
 }
 
