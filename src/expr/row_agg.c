@@ -249,6 +249,12 @@ static em_status add_to_sum(const em_ragg *a, em_datum *sum, const em_datum *x, 
     if (bt.id == EM_TYPE_DECIMAL) {
         if (sum->is_null)
             return EM_OK; /* overflowed: stays null */
+        em_i128 quick;
+        if (xt.scale == bt.scale && !__builtin_add_overflow(sum->v.dec, x->v.dec, &quick) &&
+            rdec_fits_i128(quick, bt.precision)) {
+            sum->v.dec = quick; /* same scale: the exact sum, which fits */
+            return EM_OK;
+        }
         rdec s, v, r;
         rdec_from_i128(&s, sum->v.dec, bt.scale);
         rdec_from_i128(&v, x->v.dec, xt.scale);

@@ -13,9 +13,48 @@
 
 #include "expr/row_internal.h"
 
-typedef struct mag {
-    uint32_t w[RD_LIMBS];
-} mag;
+/* 10^0 .. 10^38: every precision a decimal type can have */
+static const unsigned __int128 pow10_u128[39] = {
+    (unsigned __int128)1ull,
+    (unsigned __int128)10ull,
+    (unsigned __int128)100ull,
+    (unsigned __int128)1000ull,
+    (unsigned __int128)10000ull,
+    (unsigned __int128)100000ull,
+    (unsigned __int128)1000000ull,
+    (unsigned __int128)10000000ull,
+    (unsigned __int128)100000000ull,
+    (unsigned __int128)1000000000ull,
+    (unsigned __int128)10000000000ull,
+    (unsigned __int128)100000000000ull,
+    (unsigned __int128)1000000000000ull,
+    (unsigned __int128)10000000000000ull,
+    (unsigned __int128)100000000000000ull,
+    (unsigned __int128)1000000000000000ull,
+    (unsigned __int128)10000000000000000ull,
+    (unsigned __int128)100000000000000000ull,
+    (unsigned __int128)1000000000000000000ull,
+    (unsigned __int128)10000000000000000000ull,
+    (unsigned __int128)10000000000000000000ull * 10ull,
+    (unsigned __int128)10000000000000000000ull * 100ull,
+    (unsigned __int128)10000000000000000000ull * 1000ull,
+    (unsigned __int128)10000000000000000000ull * 10000ull,
+    (unsigned __int128)10000000000000000000ull * 100000ull,
+    (unsigned __int128)10000000000000000000ull * 1000000ull,
+    (unsigned __int128)10000000000000000000ull * 10000000ull,
+    (unsigned __int128)10000000000000000000ull * 100000000ull,
+    (unsigned __int128)10000000000000000000ull * 1000000000ull,
+    (unsigned __int128)10000000000000000000ull * 10000000000ull,
+    (unsigned __int128)10000000000000000000ull * 100000000000ull,
+    (unsigned __int128)10000000000000000000ull * 1000000000000ull,
+    (unsigned __int128)10000000000000000000ull * 10000000000000ull,
+    (unsigned __int128)10000000000000000000ull * 100000000000000ull,
+    (unsigned __int128)10000000000000000000ull * 1000000000000000ull,
+    (unsigned __int128)10000000000000000000ull * 10000000000000000ull,
+    (unsigned __int128)10000000000000000000ull * 100000000000000000ull,
+    (unsigned __int128)10000000000000000000ull * 1000000000000000000ull,
+    (unsigned __int128)10000000000000000000ull * 10000000000000000000ull,
+};
 
 static bool m_zero(const uint32_t *a) {
     for (int i = 0; i < RD_LIMBS; i++)
@@ -230,6 +269,8 @@ void rdec_rescale_mode(rdec *x, int scale, bool half_even) {
 }
 
 void rdec_round_digits(rdec *x, int digits) {
+    if (digits == 38 && m_used(x->mag) <= 3)
+        return; /* below 2^96 < 10^38 */
     int d = rdec_digits(x);
     if (d > digits) {
         rdec_rescale(x, x->scale - (d - digits));
@@ -239,14 +280,21 @@ void rdec_round_digits(rdec *x, int digits) {
     }
 }
 
+bool rdec_fits_i128(em_i128 v, int p) {
+    unsigned __int128 u = v < 0 ? -(unsigned __int128)v : (unsigned __int128)v;
+    return u < pow10_u128[p];
+}
+
 bool rdec_to_precision(const rdec *x, int p, int s, em_i128 *out) {
     rdec t = *x;
     rdec_rescale(&t, s);
-    if (rdec_digits(&t) > p)
-        return false;
+    if (m_used(t.mag) > 4)
+        return false; /* beyond 128 bits: more than 38 digits */
     unsigned __int128 u = 0;
     for (int i = 3; i >= 0; i--)
         u = (u << 32) | t.mag[i];
+    if (u >= pow10_u128[p])
+        return false;
     *out = t.neg ? -(em_i128)u : (em_i128)u;
     return true;
 }

@@ -34,6 +34,8 @@ void rdec_rescale_mode(rdec *x, int scale, bool half_even);
 void rdec_round_digits(rdec *x, int digits);
 /* Number of decimal digits of the magnitude (0 has 1). */
 int rdec_digits(const rdec *x);
+/* |v| < 10^p (p <= 38): an unscaled value fits precision p. */
+bool rdec_fits_i128(em_i128 v, int p);
 /* Decimal.toPrecision(p, s, HALF_UP): false when it does not fit p digits. */
 bool rdec_to_precision(const rdec *x, int p, int s, em_i128 *out);
 /* Exact sum / difference; product / quotient / remainder as Spark's Decimal
