@@ -30,6 +30,19 @@
  * EM_ERR_OOM_BUDGET naming the exchange, as Spark fails a broadcast that
  * outgrows its limits.
  *
+ * Broadcasts: objects derived from a broadcast relation (the hash table of
+ * a BroadcastHashJoin) are built once per query by the first task asking
+ * (ctx->broadcast_shared) in a pool under the query's, shared read-only by
+ * every task, and freed with the relation after its last reader.
+ *
+ * The accelerator task semaphore (concurrent_native_tasks) bounds the tasks
+ * holding the native side at once: a task takes it where data enters native
+ * execution (ctx->native_enter: scans, RowToColumnar) and gives it back where
+ * data leaves (native_leave: ColumnarToRow, after a shuffle's map side) and
+ * at task end, failed or cancelled. Waiters are served oldest task first
+ * (stage start order, then partition). Wait and hold times per stage are in
+ * em_stage_info.
+ *
  * The first failing task cancels the others; the query then fails with that
  * task's error, prefixed with its stage and partition. Nothing here is
  * global: several queries may run in one process, each with its own threads.

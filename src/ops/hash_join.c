@@ -63,6 +63,8 @@ typedef struct hj_shared {
 typedef struct hj_state {
     jn_state j;
     bool borrowed; /* ht, offsets and rows belong to an hj_shared */
+    bool decided;  /* maybe_swap ran */
+    bool swapped;  /* indexing the stream side, streaming the broadcast */
     int build_side;
     int n_keys;
     hj_side_keys keys[2]; /* indexed by side */
@@ -438,8 +440,113 @@ static em_status hj_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     return EM_OK;
 }
 
+/* ------------------------------------------------------------------ side swap */
+
+/* Whether a node in the stream's subtree may give it an order a parent
+ * relies on (a BroadcastHashJoin passes its stream side's order on). */
+static bool may_be_ordered(const em_op *op) {
+    if (op->node) {
+        switch (op->node->kind) {
+        case EM_NODE_SORT:
+        case EM_NODE_SORT_MERGE_JOIN:
+        case EM_NODE_SORT_AGGREGATE:
+        case EM_NODE_WINDOW:
+        case EM_NODE_WINDOW_GROUP_LIMIT:
+        case EM_NODE_TAKE_ORDERED_AND_PROJECT:
+        case EM_NODE_COLLECT_LIMIT:
+        case EM_NODE_GLOBAL_LIMIT:
+        case EM_NODE_LOCAL_LIMIT:
+            return true;
+        default:
+            break;
+        }
+    }
+    if (op->vtab->visit_hidden) /* row operators behind a transition: not inspected */
+        return true;
+    for (int i = 0; i < op->n_children; i++)
+        if (may_be_ordered(op->children[i]))
+            return true;
+    return false;
+}
+
+enum { SWAP_MIN_BROADCAST = 4096, SWAP_RATIO = 8 };
+
+/* Appends a copy of b's present rows to the join's read-ahead list. */
+static em_status read_ahead(jn_state *j, const em_batch *b, em_error *err) {
+    em_batch_list *l = &j->replay;
+    int64_t n = l->n_batches;
+    if (n == 0 || (n & (n - 1)) == 0) {
+        em_batch **nb = realloc(l->batches, sizeof *nb * (size_t)(n ? n * 2 : 1));
+        if (!nb)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading the stream ahead");
+        l->batches = nb;
+    }
+    em_batch *c = NULL;
+    EM_TRY(em_batch_create(&b->schema, em_batch_rows(b), j->op->ctx->pool, &c, err));
+    em_status s = em_batch_append(c, b, err);
+    if (s != EM_OK) {
+        em_batch_destroy(c);
+        return s;
+    }
+    l->batches[l->n_batches++] = c;
+    l->n_rows += c->n_rows;
+    return EM_OK;
+}
+
+/*
+ * Spark chose the broadcast side from size estimates it did not have (plans
+ * made over empty tables broadcast all of lineitem against a stream of a few
+ * thousand rows). For an inner join, which side is indexed does not change
+ * the pairs, only their order: when the stream of this task ends before
+ * reaching 1/SWAP_RATIO of a large broadcast, the stream rows are indexed
+ * and the broadcast is streamed through them. Otherwise the rows read ahead
+ * are replayed as the stream, in order. Not done when the stream may carry
+ * an order a parent relies on.
+ */
+static em_status maybe_swap(hj_state *h, em_error *err) {
+    jn_state *j = &h->j;
+    em_exec_ctx *ctx = j->op->ctx;
+    const em_plan_node *x = shared_exchange(h);
+    if (!x || j->type != EM_JOIN_INNER || j->null_aware || !ctx->broadcast_input)
+        return EM_OK;
+    const em_batch_list *rel = NULL;
+    EM_TRY(ctx->broadcast_input(ctx, x, &rel, err));
+    em_op *sc = jn_child(j, jn_stream_side(j));
+    if (rel->n_rows < SWAP_MIN_BROADCAST || may_be_ordered(sc))
+        return EM_OK;
+    int64_t limit = rel->n_rows / SWAP_RATIO, rows = 0;
+    for (;;) {
+        em_batch *b = NULL;
+        em_status s = em_op_next(sc, &b, err);
+        if (s == EM_DONE)
+            break;
+        if (s != EM_OK) {
+            j->child_failed = true;
+            return s;
+        }
+        EM_TRY(read_ahead(j, b, err));
+        rows += em_batch_rows(b);
+        if (rows > limit)
+            return EM_OK; /* replayed as the stream */
+    }
+    /* the whole stream is read: index it, stream the broadcast */
+    EM_TRY(em_batch_create(&sc->schema, rows, ctx->pool, &j->prebuilt, err));
+    for (int64_t i = 0; i < j->replay.n_batches; i++)
+        EM_TRY(em_batch_append(j->prebuilt, j->replay.batches[i], err));
+    em_batch_list_reset(&j->replay);
+    j->build_side = jn_stream_side(j);
+    h->build_side = j->build_side;
+    h->swapped = true;
+    return EM_OK;
+}
+
 static em_status hj_next(em_op *op, em_batch **out, em_error *err) {
     hj_state *h = op->state;
+    if (!h->decided) {
+        h->decided = true;
+        if (maybe_swap(h, err) != EM_OK)
+            return h->j.child_failed ? err->code : em_op_fail(op, err);
+    }
     return jn_next(&h->j, out, err);
 }
 

@@ -345,6 +345,10 @@ void jn_close(jn_state *j) {
     em_batch_destroy(j->out);
     if (!j->build_borrowed)
         em_batch_destroy(j->build);
+    em_batch_destroy(j->prebuilt);
+    j->prebuilt = NULL;
+    em_batch_list_reset(&j->replay);
+    j->replay_pos = 0;
     j->pair = j->out = j->build = NULL;
     j->build_borrowed = false;
     free_array(j, (void **)&j->build_matched, em_bitmap_bytes(j->n_build));
@@ -385,8 +389,14 @@ static em_status do_build(jn_state *j, em_error *err) {
         EM_TRY(j->adopt(j, &adopted, err));
     if (adopted)
         return track_matches(j, err);
-    EM_TRY(em_batch_create(&child->schema, 0, pool, &j->build, err));
-    for (;;) {
+    bool drain = j->prebuilt == NULL; /* the operator gathered the rows already */
+    if (j->prebuilt) {
+        j->build = j->prebuilt;
+        j->prebuilt = NULL;
+    } else {
+        EM_TRY(em_batch_create(&child->schema, 0, pool, &j->build, err));
+    }
+    while (drain) {
         em_batch *b = NULL;
         em_status s = em_op_next(child, &b, err);
         if (s == EM_DONE)
@@ -749,7 +759,11 @@ static void mark_candidates(jn_state *j) {
 
 static em_status pull_step(jn_state *j, em_error *err) {
     em_batch *in = NULL;
-    em_status s = em_op_next(jn_child(j, jn_stream_side(j)), &in, err);
+    em_status s = EM_OK;
+    if (j->replay_pos < j->replay.n_batches)
+        in = j->replay.batches[j->replay_pos++];
+    else
+        s = em_op_next(jn_child(j, jn_stream_side(j)), &in, err);
     if (s == EM_DONE) {
         j->in = NULL;
         j->phase = j->track_build ? PH_TAIL : PH_DONE;

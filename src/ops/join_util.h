@@ -71,6 +71,13 @@ struct jn_state {
      * then j->build is borrowed and read-only. What the join mutates per
      * task (matched bitmaps, candidate ranges) stays in the task's state. */
     em_status (*adopt)(jn_state *j, bool *done, em_error *err);
+    /* Set by the operator before the first next: the build side's rows,
+     * gathered already (then the build child is not drained), and stream
+     * batches read ahead, returned before the stream child's next ones.
+     * Both owned by the join. */
+    em_batch *prebuilt;
+    em_batch_list replay;
+    int64_t replay_pos;
     em_join_type type;
     int build_side; /* JN_LEFT or JN_RIGHT */
     bool null_aware;
