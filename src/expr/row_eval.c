@@ -563,116 +563,115 @@ static bool lit_bool(const em_expr *a, bool *v) {
     return false;
 }
 
+/* Argument and result types of the scalar functions, one letter each:
+ * S string, I int, L bigint, D double, T date, B boolean; '-' keeps the
+ * argument's own type and '?' leaves the result to bind_fn. The last
+ * argument letter stands for every further argument. */
 typedef struct fn_entry {
     const char *name;
     rfn fn;
     int min_args, max_args;
+    const char *args;
+    char result;
 } fn_entry;
 
 static const fn_entry fns[] = {
-    {"substring", RF_SUBSTRING, 2, 3},  {"substr", RF_SUBSTRING, 2, 3},
-    {"concat", RF_CONCAT, 0, 1000},     {"upper", RF_UPPER, 1, 1},
-    {"ucase", RF_UPPER, 1, 1},          {"lower", RF_LOWER, 1, 1},
-    {"lcase", RF_LOWER, 1, 1},          {"length", RF_LENGTH, 1, 1},
-    {"char_length", RF_LENGTH, 1, 1},   {"character_length", RF_LENGTH, 1, 1},
-    {"trim", RF_TRIM, 1, 1},            {"ltrim", RF_LTRIM, 1, 1},
-    {"rtrim", RF_RTRIM, 1, 1},          {"StartsWith", RF_STARTS, 2, 2},
-    {"EndsWith", RF_ENDS, 2, 2},        {"Contains", RF_CONTAINS, 2, 2},
-    {"year", RF_YEAR, 1, 1},            {"month", RF_MONTH, 1, 1},
-    {"dayofmonth", RF_DAY, 1, 1},       {"day", RF_DAY, 1, 1},
-    {"quarter", RF_QUARTER, 1, 1},      {"date_add", RF_DATE_ADD, 2, 2},
-    {"date_sub", RF_DATE_SUB, 2, 2},    {"datediff", RF_DATEDIFF, 2, 2},
-    {"UnscaledValue", RF_UNSCALED, 1, 1}, {"isnan", RF_ISNAN, 1, 1},
-    {"normalizenanandzero", RF_NORMALIZE, 1, 1}, {"shiftleft", RF_SHL, 2, 2},
-    {"shiftright", RF_SHR, 2, 2},       {"floor", RF_FLOOR, 1, 1},
-    {"ceil", RF_CEIL, 1, 1},            {"ceiling", RF_CEIL, 1, 1},
-    {"sqrt", RF_SQRT, 1, 1},            {"exp", RF_EXP, 1, 1},
-    {"ln", RF_LN, 1, 1},                {"power", RF_POWER, 2, 2},
-    {"pow", RF_POWER, 2, 2},            {"pmod", RF_PMOD, 2, 2},
-    {"greatest", RF_GREATEST, 2, 1000}, {"least", RF_LEAST, 2, 1000},
-    {"hash", RF_HASH, 1, 1000},         {"dayofweek", RF_DAYOFWEEK, 1, 1},
-    {"weekday", RF_WEEKDAY, 1, 1},      {"weekofyear", RF_WEEKOFYEAR, 1, 1},
-    {"last_day", RF_LAST_DAY, 1, 1},    {"add_months", RF_ADD_MONTHS, 2, 2},
-    {"make_date", RF_MAKE_DATE, 3, 3},  {"hour", RF_HOUR, 1, 1},
-    {"minute", RF_MINUTE, 1, 1},        {"second", RF_SECOND, 1, 1},
-    {"ascii", RF_ASCII, 1, 1},          {"octet_length", RF_OCTET_LENGTH, 1, 1},
-    {"bit_length", RF_BIT_LENGTH, 1, 1}, {"initcap", RF_INITCAP, 1, 1},
-    {"instr", RF_INSTR, 2, 2},          {"locate", RF_LOCATE, 2, 3},
-    {"lpad", RF_LPAD, 2, 3},            {"rpad", RF_RPAD, 2, 3},
-    {"repeat", RF_REPEAT, 2, 2},        {"replace", RF_REPLACE, 2, 3},
-    {"reverse", RF_REVERSE, 1, 1},      {"translate", RF_TRANSLATE, 3, 3},
-    {"concat_ws", RF_CONCAT_WS, 1, 1000}, {"cbrt", RF_CBRT, 1, 1},
-    {"log", RF_LOG, 2, 2},              {"bround", RF_BROUND, 1, 2},
-    {"positive", RF_POSITIVE, 1, 1},    {"shiftrightunsigned", RF_SHRU, 2, 2},
+    {"substring", RF_SUBSTRING, 2, 3, "SI", 'S'},
+    {"substr", RF_SUBSTRING, 2, 3, "SI", 'S'},
+    {"concat", RF_CONCAT, 0, 1000, "S", 'S'},
+    {"upper", RF_UPPER, 1, 1, "S", 'S'},
+    {"ucase", RF_UPPER, 1, 1, "S", 'S'},
+    {"lower", RF_LOWER, 1, 1, "S", 'S'},
+    {"lcase", RF_LOWER, 1, 1, "S", 'S'},
+    {"length", RF_LENGTH, 1, 1, "S", 'I'},
+    {"char_length", RF_LENGTH, 1, 1, "S", 'I'},
+    {"character_length", RF_LENGTH, 1, 1, "S", 'I'},
+    {"trim", RF_TRIM, 1, 1, "S", 'S'},
+    {"ltrim", RF_LTRIM, 1, 1, "S", 'S'},
+    {"rtrim", RF_RTRIM, 1, 1, "S", 'S'},
+    {"StartsWith", RF_STARTS, 2, 2, "S", 'B'},
+    {"EndsWith", RF_ENDS, 2, 2, "S", 'B'},
+    {"Contains", RF_CONTAINS, 2, 2, "S", 'B'},
+    {"year", RF_YEAR, 1, 1, "T", 'I'},
+    {"month", RF_MONTH, 1, 1, "T", 'I'},
+    {"dayofmonth", RF_DAY, 1, 1, "T", 'I'},
+    {"day", RF_DAY, 1, 1, "T", 'I'},
+    {"quarter", RF_QUARTER, 1, 1, "T", 'I'},
+    {"date_add", RF_DATE_ADD, 2, 2, "TI", 'T'},
+    {"date_sub", RF_DATE_SUB, 2, 2, "TI", 'T'},
+    {"datediff", RF_DATEDIFF, 2, 2, "T", 'I'},
+    {"UnscaledValue", RF_UNSCALED, 1, 1, "-", '?'},
+    {"isnan", RF_ISNAN, 1, 1, "D", 'B'},
+    {"normalizenanandzero", RF_NORMALIZE, 1, 1, "D", '?'},
+    {"shiftleft", RF_SHL, 2, 2, "-I", '?'},
+    {"shiftright", RF_SHR, 2, 2, "-I", '?'},
+    {"shiftrightunsigned", RF_SHRU, 2, 2, "-I", '?'},
+    {"floor", RF_FLOOR, 1, 1, "-", '?'},
+    {"ceil", RF_CEIL, 1, 1, "-", '?'},
+    {"ceiling", RF_CEIL, 1, 1, "-", '?'},
+    {"sqrt", RF_SQRT, 1, 1, "D", 'D'},
+    {"exp", RF_EXP, 1, 1, "D", 'D'},
+    {"ln", RF_LN, 1, 1, "D", 'D'},
+    {"power", RF_POWER, 2, 2, "D", 'D'},
+    {"pow", RF_POWER, 2, 2, "D", 'D'},
+    {"cbrt", RF_CBRT, 1, 1, "D", 'D'},
+    {"log", RF_LOG, 2, 2, "D", 'D'},
+    {"pmod", RF_PMOD, 2, 2, "-", '?'},
+    {"greatest", RF_GREATEST, 2, 1000, "-", '?'},
+    {"least", RF_LEAST, 2, 1000, "-", '?'},
+    {"hash", RF_HASH, 1, 1000, "-", 'I'},
+    {"dayofweek", RF_DAYOFWEEK, 1, 1, "T", 'I'},
+    {"weekday", RF_WEEKDAY, 1, 1, "T", 'I'},
+    {"weekofyear", RF_WEEKOFYEAR, 1, 1, "T", 'I'},
+    {"last_day", RF_LAST_DAY, 1, 1, "T", 'T'},
+    {"add_months", RF_ADD_MONTHS, 2, 2, "TI", 'T'},
+    {"make_date", RF_MAKE_DATE, 3, 3, "I", 'T'},
+    {"hour", RF_HOUR, 1, 1, "-", 'I'},
+    {"minute", RF_MINUTE, 1, 1, "-", 'I'},
+    {"second", RF_SECOND, 1, 1, "-", 'I'},
+    {"ascii", RF_ASCII, 1, 1, "S", 'I'},
+    {"octet_length", RF_OCTET_LENGTH, 1, 1, "-", 'I'},
+    {"bit_length", RF_BIT_LENGTH, 1, 1, "-", 'I'},
+    {"initcap", RF_INITCAP, 1, 1, "S", 'S'},
+    {"instr", RF_INSTR, 2, 2, "S", 'I'},
+    {"locate", RF_LOCATE, 2, 3, "SSI", 'I'},
+    {"lpad", RF_LPAD, 2, 3, "SIS", 'S'},
+    {"rpad", RF_RPAD, 2, 3, "SIS", 'S'},
+    {"repeat", RF_REPEAT, 2, 2, "SI", 'S'},
+    {"replace", RF_REPLACE, 2, 3, "S", 'S'},
+    {"reverse", RF_REVERSE, 1, 1, "S", 'S'},
+    {"translate", RF_TRANSLATE, 3, 3, "S", 'S'},
+    {"concat_ws", RF_CONCAT_WS, 1, 1000, "S", 'S'},
+    {"bround", RF_BROUND, 1, 2, "-", '?'},
+    {"positive", RF_POSITIVE, 1, 1, "-", '?'},
 };
 
-/* The type an argument is brought to, or NULL to keep its own. */
-static const em_type *fn_arg_want(rfn fn, int i) {
+/* The type a letter of the table stands for; NULL for '-' and '?'. */
+static const em_type *letter_type(char c) {
     static const em_type str = {EM_TYPE_STRING, 0, 0}, i32 = {EM_TYPE_INT, 0, 0};
-    static const em_type dbl = {EM_TYPE_DOUBLE, 0, 0}, date = {EM_TYPE_DATE, 0, 0};
-    switch (fn) {
-    case RF_SUBSTRING:
-        return i == 0 ? &str : &i32;
-    case RF_CONCAT:
-    case RF_UPPER:
-    case RF_LOWER:
-    case RF_LENGTH:
-    case RF_TRIM:
-    case RF_LTRIM:
-    case RF_RTRIM:
-    case RF_STARTS:
-    case RF_ENDS:
-    case RF_CONTAINS:
+    static const em_type i64 = {EM_TYPE_LONG, 0, 0}, dbl = {EM_TYPE_DOUBLE, 0, 0};
+    static const em_type date = {EM_TYPE_DATE, 0, 0}, boo = {EM_TYPE_BOOLEAN, 0, 0};
+    switch (c) {
+    case 'S':
         return &str;
-    case RF_YEAR:
-    case RF_MONTH:
-    case RF_DAY:
-    case RF_QUARTER:
-    case RF_DATEDIFF:
-        return &date;
-    case RF_DATE_ADD:
-    case RF_DATE_SUB:
-        return i == 0 ? &date : &i32;
-    case RF_ISNAN:
-    case RF_NORMALIZE:
-    case RF_SQRT:
-    case RF_EXP:
-    case RF_LN:
-    case RF_POWER:
+    case 'I':
+        return &i32;
+    case 'L':
+        return &i64;
+    case 'D':
         return &dbl;
-    case RF_SHL:
-    case RF_SHR:
-    case RF_SHRU:
-        return i == 1 ? &i32 : NULL;
-    case RF_DAYOFWEEK:
-    case RF_WEEKDAY:
-    case RF_WEEKOFYEAR:
-    case RF_LAST_DAY:
+    case 'T':
         return &date;
-    case RF_ADD_MONTHS:
-        return i == 0 ? &date : &i32;
-    case RF_MAKE_DATE:
-    case RF_REPEAT:
-        return i == 0 && fn == RF_REPEAT ? &str : &i32;
-    case RF_ASCII:
-    case RF_INITCAP:
-    case RF_INSTR:
-    case RF_REPLACE:
-    case RF_REVERSE:
-    case RF_TRANSLATE:
-    case RF_CONCAT_WS:
-        return &str;
-    case RF_LOCATE:
-        return i < 2 ? &str : &i32;
-    case RF_LPAD:
-    case RF_RPAD:
-        return i == 1 ? &i32 : &str;
-    case RF_CBRT:
-    case RF_LOG:
-        return &dbl;
+    case 'B':
+        return &boo;
     default:
         return NULL;
     }
+}
+
+static const em_type *fn_arg_want(const fn_entry *f, int i) {
+    size_t n = strlen(f->args);
+    return letter_type(f->args[(size_t)i < n ? (size_t)i : n - 1]);
 }
 
 /* round/bround's result: a decimal keeps p - s integral digits plus one,
@@ -726,7 +725,7 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
         return NULL;
     n->fn = f->fn;
     for (int i = 0; i < e->n_args; i++) {
-        const em_type *want = fn_arg_want(f->fn, i);
+        const em_type *want = fn_arg_want(f, i);
         rnode *a = bind(b, e->args[i], want);
         if (!a)
             return NULL;
@@ -742,28 +741,9 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
         n->kids[i] = a;
     }
     em_type t0 = e->n_args > 0 ? n->kids[0]->type : em_type_make(EM_TYPE_NULL);
+    if (letter_type(f->result))
+        n->type = *letter_type(f->result);
     switch (f->fn) {
-    case RF_LENGTH:
-    case RF_YEAR:
-    case RF_MONTH:
-    case RF_DAY:
-    case RF_QUARTER:
-    case RF_DATEDIFF:
-        n->type = em_type_make(EM_TYPE_INT);
-        break;
-    case RF_DATE_ADD:
-    case RF_DATE_SUB:
-    case RF_LAST_DAY:
-    case RF_ADD_MONTHS:
-    case RF_MAKE_DATE:
-        n->type = em_type_make(EM_TYPE_DATE);
-        break;
-    case RF_STARTS:
-    case RF_ENDS:
-    case RF_CONTAINS:
-    case RF_ISNAN:
-        n->type = em_type_make(EM_TYPE_BOOLEAN);
-        break;
     case RF_NORMALIZE:
         n->type = t0;
         break;
@@ -774,19 +754,12 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
         break;
     case RF_SHL:
     case RF_SHR:
+    case RF_SHRU:
         if (!t_integral(t0))
             return fail_un(b, e, "shift of a non-integral value");
         n->type = em_type_make(t0.id == EM_TYPE_LONG ? EM_TYPE_LONG : EM_TYPE_INT);
         if (!(n->kids[0] = cast_node(b, n->kids[0], n->type, e)))
             return NULL;
-        break;
-    case RF_SQRT:
-    case RF_EXP:
-    case RF_LN:
-    case RF_POWER:
-    case RF_CBRT:
-    case RF_LOG:
-        n->type = em_type_make(EM_TYPE_DOUBLE);
         break;
     case RF_FLOOR:
     case RF_CEIL:
@@ -815,19 +788,11 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
                 return NULL;
         break;
     }
-    case RF_HASH:
-    case RF_DAYOFWEEK:
-    case RF_WEEKDAY:
-    case RF_WEEKOFYEAR:
     case RF_HOUR:
     case RF_MINUTE:
     case RF_SECOND:
-    case RF_ASCII:
     case RF_OCTET_LENGTH:
     case RF_BIT_LENGTH:
-    case RF_INSTR:
-    case RF_LOCATE:
-        n->type = em_type_make(EM_TYPE_INT);
         if (f->fn == RF_HOUR || f->fn == RF_MINUTE || f->fn == RF_SECOND) {
             if (t0.id == EM_TYPE_DATE)
                 n->kids[0] = cast_node(b, n->kids[0], em_type_make(EM_TYPE_TIMESTAMP), e);
@@ -855,13 +820,6 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
             n->n = 1; /* the scale is folded in */
             n->type = round_type(e, t0, sc);
         }
-        break;
-    case RF_SHRU:
-        if (!t_integral(t0))
-            return fail_un(b, e, "shift of a non-integral value");
-        n->type = em_type_make(t0.id == EM_TYPE_LONG ? EM_TYPE_LONG : EM_TYPE_INT);
-        if (!(n->kids[0] = cast_node(b, n->kids[0], n->type, e)))
-            return NULL;
         break;
     case RF_PMOD: {
         em_type t1 = n->kids[1]->type;
