@@ -1193,6 +1193,13 @@ static void test_pinned(void **state) {
     assert_string_equal(cell(6, 9), "32767");
     pin("(k#9 * (s#10 + 10))", true, 6, "null");
     pin_error("(s#10 + 10)", 6, EM_ERR_OVERFLOW, "ARITHMETIC_OVERFLOW");
+    /* ANSI cast errors name the class and the expression (row 0: e = 'Spark
+     * SQL', d = 10.25) */
+    pin_error("cast(e#5 as int)", 0, EM_ERR_INVALID, "CAST_INVALID_INPUT");
+    pin_error("cast(e#5 as int)", 0, EM_ERR_INVALID, "cast(e#5 as int)");
+    pin_error("cast(d#4 as decimal(2,1))", 0, EM_ERR_OVERFLOW, "CAST_OVERFLOW");
+    pin("cast(d#4 as decimal(2,1))", false, 0, "null");
+    pin("cast(d#4 as decimal(3,1))", true, 0, "10.3");
     /* three-valued logic: null AND false is false */
     pin("(null AND false)", false, 0, "false");
     pin("(null OR true)", false, 0, "true");
