@@ -85,9 +85,15 @@ struct em_exec_ctx {
     /* An object derived once per query from a broadcast relation (the hash
      * table every probe task shares): the first caller runs build over the
      * relation, concurrent callers wait for it, all get the same object,
-     * read-only once built; free_obj runs when the query ends. `what` tells
-     * apart objects of one exchange (e.g. the join's key list). May be NULL
-     * (then each task builds its own). */
+     * read-only once built; free_obj runs after the relation's last reader
+     * (at the latest when the query ends), also on a partial object left by
+     * a failed build. `what` tells apart objects of one exchange (e.g. the
+     * join's key list): equal strings must mean equal objects. A
+     * ReusedExchange names the exchange it reuses. A failed build fails
+     * every caller with the builder's error; build runs on the first
+     * caller's thread and may use its arg (its operator state) only during
+     * the call. The object's memory is charged to `pool` (a child of the
+     * query's pool). May be NULL (then each task builds its own). */
     em_status (*broadcast_shared)(em_exec_ctx *ctx, const em_plan_node *exchange,
                                   const char *what,
                                   em_status (*build)(void *arg, const em_batch_list *rel,
