@@ -295,6 +295,43 @@ static void dump_close(em_op *op) {
 static const em_op_vtab DUMP_VTAB = {
     .name = "LoreDump", .open = dump_open, .next = dump_next, .close = dump_close};
 
+static em_status pass_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
+    return em_op_open(op->children[0], ctx, err);
+}
+
+static em_status pass_next(em_op *op, em_batch **out, em_error *err) {
+    return em_op_next(op->children[0], out, err);
+}
+
+static void pass_close(em_op *op) {
+    if (op->n_children > 0)
+        em_op_close(op->children[0]);
+}
+
+static const em_op_vtab PASS_VTAB = {
+    .name = "LoreInput", .open = pass_open, .next = pass_next, .close = pass_close};
+
+/* The operator over child with child's output and schema. */
+static em_status shell_over(const em_op_vtab *vt, em_op *child, size_t state_size, em_op **out,
+                            em_error *err) {
+    em_op *kids[1] = {child};
+    EM_TRY(em_op_init(vt, NULL, kids, 1, state_size, out, err));
+    em_status r = em_op_set_output(*out, child->output, child->n_output, err);
+    if (r == EM_OK) {
+        em_schema_reset(&(*out)->schema);
+        r = em_schema_copy(&(*out)->schema, &child->schema, err);
+    }
+    if (r != EM_OK) {
+        em_op_destroy(*out);
+        *out = NULL;
+    }
+    return r;
+}
+
+em_status lore_passthrough(em_op *child, em_op **out, em_error *err) {
+    return shell_over(&PASS_VTAB, child, 0, out, err);
+}
+
 em_status em_lore_wrap(em_lore_session *s, const em_plan_node *node, int input_index, em_op *op,
                        em_op **out, em_error *err) {
     *out = op;
@@ -311,19 +348,14 @@ em_status em_lore_wrap(em_lore_session *s, const em_plan_node *node, int input_i
                        node->id, input_index);
     }
     em_op *w = NULL;
-    em_op *kids[1] = {op};
-    EM_TRY(em_op_init(&DUMP_VTAB, NULL, kids, 1, sizeof(dump_state), &w, err));
     *out = NULL;
+    EM_TRY(shell_over(&DUMP_VTAB, op, sizeof(dump_state), &w, err));
     dump_state *st = w->state;
     st->s = s;
     st->t = t;
     st->input = input_index;
-    em_status r = em_op_set_output(w, op->output, op->n_output, err);
-    if (r == EM_OK) {
-        em_schema_reset(&w->schema);
-        r = em_schema_copy(&w->schema, &op->schema, err);
-    }
-    if (r == EM_OK && !(st->cols = calloc((size_t)(op->n_output + 1), sizeof *st->cols)))
+    em_status r = EM_OK;
+    if (!(st->cols = calloc((size_t)(op->n_output + 1), sizeof *st->cols)))
         r = EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory");
     for (int i = 0; r == EM_OK && i < op->n_output; i++)
         if (column_wanted(s, op->output[i]))

@@ -52,6 +52,12 @@ bool lore_pass_through(const em_plan_node *node);
 /* The scalar subqueries (SCALAR_SUBQUERY nodes of a known type, one per
  * id) in the node's own expressions, malloc'ed (NULL when none). */
 int lore_node_subqueries(const em_plan_node *node, const em_expr ***out);
+/* A pass-through operator over child ("LoreInput"). Replay puts one on
+ * each input so that the operator sees inputs of the shape it saw while
+ * being dumped (a LoreDump there): operators that look at their children
+ * (a broadcast join adopting the shared table or swapping sides) then
+ * decide as they did. */
+em_status lore_passthrough(em_op *child, em_op **out, em_error *err) EM_MUST_CHECK;
 /* mkdir -p. */
 em_status lore_mkdirs(const char *path, em_error *err) EM_MUST_CHECK;
 /* Writes the JSON to path through a temporary file renamed into place;

@@ -415,11 +415,25 @@ static em_status prepare(em_lore_dump *d, int partition, em_pool *pool, int64_t 
     return EM_OK;
 }
 
+/* The native operator, each input behind a LoreInput (lore_passthrough). */
+static em_status build_native(em_lore_dump *d, em_op **op, em_error *err) {
+    EM_TRY(em_op_build(d->node, op, err));
+    for (int k = 0; k < (*op)->n_children; k++) {
+        em_status s = lore_passthrough((*op)->children[k], &(*op)->children[k], err);
+        if (s != EM_OK) {
+            em_op_destroy(*op);
+            *op = NULL;
+            return s;
+        }
+    }
+    return EM_OK;
+}
+
 em_status em_lore_replay_build(em_lore_dump *d, int partition, em_pool *pool, em_op **op,
                                em_exec_ctx **ctx, em_error *err) {
     *op = NULL;
     EM_TRY(prepare(d, partition, pool, NULL, err));
-    EM_TRY(em_op_build(d->node, op, err));
+    EM_TRY(build_native(d, op, err));
     *ctx = &d->rc.ctx;
     return EM_OK;
 }
@@ -453,7 +467,7 @@ em_status em_lore_replay_on(em_lore_dump *d, int partition, em_lore_engine engin
     em_op *op = NULL;
     int64_t used0 = em_pool_used(pool);
     t0 = now_ns();
-    em_status s = engine == EM_LORE_ROW ? build_row(d, &op, err) : em_op_build(d->node, &op, err);
+    em_status s = engine == EM_LORE_ROW ? build_row(d, &op, err) : build_native(d, &op, err);
     if (s == EM_OK)
         s = em_op_open(op, &d->rc.ctx, err);
     if (s == EM_OK)
