@@ -638,6 +638,49 @@ static void test_compare(void **state) {
     em_batch_list_reset(&lc);
 }
 
+/* `ember lore` on a dump: replay verifies and writes CSV; bad partitions,
+ * engines and folders are refused with the documented exit codes. */
+static void test_cli(void **state) {
+    (void)state;
+    const char *bin = em_test_ember_bin();
+    if (!bin)
+        fail_msg("EMBER_BIN is not set: the ember binary is needed");
+    const char *dir = em_test_tmpdir("lore_cli");
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/dump", dir);
+    em_pool *pool = em_pool_create("lore", NULL, -1);
+    em_conf *conf = lore_conf("4[*], 6[*]", sub, true, NULL);
+    em_batch_list results[2] = {{0}};
+    run_dumping(AGG_PLAN, conf, pool, 2, results, NULL);
+    assert_int_equal(em_test_system("'%s' lore replay '%s/loreId-4' --engine both --format csv "
+                                    "--output '%s/out.csv' 2>'%s/err.txt'",
+                                    bin, sub, dir, dir),
+                     0);
+    assert_int_equal(em_test_system("grep -q 'partition 1: verified: equals the dumped output' "
+                                    "'%s/err.txt'",
+                                    dir),
+                     0);
+    /* header and the 3 partial groups of each partition */
+    assert_int_equal(em_test_system("test $(wc -l < '%s/out.csv') -eq 7", dir), 0);
+    assert_int_equal(em_test_system("'%s' lore replay '%s/loreId-6' --partition 9 2>/dev/null",
+                                    bin, sub),
+                     1);
+    assert_int_equal(em_test_system("'%s' lore replay '%s/loreId-6' --engine gpu 2>/dev/null",
+                                    bin, sub),
+                     2);
+    assert_int_equal(em_test_system("'%s' lore replay '%s' 2>'%s/err2.txt'", bin, dir, dir), 1);
+    assert_int_equal(em_test_system("grep -q 'is not a LORE dump of one operator' '%s/err2.txt'",
+                                    dir),
+                     0);
+    assert_int_equal(em_test_system("'%s' lore show '%s/loreId-6' | grep -q 'HashAggregate (7)'",
+                                    bin, sub),
+                     0);
+    for (int i = 0; i < 2; i++)
+        em_batch_list_reset(&results[i]);
+    em_conf_destroy(conf);
+    em_pool_destroy(pool);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ids_grammar),
@@ -649,6 +692,7 @@ int main(void) {
         cmocka_unit_test(test_columns_subset),
         cmocka_unit_test(test_subquery_dump),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -265,21 +265,22 @@ static int cmd_replay(int argc, char **argv) {
     }
     em_pool *pool = em_pool_create("lore replay", NULL, -1);
     em_batch_list all = {0};
-    put_header(out, a.format, em_lore_dump_schema(d));
-    int n = em_lore_dump_n_partitions(d), ran = 0;
-    for (int i = 0; rc == 0 && i < n; i++) {
-        int part = em_lore_dump_partition_at(d, i);
-        if (a.partition >= 0 && part != a.partition)
-            continue;
-        rc = replay_partition(d, part, &a, pool, &all, out);
-        ran++;
-    }
-    if (rc == 0 && ran == 0) {
+    int n = em_lore_dump_n_partitions(d), found = 0;
+    for (int i = 0; i < n; i++)
+        found += a.partition < 0 || em_lore_dump_partition_at(d, i) == a.partition;
+    if (found == 0) {
         fprintf(stderr, "ember lore: partition %d was not dumped (dumped:", a.partition);
         for (int i = 0; i < n; i++)
             fprintf(stderr, " %d", em_lore_dump_partition_at(d, i));
         fprintf(stderr, ")\n");
         rc = 1;
+    } else {
+        put_header(out, a.format, em_lore_dump_schema(d));
+    }
+    for (int i = 0; rc == 0 && i < n; i++) {
+        int part = em_lore_dump_partition_at(d, i);
+        if (a.partition < 0 || part == a.partition)
+            rc = replay_partition(d, part, &a, pool, &all, out);
     }
     if (rc == 0 && a.format == FMT_PARQUET &&
         write_parquet_file(a.output, em_lore_dump_schema(d), &all, &err) != EM_OK) {
