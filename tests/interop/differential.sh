@@ -97,7 +97,8 @@ node_name() {
 #     fell back (an exchange follows its neighbours: one between two row
 #     nodes, or a ReusedExchange reading a row exchange, runs on rows too, as
 #     spark-rapids keeps an exchange off the GPU when both sides are);
-#   - --metrics shows every node of the class on a row operator ("row:").
+#   - --metrics shows every node of the class on a row operator ("row:") and
+#     lists the transitions where the engines meet.
 followers=ShuffleExchangeExec,BroadcastExchangeExec,ReusedExchangeExec
 disable_class() { # version q plan count class
     local v=$1 q=$2 plan=$3 count=$4 c=$5 name got bad
@@ -122,6 +123,11 @@ disable_class() { # version q plan count class
     got=$(grep -c -E "^$name \([0-9]+\) +row:" "$tmp/off-$c.err")
     if [ -n "$bad" ] || [ "$got" -eq 0 ]; then
         fail "$v $q $c=false: --metrics does not show its nodes on the row engine: ${bad:-no $name line}"
+        return
+    fi
+    # the rest stays native, so the engines meet somewhere
+    if ! grep -q -E '^  (RowToColumnar|ColumnarToRow) +above ' "$tmp/off-$c.err"; then
+        fail "$v $q $c=false: --metrics lists no transition"
         return
     fi
     ok "$v $q $c=false = native ($count nodes on the row engine, $got in --metrics," \
