@@ -143,6 +143,8 @@ static int count_files(const char *dir) {
     return n;
 }
 
+static int64_t split_bytes = 1; /* max_partition_bytes of run(): 1 is a task per row group */
+
 static void run(const char *text, const char *wh, int64_t budget, const char *spill, run_out *o) {
     em_plan *p = NULL;
     em_error perr = {0};
@@ -153,7 +155,7 @@ static void run(const char *text, const char *wh, int64_t budget, const char *sp
     ro.threads = 2;
     ro.memory_budget = budget;
     ro.spill_dir = spill;
-    ro.max_partition_bytes = 1; /* a task per file */
+    ro.max_partition_bytes = split_bytes;
     memset(o, 0, sizeof *o);
     em_query *q = NULL;
     EM_ASSERT_OK(em_query_create(p, &ro, &q, &o->err), &o->err);
@@ -221,13 +223,34 @@ static void test_shuffle_spills(void **state) {
     assert_int_equal(count_files(spill), 0);
 }
 
+/* The inner join of t with itself on a: each task's stream (a row group of
+ * 4096 rows) is under 1/8 of the broadcast, so the join indexes the stream
+ * and streams the broadcast; with a task per file (20000 rows) it does not,
+ * and the rows it read ahead are replayed. Same rows either way. */
+static void test_broadcast_join_sides(void **state) {
+    (void)state;
+    const char *wh = make_table();
+    static run_out o;
+    for (int pass = 0; pass < 2; pass++) {
+        split_bytes = pass == 0 ? 1 : 0;
+        run(broadcast_plan, wh, -1, NULL, &o);
+        EM_ASSERT_OK(o.s, &o.err);
+        assert_int_equal(o.n, FILES * ROWS);
+        static bool seen[FILES * ROWS];
+        memset(seen, 0, sizeof seen);
+        for (int i = 0; i < o.n; i++) {
+            assert_true(o.a[i] >= 0 && o.a[i] < FILES * ROWS);
+            assert_false(seen[o.a[i]]);
+            seen[o.a[i]] = true;
+        }
+    }
+    split_bytes = 1;
+}
+
 static void test_broadcast_over_budget(void **state) {
     (void)state;
     const char *wh = make_table();
     static run_out o;
-    run(broadcast_plan, wh, -1, NULL, &o);
-    EM_ASSERT_OK(o.s, &o.err);
-    assert_int_equal(o.n, FILES * ROWS);
     run(broadcast_plan, wh, 1 << 20, NULL, &o);
     assert_int_equal(o.s, EM_ERR_OOM_BUDGET);
     assert_non_null(strstr(o.err.msg, "BroadcastExchange (5)"));
@@ -237,6 +260,7 @@ static void test_broadcast_over_budget(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shuffle_spills),
+        cmocka_unit_test(test_broadcast_join_sides),
         cmocka_unit_test(test_broadcast_over_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
