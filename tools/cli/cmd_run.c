@@ -495,6 +495,17 @@ static void print_metrics(const em_query *q, const em_exec_plan *xp, double seco
                 em_stage_kind_name(si.kind), node, si.n_tasks, si.n_out_partitions,
                 (long long)si.rows_out, (double)si.time_ns / 1e6);
     }
+    /* the runtime's resources per stage: task semaphore, shuffle spill, shared broadcast builds */
+    fprintf(stderr, "%-6s %12s %12s %8s %10s %7s %14s\n", "stage", "sem wait ms", "sem hold ms",
+            "holders", "spill MiB", "files", "shared built");
+    for (int i = 0; i < em_query_n_stages(q); i++) {
+        em_stage_info si;
+        em_query_stage_info(q, i, &si);
+        fprintf(stderr, "%-6d %12.1f %12.1f %8d %10.1f %7d %8d/%-5d\n", si.index,
+                (double)si.native_wait_ns / 1e6, (double)si.native_hold_ns / 1e6,
+                si.native_max_holders, (double)si.spill_bytes / 1048576.0, si.spill_files,
+                si.shared_builds, si.shared_uses);
+    }
     fprintf(stderr, "%-34s %-26s %6s %10s %8s %9s %10s\n", "node", "operator", "tasks", "rows",
             "batches", "ms", "peak KiB");
     for (int i = 0; i < em_query_n_metrics(q); i++) {
