@@ -1017,6 +1017,7 @@ static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_er
     int64_t id_cap = EM_BATCH_CAP;
     em_status s = ids && scratch && counts ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
     em_batch_list *keep = &st->task_out[p]; /* range: rows kept as they come */
+    int64_t held = 0; /* about the bytes this task stored since it last spilled */
     int64_t key_cap = 0;
     while (s == EM_OK) {
         em_batch *b = NULL;
@@ -1072,13 +1073,19 @@ static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_er
         }
         s = rt_partitioner_ids(pt, b, ids, err);
         /* near the budget: this task's stored rows go to disk first */
-        if (s == EM_OK && st->spilled && memory_tight(q, 2 * batch_bytes(b))) {
-            s = spill_map_output(q, st, p, ctx->pool, err);
-            if (s == EM_OK && memory_tight(q, 2 * batch_bytes(b)))
+        int64_t bb = batch_bytes(b);
+        if (s == EM_OK && st->spilled && memory_tight(q, 2 * bb)) {
+            /* a task holding little would only write many tiny files */
+            if (held >= em_pool_budget(q->pool) / 16) {
+                s = spill_map_output(q, st, p, ctx->pool, err);
+                held = 0;
+            }
+            if (s == EM_OK && memory_tight(q, 2 * bb))
                 s = spill_finished(q, st, ctx->pool, err);
         }
         if (s == EM_OK)
             s = distribute(st, p, b, ids, scratch, counts, err);
+        held += bb;
     }
     /* the map side is done: what is left is shuffle storage */
     if (ctx->native_leave)
