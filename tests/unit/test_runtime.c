@@ -729,47 +729,52 @@ static void test_range_sort(void **state) {
     assert_int_equal(v[0], (FILES - 1) * 100 + ROWS - 1);
 }
 
+/* A Filter on t whose condition reads a scalar subquery over t: a global
+ * aggregate (partial, SinglePartition exchange, final) of N functions,
+ * under TOP_TREE (tree lines above the final aggregate, whose line starts
+ * with HEAD and the lines below it with IND) and TOP (their details). */
+#define SUBQUERY_PLAN(COND, TOP_TREE, HEAD, IND, N, PARTIAL, PBUFS, BUFS, FINAL, FBUFS, RESULTS,   \
+                      TOP)                                                                         \
+    "== Physical Plan ==\n"                                                                        \
+    "* Project (4)\n"                                                                              \
+    "+- * Filter (3)\n"                                                                            \
+    "   +- * ColumnarToRow (2)\n"                                                                  \
+    "      +- Scan parquet spark_catalog.default.t (1)\n"                                          \
+    "\n\n" SCAN_T(1, 1) "(2) ColumnarToRow [codegen id : 1]\n"                                     \
+    "Input [1]: [a#1]\n\n"                                                                         \
+    "(3) Filter [codegen id : 1]\n"                                                                \
+    "Input [1]: [a#1]\n"                                                                           \
+    "Condition : " COND "\n\n"                                                                     \
+    "(4) Project [codegen id : 1]\n"                                                               \
+    "Output [1]: [a#1]\n"                                                                          \
+    "Input [1]: [a#1]\n\n"                                                                         \
+    "===== Subqueries =====\n\n"                                                                   \
+    "Subquery:1 Hosting operator id = 3 Hosting Expression = Subquery scalar-subquery#2, "         \
+    "[id=#3]\n" TOP_TREE HEAD "* HashAggregate (9)\n" IND "+- Exchange (8)\n" IND                  \
+    "   +- * HashAggregate (7)\n" IND "      +- * ColumnarToRow (6)\n" IND                         \
+    "         +- Scan parquet spark_catalog.default.t (5)\n"                                       \
+    "\n\n" SCAN_T(5, 4) "(6) ColumnarToRow [codegen id : 1]\n"                                     \
+    "Input [1]: [a#4]\n\n"                                                                         \
+    "(7) HashAggregate [codegen id : 1]\n"                                                         \
+    "Input [1]: [a#4]\n"                                                                           \
+    "Keys: []\n"                                                                                   \
+    "Functions [" N "]: [" PARTIAL "]\n"                                                           \
+    "Aggregate Attributes [" N "]: [" PBUFS "]\n"                                                  \
+    "Results [" N "]: [" BUFS "]\n\n"                                                              \
+    "(8) Exchange\n"                                                                               \
+    "Input [" N "]: [" BUFS "]\n"                                                                  \
+    "Arguments: SinglePartition, ENSURE_REQUIREMENTS, [plan_id=1]\n\n"                             \
+    "(9) HashAggregate [codegen id : 2]\n"                                                         \
+    "Input [" N "]: [" BUFS "]\n"                                                                  \
+    "Keys: []\n"                                                                                   \
+    "Functions [" N "]: [" FINAL "]\n"                                                             \
+    "Aggregate Attributes [" N "]: [" FBUFS "]\n"                                                  \
+    "Results [" N "]: [" RESULTS "]\n\n" TOP
+
 static const char *subquery_plan =
-    "== Physical Plan ==\n"
-    "* Project (4)\n"
-    "+- * Filter (3)\n"
-    "   +- * ColumnarToRow (2)\n"
-    "      +- Scan parquet spark_catalog.default.t (1)\n"
-    "\n\n" SCAN_T(1, 1) "(2) ColumnarToRow [codegen id : 1]\n"
-                        "Input [1]: [a#1]\n\n"
-                        "(3) Filter [codegen id : 1]\n"
-                        "Input [1]: [a#1]\n"
-                        "Condition : (a#1 = Subquery scalar-subquery#2, [id=#3])\n\n"
-                        "(4) Project [codegen id : 1]\n"
-                        "Output [1]: [a#1]\n"
-                        "Input [1]: [a#1]\n\n"
-                        "===== Subqueries =====\n\n"
-                        "Subquery:1 Hosting operator id = 3 Hosting Expression = "
-                        "Subquery scalar-subquery#2, "
-                        "[id=#3]\n"
-                        "* HashAggregate (9)\n"
-                        "+- Exchange (8)\n"
-                        "   +- * HashAggregate (7)\n"
-                        "      +- * ColumnarToRow (6)\n"
-                        "         +- Scan parquet spark_catalog.default.t (5)\n"
-                        "\n\n" SCAN_T(5, 4) "(6) ColumnarToRow [codegen id : 1]\n"
-                                            "Input [1]: [a#4]\n\n"
-                                            "(7) HashAggregate [codegen id : 1]\n"
-                                            "Input [1]: [a#4]\n"
-                                            "Keys: []\n"
-                                            "Functions [1]: [partial_max(a#4)]\n"
-                                            "Aggregate Attributes [1]: [max#5]\n"
-                                            "Results [1]: [max#6]\n\n"
-                                            "(8) Exchange\n"
-                                            "Input [1]: [max#6]\n"
-                                            "Arguments: SinglePartition, "
-                                            "ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
-                                            "(9) HashAggregate [codegen id : 2]\n"
-                                            "Input [1]: [max#6]\n"
-                                            "Keys: []\n"
-                                            "Functions [1]: [max(a#4)]\n"
-                                            "Aggregate Attributes [1]: [max(a#4)#7]\n"
-                                            "Results [1]: [max(a#4)#7 AS max(a)#8]\n\n";
+    SUBQUERY_PLAN("(a#1 = Subquery scalar-subquery#2, [id=#3])", "", "", "", "1",
+                  "partial_max(a#4)", "max#5", "max#6", "max(a#4)", "max(a#4)#7",
+                  "max(a#4)#7 AS max(a)#8", "");
 
 static void test_scalar_subquery(void **state) {
     (void)state;
@@ -1029,52 +1034,17 @@ static void test_semaphore_query(void **state) {
 
 /* Spark 3.3+ merges scalar subqueries over one relation into one subquery
  * returning named_struct(name, value, ...) and reads fields of it. */
-static const char *merged_plan =
-    "== Physical Plan ==\n"
-    "* Project (4)\n"
-    "+- * Filter (3)\n"
-    "   +- * ColumnarToRow (2)\n"
-    "      +- Scan parquet spark_catalog.default.t (1)\n"
-    "\n\n" SCAN_T(1, 1) "(2) ColumnarToRow [codegen id : 1]\n"
-    "Input [1]: [a#1]\n\n"
-    "(3) Filter [codegen id : 1]\n"
-    "Input [1]: [a#1]\n"
-    "Condition : ((a#1 = Subquery scalar-subquery#2, [id=#3].max(a)) OR "
-    "(a#1 = ReusedSubquery Subquery scalar-subquery#2, [id=#3].min(a)))\n\n"
-    "(4) Project [codegen id : 1]\n"
-    "Output [1]: [a#1]\n"
-    "Input [1]: [a#1]\n\n"
-    "===== Subqueries =====\n\n"
-    "Subquery:1 Hosting operator id = 3 Hosting Expression = Subquery scalar-subquery#2, "
-    "[id=#3]\n"
-    "* Project (10)\n"
-    "+- * HashAggregate (9)\n"
-    "   +- Exchange (8)\n"
-    "      +- * HashAggregate (7)\n"
-    "         +- * ColumnarToRow (6)\n"
-    "            +- Scan parquet spark_catalog.default.t (5)\n"
-    "\n\n" SCAN_T(5, 4) "(6) ColumnarToRow [codegen id : 1]\n"
-    "Input [1]: [a#4]\n\n"
-    "(7) HashAggregate [codegen id : 1]\n"
-    "Input [1]: [a#4]\n"
-    "Keys: []\n"
-    "Functions [2]: [partial_max(a#4), partial_min(a#4)]\n"
-    "Aggregate Attributes [2]: [max#5, min#9]\n"
-    "Results [2]: [max#6, min#10]\n\n"
-    "(8) Exchange\n"
-    "Input [2]: [max#6, min#10]\n"
-    "Arguments: SinglePartition, ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
-    "(9) HashAggregate [codegen id : 2]\n"
-    "Input [2]: [max#6, min#10]\n"
-    "Keys: []\n"
-    "Functions [2]: [max(a#4), min(a#4)]\n"
-    "Aggregate Attributes [2]: [max(a#4)#7, min(a#4)#11]\n"
-    "Results [2]: [max(a#4)#7 AS max(a)#8, min(a#4)#11 AS min(a)#12]\n\n"
+static const char *merged_plan = SUBQUERY_PLAN(
+    "((a#1 = Subquery scalar-subquery#2, [id=#3].max(a)) OR "
+    "(a#1 = ReusedSubquery Subquery scalar-subquery#2, [id=#3].min(a)))",
+    "* Project (10)\n", "+- ", "   ", "2", "partial_max(a#4), partial_min(a#4)", "max#5, min#9",
+    "max#6, min#10", "max(a#4), min(a#4)", "max(a#4)#7, min(a#4)#11",
+    "max(a#4)#7 AS max(a)#8, min(a#4)#11 AS min(a)#12",
     "(10) Project [codegen id : 2]\n"
     "Output [1]: [named_struct(max(a), max(a)#8, min(a), min(a)#12) AS mergedValue#13]\n"
     "Input [2]: [max(a)#8, min(a)#12]\n\n"
     "Subquery:2 Hosting operator id = 3 Hosting Expression = ReusedSubquery Subquery "
-    "scalar-subquery#2, [id=#3]\n\n";
+    "scalar-subquery#2, [id=#3]\n\n");
 
 static void test_merged_subquery(void **state) {
     (void)state;
