@@ -443,7 +443,8 @@ static int compile_arith(cctx *c, const em_expr *e, em_binop op, const em_expr *
                                       (rt.id == EM_TYPE_FLOAT || !flt) && op != EM_OP_DIV
                                   ? EM_TYPE_FLOAT
                                   : EM_TYPE_DOUBLE);
-        if (lt.id == EM_TYPE_FLOAT && rt.id == EM_TYPE_FLOAT)
+        /* Divide takes double or decimal only: float / float is double */
+        if (lt.id == EM_TYPE_FLOAT && rt.id == EM_TYPE_FLOAT && op != EM_OP_DIV)
             result = em_type_make(EM_TYPE_FLOAT);
         ls = cast_to(c, ls, result, e);
         rs = cast_to(c, rs, result, e);

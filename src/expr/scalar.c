@@ -298,11 +298,6 @@ static em_status put_str(em_strbuf *scratch, const char *p, int64_t n, ex_value 
     return EM_OK;
 }
 
-static int32_t days_in_range(int64_t v, bool *ok) {
-    *ok = v >= INT32_MIN && v <= INT32_MAX;
-    return (int32_t)v;
-}
-
 em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *a, ex_value *out,
                           em_strbuf *scratch, const char *what, em_error *err) {
     memset(out, 0, sizeof *out);
@@ -396,17 +391,10 @@ em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *
     }
     case FN_DATE_ADD:
     case FN_DATE_SUB: {
-        /* Spark adds in int arithmetic (DateAdd: start + days) */
+        /* DateAdd/DateSub add in Java int arithmetic, which wraps in every
+         * mode (ANSI included: Spark checks nothing there) */
         int64_t v = st->fn == FN_DATE_ADD ? a[0].i + a[1].i : a[0].i - a[1].i;
-        bool ok;
-        int32_t r = days_in_range(v, &ok);
-        if (!ok) {
-            if (!st->null_on_error)
-                return EM_FAIL(err, EM_ERR_OVERFLOW,
-                               "[ARITHMETIC_OVERFLOW] date out of range in %s", what);
-            r = (int32_t)(uint32_t)(uint64_t)v; /* Java int wraparound */
-        }
-        out->i = r;
+        out->i = (int32_t)(uint32_t)(uint64_t)v;
         return EM_OK;
     }
     case FN_DATEDIFF:
@@ -492,16 +480,27 @@ em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *
         out->d = pow(a[0].d, a[1].d);
         return EM_OK;
     case FN_PMOD: {
-        /* pmod: null for a zero divisor; the remainder made non-negative
-         * when the divisor is positive (r < 0 ? (r + n) % n : r) */
+        /* Pmod: a zero divisor is null, or DIVIDE_BY_ZERO in ANSI mode; a
+         * negative remainder becomes (r + n) % n, where r + n is Java
+         * arithmetic of the operand type: it wraps for int and long (byte
+         * and short promote to int and cannot) */
         int64_t n = a[1].i;
         if (n == 0) {
+            if (!st->null_on_error)
+                return EM_FAIL(err, EM_ERR_INVALID,
+                               "[DIVIDE_BY_ZERO] division by zero in %s (set "
+                               "spark.sql.ansi.enabled=false to get null)",
+                               what);
             out->null = true;
             return EM_OK;
         }
         int64_t r = n == -1 ? 0 : a[0].i % n;
-        if (r < 0)
-            r = n == -1 ? 0 : (r + n) % n;
+        if (r < 0) {
+            int64_t sum = (int64_t)((uint64_t)r + (uint64_t)n);
+            if (st->type.id == EM_TYPE_INT)
+                sum = (int32_t)(uint32_t)(uint64_t)sum;
+            r = n == -1 ? 0 : sum % n;
+        }
         out->i = r;
         return EM_OK;
     }

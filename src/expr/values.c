@@ -505,6 +505,30 @@ static int32_t java_d2i(double d) {
     return (int32_t)d;
 }
 
+/* Cast to string formats with Spark's formatters, not the canonical text:
+ * the year pattern uuuu signs a year of more than four digits (+10183-...),
+ * and the timestamp fraction keeps no trailing zeros (00:00:01.5). */
+static em_status cast_datetime_text(em_strbuf *b, size_t start, bool timestamp, em_error *err) {
+    if (timestamp) {
+        char *dot = memchr(b->data + start, '.', b->len - start);
+        if (dot) {
+            while (b->len > start && b->data[b->len - 1] == '0')
+                b->len--;
+            b->data[b->len] = '\0';
+        }
+    }
+    size_t year_digits = 0;
+    while (start + year_digits < b->len && b->data[start + year_digits] >= '0' &&
+           b->data[start + year_digits] <= '9')
+        year_digits++;
+    if (year_digits > 4) {
+        EM_TRY(em_strbuf_append(b, "+", 1, err));
+        memmove(b->data + start + 1, b->data + start, b->len - 1 - start);
+        b->data[start] = '+';
+    }
+    return EM_OK;
+}
+
 em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi, const char *what,
                         ex_value *out, em_strbuf *scratch, em_error *err) {
     memset(out, 0, sizeof *out);
@@ -541,12 +565,16 @@ em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi,
             EM_TRY(java_decimal_text(scratch, in->dec, from.scale, err));
             break;
         case EM_TYPE_DATE:
-            EM_TRY(em_text_date(scratch, (int32_t)in->i, err));
-            break;
         case EM_TYPE_TIMESTAMP:
-        case EM_TYPE_TIMESTAMP_NTZ:
-            EM_TRY(em_text_timestamp(scratch, in->i, err));
+        case EM_TYPE_TIMESTAMP_NTZ: {
+            size_t text_at = scratch->len;
+            if (f == EM_TYPE_DATE)
+                EM_TRY(em_text_date(scratch, (int32_t)in->i, err));
+            else
+                EM_TRY(em_text_timestamp(scratch, in->i, err));
+            EM_TRY(cast_datetime_text(scratch, text_at, f != EM_TYPE_DATE, err));
             break;
+        }
         case EM_TYPE_BINARY:
             EM_TRY(em_strbuf_append(scratch, in->s, (size_t)in->len, err));
             break;
