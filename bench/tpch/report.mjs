@@ -89,8 +89,8 @@ function parseMetrics(text) {
       continue;
     }
     if (!inNodes) continue;
-    // "Name (id)   Operator   tasks rows batches ms peakKiB"; names have spaces
-    const m = line.match(/^(.*?) \((\d+)\)\s+(.+?)\s+(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s*$/);
+    // "Name (id) [loreId=N]   Operator   tasks rows batches ms peakKiB"; names have spaces
+    const m = line.match(/^(.*?) \((\d+)\)(?: \[loreId=\d+\])?\s+(.+?)\s+(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s*$/);
     if (!m) continue;
     const id = Number(m[2]);
     const prev = out.nodes.get(id);

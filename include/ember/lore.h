@@ -141,6 +141,17 @@ int64_t em_lore_session_files(const em_lore_session *s);
 em_status em_lore_wrap(em_lore_session *s, const em_plan_node *node, int input_index, em_op *op,
                        em_op **out, em_error *err) EM_MUST_CHECK;
 
+/* em_exec_build with a session: an em_op_build_fn (include/ember/runtime.h)
+ * whose build_ctx is an em_lore_build_ctx. `ember run` passes it; session
+ * NULL builds exactly what em_exec_build builds. Both must outlive the
+ * query. */
+typedef struct em_lore_build_ctx {
+    const em_exec_plan *xp;
+    em_lore_session *session;
+} em_lore_build_ctx;
+em_status em_lore_exec_build(void *ctx, const em_plan_node *stage_root, em_op **out,
+                             em_error *err) EM_MUST_CHECK;
+
 /* ------------------------------------------------------------------ replay */
 
 typedef struct em_lore_dump em_lore_dump;

@@ -33,11 +33,17 @@ typedef struct dump_state {
     int64_t batches, rows;
 } dump_state;
 
+/* The target of a node of the session's plan. The runtime may build a
+ * copy of a node (the root of a result stage reading a gathered child is
+ * one, with the same id and kind), so equal ids and kinds match too. */
 static lore_target *find_target(em_lore_session *s, const em_plan_node *node) {
     int id = em_lore_session_id_of(s, node);
-    for (int i = 0; id >= 0 && i < s->n_targets; i++)
-        if (s->targets[i].lore_id == id && s->targets[i].node == node)
+    for (int i = 0; id >= 0 && i < s->n_targets; i++) {
+        const em_plan_node *n = s->targets[i].node;
+        if (s->targets[i].lore_id == id &&
+            (n == node || (n->id == node->id && n->kind == node->kind)))
             return &s->targets[i];
+    }
     return NULL;
 }
 

@@ -689,6 +689,14 @@ em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const
         for (int id = 1; id < s->n_lore && !node; id++)
             if (s->lore_of[id] == sel->lore_id)
                 node = em_plan_node_by_id(plan, id);
+        if (!node && max_lore < 0) {
+            st = EM_FAIL(err, EM_ERR_INVALID,
+                         "spark.ember.sql.lore.idsToDump: column %d: loreId %d: this plan has "
+                         "no LORE ids (no native operator, or "
+                         "spark.ember.sql.lore.tag.enabled=false)",
+                         sel->column, sel->lore_id);
+            goto fail;
+        }
         if (!node) {
             st = EM_FAIL(err, EM_ERR_INVALID,
                          "spark.ember.sql.lore.idsToDump: column %d: no native operator has "

@@ -4,7 +4,9 @@
  * walk itself is rop_build_tree (row_build.c); this file only reads the
  * engines from the exec plan, so that code linking the builder without
  * the overrides layer (the row operator tests) does not pull it in.
+ * em_lore_exec_build is the same walk with a LORE dump session.
  */
+#include "ember/lore.h"
 #include "ops/row_internal.h"
 
 static em_engine decided_engine(void *arg, const em_plan_node *node) {
@@ -20,4 +22,14 @@ em_status em_exec_build(void *xp, const em_plan_node *stage_root, em_op **out, e
         return EM_FAIL(err, EM_ERR_INVALID, "em_exec_build: no exec plan or stage root");
     }
     return rop_build_tree(stage_root, decided_engine, xp, out, err);
+}
+
+em_status em_lore_exec_build(void *ctx, const em_plan_node *stage_root, em_op **out,
+                             em_error *err) {
+    const em_lore_build_ctx *c = ctx;
+    if (!c || !c->xp || !stage_root) {
+        *out = NULL;
+        return EM_FAIL(err, EM_ERR_INVALID, "em_lore_exec_build: no exec plan or stage root");
+    }
+    return rop_build_tree_lore(stage_root, decided_engine, (void *)c->xp, c->session, out, err);
 }

@@ -14,9 +14,15 @@
  * below a native one). Native shuffle reads go through CoalesceBatches, so
  * native operators above them see full batches. A row root is wrapped in
  * the non-transition RowStageOutput, since the runtime stores batches.
+ *
+ * With a LORE session, every native node's inputs (once on the native
+ * engine) and output, every native source's output and a map side's root
+ * go through em_lore_wrap, which puts a dump operator there when the node
+ * is selected (include/ember/lore.h lists the places).
  */
 #include <stdlib.h>
 
+#include "ember/lore.h"
 #include "ops/row_internal.h"
 
 static em_status no_row_op(const em_plan_node *node, const char *why, em_error *err) {
@@ -130,6 +136,7 @@ typedef struct built {
 typedef struct builder {
     rop_decide_fn decide;
     void *arg;
+    em_lore_session *lore; /* NULL: no LORE dump */
 } builder;
 
 static void built_destroy(built *b) {
@@ -160,27 +167,35 @@ static em_engine engine_of(const builder *bd, const em_plan_node *node) {
                                                                    : EM_ENGINE_NATIVE;
 }
 
-/* A read of another stage's data (or a scan) on the node's engine. */
-static em_status build_source(const builder *bd, const em_plan_node *node, built *out,
-                              em_error *err) {
-    if (engine_of(bd, node) == EM_ENGINE_ROW)
-        return rop_source_create(node, &out->r, err);
+/* A native read of another stage's data (or a scan). */
+static em_status native_source(const em_plan_node *node, em_op **out, em_error *err) {
     em_op *op = NULL;
     const em_plan_node *data = node->kind == EM_NODE_REUSED_EXCHANGE ? node->reuses : node;
     switch (node->kind) {
     case EM_NODE_SCAN:
-        return em_op_scan_create(node, &out->n, err);
+        return em_op_scan_create(node, out, err);
     case EM_NODE_LOCAL_TABLE_SCAN:
-        return em_op_local_table_create(node, &out->n, err);
+        return em_op_local_table_create(node, out, err);
     default:
         if (!data)
             return EM_FAIL(err, EM_ERR_BIND, "ReusedExchange (%d): operator %d not found",
                            node->id, node->reuses_id);
         if (data->kind == EM_NODE_BROADCAST_EXCHANGE)
-            return em_op_broadcast_read_create(node, &out->n, err);
+            return em_op_broadcast_read_create(node, out, err);
         EM_TRY(em_op_shuffle_read_create(node, &op, err));
-        return em_op_coalesce_batches_create(op, &out->n, err);
+        return em_op_coalesce_batches_create(op, out, err);
     }
+}
+
+/* A read of another stage's data (or a scan) on the node's engine; a
+ * native one is the source's output for LORE (what its readers get). */
+static em_status build_source(const builder *bd, const em_plan_node *node, built *out,
+                              em_error *err) {
+    if (engine_of(bd, node) == EM_ENGINE_ROW)
+        return rop_source_create(node, &out->r, err);
+    em_op *op = NULL;
+    EM_TRY(native_source(node, &op, err));
+    return em_lore_wrap(bd->lore, node, EM_LORE_OUTPUT, op, &out->n, err);
 }
 
 static em_status build_node(const builder *bd, const em_plan_node *node, bool root, built *out,
@@ -198,6 +213,24 @@ static em_status build_kids(const builder *bd, const em_plan_node *node, bool ro
     if (s != EM_OK)
         for (int j = 0; j < i; j++)
             built_destroy(&kids[j]);
+    return s;
+}
+
+/* LORE's view of a native node's inputs: each child as the node reads it
+ * (after any transition). On failure every child is destroyed. */
+static em_status lore_wrap_kids(const builder *bd, const em_plan_node *node, built *kids,
+                                em_error *err) {
+    if (!bd->lore)
+        return EM_OK;
+    em_status s = EM_OK;
+    for (int i = 0; s == EM_OK && i < node->n_children; i++) {
+        em_op *op = kids[i].n;
+        kids[i].n = NULL;
+        s = em_lore_wrap(bd->lore, node, i, op, &kids[i].n, err);
+    }
+    if (s != EM_OK)
+        for (int i = 0; i < node->n_children; i++)
+            built_destroy(&kids[i]);
     return s;
 }
 
@@ -303,20 +336,43 @@ static em_status build_node(const builder *bd, const em_plan_node *node, bool ro
     if (!kids)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory building %s (%d)", node->name, node->id);
     em_status s = build_kids(bd, node, row, kids, err);
+    if (s == EM_OK && !row)
+        s = lore_wrap_kids(bd, node, kids, err);
     if (s == EM_OK)
         s = create_on(node, row, kids, out, err);
+    if (s == EM_OK && !row)
+        s = em_lore_wrap(bd->lore, node, EM_LORE_OUTPUT, out->n, &out->n, err);
     free(kids);
     return s;
 }
 
-em_status rop_build_tree(const em_plan_node *stage_root, rop_decide_fn decide, void *arg,
-                         em_op **out, em_error *err) {
+/* The exchange whose map side a stage rooted at root runs, or NULL. */
+static const em_plan_node *map_side_of(const builder *bd, const em_plan_node *root) {
+    while ((is_wrapper(root->kind) || engine_of(bd, root) == EM_ENGINE_PASS) &&
+           root->n_children == 1)
+        root = root->children[0];
+    return root->kind == EM_NODE_EXCHANGE || root->kind == EM_NODE_BROADCAST_EXCHANGE ? root
+                                                                                       : NULL;
+}
+
+em_status rop_build_tree_lore(const em_plan_node *stage_root, rop_decide_fn decide, void *arg,
+                              em_lore_session *lore, em_op **out, em_error *err) {
     *out = NULL;
-    builder bd = {.decide = decide, .arg = arg};
+    builder bd = {.decide = decide, .arg = arg, .lore = lore};
     built b = {0};
     EM_TRY(build_node(&bd, stage_root, true, &b, err));
+    em_op *op = b.n;
     if (b.r)
-        return rop_root_adapter(b.r, out, err);
-    *out = b.n;
+        EM_TRY(rop_root_adapter(b.r, &op, err));
+    /* a map side: what the exchange's child produced is the exchange's input */
+    const em_plan_node *exchange = lore ? map_side_of(&bd, stage_root) : NULL;
+    if (exchange && engine_of(&bd, exchange) == EM_ENGINE_NATIVE)
+        return em_lore_wrap(lore, exchange, 0, op, out, err);
+    *out = op;
     return EM_OK;
+}
+
+em_status rop_build_tree(const em_plan_node *stage_root, rop_decide_fn decide, void *arg,
+                         em_op **out, em_error *err) {
+    return rop_build_tree_lore(stage_root, decide, arg, NULL, out, err);
 }

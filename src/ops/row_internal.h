@@ -202,5 +202,11 @@ typedef em_engine (*rop_decide_fn)(void *arg, const em_plan_node *node);
  * em_exec_build). */
 em_status rop_build_tree(const em_plan_node *stage_root, rop_decide_fn decide, void *arg,
                          em_op **out, em_error *err) EM_MUST_CHECK;
+/* The same, wrapping the LORE-selected native operators' inputs and outputs
+ * in dump operators where include/ember/lore.h says (lore NULL: none). */
+struct em_lore_session;
+em_status rop_build_tree_lore(const em_plan_node *stage_root, rop_decide_fn decide, void *arg,
+                              struct em_lore_session *lore, em_op **out,
+                              em_error *err) EM_MUST_CHECK;
 
 #endif

@@ -35,6 +35,7 @@
 
 #include "cli.h"
 #include "ember/conf.h"
+#include "ember/lore.h"
 #include "ember/overrides.h"
 #include "ember/parquet.h"
 #include "ember/rowops.h"
@@ -183,6 +184,7 @@ typedef struct run_args {
     bool metrics, retype;
     em_runtime_options ro;
     em_conf *conf; /* every --conf, validated; the overrides read it */
+    em_lore_build_ctx lore; /* the build's context: the decisions and the LORE dump */
 } run_args;
 
 static int usage_error(const char *what, const char *arg) {
@@ -191,12 +193,11 @@ static int usage_error(const char *what, const char *arg) {
     return 2;
 }
 
-/* Keys the overrides (or test mode and the report) read: no warning. */
+/* Keys the overrides (or test mode, the report and LORE) read: no warning. */
 static bool overrides_key(const char *key) {
     static const char *const prefixes[] = {"spark.ember.sql.", "spark.rapids.sql."};
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
-        if (strncmp(key, prefixes[i], strlen(prefixes[i])) == 0 &&
-            strncmp(key + strlen(prefixes[i]), "lore.", 5) != 0)
+        if (strncmp(key, prefixes[i], strlen(prefixes[i])) == 0)
             return true;
     return false;
 }
@@ -506,13 +507,18 @@ static void print_metrics(const em_query *q, const em_exec_plan *xp, double seco
                 si.native_max_holders, (double)si.spill_bytes / 1048576.0, si.spill_files,
                 si.shared_builds, si.shared_uses);
     }
-    fprintf(stderr, "%-34s %-26s %6s %10s %8s %9s %10s\n", "node", "operator", "tasks", "rows",
+    fprintf(stderr, "%-46s %-26s %6s %10s %8s %9s %10s\n", "node", "operator", "tasks", "rows",
             "batches", "ms", "peak KiB");
     for (int i = 0; i < em_query_n_metrics(q); i++) {
         const em_node_metrics *m = em_query_metrics_at(q, i);
-        char node[64], op[64];
-        snprintf(node, sizeof node, "%s (%d)", m->node->name ? m->node->name : "?", m->node->id);
-        fprintf(stderr, "%-34s %-26s %6d %10lld %8lld %9.1f %10.1f\n", node,
+        char node[80], op[64], lore[32] = "";
+        /* the id to give spark.ember.sql.lore.idsToDump (absent with tagging off) */
+        const em_node_decision *d = xp ? em_exec_plan_decision(xp, m->node) : NULL;
+        if (d && d->engine == EM_ENGINE_NATIVE && d->lore_id >= 0)
+            snprintf(lore, sizeof lore, " [loreId=%d]", d->lore_id);
+        snprintf(node, sizeof node, "%s (%d)%s", m->node->name ? m->node->name : "?", m->node->id,
+                 lore);
+        fprintf(stderr, "%-46s %-26s %6d %10lld %8lld %9.1f %10.1f\n", node,
                 op_label(xp, m, op, sizeof op), m->tasks, (long long)m->m.rows_out,
                 (long long)m->m.batches_out, (double)m->m.time_ns / 1e6,
                 (double)m->m.peak_bytes / 1024.0);
@@ -611,8 +617,9 @@ static em_status runtime_from_conf(run_args *a, em_exec_plan *xp, em_error *err)
     int32_t slots = 0;
     EM_TRY(em_conf_get_int(a->conf, "spark.ember.sql.concurrentNativeTasks", &slots, err));
     a->ro.concurrent_native_tasks = slots;
-    a->ro.build = em_exec_build;
-    a->ro.build_ctx = xp;
+    a->lore.xp = xp;
+    a->ro.build = em_lore_exec_build;
+    a->ro.build_ctx = &a->lore; /* the session is set once the query is cut */
     return EM_OK;
 }
 
@@ -657,6 +664,10 @@ int em_cli_run(int argc, char **argv) {
         s = runtime_from_conf(&a, xp, &err);
     if (s == EM_OK)
         s = em_query_create(plan, &a.ro, &q, &err);
+    /* LORE (spark.ember.sql.lore.*): its errors stop the run before any
+     * task; the dump folder is only created once everything checked out */
+    if (s == EM_OK)
+        s = em_lore_session_create_xp(a.conf, xp, &a.lore.session, &err);
     double t0 = wall_seconds();
     if (s == EM_OK) {
         struct sigaction sa, old_int, old_term;
@@ -680,9 +691,14 @@ int em_cli_run(int argc, char **argv) {
     }
     if (q && a.metrics)
         print_metrics(q, xp, secs);
+    if (a.lore.session)
+        fprintf(stderr, "ember run: LORE dump: %lld files, %lld bytes\n",
+                (long long)em_lore_session_files(a.lore.session),
+                (long long)em_lore_session_bytes(a.lore.session));
     if (s != EM_OK)
         fprintf(stderr, "ember run: %s\n", err.msg[0] ? err.msg : em_status_name(s));
     em_query_destroy(q);
+    em_lore_session_free(a.lore.session); /* after the query: its tasks wrote through it */
     em_exec_plan_free(xp); /* after the query: its tasks read the decisions */
     em_plan_free(plan);
     em_retype_ctx_destroy(rt);
