@@ -12,7 +12,10 @@
 
 #include "ember/conf.h"
 #include "ember/lore.h"
+#include "ember/overrides.h"
 #include "ember/parquet.h"
+#include "ember/rowops.h"
+#include "ember/runtime.h"
 
 /* ------------------------------------------------------------------ grammar */
 
@@ -638,6 +641,145 @@ static void test_compare(void **state) {
     em_batch_list_reset(&lc);
 }
 
+/* The rows dumped under one input or output folder (partition.meta's
+ * "rows", summed over the partitions present). */
+static long long dumped_rows(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    long long total = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "partition-", 10) != 0)
+            continue;
+        char path[1200], buf[512];
+        snprintf(path, sizeof path, "%s/%s/partition.meta", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            fail_msg("%s is missing", path);
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *r = strstr(buf, "\"rows\": ");
+        if (!r)
+            fail_msg("%s has no rows", path);
+        total += atoll(r + 8);
+    }
+    closedir(d);
+    return total;
+}
+
+/* Runs the plan over the warehouse with the runtime and the overrides, as
+ * `ember run` does: em_lore_exec_build with a session (NULL: none). The
+ * caller reads the result and destroys the query. */
+static em_query *run_query_lore(const em_plan *p, const em_exec_plan *xp, em_lore_session *s,
+                                const char *wh) {
+    em_lore_build_ctx bc = {.xp = xp, .session = s};
+    em_runtime_options o;
+    em_runtime_options_init(&o);
+    o.warehouse_dir = wh;
+    o.threads = 2;
+    o.build = em_lore_exec_build;
+    o.build_ctx = &bc;
+    em_query *q = NULL;
+    em_error err = {0};
+    EM_ASSERT_OK(em_query_create(p, &o, &q, &err), &err);
+    EM_ASSERT_OK(em_query_run(q, &err), &err);
+    return q;
+}
+
+/* The builder's wiring, through the runtime: every operator of a two-stage
+ * aggregate dumped (the scan's output, an exchange's map side and its
+ * readers' rows, the operators' inputs and outputs); the answer does not
+ * change; each operator replays to its dumped output. Then the default
+ * configuration, where the aggregates (avg of a double) fall back to rows
+ * and a native Project feeds a row parent; and with tagging off an
+ * idsToDump is refused. */
+static void test_runtime_wiring(void **state) {
+    (void)state;
+    const char *dir = em_test_tmpdir("lore_wiring");
+    char wh[600], tdir[700], file[800], sub[600];
+    snprintf(wh, sizeof wh, "%s/wh", dir);
+    snprintf(tdir, sizeof tdir, "%s/t", wh);
+    snprintf(file, sizeof file, "%s/part-0.parquet", tdir);
+    snprintf(sub, sizeof sub, "%s/dump", dir);
+    em_error err = {0};
+    assert_int_equal(em_test_system("mkdir -p '%s'", tdir), 0);
+    em_batch *b = tops_batch(SCHEMA, ROWS, N_ROWS);
+    em_pq_write_options wo;
+    em_pq_write_options_init(&wo);
+    wo.row_group_rows = 3;
+    em_pq_writer *w = NULL;
+    EM_ASSERT_OK(em_pq_writer_open(file, &b->schema, &wo, &w, &err), &err);
+    EM_ASSERT_OK(em_pq_writer_write(w, b, &err), &err);
+    EM_ASSERT_OK(em_pq_writer_close(w, &err), &err);
+    em_batch_destroy(b);
+    EM_ASSERT_OK(em_overrides_register_confs(&err), &err);
+    em_pool *pool = em_pool_create("lore", NULL, -1);
+    em_plan *p = tops_parse(AGG_PLAN);
+    em_conf *conf = lore_conf("0[*], 1[*], 2[*], 3[*], 4[*], 5[*], 6[*]", sub, true, NULL);
+    EM_ASSERT_OK(em_conf_set(conf, "spark.ember.sql.incompatibleOps.enabled", "true", &err),
+                 &err);
+    em_exec_plan *xp = NULL;
+    EM_ASSERT_OK(em_overrides_apply(p, conf, &xp, &err), &err);
+    em_lore_session *s = NULL;
+    EM_ASSERT_OK(em_lore_session_create_xp(conf, xp, &s, &err), &err);
+    assert_non_null(s);
+    em_query *plain = run_query_lore(p, xp, NULL, wh);
+    em_query *dumped = run_query_lore(p, xp, s, wh);
+    em_lore_session_free(s);
+    char diff[256] = "";
+    const em_batch_list *a = em_query_result(plain), *bl = em_query_result(dumped);
+    if (a->n_rows == 0 || !em_lore_results_equal(a, bl, diff, sizeof diff))
+        fail_msg("the answer changed with LORE on (%lld rows): %s", (long long)a->n_rows, diff);
+    em_query_destroy(plain);
+    em_query_destroy(dumped);
+    char path[800];
+    /* the scan: its output, every row of t */
+    snprintf(path, sizeof path, "%s/loreId-0/output", sub);
+    assert_int_equal(dumped_rows(path), N_ROWS);
+    /* Exchange (2): the map side's input and what its readers got */
+    snprintf(path, sizeof path, "%s/loreId-1/input-0", sub);
+    assert_int_equal(dumped_rows(path), N_ROWS);
+    snprintf(path, sizeof path, "%s/loreId-1/output", sub);
+    assert_int_equal(dumped_rows(path), N_ROWS);
+    /* Filter (3) reads the exchange: all rows over its 2 partitions */
+    snprintf(path, sizeof path, "%s/loreId-2/input-0", sub);
+    assert_int_equal(dumped_rows(path), N_ROWS);
+    for (int id = 2; id <= 6; id++)
+        if (id != 5)
+            assert_true(replay_all(sub, id, pool, NULL) >= 1);
+    em_exec_plan_free(xp);
+    em_conf_destroy(conf);
+    /* mixed: Scan 0, Exchange 1, Filter 2, Project 3 native, the rest on rows */
+    snprintf(sub, sizeof sub, "%s/dump_mixed", dir);
+    conf = lore_conf("3[*]", sub, true, NULL);
+    EM_ASSERT_OK(em_overrides_apply(p, conf, &xp, &err), &err);
+    assert_int_equal(em_exec_plan_decision(xp, em_plan_node_by_id(p, 7))->engine, EM_ENGINE_ROW);
+    EM_ASSERT_OK(em_lore_session_create_xp(conf, xp, &s, &err), &err);
+    em_query_destroy(run_query_lore(p, xp, s, wh));
+    em_lore_session_free(s);
+    snprintf(path, sizeof path, "%s/loreId-3/output", sub);
+    assert_int_equal(dumped_rows(path), N_ROWS); /* every row has a v or no g */
+    assert_int_equal(replay_all(sub, 3, pool, NULL), 2);
+    em_exec_plan_free(xp);
+    em_conf_destroy(conf);
+    /* tagging off: no ids to select */
+    snprintf(sub, sizeof sub, "%s/dump_untagged", dir);
+    conf = lore_conf("2[*]", sub, false, NULL);
+    EM_ASSERT_OK(em_conf_set(conf, "spark.rapids.sql.lore.tag.enabled", "false", &err), &err);
+    EM_ASSERT_OK(em_overrides_apply(p, conf, &xp, &err), &err);
+    assert_int_equal(em_lore_session_create_xp(conf, xp, &s, &err), EM_ERR_INVALID);
+    assert_null(s);
+    if (!strstr(err.msg, "this plan has no LORE ids"))
+        fail_msg("unexpected message: %s", err.msg);
+    assert_false(file_exists(dir, "dump_untagged"));
+    em_exec_plan_free(xp);
+    em_conf_destroy(conf);
+    em_plan_free(p);
+    em_pool_destroy(pool);
+}
+
 /* `ember lore` on a dump: replay verifies and writes CSV; bad partitions,
  * engines and folders are refused with the documented exit codes. */
 static void test_cli(void **state) {
@@ -692,6 +834,7 @@ int main(void) {
         cmocka_unit_test(test_columns_subset),
         cmocka_unit_test(test_subquery_dump),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_runtime_wiring),
         cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
