@@ -179,6 +179,11 @@ em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi,
 em_status ex_parse_literal(const char *text, em_type t, ex_value *out, em_error *err) EM_MUST_CHECK;
 /* Spark's stringToDate; false when invalid. */
 bool ex_parse_date(const char *p, int64_t n, int32_t *days);
+/* Spark's stringToTimestamp in UTC: date, optional [h]h:[m]m[:[s]s[.fraction]]
+ * and, with_zone (not for TIMESTAMP_NTZ), a fixed zone offset; false for
+ * anything else (*unsupported_zone when a region id was the reason). */
+bool ex_parse_timestamp(const char *p, int64_t n, bool with_zone, int64_t *micros,
+                        bool *unsupported_zone);
 
 /* Row-wise scalar functions. args are non-null unless the step is not null
  * intolerant. Strings in *out may borrow from args or from scratch. */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "expr/internal.h"
 
@@ -333,6 +334,101 @@ bool ex_parse_date(const char *p, int64_t n, int32_t *days) {
     if (v < INT32_MIN || v > INT32_MAX)
         return false;
     *days = (int32_t)v;
+    return true;
+}
+
+/* Up to `max` digits at p[*i]; false when there are none. */
+static bool read_digits(const char *p, int64_t n, int64_t *i, int max, int *v) {
+    int k = 0;
+    *v = 0;
+    while (*i < n && k < max && p[*i] >= '0' && p[*i] <= '9') {
+        *v = *v * 10 + (p[*i] - '0');
+        (*i)++;
+        k++;
+    }
+    return k > 0;
+}
+
+/* A zone as Spark's getZoneId reads the fixed ones: Z, UTC/GMT/UT alone or
+ * followed by an offset, and +h, +hh, +hh:mm, +hhmm. Region ids (Europe/Paris)
+ * need the time-zone database: *unsupported is set for them. */
+static bool parse_zone_offset(const char *p, int64_t n, int64_t *seconds, bool *unsupported) {
+    *seconds = 0;
+    int64_t i = 0;
+    if (n == 1 && (p[0] == 'Z' || p[0] == 'z'))
+        return true;
+    static const char *const prefixes[] = {"UTC", "GMT", "UT"};
+    for (int k = 0; k < 3; k++) {
+        size_t pl = strlen(prefixes[k]);
+        if ((size_t)n >= pl && strncasecmp(p, prefixes[k], pl) == 0) {
+            i = (int64_t)pl;
+            break;
+        }
+    }
+    if (i == n)
+        return true;
+    if (p[i] != '+' && p[i] != '-') {
+        *unsupported = true;
+        return false;
+    }
+    int sign = p[i++] == '-' ? -1 : 1, h, m = 0;
+    int64_t h_at = i;
+    if (!read_digits(p, n, &i, 2, &h))
+        return false;
+    if (i < n && p[i] == ':')
+        i++;
+    if (i < n && !read_digits(p, n, &i, 2, &m))
+        return false;
+    if (i != n || h > 18 || m > 59 || (i - h_at == 3 && p[h_at + 2] != ':'))
+        return false;
+    *seconds = sign * (h * 3600 + m * 60);
+    return true;
+}
+
+bool ex_parse_timestamp(const char *p, int64_t n, bool with_zone, int64_t *micros,
+                        bool *unsupported_zone) {
+    *unsupported_zone = false;
+    trim_ws(&p, &n);
+    int64_t date_len = 0;
+    while (date_len < n && p[date_len] != ' ' && p[date_len] != 'T')
+        date_len++;
+    int32_t days;
+    if (!ex_parse_date(p, date_len, &days))
+        return false;
+    int64_t i = date_len + (date_len < n), zone_s = 0;
+    int h = 0, m = 0, sec = 0;
+    int64_t frac = 0;
+    if (i < n) {
+        if (!read_digits(p, n, &i, 2, &h) || i >= n || p[i++] != ':' ||
+            !read_digits(p, n, &i, 2, &m))
+            return false;
+        if (i < n && p[i] == ':') {
+            i++;
+            if (!read_digits(p, n, &i, 2, &sec))
+                return false;
+            /* a fraction of up to nine digits, cut to microseconds */
+            if (i < n && p[i] == '.') {
+                int64_t from = ++i;
+                int nanos_part;
+                if (read_digits(p, n, &i, 9, &nanos_part)) {
+                    if (i < n && p[i] >= '0' && p[i] <= '9')
+                        return false;
+                    static const int scale[] = {1, 100000000, 10000000, 1000000, 100000,
+                                                10000,    1000,      100,      10,      1};
+                    frac = (int64_t)nanos_part * scale[i - from] / 1000;
+                }
+            }
+        }
+        while (i < n && p[i] == ' ')
+            i++;
+        /* a TIMESTAMP_NTZ takes no zone at all */
+        if (i < n && (!with_zone || !parse_zone_offset(p + i, n - i, &zone_s, unsupported_zone)))
+            return false;
+    }
+    if (h > 23 || m > 59 || sec > 59)
+        return false;
+    int64_t s = (int64_t)days * 86400 + h * 3600 + m * 60 + sec - zone_s;
+    *micros = s * 1000000 + frac;
     return true;
 }
 
@@ -740,6 +836,17 @@ em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi,
         if (f == EM_TYPE_DATE) {
             out->i = in->i * 86400LL * 1000000;
             return EM_OK;
+        }
+        if (fstr) {
+            bool region;
+            if (ex_parse_timestamp(in->s, in->len, to.id == EM_TYPE_TIMESTAMP, &out->i, &region))
+                return EM_OK;
+            if (region)
+                return EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                               "a time-zone region id in a timestamp string needs the zone "
+                               "database, which is not built: %s",
+                               what);
+            return cast_fail(ansi, false, what, to, out, err);
         }
         if (f == EM_TYPE_TIMESTAMP || f == EM_TYPE_TIMESTAMP_NTZ) {
             out->i = in->i;

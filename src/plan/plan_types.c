@@ -184,6 +184,33 @@ static bool lit_is_date(const char *s) {
            isdigit((unsigned char)s[8]) && isdigit((unsigned char)s[9]);
 }
 
+/* Spark prints a timestamp literal unquoted with its fraction's trailing
+ * zeros dropped: 2024-01-01 00:00:00, 2024-03-10 10:30:00.123456. */
+static bool lit_is_timestamp(const char *s) {
+    size_t n = strlen(s);
+    if (n < 19 || s[10] != ' ')
+        return false;
+    char date[11];
+    memcpy(date, s, 10);
+    date[10] = '\0';
+    if (!lit_is_date(date))
+        return false;
+    static const char shape[] = "dd:dd:dd";
+    for (int i = 0; i < 8; i++) {
+        char c = s[11 + i];
+        if (shape[i] == 'd' ? !isdigit((unsigned char)c) : c != ':')
+            return false;
+    }
+    if (n == 19)
+        return true;
+    if (s[19] != '.' || n == 20 || n > 29)
+        return false;
+    for (size_t i = 20; i < n; i++)
+        if (!isdigit((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
 static int digit_count(const char *s) {
     if (*s == '-')
         s++;
@@ -205,6 +232,8 @@ static em_type literal_default_type(const char *s) {
         return em_type_decimal(p, sc);
     if (lit_is_date(s))
         return em_type_make(EM_TYPE_DATE);
+    if (lit_is_timestamp(s))
+        return em_type_make(EM_TYPE_TIMESTAMP);
     return em_type_make(EM_TYPE_STRING);
 }
 
@@ -251,6 +280,11 @@ static void coerce_literal(em_expr *lit, em_type target) {
         break;
     case EM_TYPE_DATE:
         if (lit_is_date(s))
+            set_type(lit, target);
+        break;
+    case EM_TYPE_TIMESTAMP:
+    case EM_TYPE_TIMESTAMP_NTZ:
+        if (lit_is_timestamp(s))
             set_type(lit, target);
         break;
     case EM_TYPE_BOOLEAN:

@@ -24,6 +24,7 @@
 #include "ember/rowexpr.h"
 #include "ember/value_text.h"
 #include "expr/decimal.h"
+#include "expr/internal.h"
 #include "expr/row_cast.h"
 #include "shims/shim.h"
 #include "test_plan_common.h"
@@ -1693,6 +1694,7 @@ static void test_string_to_timestamp(void **state) {
         {"2020-1-1 1:2:3", false, "2020-01-01 01:02:03"},
         {"2020-01-01 12:00", false, "2020-01-01 12:00:00"},
         {"2020-01-01 12:00:00.1234567", false, "2020-01-01 12:00:00.123456"},
+        {"2020-01-01 12:00:00.1234567891", false, "null"},
         {"1969-12-31 23:59:59.999999", false, "1969-12-31 23:59:59.999999"},
         {"2020-01-01 25:00:00", false, "null"},
         {"2020-02-30 00:00:00", false, "null"},
@@ -1718,6 +1720,23 @@ static void test_string_to_timestamp(void **state) {
                  str.is_null ? "null" : (const char *)str.v.str.ptr);
         if (strcmp(got, cases[i].want))
             fail_msg("'%s': got '%s', expected '%s'", cases[i].in, got, cases[i].want);
+        /* the vectorized cast, independently written, agrees */
+        ex_value vin = {0}, vts, vstr;
+        vin.s = cases[i].in;
+        vin.len = (int32_t)strlen(cases[i].in);
+        em_strbuf scratch = {0};
+        EM_ASSERT_OK(ex_cast_value(&vin, em_type_make(EM_TYPE_STRING), tt, false, cases[i].in,
+                                   &vts, &scratch, &err),
+                     &err);
+        EM_ASSERT_OK(ex_cast_value(&vts, tt, em_type_make(EM_TYPE_STRING), false, cases[i].in,
+                                   &vstr, &scratch, &err),
+                     &err);
+        snprintf(got, sizeof got, "%.*s", vstr.null ? 4 : vstr.len,
+                 vstr.null ? "null" : vstr.s);
+        em_strbuf_reset(&scratch);
+        if (strcmp(got, cases[i].want))
+            fail_msg("'%s' (vectorized): got '%s', expected '%s'", cases[i].in, got,
+                     cases[i].want);
         /* ANSI: invalid input raises */
         row_cast_ctx ansi = {true, cases[i].in};
         em_status st = row_cast(&ansi, &in, em_type_make(EM_TYPE_STRING), tt, &arena, &ts, &err);
