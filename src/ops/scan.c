@@ -152,6 +152,15 @@ static bool may_match(const em_expr *e, const em_pq_file *f, int rg) {
         return !(s.has_null_count && s.null_count >= s.num_values && s.num_values > 0);
     if (strcmp(fn, "IsNull") == 0)
         return !(s.has_null_count && s.null_count == 0);
+    /* value predicates are never true on null: a row group of nulls only
+     * cannot match (parquet-mr drops it for In too) */
+    static const char *const null_rejecting[] = {
+        "EqualTo",  "In",       "GreaterThan",      "GreaterThanOrEqual", "LessThan",
+        "LessThanOrEqual",     "StringStartsWith", "StringEndsWith",     "StringContains"};
+    if (s.has_null_count && s.num_values > 0 && s.null_count >= s.num_values)
+        for (size_t i = 0; i < sizeof null_rejecting / sizeof null_rejecting[0]; i++)
+            if (strcmp(fn, null_rejecting[i]) == 0)
+                return false;
     if (!s.has_min_max || e->n_args != 2)
         return true;
     em_type t = fs->fields[c].type;
