@@ -29,6 +29,8 @@
 #include <stdint.h>
 
 #include "ember/conf.h"
+#include "ember/overrides.h"
+#include "ember/plan.h"
 #include "ember/status.h"
 
 #ifdef __cplusplus
@@ -70,6 +72,12 @@ typedef struct em_profile_rules {
 em_status em_profile_rules_from_conf(const em_conf *conf, em_profile_rules *out,
                                      em_error *err) EM_MUST_CHECK;
 
+/* Both, and whether a run enforces them: only when one of Spark's executor
+ * keys above is set or auto-adjust is on, so that a run that says nothing
+ * about executors keeps unbounded task pools. */
+em_status em_profile_from_conf(const em_conf *conf, bool *enforced, em_resource_profile *def,
+                               em_profile_rules *rules, em_error *err) EM_MUST_CHECK;
+
 /* What the auto-adjust rules look at in one stage. */
 typedef struct em_stage_shape {
     int n_native;              /* operators on the native engine */
@@ -85,6 +93,28 @@ typedef struct em_stage_profile {
     bool adjusted;      /* profile differs from the default */
     char reason[320];   /* why it was adjusted, why it could not be, or "" */
 } em_stage_profile;
+
+/* The engine a node of a stage runs on, as the task builder decides it
+ * (em_exec_build's decisions); EM_ENGINE_PASS for a node it skips. */
+typedef em_engine (*em_profile_engine_fn)(void *ctx, const em_plan_node *node);
+
+/* The overrides' engine for a node (ctx: the em_exec_plan em_exec_build
+ * reads): a node the exec plan does not know (the runtime's synthetic
+ * gather root) is native, as em_exec_build builds it. */
+em_engine em_profile_exec_engine(void *exec_plan, const em_plan_node *node);
+
+/* Counts the operators and transitions of one stage's task tree, walked as
+ * the task builder walks it from the stage's root: nodes engine calls PASS
+ * (Spark's wrappers, as the overrides decide them) are skipped; a root Exchange is counted and its child
+ * is the map side (no transition between them: the runtime stores what the
+ * map side produces); an Exchange, BroadcastExchange or ReusedExchange
+ * below the root is another stage's output read here: not counted as an
+ * operator, but a transition when its engine differs from its reader's. A
+ * transition is counted wherever a child's engine differs from its
+ * parent's. engine NULL: every node native, wrappers included. shape's
+ * shuffle_statuses is left 0 (the runtime knows the mappers). */
+void em_profile_stage_nodes(const em_plan_node *root, em_profile_engine_fn engine, void *ctx,
+                            em_stage_shape *shape);
 
 /* Applies the rules to one stage. Never fails: a shape the executor cannot
  * hold keeps the default and says so in reason. */

@@ -43,6 +43,20 @@
  * (stage start order, then partition). Wait and hold times per stage are in
  * em_stage_info.
  *
+ * Stage-level resource profiles (profile.h), when the options carry a
+ * default profile: each stage's profile is derived when it starts, from
+ * its shape (the operators and transitions of its task tree under the
+ * options' engine decisions, and the mappers x reducers of the shuffles it
+ * reads, whose map tasks have run by then). At most task_slots of its
+ * tasks run at once; each task's native pool (ctx->pool) has the budget
+ * native_per_task and its row pool (ctx->row_pool) row_per_task; a task
+ * reading a shuffle charges its map statuses (mappers x reducers x
+ * EM_PROFILE_MAP_STATUS_BYTES, once per shuffle) to its row pool. A task
+ * over either budget fails with EM_ERR_OOM_BUDGET naming the operator and
+ * the pool ("stage S task T row pool"), followed by the stage's profile.
+ * Without a profile the pools are unbounded and the tasks as many at once
+ * as threads.
+ *
  * The first failing task cancels the others; the query then fails with that
  * task's error, prefixed with its stage and partition. Nothing here is
  * global: several queries may run in one process, each with its own threads.
@@ -55,6 +69,7 @@
 
 #include "ember/ops.h"
 #include "ember/plan.h"
+#include "ember/profile.h"
 #include "ember/status.h"
 
 #ifdef __cplusplus
@@ -82,6 +97,13 @@ typedef struct em_runtime_options {
                                     unlimited */
     em_op_build_fn build;        /* NULL: em_op_build, every node native */
     void *build_ctx;             /* passed to build */
+    /* Stage-level resource profiles (see above); copied at em_query_create.
+     * profile NULL: none. profile_rules NULL: every stage keeps profile. */
+    const em_resource_profile *profile;
+    const em_profile_rules *profile_rules;
+    em_profile_engine_fn engine; /* the engines build decides (for the stages'
+                                    shapes); NULL: every node native */
+    void *engine_ctx;            /* passed to engine */
 } em_runtime_options;
 
 /* Defaults: no warehouse, cores, unlimited, ANSI from the shim, UTC, 128 MiB, 4
@@ -126,6 +148,20 @@ typedef struct em_stage_info {
     /* Shuffles: map output written to spill files (bytes on disk, files). */
     int64_t spill_bytes;
     int spill_files;
+    /* Resource profiles (when the options carry one): the stage's shape and
+     * profile, as derived when it started, or before the run from what is
+     * known then; shuffle reads whose mappers are not known yet (scans not
+     * planned: see em_query_plan_tasks) count 0 statuses and are counted in
+     * shuffle_unknown. After the run: the most tasks of the stage that ran
+     * at once, and the largest peak of a task's native and row pools (and
+     * which task had it). */
+    bool profiled;
+    em_stage_shape shape;
+    em_stage_profile profile;
+    int shuffle_unknown;
+    int max_running;
+    int64_t peak_native, peak_row;
+    int peak_native_task, peak_row_task;
 } em_stage_info;
 
 typedef struct em_node_metrics {
@@ -142,6 +178,10 @@ typedef struct em_query em_query;
  * not know, EM_ERR_BIND for a ReusedExchange whose target is missing. */
 em_status em_query_create(const em_plan *plan, const em_runtime_options *opts, em_query **out,
                           em_error *err) EM_MUST_CHECK;
+/* Resolves the scans' files and so every stage's task count, without
+ * running anything (em_query_run does it too): for em_query_stage_info's
+ * task counts and shuffle mappers before the run. Errors: em_scan_files'. */
+em_status em_query_plan_tasks(em_query *q, em_error *err) EM_MUST_CHECK;
 /* Resolves the scans' files, runs every stage and keeps the result. Once. */
 em_status em_query_run(em_query *q, em_error *err) EM_MUST_CHECK;
 /* Asks a running query to stop (tasks end with EM_ERR_CANCELLED). Safe from

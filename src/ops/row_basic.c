@@ -37,6 +37,11 @@ static em_status source_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     st->quiet = *ctx;
     st->quiet.native_enter = NULL;
     st->quiet.native_leave = NULL;
+    /* what it reads serves the row engine: charged to the row pool */
+    if (ctx->row_pool) {
+        st->quiet.pool = ctx->row_pool;
+        st->quiet.expr_opts.pool = ctx->row_pool;
+    }
     EM_TRY(rbc_open(&st->cur, st->src, &st->quiet, err));
     return rbc_types(op, st->src, err);
 }

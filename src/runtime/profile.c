@@ -68,6 +68,19 @@ em_status em_profile_rules_from_conf(const em_conf *conf, em_profile_rules *out,
     return EM_OK;
 }
 
+em_status em_profile_from_conf(const em_conf *conf, bool *enforced, em_resource_profile *def,
+                               em_profile_rules *rules, em_error *err) {
+    static const char *const executor_keys[] = {"spark.executor.memory",
+                                                "spark.memory.offHeap.size",
+                                                "spark.executor.cores", "spark.task.cpus"};
+    EM_TRY(em_profile_default(conf, def, err));
+    EM_TRY(em_profile_rules_from_conf(conf, rules, err));
+    *enforced = rules->enabled;
+    for (size_t i = 0; conf && i < sizeof executor_keys / sizeof *executor_keys; i++)
+        *enforced = *enforced || em_conf_is_set(conf, executor_keys[i]);
+    return EM_OK;
+}
+
 void em_profile_format_bytes(int64_t bytes, char *buf, int cap) {
     if (bytes < 0) {
         snprintf(buf, (size_t)cap, "unbounded");
@@ -84,6 +97,59 @@ void em_profile_format_bytes(int64_t bytes, char *buf, int cap) {
         snprintf(buf, (size_t)cap, "%lld B", (long long)bytes);
     else
         snprintf(buf, (size_t)cap, "%.1f %s", v, units[u]);
+}
+
+em_engine em_profile_exec_engine(void *exec_plan, const em_plan_node *node) {
+    const em_node_decision *d = exec_plan ? em_exec_plan_decision(exec_plan, node) : NULL;
+    return d ? d->engine : EM_ENGINE_NATIVE;
+}
+
+typedef struct shape_walk {
+    em_profile_engine_fn engine;
+    void *ctx;
+    em_stage_shape *shape;
+} shape_walk;
+
+/* parent: the engine of the operator reading node's output, or PASS when
+ * nothing in this stage's tree reads it through a transition (the root). */
+static void count_nodes(const shape_walk *w, const em_plan_node *node, bool root,
+                        em_engine parent, int depth) {
+    if (depth > 10000)
+        return; /* the builder refuses such a tree long before */
+    em_engine e = w->engine ? w->engine(w->ctx, node) : EM_ENGINE_NATIVE;
+    if (e != EM_ENGINE_ROW && e != EM_ENGINE_PASS)
+        e = EM_ENGINE_NATIVE;
+    if (e == EM_ENGINE_PASS) {
+        if (node->n_children == 1)
+            count_nodes(w, node->children[0], root, parent, depth + 1);
+        return;
+    }
+    bool exchange =
+        node->kind == EM_NODE_EXCHANGE || node->kind == EM_NODE_BROADCAST_EXCHANGE;
+    if (!root && (exchange || node->kind == EM_NODE_REUSED_EXCHANGE)) {
+        w->shape->n_transitions += parent != EM_ENGINE_PASS && e != parent;
+        return;
+    }
+    if (e == EM_ENGINE_ROW)
+        w->shape->n_fallback++;
+    else
+        w->shape->n_native++;
+    w->shape->n_transitions += parent != EM_ENGINE_PASS && e != parent;
+    if (root && exchange) { /* its map side */
+        if (node->n_children == 1)
+            count_nodes(w, node->children[0], false, EM_ENGINE_PASS, depth + 1);
+        return;
+    }
+    for (int i = 0; i < node->n_children; i++)
+        count_nodes(w, node->children[i], false, e, depth + 1);
+}
+
+void em_profile_stage_nodes(const em_plan_node *root, em_profile_engine_fn engine, void *ctx,
+                            em_stage_shape *shape) {
+    memset(shape, 0, sizeof *shape);
+    shape_walk w = {engine, ctx, shape};
+    if (root)
+        count_nodes(&w, root, true, EM_ENGINE_PASS, 0);
 }
 
 /* Appends to the stage's reason, keeping it NUL-terminated when it fills up. */

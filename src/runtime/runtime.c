@@ -99,6 +99,14 @@ struct rt_stage {
     int64_t t0;
     rt_job job;
     struct rt_task *base;
+    /* resource profile (q->profiled): derived when the stage starts */
+    em_stage_shape shape;
+    em_stage_profile profile;
+    int shuffle_unknown;
+    int next_task;          /* profiled stages: the next partition a lane takes */
+    int running, max_running;
+    int64_t peak_native, peak_row;
+    int peak_native_task, peak_row_task;
 };
 
 typedef struct rt_spilled {
@@ -136,6 +144,10 @@ struct em_query {
     int n_metrics_listed;
     em_node_metrics *metrics_list;
     bool ran;
+    bool planned; /* scans resolved (em_query_plan_tasks or the run) */
+    bool profiled; /* stage-level resource profiles enforced */
+    em_resource_profile profile;
+    em_profile_rules rules;
 };
 
 static int64_t now_ns(void) {
@@ -441,13 +453,13 @@ static void stage_free_outputs(rt_stage *st) {
     st->out_pool = NULL;
 }
 
+static void unplan_scans(rt_stage *st);
+
 static void stage_free(rt_stage *st) {
     if (!st)
         return;
     stage_free_outputs(st);
-    for (int i = 0; st->scan_plans && i < st->n_scans; i++)
-        rt_scan_plan_reset(&st->scan_plans[i]);
-    free(st->scan_plans);
+    unplan_scans(st);
     free(st->scans);
     free(st->shuffle_inputs);
     free(st->deps);
@@ -519,6 +531,14 @@ em_status em_query_create(const em_plan *plan, const em_runtime_options *opts, e
         q->threads = 1;
     q->ansi = q->opts.ansi < 0 ? em_shim_ansi_default(em_plan_shim(plan)) : q->opts.ansi != 0;
     q->build = q->opts.build ? q->opts.build : build_native;
+    if (q->opts.profile) {
+        q->profiled = true;
+        q->profile = *q->opts.profile;
+        if (q->opts.profile_rules)
+            q->rules = *q->opts.profile_rules;
+        else if (em_profile_rules_from_conf(NULL, &q->rules, err) != EM_OK)
+            s = err ? err->code : EM_ERR_INTERNAL; /* the defaults cannot fail */
+    }
     if (q->opts.max_partition_bytes <= 0)
         q->opts.max_partition_bytes = 128 << 20;
     if (q->opts.open_cost_bytes <= 0)
@@ -553,6 +573,10 @@ int em_query_n_stages(const em_query *q) { return q->n_stages; }
 int em_query_threads(const em_query *q) { return q->threads; }
 int64_t em_query_peak_bytes(const em_query *q) { return q->pool ? em_pool_peak(q->pool) : 0; }
 
+static int known_tasks(const em_query *q, const rt_stage *st);
+static void stage_profile(const em_query *q, const rt_stage *st, em_stage_shape *shape,
+                          em_stage_profile *prof, int *unknown);
+
 void em_query_stage_info(const em_query *q, int i, em_stage_info *out) {
     memset(out, 0, sizeof *out);
     if (i < 0 || i >= q->n_stages)
@@ -573,7 +597,7 @@ void em_query_stage_info(const em_query *q, int i, em_stage_info *out) {
         out->partitioning = "collect";
         break;
     }
-    out->n_tasks = q->ran ? st->n_tasks : -1;
+    out->n_tasks = q->ran ? st->n_tasks : q->planned ? known_tasks(q, st) : -1;
     out->n_deps = st->n_deps;
     out->deps = st->deps;
     out->n_reused = st->n_reused;
@@ -586,6 +610,19 @@ void em_query_stage_info(const em_query *q, int i, em_stage_info *out) {
     out->shared_uses = st->shared_uses;
     out->spill_bytes = st->spill_bytes;
     out->spill_files = st->spill_files;
+    out->profiled = q->profiled;
+    if (q->profiled && st->started) {
+        out->shape = st->shape;
+        out->profile = st->profile;
+        out->shuffle_unknown = st->shuffle_unknown;
+    } else if (q->profiled) {
+        stage_profile(q, st, &out->shape, &out->profile, &out->shuffle_unknown);
+    }
+    out->max_running = st->max_running;
+    out->peak_native = st->peak_native;
+    out->peak_row = st->peak_row;
+    out->peak_native_task = st->peak_native_task;
+    out->peak_row_task = st->peak_row_task;
 }
 
 int em_query_n_metrics(const em_query *q) { return q->n_metrics_listed; }
@@ -608,6 +645,10 @@ typedef struct rt_task {
     em_batch_list read_back;
     int n_views;
     em_batch_list **views;
+    /* profiled: the shuffles whose map statuses this task charged to its row pool */
+    int n_status_reads;
+    const rt_stage **status_reads;
+    int64_t status_bytes;
 } rt_task;
 
 static const em_batch_list EMPTY_LIST = {NULL, 0, 0};
@@ -683,11 +724,36 @@ static em_status read_back(rt_task *t, em_pool *pool, const rt_stage *in, int r,
     return EM_OK;
 }
 
+/* A reader holds the map statuses of a shuffle it reads (one per mapper x
+ * reducer) in row memory, once per shuffle however often it reads it. */
+static em_status charge_map_statuses(rt_task *t, em_exec_ctx *ctx, const em_plan_node *x,
+                                     const rt_stage *in, em_error *err) {
+    for (int i = 0; i < t->n_status_reads; i++)
+        if (t->status_reads[i] == in)
+            return EM_OK;
+    const rt_stage **nr = realloc(t->status_reads, sizeof *nr * (size_t)(t->n_status_reads + 1));
+    if (!nr)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a shuffle");
+    t->status_reads = nr;
+    int64_t bytes = (int64_t)in->n_tasks * in->n_out * EM_PROFILE_MAP_STATUS_BYTES;
+    em_status s = em_pool_reserve(ctx->row_pool, bytes, err);
+    if (s != EM_OK) {
+        em_error_prefix(err, "shuffle read of %s (%d): the map statuses of %d mappers x %d reducers",
+                        node_name(x), x->id, in->n_tasks, in->n_out);
+        return s;
+    }
+    t->status_reads[t->n_status_reads++] = in;
+    t->status_bytes += bytes;
+    return EM_OK;
+}
+
 static em_status cb_shuffle_input(em_exec_ctx *ctx, const em_plan_node *x,
                                   const em_batch_list **out, em_error *err) {
     rt_task *t = ctx->runtime;
     rt_stage *in;
     EM_TRY(input_stage(t, x, false, &in, err));
+    if (t->q->profiled)
+        EM_TRY(charge_map_statuses(t, ctx, x, in, err));
     if (t->p >= in->n_out) {
         *out = &EMPTY_LIST;
         return EM_OK;
@@ -1108,14 +1174,52 @@ static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_er
     return s == EM_DONE ? EM_OK : s;
 }
 
+/* Whether err is an out-of-memory error of the pool named name. */
+static bool names_pool(const em_error *err, const char *name) {
+    char quoted[80];
+    snprintf(quoted, sizeof quoted, "'%s'", name);
+    return strstr(err->msg, quoted) != NULL;
+}
+
+/* Appends the stage's profile to a task's out-of-memory error: where its
+ * budgets came from and what would give it more. */
+static void explain_task_oom(const rt_stage *st, em_error *err) {
+    const em_stage_profile *sp = &st->profile;
+    char row[32], native[32];
+    em_profile_format_bytes(sp->profile.row_per_task, row, sizeof row);
+    em_profile_format_bytes(sp->profile.native_per_task, native, sizeof native);
+    const char *why;
+    if (sp->adjusted || sp->reason[0])
+        why = sp->reason;
+    else if (sp->fallback || sp->heavy_shuffle)
+        why = sp->fallback ? "the stage falls back to the row engine: "
+                             "spark.ember.autoAdjustStageResource.enabled=true gives it more row "
+                             "memory per task"
+                           : "the stage reads a heavy shuffle: "
+                             "spark.ember.autoAdjustStageResource.enabled=true gives it more row "
+                             "memory per task";
+    else
+        why = "raise spark.executor.memory (row pool) or spark.memory.offHeap.size (native pool)";
+    size_t used = strlen(err->msg);
+    if (used + 1 < sizeof err->msg)
+        snprintf(err->msg + used, sizeof err->msg - used,
+                 "; stage %d's resource profile%s: %d task%s at once, row memory %s and native "
+                 "memory %s per task (%s)",
+                 st->index, sp->adjusted ? " (adjusted)" : " (the default)", sp->profile.task_slots,
+                 sp->profile.task_slots == 1 ? "" : "s", row, native, why);
+}
+
 static em_status task_body(rt_task *t, em_error *err) {
     em_query *q = t->q;
     rt_stage *st = t->st;
-    char name[64];
-    snprintf(name, sizeof name, "stage %d task %d", st->index, t->p);
+    /* the pools' names are what an out-of-memory error names */
+    char name[64], row_name[64];
+    snprintf(name, sizeof name, "stage %d task %d native pool", st->index, t->p);
+    snprintf(row_name, sizeof row_name, "stage %d task %d row pool", st->index, t->p);
+    const em_resource_profile *prof = q->profiled ? &st->profile.profile : NULL;
     em_exec_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
-    ctx.pool = em_pool_create(name, q->pool, -1);
+    ctx.pool = em_pool_create(name, q->pool, prof ? prof->native_per_task : -1);
     if (!ctx.pool)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating %s's pool", name);
     ctx.partition = t->p;
@@ -1133,11 +1237,10 @@ static em_status task_body(rt_task *t, em_error *err) {
     ctx.broadcast_shared = cb_broadcast_shared;
     ctx.native_enter = cb_native_enter;
     ctx.native_leave = cb_native_leave;
-    snprintf(name, sizeof name, "stage %d task %d rows", st->index, t->p);
-    ctx.row_pool = em_pool_create(name, q->pool, -1);
+    ctx.row_pool = em_pool_create(row_name, q->pool, prof ? prof->row_per_task : -1);
     if (!ctx.row_pool) {
         em_pool_destroy(ctx.pool);
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating %s's pool", name);
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating %s", row_name);
     }
     ctx.runtime = t;
     em_op *op = NULL;
@@ -1163,7 +1266,12 @@ static em_status task_body(rt_task *t, em_error *err) {
         free(t->views[i]);
     }
     free(t->views);
-    if (s == EM_ERR_OOM_BUDGET && st->kind == EM_STAGE_BROADCAST)
+    bool task_oom = s == EM_ERR_OOM_BUDGET && prof &&
+                    (names_pool(err, em_pool_name(ctx.pool)) ||
+                     names_pool(err, em_pool_name(ctx.row_pool)));
+    if (task_oom)
+        explain_task_oom(st, err);
+    else if (s == EM_ERR_OOM_BUDGET && st->kind == EM_STAGE_BROADCAST)
         em_error_prefix(err,
                         "%s (%d): the broadcast relation does not fit in the query's memory "
                         "budget of %lld bytes (a broadcast cannot spill; Spark fails it too)",
@@ -1174,7 +1282,17 @@ static em_status task_body(rt_task *t, em_error *err) {
     st->native_hold_ns += t->hold_ns;
     if (t->max_holders > st->native_max_holders)
         st->native_max_holders = t->max_holders;
+    if (em_pool_peak(ctx.pool) > st->peak_native) {
+        st->peak_native = em_pool_peak(ctx.pool);
+        st->peak_native_task = t->p;
+    }
+    if (em_pool_peak(ctx.row_pool) > st->peak_row) {
+        st->peak_row = em_pool_peak(ctx.row_pool);
+        st->peak_row_task = t->p;
+    }
     pthread_mutex_unlock(&q->mu);
+    em_pool_release(ctx.row_pool, t->status_bytes);
+    free(t->status_reads);
     em_pool_destroy(ctx.row_pool);
     em_pool_destroy(ctx.pool);
     return s;
@@ -1188,10 +1306,17 @@ static void task_run(void *arg, int p) {
     rt_task t = {.q = q, .st = base->st, .p = p};
     em_error err;
     memset(&err, 0, sizeof err);
-    em_status s = task_body(&t, &err);
-    if (s == EM_OK)
-        return;
     pthread_mutex_lock(&q->mu);
+    if (++base->st->running > base->st->max_running)
+        base->st->max_running = base->st->running;
+    pthread_mutex_unlock(&q->mu);
+    em_status s = task_body(&t, &err);
+    pthread_mutex_lock(&q->mu);
+    base->st->running--;
+    if (s == EM_OK) {
+        pthread_mutex_unlock(&q->mu);
+        return;
+    }
     bool induced = s == EM_ERR_CANCELLED && q->cancel;
     if (q->first_status == EM_OK && !induced) {
         const rt_stage *st = base->st;
@@ -1208,7 +1333,30 @@ static void task_run(void *arg, int p) {
     rt_sem_wake(&q->sem);
 }
 
+/* A profiled stage runs as task_slots lanes, each taking the next
+ * partition until none is left: no more of its tasks run at once, and the
+ * threads a lane does not take stay free for the stages beside it. */
+static void lane_run(void *arg, int lane) {
+    (void)lane;
+    rt_task *base = arg;
+    for (;;) {
+        pthread_mutex_lock(&base->q->mu);
+        int p = base->st->next_task < base->st->n_tasks ? base->st->next_task++ : -1;
+        pthread_mutex_unlock(&base->q->mu);
+        if (p < 0)
+            return;
+        task_run(arg, p);
+    }
+}
+
 /* ------------------------------------------------------------------ stages */
+
+static void unplan_scans(rt_stage *st) {
+    for (int i = 0; st->scan_plans && i < st->n_scans; i++)
+        rt_scan_plan_reset(&st->scan_plans[i]);
+    free(st->scan_plans);
+    st->scan_plans = NULL;
+}
 
 static em_status plan_scans(em_query *q, rt_stage *st, em_error *err) {
     if (st->n_scans == 0)
@@ -1234,6 +1382,52 @@ static int stage_tasks(const rt_stage *st) {
         if (st->shuffle_inputs[i]->n_out > n)
             n = st->shuffle_inputs[i]->n_out;
     return n;
+}
+
+em_status em_query_plan_tasks(em_query *q, em_error *err) {
+    if (q->planned)
+        return EM_OK;
+    em_status s = EM_OK;
+    for (int i = 0; s == EM_OK && i < q->n_stages; i++)
+        s = plan_scans(q, q->stages[i], err);
+    for (int i = 0; s != EM_OK && i < q->n_stages; i++)
+        unplan_scans(q->stages[i]); /* a later call starts over */
+    q->planned = s == EM_OK;
+    return s;
+}
+
+/* The tasks a stage runs: known once it started or its scans are planned. */
+static int known_tasks(const em_query *q, const rt_stage *st) {
+    if (st->started)
+        return st->n_tasks;
+    return st->n_scans > 0 && !q->planned ? -1 : stage_tasks(st);
+}
+
+/* em_op_build's engines: Spark's wrappers pass, every other node is native. */
+static em_engine native_engine(void *ctx, const em_plan_node *node) {
+    (void)ctx;
+    return is_wrapper(node) ? EM_ENGINE_PASS : EM_ENGINE_NATIVE;
+}
+
+/* The stage's shape and profile from what is known now: its inputs' map
+ * tasks once they ran (or their scans are planned). */
+static void stage_profile(const em_query *q, const rt_stage *st, em_stage_shape *shape,
+                          em_stage_profile *prof, int *unknown) {
+    em_profile_stage_nodes(st->build_root, q->opts.engine ? q->opts.engine : native_engine,
+                           q->opts.engine_ctx, shape);
+    *unknown = 0;
+    for (int i = 0; i < st->n_shuffle_inputs; i++) {
+        const rt_stage *in = st->shuffle_inputs[i];
+        bool again = false; /* a shuffle read twice (reused) has its statuses fetched once */
+        for (int j = 0; j < i && !again; j++)
+            again = st->shuffle_inputs[j] == in;
+        int m = again ? 0 : known_tasks(q, in);
+        if (m < 0)
+            (*unknown)++;
+        else
+            shape->shuffle_statuses += (int64_t)m * in->n_out;
+    }
+    em_profile_for_stage(&q->profile, &q->rules, shape, prof);
 }
 
 /* After a range map stage: bounds over all kept rows, then the rows dealt. */
@@ -1384,8 +1578,14 @@ static em_status start_stage(em_query *q, rt_stage *st, em_error *err) {
     if (!st->out_pool || !st->task_out || (range && !st->range_keys) || !st->base)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting stage %d", st->index);
     *st->base = (rt_task){.q = q, .st = st};
+    int lanes = st->n_tasks;
+    if (q->profiled) {
+        stage_profile(q, st, &st->shape, &st->profile, &st->shuffle_unknown);
+        if (st->profile.profile.task_slots < lanes)
+            lanes = st->profile.profile.task_slots;
+    }
     if (st->n_tasks > 0) {
-        st->job = (rt_job){task_run, st->base, st->n_tasks, 0, 0, NULL};
+        st->job = (rt_job){lanes < st->n_tasks ? lane_run : task_run, st->base, lanes, 0, 0, NULL};
         rt_threads_submit(q->workers, &st->job);
     }
     return EM_OK;
@@ -1506,8 +1706,7 @@ em_status em_query_run(em_query *q, em_error *err) {
     q->pool = em_pool_create("query", NULL, q->opts.memory_budget);
     if (!q->pool)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating the query pool");
-    for (int i = 0; i < q->n_stages; i++)
-        EM_TRY(plan_scans(q, q->stages[i], err));
+    EM_TRY(em_query_plan_tasks(q, err));
     EM_TRY(rt_shared_create(q->pool, &q->shared, err));
     EM_TRY(rt_spill_dir_create(q->spill_base, &q->spill_dir, err));
     EM_TRY(rt_threads_create(q->threads, &q->workers, err));

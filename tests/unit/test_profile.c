@@ -10,7 +10,13 @@
 
 #include <cmocka.h>
 
+#include "ember/overrides.h"
 #include "ember/profile.h"
+#include "ember/rowops.h"
+#include "ember/runtime.h"
+#include "ember/tpch.h"
+#include "ember/value_text.h"
+#include "test_plan_common.h"
 #include "testutil.h"
 
 #define MIB (1LL << 20)
@@ -190,6 +196,250 @@ static void test_shape_the_executor_cannot_hold(void **state) {
     assert_string_equal(b, "unbounded");
 }
 
+static void test_enforced_only_when_asked(void **state) {
+    (void)state;
+    em_resource_profile d;
+    em_profile_rules r;
+    em_error err = {0};
+    bool on = true;
+    const char *none[] = {"spark.ember.autoAdjustStageResource.heap.ratio=3", NULL};
+    em_conf *c = conf_of(none);
+    EM_ASSERT_OK(em_profile_from_conf(c, &on, &d, &r, &err), &err);
+    assert_false(on); /* nothing about executors: a run keeps unbounded pools */
+    em_conf_destroy(c);
+    const char *cores[] = {"spark.executor.cores=3", NULL};
+    c = conf_of(cores);
+    EM_ASSERT_OK(em_profile_from_conf(c, &on, &d, &r, &err), &err);
+    assert_true(on);
+    assert_int_equal(d.task_slots, 3);
+    em_conf_destroy(c);
+    const char *gluten[] = {"spark.gluten.auto.adjustStageResource.enabled=true", NULL};
+    c = conf_of(gluten);
+    EM_ASSERT_OK(em_profile_from_conf(c, &on, &d, &r, &err), &err);
+    assert_true(on && r.enabled);
+    em_conf_destroy(c);
+    const char *bad[] = {"spark.executor.memory=100m", NULL};
+    c = conf_of(bad);
+    assert_int_equal(em_profile_from_conf(c, &on, &d, &r, &err), EM_ERR_INVALID);
+    em_conf_destroy(c);
+}
+
+/* TPC-H q3 as Spark 3.5 printed it, as `ember run` runs it: broadcast
+ * stages 0 and 1, stage 2 the joins' map side into Exchange (19) (5
+ * partitions), stage 3 the final HashAggregate (20) gathered, stage 4 the
+ * TakeOrderedAndProject (21) over it. */
+typedef struct q3_query {
+    em_plan *plan;
+    em_exec_plan *xp;
+    em_query *q;
+    bool enforced;
+    em_resource_profile def;
+    em_profile_rules rules;
+} q3_query;
+
+static void q3_open(q3_query *t, const char *const *kv, const char *warehouse, int threads) {
+    memset(t, 0, sizeof *t);
+    em_error err = {0};
+    EM_ASSERT_OK(em_overrides_register_confs(&err), &err);
+    em_conf *c = conf_of(kv);
+    t->plan = plan_test_parse_shared("3.5", 3);
+    EM_ASSERT_OK(em_overrides_apply(t->plan, c, &t->xp, &err), &err);
+    EM_ASSERT_OK(em_profile_from_conf(c, &t->enforced, &t->def, &t->rules, &err), &err);
+    em_conf_destroy(c);
+    em_runtime_options o;
+    em_runtime_options_init(&o);
+    o.warehouse_dir = warehouse;
+    o.threads = threads;
+    o.build = em_exec_build;
+    o.build_ctx = t->xp;
+    if (t->enforced) {
+        o.profile = &t->def;
+        o.profile_rules = &t->rules;
+        o.engine = em_profile_exec_engine;
+        o.engine_ctx = t->xp;
+    }
+    EM_ASSERT_OK(em_query_create(t->plan, &o, &t->q, &err), &err);
+}
+
+static void q3_close(q3_query *t) {
+    em_query_destroy(t->q);
+    em_exec_plan_free(t->xp);
+    em_plan_free(t->plan);
+}
+
+static em_stage_info stage_of(const q3_query *t, int i) {
+    em_stage_info si;
+    em_query_stage_info(t->q, i, &si);
+    return si;
+}
+
+static void test_stage_shapes_of_q3(void **state) {
+    (void)state;
+    /* HashAggregate on rows: stage 2 has 7 native operators, the partial
+     * HashAggregate (18) and the row Exchange (19) above it, and the
+     * ColumnarToRow below the aggregate */
+    const char *agg_off[] = {"spark.executor.cores=4", "spark.ember.sql.exec.HashAggregateExec=false",
+                             NULL};
+    q3_query t;
+    q3_open(&t, agg_off, NULL, 2);
+    assert_int_equal(em_query_n_stages(t.q), 5);
+    em_stage_info si = stage_of(&t, 2);
+    assert_true(si.profiled);
+    assert_int_equal(si.node->id, 19);
+    assert_int_equal(si.shape.n_native, 7);
+    assert_int_equal(si.shape.n_fallback, 2);
+    assert_int_equal(si.shape.n_transitions, 1);
+    assert_true(si.profile.fallback);
+    assert_false(si.profile.adjusted); /* auto-adjust is off */
+    /* Spark's ColumnarToRow (2) is no operator of either engine */
+    em_stage_shape all;
+    em_profile_stage_nodes(si.node, NULL, NULL, &all);
+    assert_int_equal(all.n_native, 10);
+    /* the gather reads stage 2's 5 partitions; stage 2's mappers are scan
+     * splits, unknown before the scans are planned */
+    si = stage_of(&t, 3);
+    assert_int_equal(si.shape.n_native, 0);
+    assert_int_equal(si.shape.n_fallback, 1);
+    assert_int_equal(si.shuffle_unknown, 1);
+    assert_int_equal(si.shape.shuffle_statuses, 0);
+    /* the root reads the gather's 5 tasks into one partition: natively
+     * (the runtime's synthetic root), no transition */
+    si = stage_of(&t, 4);
+    assert_int_equal(si.shape.n_native, 1);
+    assert_int_equal(si.shape.n_fallback + si.shape.n_transitions, 0);
+    assert_int_equal(si.shape.shuffle_statuses, 5);
+    assert_int_equal(si.shuffle_unknown, 0);
+    q3_close(&t);
+
+    const char *native[] = {"spark.executor.cores=4", NULL};
+    q3_open(&t, native, NULL, 2);
+    si = stage_of(&t, 2);
+    assert_int_equal(si.shape.n_native, 9);
+    assert_int_equal(si.shape.n_fallback + si.shape.n_transitions, 0);
+    assert_false(si.profile.fallback);
+    q3_close(&t);
+
+    const char *rows[] = {"spark.ember.sql.enabled=false",
+                          "spark.ember.autoAdjustStageResource.enabled=true", NULL};
+    q3_open(&t, rows, NULL, 2);
+    si = stage_of(&t, 2);
+    assert_int_equal(si.shape.n_native, 0);
+    assert_int_equal(si.shape.n_fallback, 9);
+    assert_int_equal(si.shape.n_transitions, 0);
+    assert_true(si.profile.fallback);
+    /* 1g and 1 core: a task of twice the row memory does not fit */
+    assert_false(si.profile.adjusted);
+    assert_non_null(strstr(si.profile.reason, "kept the default profile"));
+    q3_close(&t);
+}
+
+/* The result as text, row by row. */
+static char *result_text(const em_query *q) {
+    em_strbuf sb, cell;
+    em_strbuf_init(&sb);
+    em_strbuf_init(&cell);
+    em_error err = {0};
+    const em_batch_list *l = em_query_result(q);
+    for (int64_t i = 0; i < l->n_batches; i++) {
+        const em_batch *b = l->batches[i];
+        for (int64_t k = 0; k < em_batch_rows(b); k++) {
+            int64_t r = b->sel ? b->sel[k] : k;
+            for (int c = 0; c < b->n_cols; c++) {
+                bool is_null = false;
+                em_strbuf_clear(&cell);
+                EM_ASSERT_OK(em_value_text(&b->cols[c], r, &cell, &is_null, &err), &err);
+                EM_ASSERT_OK(em_strbuf_appendf(&sb, &err, "%s%s", c ? "," : "",
+                                               is_null ? "NULL" : em_strbuf_cstr(&cell)),
+                             &err);
+            }
+            EM_ASSERT_OK(em_strbuf_appends(&sb, "\n", &err), &err);
+        }
+    }
+    char *text = strdup(em_strbuf_cstr(&sb));
+    em_strbuf_reset(&sb);
+    em_strbuf_reset(&cell);
+    return text;
+}
+
+/* q3 entirely on the row engine over TPC-H SF 0.01: stage 2's row
+ * BroadcastHashJoins hold about 6.5 MiB of build rows in one task. A 450m
+ * executor with 20 cores gives each task 4.5 MiB of row memory: the stage
+ * fails naming the join and the pool; with auto-adjust it falls back, so
+ * its tasks get 9 MiB each, 10 at once, and the answer is the
+ * unconstrained run's. */
+static void test_fallback_stage_oom_then_adjusted(void **state) {
+    (void)state;
+    const char *wh = em_test_tmpdir("test_profile_tpch");
+    em_tpch_options o;
+    em_tpch_options_init(&o);
+    o.sf = 0.01;
+    o.schema = EM_TPCH_SCHEMA_SPARK;
+    o.out_dir = wh;
+    o.force = true;
+    em_error err = {0};
+    EM_ASSERT_OK(em_tpch_generate(&o, &err), &err);
+
+    const char *free_run[] = {"spark.ember.sql.enabled=false", NULL};
+    q3_query t;
+    q3_open(&t, free_run, wh, 2);
+    assert_false(t.enforced);
+    EM_ASSERT_OK(em_query_run(t.q, &err), &err);
+    char *want = result_text(t.q);
+    assert_true(em_query_result(t.q)->n_rows == 10);
+    int64_t free_peak = stage_of(&t, 2).peak_row;
+    q3_close(&t);
+
+    const char *tight[] = {"spark.ember.sql.enabled=false", "spark.executor.memory=450m",
+                           "spark.executor.cores=20", NULL};
+    q3_open(&t, tight, wh, 2);
+    assert_int_equal(t.def.row_per_task, (int64_t)(150 * MIB * 0.6) / 20);
+    assert_true(free_peak > t.def.row_per_task && free_peak < 2 * t.def.row_per_task);
+    assert_int_equal(em_query_run(t.q, &err), EM_ERR_OOM_BUDGET);
+    assert_non_null(strstr(err.msg, "stage 2 (shuffle of Exchange (19))"));
+    assert_non_null(strstr(err.msg, "BroadcastHashJoin"));
+    assert_non_null(strstr(err.msg, "out of memory in pool 'stage 2 task"));
+    assert_non_null(strstr(err.msg, "row pool'"));
+    assert_non_null(strstr(err.msg, "spark.ember.autoAdjustStageResource.enabled=true"));
+    q3_close(&t);
+
+    const char *adjusted[] = {"spark.ember.sql.enabled=false", "spark.executor.memory=450m",
+                              "spark.executor.cores=20",
+                              "spark.ember.autoAdjustStageResource.enabled=true", NULL};
+    q3_open(&t, adjusted, wh, 2);
+    EM_ASSERT_OK(em_query_run(t.q, &err), &err);
+    char *got = result_text(t.q);
+    assert_string_equal(got, want);
+    for (int i = 0; i < em_query_n_stages(t.q); i++) {
+        em_stage_info si = stage_of(&t, i);
+        assert_true(si.max_running >= 1 && si.max_running <= si.profile.profile.task_slots);
+        assert_true(si.peak_row <= si.profile.profile.row_per_task);
+    }
+    em_stage_info si = stage_of(&t, 2);
+    assert_true(si.profile.adjusted);
+    assert_int_equal(si.profile.profile.row_per_task, 2 * t.def.row_per_task);
+    assert_int_equal(si.profile.profile.task_slots, 10);
+    assert_true(si.peak_row > t.def.row_per_task);
+    /* readers charge the map statuses: the root reads the gather's 5 tasks */
+    si = stage_of(&t, 4);
+    assert_int_equal(si.shape.shuffle_statuses, 5);
+    assert_true(si.peak_row >= 5 * EM_PROFILE_MAP_STATUS_BYTES);
+    free(got);
+    q3_close(&t);
+
+    /* one core: never two tasks of a stage at once, however many threads */
+    const char *one[] = {"spark.executor.cores=1", NULL};
+    q3_open(&t, one, wh, 4);
+    EM_ASSERT_OK(em_query_run(t.q, &err), &err);
+    for (int i = 0; i < em_query_n_stages(t.q); i++)
+        assert_int_equal(stage_of(&t, i).max_running, 1);
+    assert_int_equal(stage_of(&t, 3).n_tasks, 5);
+    got = result_text(t.q);
+    assert_string_equal(got, want);
+    free(got);
+    q3_close(&t);
+    free(want);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_profile),
@@ -199,6 +449,9 @@ int main(void) {
         cmocka_unit_test(test_no_native_stage),
         cmocka_unit_test(test_heavy_shuffle_stage),
         cmocka_unit_test(test_shape_the_executor_cannot_hold),
+        cmocka_unit_test(test_enforced_only_when_asked),
+        cmocka_unit_test(test_stage_shapes_of_q3),
+        cmocka_unit_test(test_fallback_stage_oom_then_adjusted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_profile.h"
 #include "ember/overrides.h"
 #include "ember/runtime.h"
 
@@ -113,14 +114,22 @@ static em_status explain_one(const explain_args *a, em_retype_ctx *rt, em_error 
     em_runtime_options ro;
     em_runtime_options_init(&ro);
     ro.warehouse_dir = a->warehouse;
+    em_cli_profile prof = {.enforced = false};
+    if (s == EM_OK)
+        s = em_cli_profile_setup(a->conf, xp, &prof, &ro, err);
     if (s == EM_OK)
         s = em_query_create(plan, &ro, &q, err);
+    /* the scans' splits are the mappers of the shuffles above them */
+    em_error perr = {0};
+    if (s == EM_OK && a->warehouse && prof.enforced && em_query_plan_tasks(q, &perr) != EM_OK)
+        fprintf(stderr, "ember explain: warning: %s\n", perr.msg);
     int mode = EM_EXPLAIN_NOT_ON_ACCELERATOR;
     if (s == EM_OK && em_conf_is_set(a->conf, "spark.ember.sql.explain"))
         s = em_conf_get_enum(a->conf, "spark.ember.sql.explain", &mode, err);
     if (s == EM_OK) {
         printf("Spark %s (%s)\n", em_shim_name(em_plan_shim(plan)), em_plan_shim_reason(plan));
         print_stages(q);
+        em_cli_profile_print_explain(q, &prof, stdout);
         s = em_exec_plan_print_tree(xp, &sb, err);
     }
     if (s == EM_OK) {

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_profile.h"
 #include "ember/conf.h"
 #include "ember/lore.h"
 #include "ember/overrides.h"
@@ -243,7 +244,7 @@ static int apply_conf(run_args *a, const char *kv) {
     } else if (strcmp(canon, "spark.ember.memory.budget") == 0) {
         if (!parse_bytes(v, &a->ro.memory_budget))
             return usage_error("spark.ember.memory.budget wants a size, got", v);
-    } else if (!overrides_key(canon)) {
+    } else if (!overrides_key(canon) && !em_cli_profile_key(canon)) {
         fprintf(stderr, "ember run: ignoring --conf %s (not used by the local runtime)\n", key);
     }
     return 0;
@@ -662,6 +663,9 @@ int em_cli_run(int argc, char **argv) {
         s = check_test_mode(xp, a.conf, &err);
     if (s == EM_OK)
         s = runtime_from_conf(&a, xp, &err);
+    em_cli_profile prof = {.enforced = false}; /* resource profiles, until em_query_create */
+    if (s == EM_OK)
+        s = em_cli_profile_setup(a.conf, xp, &prof, &a.ro, &err);
     if (s == EM_OK)
         s = em_query_create(plan, &a.ro, &q, &err);
     /* LORE (spark.ember.sql.lore.*): its errors stop the run before any
@@ -689,8 +693,10 @@ int em_cli_run(int argc, char **argv) {
         else
             s = write_text(&a, em_query_schema(q), em_query_result(q), &err);
     }
-    if (q && a.metrics)
+    if (q && a.metrics) {
         print_metrics(q, xp, secs);
+        em_cli_profile_print_metrics(q, stderr);
+    }
     if (a.lore.session)
         fprintf(stderr, "ember run: LORE dump: %lld files, %lld bytes\n",
                 (long long)em_lore_session_files(a.lore.session),
