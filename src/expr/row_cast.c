@@ -392,6 +392,13 @@ static em_status cast_error(const row_cast_ctx *c, bool overflow, em_type to, em
     }
     char tn[40];
     em_type_format(to, tn, sizeof tn);
+    /* Spark's Decimal.toPrecision raises its own class for a decimal
+     * target (changePrecision failed), CAST_OVERFLOW for the others */
+    if (overflow && to.id == EM_TYPE_DECIMAL)
+        return EM_FAIL(err, EM_ERR_OVERFLOW,
+                       "[NUMERIC_VALUE_OUT_OF_RANGE] the value cannot be represented as "
+                       "Decimal(%d, %d): %s (spark.sql.ansi.enabled=false gives null)",
+                       to.precision, to.scale, c->what);
     if (overflow)
         return EM_FAIL(err, EM_ERR_OVERFLOW,
                        "[CAST_OVERFLOW] the value is out of the range of %s: %s "

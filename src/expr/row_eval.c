@@ -586,9 +586,9 @@ static const fn_entry fns[] = {
     {"length", RF_LENGTH, 1, 1, "S", 'I'},
     {"char_length", RF_LENGTH, 1, 1, "S", 'I'},
     {"character_length", RF_LENGTH, 1, 1, "S", 'I'},
-    {"trim", RF_TRIM, 1, 1, "S", 'S'},
-    {"ltrim", RF_LTRIM, 1, 1, "S", 'S'},
-    {"rtrim", RF_RTRIM, 1, 1, "S", 'S'},
+    {"trim", RF_TRIM, 1, 2, "S", 'S'},
+    {"ltrim", RF_LTRIM, 1, 2, "S", 'S'},
+    {"rtrim", RF_RTRIM, 1, 2, "S", 'S'},
     {"StartsWith", RF_STARTS, 2, 2, "S", 'B'},
     {"EndsWith", RF_ENDS, 2, 2, "S", 'B'},
     {"Contains", RF_CONTAINS, 2, 2, "S", 'B'},
@@ -720,11 +720,19 @@ static bool greatest_type(rnode *const *kids, int n, em_type *out) {
 static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
     if (e->n_args < f->min_args || e->n_args > f->max_args)
         return fail_un(b, e, "wrong number of arguments");
-    rnode *n = new_node(b, RK_FN, em_type_make(EM_TYPE_STRING), e, e->n_args);
+    int n_args = e->n_args;
+    if ((f->fn == RF_TRIM || f->fn == RF_LTRIM || f->fn == RF_RTRIM) && n_args == 2) {
+        /* StringTrim prints its Option trimStr; None means spaces */
+        const em_expr *t = e->args[1];
+        if (t->kind != EM_EXPR_LITERAL || !t->text || strcmp(t->text, "None") != 0)
+            return fail_un(b, e, "trim with a set of characters to trim");
+        n_args = 1;
+    }
+    rnode *n = new_node(b, RK_FN, em_type_make(EM_TYPE_STRING), e, n_args);
     if (!n)
         return NULL;
     n->fn = f->fn;
-    for (int i = 0; i < e->n_args; i++) {
+    for (int i = 0; i < n_args; i++) {
         const em_type *want = fn_arg_want(f, i);
         rnode *a = bind(b, e->args[i], want);
         if (!a)

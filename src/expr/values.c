@@ -543,6 +543,12 @@ static em_status cast_fail(bool ansi, bool overflow, const char *what, em_type t
     }
     char tn[32];
     em_type_format(to, tn, sizeof tn);
+    /* a decimal target fails in Decimal.toPrecision, with its own class */
+    if (overflow && to.id == EM_TYPE_DECIMAL)
+        return EM_FAIL(err, EM_ERR_OVERFLOW,
+                       "[NUMERIC_VALUE_OUT_OF_RANGE] value cannot be represented as Decimal(%d, "
+                       "%d) in %s (set spark.sql.ansi.enabled=false to get null)",
+                       to.precision, to.scale, what);
     if (overflow)
         return EM_FAIL(err, EM_ERR_OVERFLOW,
                        "[CAST_OVERFLOW] value out of range for %s in %s (set "

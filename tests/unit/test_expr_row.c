@@ -1182,7 +1182,7 @@ static void test_pinned(void **state) {
      * SQL', d = 10.25) */
     pin_error("cast(e#5 as int)", 0, EM_ERR_INVALID, "CAST_INVALID_INPUT");
     pin_error("cast(e#5 as int)", 0, EM_ERR_INVALID, "cast(e#5 as int)");
-    pin_error("cast(d#4 as decimal(2,1))", 0, EM_ERR_OVERFLOW, "CAST_OVERFLOW");
+    pin_error("cast(d#4 as decimal(2,1))", 0, EM_ERR_OVERFLOW, "NUMERIC_VALUE_OUT_OF_RANGE");
     pin("cast(d#4 as decimal(2,1))", false, 0, "null");
     pin("cast(d#4 as decimal(3,1))", true, 0, "10.3");
     /* three-valued logic: null AND false is false */
