@@ -169,6 +169,14 @@ void em_op_visit(const em_op *op, em_op_visit_fn fn, void *ctx);
 /* Closes (if needed) and frees the operator and its children. NULL allowed. */
 void em_op_destroy(em_op *op);
 
+/* True for a BroadcastNestedLoopJoin that outputs build rows after its
+ * stream ends (an outer join preserving the build side; LeftSemi, LeftAnti
+ * or ExistenceJoin building the left side). It decides them over every
+ * task of its stage, and outputs them even when the stream side has no
+ * partition at all (as Spark does), so the runtime runs such a stage with at
+ * least one task. */
+bool em_op_bnlj_keeps_build(const em_plan_node *node);
+
 /* Drains an operator into a list of copied batches (for tests, broadcast
  * building and results). */
 em_status em_op_collect(em_op *op, em_pool *pool, em_batch_list *out, em_error *err)

@@ -766,7 +766,10 @@ static em_status pull_step(jn_state *j, em_error *err) {
         s = em_op_next(jn_child(j, jn_stream_side(j)), &in, err);
     if (s == EM_DONE) {
         j->in = NULL;
-        j->phase = j->track_build ? PH_TAIL : PH_DONE;
+        bool tail = j->track_build;
+        if (tail && j->stream_end)
+            EM_TRY(j->stream_end(j, &tail, err));
+        j->phase = tail ? PH_TAIL : PH_DONE;
         return EM_OK;
     }
     if (s != EM_OK) {

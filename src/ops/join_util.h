@@ -71,6 +71,11 @@ struct jn_state {
      * then j->build is borrowed and read-only. What the join mutates per
      * task (matched bitmaps, candidate ranges) stays in the task's state. */
     em_status (*adopt)(jn_state *j, bool *done, em_error *err);
+    /* Optional, set by the operator after jn_open: called when the stream
+     * ends, before the build rows the join keeps (track_build) are output;
+     * may widen build_matched to the matches of other tasks, and sets *emit
+     * false when this task outputs no build rows (another task does). */
+    em_status (*stream_end)(jn_state *j, bool *emit, em_error *err);
     /* Set by the operator before the first next: the build side's rows,
      * gathered already (then the build child is not drained), and stream
      * batches read ahead, returned before the stream child's next ones.

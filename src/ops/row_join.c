@@ -25,12 +25,16 @@
  *                      condition) every left row when the right side is
  *                      empty; none when a right key is null; else left rows
  *                      whose key is not null and unmatched
+ *
+ * A BroadcastNestedLoopJoin decides the build rows it keeps over every
+ * stream task of its stage, as the native one does (nlj_matches.h).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops/join_util.h"
+#include "ops/nlj_matches.h"
 #include "ops/op_util.h"
 #include "ops/row_internal.h"
 
@@ -343,17 +347,38 @@ static bool exist_keeps(const join_state *st) {
     }
 }
 
+/* After the last stream row: the build rows are next, when the join keeps
+ * them and this task outputs them. */
+static em_status end_stream(em_row_op *op, join_state *st, em_error *err) {
+    st->phase = PH_TAIL;
+    st->tail = 0;
+    int64_t n = st->rows.n_rows;
+    if (!em_op_bnlj_keeps_build(op->node) || n == 0)
+        return EM_DONE;
+    uint8_t *bits = calloc((size_t)em_bitmap_bytes(n), 1);
+    if (!bits)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory merging the matched build rows");
+    for (int64_t r = 0; r < n; r++)
+        if (st->matched[r])
+            em_bit_set(bits, r);
+    bool emit = true;
+    em_status s = nlj_matches_merge(op->ctx, op->node, bits, n, &emit, err);
+    for (int64_t r = 0; r < n; r++)
+        st->matched[r] = em_bit_get(bits, r);
+    free(bits);
+    if (!emit)
+        st->phase = PH_DONE;
+    return s == EM_OK ? EM_DONE : s;
+}
+
 static em_status stream_step(em_row_op *op, join_state *st, const em_datum **row, em_error *err) {
     int stream = 1 - st->build;
     for (;;) {
         if (!st->srow) {
             const em_datum *in = NULL;
             em_status s = em_row_op_next(op->children[stream], &in, err);
-            if (s == EM_DONE) {
-                st->phase = PH_TAIL;
-                st->tail = 0;
-                return EM_DONE;
-            }
+            if (s == EM_DONE)
+                return end_stream(op, st, err);
             if (s != EM_OK)
                 return s;
             st->srow = in;

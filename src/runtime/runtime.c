@@ -64,6 +64,7 @@ struct rt_stage {
     rt_scan_plan *scan_plans;
     int n_shuffle_inputs;
     rt_stage **shuffle_inputs;
+    bool bnlj_keeps_build; /* outputs rows without any input: at least one task */
     /* run state */
     int n_tasks;
     em_pool *out_pool;
@@ -280,6 +281,7 @@ static em_status walk(em_query *q, rt_stage *st, const em_plan_node *n, bool roo
     }
     if (n->kind == EM_NODE_SCAN)
         EM_TRY(push_ptr((void ***)&st->scans, &st->n_scans, (void *)n, err));
+    st->bnlj_keeps_build |= em_op_bnlj_keeps_build(n);
     for (int f = 0; f < n->n_fields; f++)
         for (int i = 0; i < n->fields[f].n_exprs; i++)
             EM_TRY(walk_exprs(q, st, n->fields[f].exprs[i], err));
@@ -1381,7 +1383,8 @@ static int stage_tasks(const rt_stage *st) {
     for (int i = 0; i < st->n_shuffle_inputs; i++)
         if (st->shuffle_inputs[i]->n_out > n)
             n = st->shuffle_inputs[i]->n_out;
-    return n;
+    /* Spark outputs a nested-loop join's build rows with no stream partition too */
+    return n == 0 && st->bnlj_keeps_build ? 1 : n;
 }
 
 em_status em_query_plan_tasks(em_query *q, em_error *err) {
