@@ -130,7 +130,8 @@ typedef struct em_stage_info {
     const char *partitioning; /* "hashpartitioning", "rangepartitioning",
                                  "SinglePartition", "RoundRobinPartitioning",
                                  "broadcast", "collect" */
-    int n_tasks;              /* known after em_query_run (scans' splits); else -1 */
+    int n_tasks;              /* known after em_query_run or em_query_plan_tasks (scans'
+                                 splits); else -1 */
     int n_deps;
     const int *deps;  /* indices of the stages it reads (exchanges, subqueries) */
     int n_reused;     /* ReusedExchange nodes reading this stage's output */

@@ -1176,10 +1176,11 @@ static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_er
     return s == EM_DONE ? EM_OK : s;
 }
 
-/* Whether err is an out-of-memory error of the pool named name. */
+/* Whether err is an out-of-memory error of the pool named name (not of an
+ * ancestor's budget hit while charging it). */
 static bool names_pool(const em_error *err, const char *name) {
-    char quoted[80];
-    snprintf(quoted, sizeof quoted, "'%s'", name);
+    char quoted[96];
+    snprintf(quoted, sizeof quoted, "out of memory in pool '%s'", name);
     return strstr(err->msg, quoted) != NULL;
 }
 

@@ -367,17 +367,27 @@ static char *result_text(const em_query *q) {
  * fails naming the join and the pool; with auto-adjust it falls back, so
  * its tasks get 9 MiB each, 10 at once, and the answer is the
  * unconstrained run's. */
+/* TPC-H SF 0.01 in Spark's schema, generated once per run. */
+static const char *tpch_warehouse(void) {
+    static char path[4096];
+    if (!path[0]) {
+        snprintf(path, sizeof path, "%s", em_test_tmpdir("test_profile_tpch"));
+        em_tpch_options o;
+        em_tpch_options_init(&o);
+        o.sf = 0.01;
+        o.schema = EM_TPCH_SCHEMA_SPARK;
+        o.out_dir = path;
+        o.force = true;
+        em_error err = {0};
+        EM_ASSERT_OK(em_tpch_generate(&o, &err), &err);
+    }
+    return path;
+}
+
 static void test_fallback_stage_oom_then_adjusted(void **state) {
     (void)state;
-    const char *wh = em_test_tmpdir("test_profile_tpch");
-    em_tpch_options o;
-    em_tpch_options_init(&o);
-    o.sf = 0.01;
-    o.schema = EM_TPCH_SCHEMA_SPARK;
-    o.out_dir = wh;
-    o.force = true;
+    const char *wh = tpch_warehouse();
     em_error err = {0};
-    EM_ASSERT_OK(em_tpch_generate(&o, &err), &err);
 
     const char *free_run[] = {"spark.ember.sql.enabled=false", NULL};
     q3_query t;
@@ -440,6 +450,59 @@ static void test_fallback_stage_oom_then_adjusted(void **state) {
     free(want);
 }
 
+/* A shuffle reader holds its map statuses in row memory: q1 natively, its
+ * partial aggregates shuffled into 100 partitions, on an executor whose
+ * tasks get 94 bytes of row memory each (450m over a million cores). The
+ * final aggregate's stage fails reading the shuffle, before any row. */
+static void test_map_statuses_charged(void **state) {
+    (void)state;
+    const char *wh = tpch_warehouse();
+    char path[4096];
+    size_t len = 0;
+    char *text = plan_test_shared("3.5", 1, &len, path, sizeof path);
+    const char *from = "l_linestatus#6, 5), ENSURE";
+    char *at = strstr(text, from);
+    assert_non_null(at);
+    char *edited = malloc(len + 8);
+    assert_non_null(edited);
+    size_t head = (size_t)(at - text) + strlen("l_linestatus#6, ");
+    snprintf(edited, len + 8, "%.*s100%s", (int)head, text, at + strlen("l_linestatus#6, 5"));
+    free(text);
+    em_plan *plan = NULL;
+    em_error err = {0};
+    EM_ASSERT_OK(em_plan_parse(edited, strlen(edited), NULL, &plan, &err), &err);
+    free(edited);
+    const char *kv[] = {"spark.executor.memory=450m", "spark.executor.cores=1000000", NULL};
+    em_conf *c = conf_of(kv);
+    bool on = false;
+    em_resource_profile d;
+    em_profile_rules r;
+    EM_ASSERT_OK(em_profile_from_conf(c, &on, &d, &r, &err), &err);
+    em_conf_destroy(c);
+    assert_true(on);
+    assert_int_equal(d.row_per_task, 94);
+    em_runtime_options o;
+    em_runtime_options_init(&o);
+    o.warehouse_dir = wh;
+    o.threads = 2;
+    o.profile = &d;
+    o.profile_rules = &r;
+    em_query *q = NULL;
+    EM_ASSERT_OK(em_query_create(plan, &o, &q, &err), &err);
+    assert_int_equal(em_query_run(q, &err), EM_ERR_OOM_BUDGET);
+    assert_non_null(strstr(err.msg, "stage 1 (shuffle of Exchange (8))"));
+    assert_non_null(strstr(err.msg, "shuffle read of Exchange (6): the map statuses of "));
+    assert_non_null(strstr(err.msg, " mappers x 100 reducers: out of memory in pool 'stage 1 task "));
+    assert_non_null(strstr(err.msg, "row pool'"));
+    assert_non_null(strstr(err.msg, "raise spark.executor.memory"));
+    em_stage_info si;
+    em_query_stage_info(q, 0, &si);
+    assert_int_equal(si.n_out_partitions, 100);
+    assert_int_equal(si.peak_row, 0); /* all native: its row pool untouched */
+    em_query_destroy(q);
+    em_plan_free(plan);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_profile),
@@ -452,6 +515,7 @@ int main(void) {
         cmocka_unit_test(test_enforced_only_when_asked),
         cmocka_unit_test(test_stage_shapes_of_q3),
         cmocka_unit_test(test_fallback_stage_oom_then_adjusted),
+        cmocka_unit_test(test_map_statuses_charged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
