@@ -553,6 +553,8 @@ static bool count_all_rows(const em_agg_fn *fn) {
 /* Typed loops for the hot cases (decimal, long and double sums and
  * averages, count of a column); *handled stays false for everything else,
  * which goes through the generic fold with the same results. */
+#define AGG_PREFETCH 16
+
 static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_t *ids,
                              const em_batch *in, const em_column *c, bool *handled, em_error *err) {
     *handled = false;
@@ -563,8 +565,11 @@ static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_
     if (vt.id == EM_TYPE_NULL)
         return EM_OK;
     if (fn->kind == EM_AGGFN_COUNT) {
-        for (int64_t k = 0; k < n; k++)
+        for (int64_t k = 0; k < n; k++) {
+            if (k + AGG_PREFETCH < n)
+                __builtin_prefetch(&st->b0[ids[k + AGG_PREFETCH]], 1);
             st->b0[ids[k]].i += em_column_is_valid(c, sel ? sel[k] : k);
+        }
         *handled = true;
         return EM_OK;
     }
@@ -574,6 +579,11 @@ static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_
         const em_i128 *v = (const em_i128 *)c->values->data;
         for (int64_t k = 0; k < n; k++) {
             int64_t i = sel ? sel[k] : k;
+            /* many groups: the states miss the cache, ask ahead */
+            if (k + AGG_PREFETCH < n) {
+                __builtin_prefetch(&st->b0[ids[k + AGG_PREFETCH]], 1);
+                __builtin_prefetch(&st->b1[ids[k + AGG_PREFETCH]], 1);
+            }
             if (!em_column_is_valid(c, i))
                 continue;
             int32_t g = ids[k];
@@ -601,6 +611,8 @@ static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_
             int64_t i = sel ? sel[k] : k;
             if (!em_column_is_valid(c, i))
                 continue;
+            if (k + AGG_PREFETCH < n)
+                __builtin_prefetch(&st->b0[ids[k + AGG_PREFETCH]], 1);
             ex_value *b = &st->b0[ids[k]];
             int64_t x = vt.id == EM_TYPE_LONG ? ((const int64_t *)c->values->data)[i]
                                               : ((const int32_t *)c->values->data)[i];
@@ -622,6 +634,10 @@ static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_
             if (!em_column_is_valid(c, i))
                 continue;
             int32_t g = ids[k];
+            if (k + AGG_PREFETCH < n) {
+                __builtin_prefetch(&st->b0[ids[k + AGG_PREFETCH]], 1);
+                __builtin_prefetch(&st->b1[ids[k + AGG_PREFETCH]], 1);
+            }
             ex_value *b = &st->b0[g];
             double x = vt.id == EM_TYPE_DOUBLE ? ((const double *)v)[i]
                        : vt.id == EM_TYPE_LONG ? (double)((const int64_t *)v)[i]

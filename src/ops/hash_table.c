@@ -28,10 +28,36 @@ struct em_hash_table {
     em_column *keys;  /* stored keys, one column per key, row = id */
     uint64_t *hashes; /* hash of each id */
     int64_t hashes_cap;
-    uint64_t *slots; /* HT_SLOT values, 0 = empty */
+    uint64_t *slots; /* HT_SLOT values, 0 = empty; inline_key: pairs (slot, key) */
     int64_t n_slots; /* power of two */
     int64_t n_ids;
+    /* One integral key: its value sits next to its slot, so a probe reads
+     * one cache line instead of also the stored key column. The null key
+     * (grouping only) has no slot then: null_id, or -1 before it is seen. */
+    bool inline_key;
+    int stride; /* uint64 words per slot: 2 with inline_key, else 1 */
+    int32_t null_id;
 };
+
+static inline int64_t ht_int_key(const em_column *c, int64_t r) {
+    const void *v = c->values->data;
+    switch (c->type.id) {
+    case EM_TYPE_BYTE:
+        return ((const int8_t *)v)[r];
+    case EM_TYPE_SHORT:
+        return ((const int16_t *)v)[r];
+    case EM_TYPE_INT:
+    case EM_TYPE_DATE:
+        return ((const int32_t *)v)[r];
+    default:
+        return ((const int64_t *)v)[r];
+    }
+}
+
+static bool ht_inline_type(em_type_id t) {
+    return t == EM_TYPE_BYTE || t == EM_TYPE_SHORT || t == EM_TYPE_INT || t == EM_TYPE_DATE ||
+           t == EM_TYPE_LONG || t == EM_TYPE_TIMESTAMP || t == EM_TYPE_TIMESTAMP_NTZ;
+}
 
 static inline uint64_t ht_mix(uint64_t h, uint64_t v) {
     v *= 0x9E3779B97F4A7C15ull;
@@ -262,7 +288,10 @@ em_status em_ht_create(const em_type *key_types, int n_keys, bool nulls_equal, e
     for (int k = 0; s == EM_OK && k < n_keys; k++)
         s = em_column_init(&ht->keys[k], key_types[k], 64, pool, err);
     ht->n_slots = 64;
-    if (s == EM_OK && !(ht->slots = em_pool_calloc(pool, ht->n_slots * 8, err)))
+    ht->inline_key = n_keys == 1 && ht_inline_type(key_types[0].id);
+    ht->stride = ht->inline_key ? 2 : 1;
+    ht->null_id = -1;
+    if (s == EM_OK && !(ht->slots = em_pool_calloc(pool, ht->n_slots * 8 * ht->stride, err)))
         s = err ? err->code : EM_ERR_NOMEM;
     if (s != EM_OK) {
         em_ht_free(ht);
@@ -279,7 +308,7 @@ void em_ht_free(em_hash_table *ht) {
         em_column_reset(&ht->keys[k]);
     free(ht->keys);
     if (ht->slots)
-        em_pool_free(ht->pool, ht->slots, ht->n_slots * 8);
+        em_pool_free(ht->pool, ht->slots, ht->n_slots * 8 * ht->stride);
     if (ht->hashes)
         em_pool_free(ht->pool, ht->hashes, ht->hashes_cap * 8);
     free(ht);
@@ -289,7 +318,7 @@ int64_t em_ht_size(const em_hash_table *ht) { return ht->n_ids; }
 const em_column *em_ht_key_column(const em_hash_table *ht, int k) { return &ht->keys[k]; }
 
 int64_t em_ht_bytes(const em_hash_table *ht) {
-    int64_t b = ht->n_slots * 8 + ht->hashes_cap * 8;
+    int64_t b = ht->n_slots * 8 * ht->stride + ht->hashes_cap * 8;
     for (int k = 0; k < ht->n_keys; k++) {
         const em_column *c = &ht->keys[k];
         b += (c->values ? c->values->capacity : 0) + (c->data ? c->data->capacity : 0) +
@@ -300,17 +329,22 @@ int64_t em_ht_bytes(const em_hash_table *ht) {
 
 static em_status ht_grow(em_hash_table *ht, em_error *err) {
     int64_t ns = ht->n_slots * 2;
-    uint64_t *slots = em_pool_calloc(ht->pool, ns * 8, err);
+    int w = ht->stride;
+    uint64_t *slots = em_pool_calloc(ht->pool, ns * 8 * w, err);
     if (!slots)
         return err ? err->code : EM_ERR_NOMEM;
     uint64_t mask = (uint64_t)ns - 1;
     for (int64_t id = 0; id < ht->n_ids; id++) {
+        if (id == ht->null_id)
+            continue;
         uint64_t p = ht->hashes[id] & mask;
-        while (slots[p] != 0)
+        while (slots[p * w] != 0)
             p = (p + 1) & mask;
-        slots[p] = HT_SLOT(ht->hashes[id], id);
+        slots[p * w] = HT_SLOT(ht->hashes[id], id);
+        if (ht->inline_key)
+            slots[p * w + 1] = (uint64_t)ht_int_key(&ht->keys[0], id);
     }
-    em_pool_free(ht->pool, ht->slots, ht->n_slots * 8);
+    em_pool_free(ht->pool, ht->slots, ht->n_slots * 8 * w);
     ht->slots = slots;
     ht->n_slots = ns;
     return EM_OK;
@@ -355,10 +389,55 @@ static em_status ht_insert(em_hash_table *ht, const em_column *const *keys, int6
     }
     int32_t id = (int32_t)ht->n_ids++;
     ht->hashes[id] = h;
-    ht->slots[slot] = HT_SLOT(h, id);
+    if (slot == UINT64_MAX) {
+        ht->null_id = id;
+    } else {
+        ht->slots[slot * (uint64_t)ht->stride] = HT_SLOT(h, id);
+        if (ht->inline_key)
+            ht->slots[slot * 2 + 1] = (uint64_t)ht_int_key(keys[0], r);
+    }
     *id_out = id;
     if (ht->n_ids * 2 > ht->n_slots)
         return ht_grow(ht, err);
+    return EM_OK;
+}
+
+/* find_or_insert for one integral key: rows base..base+m of sel (or the
+ * identity), their hashes in hs. */
+static em_status ht_upsert_inline(em_hash_table *ht, const em_column *kc, const int32_t *sel,
+                                  int64_t base, int64_t m, const uint64_t *hs, int32_t *ids,
+                                  em_error *err) {
+    const em_column *const keys[1] = {kc};
+    for (int64_t i = 0; i < m; i++) {
+        int64_t r = sel ? sel[base + i] : base + i;
+        uint64_t mask = (uint64_t)ht->n_slots - 1;
+        if (i + HT_PREFETCH < m)
+            __builtin_prefetch(&ht->slots[(hs[i + HT_PREFETCH] & mask) * 2]);
+        if (!em_column_is_valid(kc, r)) {
+            if (!ht->nulls_equal)
+                ids[base + i] = -1;
+            else if (ht->null_id >= 0)
+                ids[base + i] = ht->null_id;
+            else
+                EM_TRY(ht_insert(ht, keys, r, hs[i], UINT64_MAX, &ids[base + i], err));
+            continue;
+        }
+        uint64_t h = hs[i], p = h & mask, k = (uint64_t)ht_int_key(kc, r);
+        int32_t found = -1;
+        for (;;) {
+            uint64_t v = ht->slots[p * 2];
+            if (v == 0)
+                break;
+            if (HT_TAG_MATCH(v, h) && ht->slots[p * 2 + 1] == k) {
+                found = HT_SLOT_ID(v);
+                break;
+            }
+            p = (p + 1) & mask;
+        }
+        if (found < 0)
+            EM_TRY(ht_insert(ht, keys, r, h, p, &found, err));
+        ids[base + i] = found;
+    }
     return EM_OK;
 }
 
@@ -376,6 +455,10 @@ em_status em_ht_find_or_insert(em_hash_table *ht, const em_column *const *keys, 
             for (int64_t i = 0; i < m; i++)
                 tmp[i] = (int32_t)(base + i);
             em_ht_hash_rows(ht, keys, tmp, m, hs);
+        }
+        if (ht->inline_key) {
+            EM_TRY(ht_upsert_inline(ht, keys[0], sel, base, m, hs, ids, err));
+            continue;
         }
         for (int64_t i = 0; i < m; i++) {
             int64_t r = sel ? sel[base + i] : base + i;
@@ -420,6 +503,32 @@ em_status em_ht_find(const em_hash_table *ht, const em_column *const *keys, cons
             for (int64_t i = 0; i < m; i++)
                 tmp[i] = (int32_t)(base + i);
         em_ht_hash_rows(ht, keys, s, m, hs);
+        if (ht->inline_key) {
+            const em_column *kc = keys[0];
+            for (int64_t i = 0; i < m; i++) {
+                int64_t r = s[i];
+                int32_t found = -1;
+                if (i + HT_PREFETCH < m)
+                    __builtin_prefetch(&ht->slots[(hs[i + HT_PREFETCH] & mask) * 2]);
+                if (!em_column_is_valid(kc, r)) {
+                    ids[base + i] = ht->nulls_equal ? ht->null_id : -1;
+                    continue;
+                }
+                uint64_t p = hs[i] & mask, k = (uint64_t)ht_int_key(kc, r);
+                for (;;) {
+                    uint64_t v = ht->slots[p * 2];
+                    if (v == 0)
+                        break;
+                    if (HT_TAG_MATCH(v, hs[i]) && ht->slots[p * 2 + 1] == k) {
+                        found = HT_SLOT_ID(v);
+                        break;
+                    }
+                    p = (p + 1) & mask;
+                }
+                ids[base + i] = found;
+            }
+            continue;
+        }
         for (int64_t i = 0; i < m; i++) {
             int64_t r = s[i];
             int32_t found = -1;
