@@ -402,6 +402,23 @@ static em_status ht_insert(em_hash_table *ht, const em_column *const *keys, int6
     return EM_OK;
 }
 
+/* The id of integral key k with hash h, or -1 with *slot the empty slot
+ * where it would go. */
+static inline int32_t ht_probe_inline(const em_hash_table *ht, uint64_t h, uint64_t k,
+                                      uint64_t *slot) {
+    uint64_t mask = (uint64_t)ht->n_slots - 1, p = h & mask;
+    for (;;) {
+        uint64_t v = ht->slots[p * 2];
+        if (v == 0)
+            break;
+        if (HT_TAG_MATCH(v, h) && ht->slots[p * 2 + 1] == k)
+            return HT_SLOT_ID(v);
+        p = (p + 1) & mask;
+    }
+    *slot = p;
+    return -1;
+}
+
 /* find_or_insert for one integral key: rows base..base+m of sel (or the
  * identity), their hashes in hs. */
 static em_status ht_upsert_inline(em_hash_table *ht, const em_column *kc, const int32_t *sel,
@@ -422,20 +439,10 @@ static em_status ht_upsert_inline(em_hash_table *ht, const em_column *kc, const 
                 EM_TRY(ht_insert(ht, keys, r, hs[i], UINT64_MAX, &ids[base + i], err));
             continue;
         }
-        uint64_t h = hs[i], p = h & mask, k = (uint64_t)ht_int_key(kc, r);
-        int32_t found = -1;
-        for (;;) {
-            uint64_t v = ht->slots[p * 2];
-            if (v == 0)
-                break;
-            if (HT_TAG_MATCH(v, h) && ht->slots[p * 2 + 1] == k) {
-                found = HT_SLOT_ID(v);
-                break;
-            }
-            p = (p + 1) & mask;
-        }
+        uint64_t p = 0;
+        int32_t found = ht_probe_inline(ht, hs[i], (uint64_t)ht_int_key(kc, r), &p);
         if (found < 0)
-            EM_TRY(ht_insert(ht, keys, r, h, p, &found, err));
+            EM_TRY(ht_insert(ht, keys, r, hs[i], p, &found, err));
         ids[base + i] = found;
     }
     return EM_OK;
@@ -507,25 +514,14 @@ em_status em_ht_find(const em_hash_table *ht, const em_column *const *keys, cons
             const em_column *kc = keys[0];
             for (int64_t i = 0; i < m; i++) {
                 int64_t r = s[i];
-                int32_t found = -1;
                 if (i + HT_PREFETCH < m)
                     __builtin_prefetch(&ht->slots[(hs[i + HT_PREFETCH] & mask) * 2]);
                 if (!em_column_is_valid(kc, r)) {
                     ids[base + i] = ht->nulls_equal ? ht->null_id : -1;
                     continue;
                 }
-                uint64_t p = hs[i] & mask, k = (uint64_t)ht_int_key(kc, r);
-                for (;;) {
-                    uint64_t v = ht->slots[p * 2];
-                    if (v == 0)
-                        break;
-                    if (HT_TAG_MATCH(v, hs[i]) && ht->slots[p * 2 + 1] == k) {
-                        found = HT_SLOT_ID(v);
-                        break;
-                    }
-                    p = (p + 1) & mask;
-                }
-                ids[base + i] = found;
+                uint64_t p = 0;
+                ids[base + i] = ht_probe_inline(ht, hs[i], (uint64_t)ht_int_key(kc, r), &p);
             }
             continue;
         }
