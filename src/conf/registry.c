@@ -164,6 +164,12 @@ static const em_conf_key keys[] = {
     {.name = "spark.task.cpus", .type = EM_CONF_INT, .scope = EM_CONF_STARTUP,
      .default_value = "1", .ranged = true, .lo = 1, .hi = 1 << 20, .spark_key = true,
      .doc = "Cores each task takes."},
+    {.name = "spark.local.dir", .type = EM_CONF_STRING, .scope = EM_CONF_STARTUP,
+     .spark_key = true, .default_note = "the system temp dir ($TMPDIR, else /tmp)",
+     .doc = "Scratch space. ember run makes each query's shuffle spill folder in it "
+            "(removed with the query); it must be a writable directory. Spark spreads files "
+            "over a comma-separated list; Ember uses the first directory. Sort and hash "
+            "aggregate spill files still go to $TMPDIR."},
 };
 /* clang-format on */
 

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -182,6 +183,7 @@ static bool parse_bool(const char *s, bool *out) {
 
 typedef struct run_args {
     const char *plan, *warehouse, *version, *format, *output;
+    char local_dir[1024]; /* spark.local.dir's first directory: shuffle spill goes there */
     bool metrics, retype;
     em_runtime_options ro;
     em_conf *conf; /* every --conf, validated; the overrides read it */
@@ -201,6 +203,29 @@ static bool overrides_key(const char *key) {
         if (strncmp(key, prefixes[i], strlen(prefixes[i])) == 0)
             return true;
     return false;
+}
+
+/* spark.local.dir: Spark spreads its scratch files over a comma-separated
+ * list of directories; the local runtime makes one spill folder per query,
+ * so it takes the first. Checked here so a bad directory stops the run
+ * before any task, not when the first spill happens. */
+static int set_local_dir(run_args *a, const char *v) {
+    size_t n = strcspn(v, ",");
+    while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+        n--;
+    if (n == 0 || n >= sizeof a->local_dir)
+        return usage_error("spark.local.dir wants a directory, got", v);
+    memcpy(a->local_dir, v, n);
+    a->local_dir[n] = '\0';
+    struct stat st;
+    if (stat(a->local_dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
+        access(a->local_dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "ember run: --conf spark.local.dir: '%s' is not a writable directory\n",
+                a->local_dir);
+        return 2;
+    }
+    a->ro.spill_dir = a->local_dir;
+    return 0;
 }
 
 static int apply_conf(run_args *a, const char *kv) {
@@ -241,6 +266,8 @@ static int apply_conf(run_args *a, const char *kv) {
     } else if (strcmp(canon, "spark.ember.sql.retype") == 0) {
         if (!parse_bool(v, &a->retype))
             return usage_error("spark.ember.sql.retype wants true or false, got", v);
+    } else if (strcmp(canon, "spark.local.dir") == 0) {
+        return set_local_dir(a, v);
     } else if (strcmp(canon, "spark.ember.memory.budget") == 0) {
         if (!parse_bytes(v, &a->ro.memory_budget))
             return usage_error("spark.ember.memory.budget wants a size, got", v);
