@@ -187,6 +187,21 @@ static void big_div_round(const big *n, em_u128 d, big *q) {
 static void big_div_pow10_round(big *b, int k) {
     if (k <= 0)
         return;
+    em_u128 small;
+    if (k <= 38 && big_fits_u128(b, &small)) {
+        /* the common case: one division, in 64 bits when both fit */
+        em_u128 p = pow10u(k), q, r;
+        if ((small >> 64) == 0 && k <= 19) {
+            uint64_t s64 = (uint64_t)small, p64 = (uint64_t)p;
+            q = s64 / p64;
+            r = s64 % p64;
+        } else {
+            q = small / p;
+            r = small % p;
+        }
+        big_from(b, q + (r >= p - r)); /* HALF_UP: r >= p / 2 */
+        return;
+    }
     int rest = k - 1;
     while (rest > 0) {
         int step = rest > 38 ? 38 : rest;
