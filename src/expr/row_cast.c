@@ -662,7 +662,7 @@ em_status row_cast(const row_cast_ctx *c, const em_datum *in, em_type from, em_t
                 return cast_error(c, false, to, out, err);
             double_to_rdec(in->v.f64, &x);
         } else if (fstr) {
-            if (!rdec_parse(sp, sn, &x))
+            if (!rdec_parse((const char *)sp, sn, &x))
                 return cast_error(c, false, to, out, err);
         } else
             goto unsupported;

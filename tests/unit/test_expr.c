@@ -878,8 +878,8 @@ static void test_alloc_failures(void **state) {
         R(NULL, "7", NULL, NULL, "gamma", NULL, NULL, NULL, NULL),
     };
     const char *exprs[] = {
-        "CASE WHEN (a#1 = 1) THEN concat(e#5, x) WHEN isnull(a#1) THEN upper(e#5) ELSE "
-        "cast(d#4 as string) END",
+        ("CASE WHEN (a#1 = 1) THEN concat(e#5, x) WHEN isnull(a#1) THEN upper(e#5) ELSE "
+         "cast(d#4 as string) END"),
         "coalesce(substring(e#5, 2, 3), cast((d#4 * (1 - k#9)) as string))",
         "((a#1 > 0) AND e#5 LIKE %a%)",
     };

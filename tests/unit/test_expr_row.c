@@ -329,8 +329,8 @@ static const char *const EXPRS[] = {
     "(h#8 / k#9)", "(h#8 % d#4)", "-d#4", "abs(h#8)", "(d#4 + a#1)", "(d#4 * b#2)",
     "(k#9 / a#1)", "(d#4 + c#3)", "(d#4 = k#9)", "(d#4 >= 0.05)", "(d#4 < 0.051)",
     "(h#8 > d#4)", "(d#4 = a#1)", "(k#9 <=> d#4)",
-    "CheckOverflow((promote_precision(cast(d#4 as decimal(16,2))) * "
-    "promote_precision(cast(k#9 as decimal(16,2)))), DecimalType(18,3))",
+    ("CheckOverflow((promote_precision(cast(d#4 as decimal(16,2))) * "
+     "promote_precision(cast(k#9 as decimal(16,2)))), DecimalType(18,3))"),
     "UnscaledValue(d#4)", "MakeDecimal(b#2,7,2)", "MakeDecimal(cast(a#1 as bigint),17,2)",
     "round(d#4, 1)", "round(h#8, 2)", "round(k#9, 0)", "round(c#3, 2)", "round(a#1, -1)",
     "round(b#2, -2)", "floor(d#4)", "ceil(d#4)", "floor(h#8)", "ceil(k#9)", "floor(c#3)",
