@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what Ember needs on a fresh Debian machine: the toolchain, the
 # Debian-packaged libraries it links (codecs, JSON, cmocka), and Node.js for
-# the DuckDB/Polars peers used by the interop tests and benchmarks.
+# the DuckDB/Polars peers used by the interop tests and benchmarks. tzdata is
+# the zone database (/usr/share/zoneinfo) session time zones are read from.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
 pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
-      libcmocka-dev libzstd-dev libsnappy-dev liblz4-dev zlib1g-dev libjansson-dev)
+      libcmocka-dev libzstd-dev libsnappy-dev liblz4-dev zlib1g-dev libjansson-dev
+      tzdata)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
