@@ -3,7 +3,7 @@
 # TPC-H: Ember's native engine against its reference row engine, per query.
 #
 #   bench/rowvsnative/run.sh [--sf 1] [--runs 3] [--threads 2] [--only 1,3,18]
-#       [--ember PATH] [--row-limit 300]
+#       [--ember PATH] [--row-limit 300] [--data DIR]
 #
 # The same plan, the same data, the same process settings, run twice:
 # natively (the default) and with --conf spark.ember.sql.enabled=false, which
@@ -17,7 +17,8 @@
 #      does not order them); a difference is reported, not hidden.
 # The Spark 3.5 plans run on the standard schema's data with --retype, as
 # bench/tpch does, from bench/results/data-sf<SF>-standard (shared with
-# bench/tpch/run.sh, gitignored; generated when missing). --ember defaults to
+# bench/tpch/run.sh, gitignored; generated when missing) or from --data DIR
+# (generated there when it lacks the .complete marker). --ember defaults to
 # build/release/ember (built with `cmake --preset release` when missing). Raw
 # times go to bench/results/rowvsnative-<UTC time>/, the Markdown table
 # (medians, speedup = row / native) to bench/results/rowvsnative-<UTC
@@ -27,7 +28,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 shared=${EMBER_SHARED:-$root/../shared}
 plans=$shared/spark-plans/tpch/spark-3.5
-opt_sf=1 opt_runs=3 opt_threads=2 opt_only='' opt_ember='' opt_limit=300
+opt_sf=1 opt_runs=3 opt_threads=2 opt_only='' opt_ember='' opt_limit=300 opt_data=''
 while [ $# -gt 1 ]; do
     v=$2
     case $1 in
@@ -37,12 +38,13 @@ while [ $# -gt 1 ]; do
     --only) opt_only=$v ;;
     --ember) opt_ember=$v ;;
     --row-limit) opt_limit=$v ;;
+    --data) opt_data=$v ;;
     *) break ;;
     esac
     shift 2
 done
 if [ $# -gt 0 ]; then
-    sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 fi
 sf=$opt_sf runs=$opt_runs threads=$opt_threads row_limit=$opt_limit timeout_s=$((opt_limit * 3))
@@ -57,7 +59,7 @@ fi
 retype=(--retype)
 
 # The data bench/tpch uses; its .complete marker says a generation finished.
-data=$root/bench/results/data-sf$sf-standard
+data=${opt_data:-$root/bench/results/data-sf$sf-standard}
 [ -f "$data/.complete" ] || {
     log "== generating TPC-H SF $sf (standard schema) into $data"
     mkdir -p "$data" && "$ember" gen tpch --sf "$sf" --schema standard --out "$data" --force \
