@@ -44,7 +44,7 @@ while [ $# -gt 1 ]; do
     shift 2
 done
 if [ $# -gt 0 ]; then
-    sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 fi
 sf=$opt_sf runs=$opt_runs threads=$opt_threads row_limit=$opt_limit timeout_s=$((opt_limit * 3))
