@@ -28,7 +28,7 @@
 # (also disabled per class) and 4.0 (ANSI on): the other lines print the
 # same operators, and tpch_plans.sh runs them all against DuckDB; 237
 # checks. Measured on the 2-core machine shared with other builds (load 5
-# to 9): release 71 s;
+# to 9): release 33 s (71 s beside a benchmark);
 # ASan+UBSan 206 s with every line, 149 s with three; 3-row batches 268 s
 # with every line, 244 s with three (load 9), where one line's two runs per
 # plan take about 25 s and the 3.5 per-class runs about 90 s.
