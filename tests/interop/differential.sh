@@ -20,9 +20,9 @@
 # mode's refusal, the task semaphore at one holder, and shuffle spill under
 # spark.local.dir (same answer as without a budget).
 #
-# Scope and time: 132 plans x 2 runs + the 3.5 plans' per-class runs (136),
+# Scope and time: 132 plans x 2 runs + the 3.5 plans' per-class runs (166),
 # 303 checks. The per-class disabling is limited to one version because it
-# multiplies the runs by the classes in a plan (6 on average). The ASan+UBSan
+# multiplies the runs by the classes in a plan (7.5 on average). The ASan+UBSan
 # and 3-row-batch builds (told by the CMake cache beside EMBER_BIN) compare
 # the engines on three lines only, 3.3 (promote_precision decimals), 3.5
 # (also disabled per class) and 4.0 (ANSI on): the other lines print the
