@@ -202,9 +202,37 @@ static em_type literal_type(const em_expr *e, const em_type *hint) {
     return em_type_make(EM_TYPE_STRING);
 }
 
+/* The session time zone, loaded when the first expression needs it (so a
+ * session zone the database lacks only fails queries that depend on it);
+ * NULL for UTC. */
+static int session_zone(cctx *c, const em_tz **out) {
+    *out = NULL;
+    if (c->prog->tz_utc)
+        return 0;
+    if (!c->prog->tz) {
+        em_error zerr = {0};
+        em_status st = em_tz_find(c->opts->time_zone, &c->prog->tz, &zerr);
+        if (st != EM_OK) {
+            EM_FAIL(c->err, st, "spark.sql.session.timeZone: %s", zerr.msg);
+            return -1;
+        }
+    }
+    if (!em_tz_is_utc(c->prog->tz))
+        *out = c->prog->tz;
+    return 0;
+}
+
+/* A timestamp literal is printed in the session time zone. */
+static em_status parse_literal(cctx *c, const char *text, em_type type, ex_value *v) {
+    const em_tz *tz = NULL;
+    if (type.id == EM_TYPE_TIMESTAMP && strcmp(text, "null") != 0 && session_zone(c, &tz) < 0)
+        return c->err ? c->err->code : EM_ERR_INVALID;
+    return ex_parse_literal_tz(text, type, tz, v, c->err);
+}
+
 static int compile_const(cctx *c, const em_expr *src, const char *text, em_type type) {
     ex_value v;
-    if (ex_parse_literal(text, type, &v, c->err) != EM_OK)
+    if (parse_literal(c, text, type, &v) != EM_OK)
         return -1;
     int s = add_step(c, EX_CONST, type, src, 0, NULL);
     if (s < 0)
@@ -222,18 +250,31 @@ static int compile_const(cctx *c, const em_expr *src, const char *text, em_type 
 
 /* ------------------------------------------------------------------ casts */
 
+/* Spark's Cast.needsTimeZone: an instant meets a zone-less type. */
+static bool cast_needs_zone(em_type from, em_type to) {
+    em_type_id f = from.id, t = to.id;
+    if (f == EM_TYPE_TIMESTAMP)
+        return t == EM_TYPE_STRING || t == EM_TYPE_DATE || t == EM_TYPE_TIMESTAMP_NTZ;
+    if (t == EM_TYPE_TIMESTAMP)
+        return f == EM_TYPE_STRING || f == EM_TYPE_DATE || f == EM_TYPE_TIMESTAMP_NTZ;
+    return false;
+}
+
 static int cast_to(cctx *c, int s, em_type to, const em_expr *src) {
     if (s < 0)
         return -1;
     em_type from = step_type(c, s);
     if (em_type_equal(from, to))
         return s;
+    const em_tz *tz = NULL;
+    if (cast_needs_zone(from, to) && session_zone(c, &tz) < 0)
+        return -1;
     if (c->prog->steps[s].op == EX_CONST) {
         /* fold: re-type the constant through the cast */
         ex_value out;
         em_strbuf scratch = {0};
-        em_status st = ex_cast_value(&c->prog->steps[s].k, from, to, c->prog->ansi, "literal", &out,
-                                     &scratch, c->err);
+        em_status st = ex_cast_value_tz(&c->prog->steps[s].k, from, to, tz, c->prog->ansi,
+                                        "literal", &out, &scratch, c->err);
         if (st == EM_OK && !out.null && to.id == EM_TYPE_STRING) {
             out.s = own_string(c, out.s, (size_t)out.len);
             if (!out.s)
@@ -247,7 +288,10 @@ static int cast_to(cctx *c, int s, em_type to, const em_expr *src) {
             c->prog->steps[k].k = out;
         return k;
     }
-    return add_step(c, EX_CAST, to, src, 1, &s);
+    int k = add_step(c, EX_CAST, to, src, 1, &s);
+    if (k >= 0)
+        c->prog->steps[k].tz = tz;
+    return k;
 }
 
 /* Spark's DecimalType.forType for integral types. */
@@ -595,7 +639,7 @@ static int compile_in(cctx *c, const em_expr *e) {
             list[k++] = val;
             continue;
         }
-        if (ex_parse_literal(item->text, t, &val, c->err) != EM_OK)
+        if (parse_literal(c, item->text, t, &val) != EM_OK)
             return -1;
         if (val.null) {
             c->prog->steps[s].list_has_null = true;
@@ -1176,17 +1220,7 @@ static int compile(cctx *c, const em_expr *e, const em_type *hint) {
         int a = compile(c, e->args[0], NULL);
         if (a < 0)
             return -1;
-        if (em_type_equal(step_type(c, a), to))
-            return a;
-        em_type from = step_type(c, a);
-        if (!c->prog->tz_utc &&
-            ((from.id == EM_TYPE_TIMESTAMP && (to.id == EM_TYPE_DATE || to.id == EM_TYPE_STRING)) ||
-             (to.id == EM_TYPE_TIMESTAMP &&
-              (from.id == EM_TYPE_DATE || from.id == EM_TYPE_STRING))))
-            return fail_unsupported(c, e, "time-zone dependent cast outside UTC"), -1;
-        if (c->prog->steps[a].op == EX_CONST)
-            return cast_to(c, a, to, e);
-        return add_step(c, EX_CAST, to, e, 1, &a);
+        return cast_to(c, a, to, e);
     }
     case EM_EXPR_CALL:
         return compile_call(c, e);

@@ -651,8 +651,8 @@ static em_status run_rowwise(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
             switch (st->op) {
             case EX_CAST:
             case EX_CHECK_OVERFLOW:
-                rc = ex_cast_value(&argv[0], atv[0], st->type, !st->null_on_error, what, &res,
-                                   &x->scratch, x->err);
+                rc = ex_cast_value_tz(&argv[0], atv[0], st->type, st->tz, !st->null_on_error,
+                                      what, &res, &x->scratch, x->err);
                 break;
             case EX_SCALAR:
                 rc = ex_scalar_apply(st, atv, argv, &res, &x->scratch, what, x->err);

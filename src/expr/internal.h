@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "ember/expr.h"
+#include "ember/tz.h"
 #include "ember/value_text.h"
 #include "expr/decimal.h"
 
@@ -106,6 +107,7 @@ typedef struct ex_step {
     bool null_on_error;   /* casts/overflow: null (non-ANSI) or error (ANSI) */
     bool null_intolerant; /* EX_SCALAR: any null argument gives null */
     int64_t iarg;         /* EX_SCALAR parameters: round scale, MakeDecimal flags */
+    const em_tz *tz;      /* EX_CAST depending on the session time zone; NULL: UTC */
     const em_expr *src;   /* borrowed: for messages and subqueries */
     bool have_value;      /* EX_SUBQUERY: value fetched */
     em_column value;      /* EX_SUBQUERY: the one-row value */
@@ -117,7 +119,8 @@ struct em_expr_prog {
     int cap;
     em_column *regs; /* owned: one register per step */
     bool ansi;
-    bool tz_utc;   /* session time zone is UTC (the only one timestamps support) */
+    bool tz_utc;      /* session time zone is UTC (needs no zone database) */
+    const em_tz *tz;  /* the session zone once an expression needed it; NULL: not yet */
     em_pool *pool; /* borrowed */
     em_scalar_subquery_fn subquery;
     void *subquery_ctx;
@@ -175,15 +178,25 @@ em_status ex_col_alloc(em_column *c, em_type type, int64_t n, em_pool *pool,
  * expression text). Strings produced are appended to scratch. */
 em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi, const char *what,
                         ex_value *out, em_strbuf *scratch, em_error *err) EM_MUST_CHECK;
-/* Parses literal text of type t (strict: errors are EM_ERR_TYPE). */
+/* The same in session time zone tz (NULL: UTC), which casts between
+ * timestamp and date, string or timestamp_ntz follow. */
+em_status ex_cast_value_tz(const ex_value *in, em_type from, em_type to, const em_tz *tz,
+                           bool ansi, const char *what, ex_value *out, em_strbuf *scratch,
+                           em_error *err) EM_MUST_CHECK;
+/* Parses literal text of type t (strict: errors are EM_ERR_TYPE); a
+ * timestamp's text is local time in tz (NULL: UTC), as Spark prints it. */
 em_status ex_parse_literal(const char *text, em_type t, ex_value *out, em_error *err) EM_MUST_CHECK;
+em_status ex_parse_literal_tz(const char *text, em_type t, const em_tz *tz, ex_value *out,
+                              em_error *err) EM_MUST_CHECK;
 /* Spark's stringToDate; false when invalid. */
 bool ex_parse_date(const char *p, int64_t n, int32_t *days);
-/* Spark's stringToTimestamp in UTC: date, optional [h]h:[m]m[:[s]s[.fraction]]
- * and, with_zone (not for TIMESTAMP_NTZ), a fixed zone offset; false for
- * anything else (*unsupported_zone when a region id was the reason). */
-bool ex_parse_timestamp(const char *p, int64_t n, bool with_zone, int64_t *micros,
-                        bool *unsupported_zone);
+/* Spark's stringToTimestamp: date, optional [h]h:[m]m[:[s]s[.fraction]]
+ * and, with_zone (not for TIMESTAMP_NTZ), a zone (offset or region id); a
+ * text without one is local time in tz (NULL: UTC). False for anything else
+ * (*no_zone_db when a region id could not be read for want of the zone
+ * database). */
+bool ex_parse_timestamp(const char *p, int64_t n, bool with_zone, const em_tz *tz,
+                        int64_t *micros, bool *no_zone_db);
 
 /* Row-wise scalar functions. args are non-null unless the step is not null
  * intolerant. Strings in *out may borrow from args or from scratch. */

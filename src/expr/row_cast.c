@@ -299,12 +299,14 @@ bool row_parse_date(const uint8_t *p, int64_t n, int64_t *days) {
     return true;
 }
 
-/* Spark's stringToTimestamp in UTC: a date as stringToDate reads it,
- * optionally followed by ' ' or 'T' and [h]h:[m]m[:[s]s[.fraction]] (up to
- * nine fraction digits, truncated to microseconds), then optionally a zone:
- * Z, UTC, GMT or an offset +h[h][:mm] / -h[h][mm]. Other zone names and
- * time-only strings (which take the current date) are not read here. */
-bool row_parse_timestamp(const uint8_t *p, int64_t n, bool allow_zone, int64_t *us) {
+/* Spark's stringToTimestamp: a date as stringToDate reads it, optionally
+ * followed by ' ' or 'T' and [h]h:[m]m[:[s]s[.fraction]] (up to nine
+ * fraction digits, truncated to microseconds), then optionally a zone: Z,
+ * UTC, GMT or an offset +h[h][:mm] / -h[h][mm], or a region id (after a
+ * blank) from the zone database. Without a zone the text is local time in
+ * tz. Time-only strings (which take the current date) are not read here. */
+int row_parse_timestamp(const uint8_t *p, int64_t n, bool allow_zone, const em_tz *tz,
+                        int64_t *us) {
     while (n > 0 && (p[0] <= ' ' || p[0] == 0x7f))
         p++, n--;
     while (n > 0 && (p[n - 1] <= ' ' || p[n - 1] == 0x7f))
@@ -316,6 +318,7 @@ bool row_parse_timestamp(const uint8_t *p, int64_t n, bool allow_zone, int64_t *
     if (!row_parse_date(p, cut, &days))
         return false;
     int64_t t = 0, off = 0;
+    bool fixed = false;
     int64_t i = cut < n ? cut + 1 : n;
     if (i < n) {
         int64_t part[3] = {0, 0, 0};
@@ -357,6 +360,24 @@ bool row_parse_timestamp(const uint8_t *p, int64_t n, bool allow_zone, int64_t *
                 return false;
             const uint8_t *z = p + i;
             int64_t zn = n - i;
+            while (zn > 0 && z[0] == ' ')
+                z++, zn--;
+            if (zn > 0 && ((z[0] >= 'A' && z[0] <= 'Z') || (z[0] >= 'a' && z[0] <= 'z')) &&
+                !(zn == 1 && z[0] == 'Z') &&
+                !(zn >= 3 && (!memcmp(z, "UTC", 3) || !memcmp(z, "GMT", 3)))) {
+                /* a region id; Spark reads an unknown one as invalid */
+                char id[128];
+                em_error zerr = {0};
+                if (zn >= (int64_t)sizeof id)
+                    return 0;
+                memcpy(id, z, (size_t)zn);
+                id[zn] = '\0';
+                if (em_tz_find(id, &tz, &zerr) != EM_OK)
+                    return zerr.code == EM_ERR_IO ? -1 : 0;
+                zn = 0;
+            } else {
+                fixed = true;
+            }
             if (zn == 1 && z[0] == 'Z')
                 zn = 0;
             else if (zn >= 3 && (!memcmp(z, "UTC", 3) || !memcmp(z, "GMT", 3)))
@@ -378,8 +399,9 @@ bool row_parse_timestamp(const uint8_t *p, int64_t n, bool allow_zone, int64_t *
             }
         }
     }
-    *us = days * 86400LL * 1000000 + t - off;
-    return true;
+    int64_t local = days * 86400LL * 1000000 + t;
+    *us = fixed ? local - off : tz ? em_tz_local_to_utc_us(tz, local) : local;
+    return 1;
 }
 
 /* ---------------------------------------------------------------- casts */
@@ -485,6 +507,11 @@ double row_decimal_to_double(em_i128 unscaled, int scale) {
 
 em_status row_cast(const row_cast_ctx *c, const em_datum *in, em_type from, em_type to,
                    em_row_arena *arena, em_datum *out, em_error *err) {
+    return row_cast_tz(c, NULL, in, from, to, arena, out, err);
+}
+
+em_status row_cast_tz(const row_cast_ctx *c, const em_tz *tz, const em_datum *in, em_type from,
+                      em_type to, em_row_arena *arena, em_datum *out, em_error *err) {
     if (in->is_null || from.id == EM_TYPE_NULL) {
         *out = em_datum_null();
         return EM_OK;
@@ -524,6 +551,10 @@ em_status row_cast(const row_cast_ctx *c, const em_datum *in, em_type from, em_t
             row_date_text(in->v.i64, buf, sizeof buf);
             break;
         case EM_TYPE_TIMESTAMP:
+            /* the local date-time in the session zone */
+            row_timestamp_text(tz ? em_tz_utc_to_local_us(tz, in->v.i64) : in->v.i64, buf,
+                               sizeof buf);
+            break;
         case EM_TYPE_TIMESTAMP_NTZ:
             row_timestamp_text(in->v.i64, buf, sizeof buf);
             break;
@@ -677,27 +708,45 @@ em_status row_cast(const row_cast_ctx *c, const em_datum *in, em_type from, em_t
             return EM_OK;
         }
         if (f == EM_TYPE_TIMESTAMP || f == EM_TYPE_TIMESTAMP_NTZ) {
-            int64_t day = 86400LL * 1000000;
-            out->v.i64 = in->v.i64 / day - (in->v.i64 % day < 0);
+            int64_t day = 86400LL * 1000000, us = in->v.i64;
+            if (f == EM_TYPE_TIMESTAMP && tz)
+                us = em_tz_utc_to_local_us(tz, us);
+            out->v.i64 = us / day - (us % day < 0);
             return EM_OK;
         }
         goto unsupported;
     case EM_TYPE_TIMESTAMP:
     case EM_TYPE_TIMESTAMP_NTZ:
+    {
+        /* zone-less values become instants in the session zone, and back */
+        const em_tz *ztz = t == EM_TYPE_TIMESTAMP ? tz : NULL;
         if (fstr) {
-            if (!row_parse_timestamp(in->v.str.ptr, in->v.str.len, t == EM_TYPE_TIMESTAMP,
-                                     &out->v.i64))
+            int ok = row_parse_timestamp(in->v.str.ptr, in->v.str.len, t == EM_TYPE_TIMESTAMP, ztz,
+                                         &out->v.i64);
+            if (ok < 0)
+                return EM_FAIL(err, EM_ERR_IO,
+                               "a time-zone region id in a timestamp string needs the zone "
+                               "database, which is not installed (package tzdata): %s",
+                               c->what);
+            if (!ok)
                 return cast_error(c, false, to, out, err);
             return EM_OK;
         }
         if (f == EM_TYPE_DATE) {
-            out->v.i64 = in->v.i64 * 86400LL * 1000000;
+            /* LocalDate.atStartOfDay(zone): a skipped midnight starts the day late */
+            out->v.i64 = ztz ? em_tz_day_start(ztz, in->v.i64) * 1000000
+                            : in->v.i64 * 86400LL * 1000000;
             return EM_OK;
         }
-        if (f == EM_TYPE_TIMESTAMP || f == EM_TYPE_TIMESTAMP_NTZ) {
-            out->v.i64 = in->v.i64;
+        if (f == EM_TYPE_TIMESTAMP_NTZ) {
+            out->v.i64 = ztz ? em_tz_local_to_utc_us(ztz, in->v.i64) : in->v.i64;
             return EM_OK;
         }
+        if (f == EM_TYPE_TIMESTAMP) {
+            out->v.i64 = tz ? em_tz_utc_to_local_us(tz, in->v.i64) : in->v.i64;
+            return EM_OK;
+        }
+    }
         goto unsupported;
     case EM_TYPE_BINARY:
         if (fstr) {

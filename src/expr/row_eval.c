@@ -88,7 +88,8 @@ typedef struct binder {
     int n_inputs;
     bool ansi;
     const em_shim *shim;
-    bool tz_utc;
+    const char *tz_id; /* session time zone; NULL: UTC */
+    const em_tz *tz;   /* tz_id loaded, once a node needed it */
     em_error *err;
 } binder;
 
@@ -131,11 +132,41 @@ static rnode *fail_un(binder *b, const em_expr *e, const char *why) {
     return NULL;
 }
 
+/* The zone an instant is read in (NULL for UTC); false with the error set
+ * when the session zone does not load. Loaded at the first use only, so an
+ * unknown zone fails just the queries whose values depend on it. */
+static bool zone_of(binder *b, const em_tz **out) {
+    *out = NULL;
+    if (!b->tz_id)
+        return true;
+    if (!b->tz) {
+        em_error zerr = {0};
+        em_status st = em_tz_find(b->tz_id, &b->tz, &zerr);
+        if (st != EM_OK) {
+            EM_FAIL(b->err, st, "session time zone (spark.sql.session.timeZone): %s", zerr.msg);
+            return false;
+        }
+    }
+    *out = em_tz_is_utc(b->tz) ? NULL : b->tz;
+    return true;
+}
+
 static rnode *cast_node(binder *b, rnode *n, em_type to, const em_expr *src) {
     if (!n)
         return NULL;
     if (em_type_equal(n->type, to))
         return n;
+    /* Cast.needsTimeZone: the instant type meets date, string or timestamp_ntz */
+    em_type_id lo = n->type.id, hi = to.id;
+    if (hi != EM_TYPE_TIMESTAMP) {
+        lo = to.id;
+        hi = n->type.id;
+    }
+    const em_tz *tz = NULL;
+    if (hi == EM_TYPE_TIMESTAMP &&
+        (lo == EM_TYPE_DATE || lo == EM_TYPE_STRING || lo == EM_TYPE_TIMESTAMP_NTZ) &&
+        !zone_of(b, &tz))
+        return NULL;
     if (!row_cast_supported(n->type, to)) {
         char a[40], c[40], m[128];
         em_type_format(n->type, a, sizeof a);
@@ -144,8 +175,10 @@ static rnode *cast_node(binder *b, rnode *n, em_type to, const em_expr *src) {
         return fail_un(b, src, m);
     }
     rnode *c = new_node(b, RK_CAST, to, src, 1);
-    if (c)
+    if (c) {
         c->kids[0] = n;
+        c->tz = tz;
+    }
     return c;
 }
 
@@ -259,8 +292,11 @@ static bool parse_lit(binder *b, const char *text, em_type t, em_datum *out) {
     in.v.str.ptr = (const uint8_t *)text;
     in.v.str.len = (int32_t)strlen(text);
     row_cast_ctx c = {true, text};
+    const em_tz *tz = NULL;
+    if (t.id == EM_TYPE_TIMESTAMP && !zone_of(b, &tz)) /* printed in the session zone */
+        return false;
     em_error sub = {0};
-    if (row_cast(&c, &in, em_type_make(EM_TYPE_STRING), t, NULL, out, &sub) != EM_OK)
+    if (row_cast_tz(&c, tz, &in, em_type_make(EM_TYPE_STRING), t, NULL, out, &sub) != EM_OK)
         goto bad;
     return true;
 bad:;
@@ -808,8 +844,9 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
                 return fail_un(b, e, "hour/minute/second of a non-timestamp value");
             if (!n->kids[0])
                 return NULL;
-            if (!b->tz_utc && t0.id != EM_TYPE_TIMESTAMP_NTZ)
-                return fail_un(b, e, "time-zone dependent function outside UTC");
+            /* an instant's local time of day; a timestamp_ntz is local already */
+            if (t0.id != EM_TYPE_TIMESTAMP_NTZ && !zone_of(b, &n->tz))
+                return NULL;
         }
         if ((f->fn == RF_OCTET_LENGTH || f->fn == RF_BIT_LENGTH) && t0.id != EM_TYPE_BINARY &&
             !(n->kids[0] = cast_node(b, n->kids[0], em_type_make(EM_TYPE_STRING), e)))
@@ -1120,12 +1157,6 @@ static rnode *bind(binder *b, const em_expr *e, const em_type *hint) {
         rnode *a = bind(b, e->args[0], NULL);
         if (!a)
             return NULL;
-        em_type from = a->type;
-        if (!b->tz_utc &&
-            ((from.id == EM_TYPE_TIMESTAMP && (to.id == EM_TYPE_DATE || to.id == EM_TYPE_STRING)) ||
-             (to.id == EM_TYPE_TIMESTAMP &&
-              (from.id == EM_TYPE_DATE || from.id == EM_TYPE_STRING))))
-            return fail_un(b, e, "time-zone dependent cast outside UTC");
         return cast_node(b, a, to, e);
     }
     case EM_EXPR_CALL:
@@ -1152,13 +1183,14 @@ em_status em_rexpr_bind(const em_expr *e, const em_expr *const *input_attrs, int
     em_rexpr *x = calloc(1, sizeof *x);
     if (!x)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory binding an expression");
-    binder b = {x, input_attrs, n_input, false, NULL, true, err};
+    binder b = {x, input_attrs, n_input, false, NULL, NULL, NULL, err};
     if (opts) {
         b.ansi = opts->ansi;
         b.shim = opts->shim;
         const char *tz = opts->time_zone;
-        b.tz_utc = !tz || !strcasecmp(tz, "UTC") || !strcmp(tz, "Etc/UTC") || !strcmp(tz, "Z") ||
+        bool utc = !tz || !strcasecmp(tz, "UTC") || !strcmp(tz, "Etc/UTC") || !strcmp(tz, "Z") ||
                    !strcmp(tz, "+00:00") || !strcmp(tz, "GMT");
+        b.tz_id = utc ? NULL : tz;
         x->subquery = opts->subquery;
         x->subquery_ctx = opts->subquery_ctx;
         x->pool = opts->pool;

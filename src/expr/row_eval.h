@@ -5,6 +5,7 @@
 #define EM_EXPR_ROW_EVAL_H
 
 #include "ember/rowexpr.h"
+#include "ember/tz.h"
 
 typedef enum rkind {
     RK_INPUT, /* row[ordinal] */
@@ -107,6 +108,7 @@ typedef struct rnode {
     bool null_on_error; /* overflow and bad input: null (non-ANSI) or error */
     bool has_else;
     int64_t iarg; /* round's scale */
+    const em_tz *tz; /* casts and hour/minute/second of a timestamp: session zone; NULL: UTC */
     const em_expr *src;
     bool have_subq;
     em_column subq; /* RK_SUBQ: the provider's one-row column */

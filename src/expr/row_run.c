@@ -639,7 +639,10 @@ static em_status eval_more(run *r, rnode *n, const em_datum *a, em_datum *out) {
     case RF_HOUR:
     case RF_MINUTE:
     case RF_SECOND: {
-        int64_t day = 86400LL * 1000000, us = ((a[0].v.i64 % day) + day) % day;
+        int64_t day = 86400LL * 1000000, t = a[0].v.i64;
+        if (n->tz) /* the instant's local time in the session zone */
+            t = em_tz_utc_to_local_us(n->tz, t);
+        int64_t us = ((t % day) + day) % day;
         int64_t secs = us / 1000000;
         out->v.i64 = n->fn == RF_HOUR ? secs / 3600 : n->fn == RF_MINUTE ? secs / 60 % 60 : secs % 60;
         return EM_OK;
@@ -1153,7 +1156,7 @@ static em_status eval(run *r, rnode *n, em_datum *out) {
         row_cast_ctx c = {!n->null_on_error, d};
         if (c.ansi)
             row_describe(n->src, d, sizeof d);
-        return row_cast(&c, &a, n->kids[0]->type, n->type, r->arena, out, r->err);
+        return row_cast_tz(&c, n->tz, &a, n->kids[0]->type, n->type, r->arena, out, r->err);
     }
     case RK_CHECK: {
         EM_TRY(eval(r, n->kids[0], &a));

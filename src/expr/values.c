@@ -351,7 +351,7 @@ static bool read_digits(const char *p, int64_t n, int64_t *i, int max, int *v) {
 
 /* A zone as Spark's getZoneId reads the fixed ones: Z, UTC/GMT/UT alone or
  * followed by an offset, and +h, +hh, +hh:mm, +hhmm. Region ids (Europe/Paris)
- * need the time-zone database: *unsupported is set for them. */
+ * are left to the zone database: *unsupported is set for them. */
 static bool parse_zone_offset(const char *p, int64_t n, int64_t *seconds, bool *unsupported) {
     *seconds = 0;
     int64_t i = 0;
@@ -385,9 +385,10 @@ static bool parse_zone_offset(const char *p, int64_t n, int64_t *seconds, bool *
     return true;
 }
 
-bool ex_parse_timestamp(const char *p, int64_t n, bool with_zone, int64_t *micros,
-                        bool *unsupported_zone) {
-    *unsupported_zone = false;
+bool ex_parse_timestamp(const char *p, int64_t n, bool with_zone, const em_tz *tz,
+                        int64_t *micros, bool *no_zone_db) {
+    *no_zone_db = false;
+    bool region = false, have_zone = false;
     trim_ws(&p, &n);
     int64_t date_len = 0;
     while (date_len < n && p[date_len] != ' ' && p[date_len] != 'T')
@@ -422,13 +423,32 @@ bool ex_parse_timestamp(const char *p, int64_t n, bool with_zone, int64_t *micro
         while (i < n && p[i] == ' ')
             i++;
         /* a TIMESTAMP_NTZ takes no zone at all */
-        if (i < n && (!with_zone || !parse_zone_offset(p + i, n - i, &zone_s, unsupported_zone)))
+        if (i < n && !with_zone)
             return false;
+        if (i < n && !parse_zone_offset(p + i, n - i, &zone_s, &region)) {
+            if (!region)
+                return false;
+            /* a region id: Spark's getZoneId of the rest; an unknown one is invalid */
+            char id[128];
+            em_error zerr = {0};
+            if (n - i >= (int64_t)sizeof id)
+                return false;
+            memcpy(id, p + i, (size_t)(n - i));
+            id[n - i] = '\0';
+            if (em_tz_find(id, &tz, &zerr) != EM_OK) {
+                *no_zone_db = zerr.code == EM_ERR_IO;
+                return false;
+            }
+        }
+        have_zone = i < n;
     }
     if (h > 23 || m > 59 || sec > 59)
         return false;
-    int64_t s = (int64_t)days * 86400 + h * 3600 + m * 60 + sec - zone_s;
-    *micros = s * 1000000 + frac;
+    int64_t local = ((int64_t)days * 86400 + h * 3600 + m * 60 + sec) * 1000000 + frac;
+    if (have_zone && !region)
+        *micros = local - zone_s * 1000000;
+    else
+        *micros = tz ? em_tz_local_to_utc_us(tz, local) : local;
     return true;
 }
 
@@ -633,6 +653,19 @@ static em_status cast_datetime_text(em_strbuf *b, size_t start, bool timestamp, 
 
 em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi, const char *what,
                         ex_value *out, em_strbuf *scratch, em_error *err) {
+    return ex_cast_value_tz(in, from, to, NULL, ansi, what, out, scratch, err);
+}
+
+/* Spark's Cast reads a TIMESTAMP (an instant) as local date-time in the
+ * session zone wherever it meets a zone-less type; TIMESTAMP_NTZ and DATE
+ * are local already. */
+static int64_t local_us(const em_tz *tz, em_type_id f, int64_t us) {
+    return tz && f == EM_TYPE_TIMESTAMP ? em_tz_utc_to_local_us(tz, us) : us;
+}
+
+em_status ex_cast_value_tz(const ex_value *in, em_type from, em_type to, const em_tz *tz,
+                           bool ansi, const char *what, ex_value *out, em_strbuf *scratch,
+                           em_error *err) {
     memset(out, 0, sizeof *out);
     if (in->null || from.id == EM_TYPE_NULL) {
         out->null = true;
@@ -673,7 +706,7 @@ em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi,
             if (f == EM_TYPE_DATE)
                 EM_TRY(em_text_date(scratch, (int32_t)in->i, err));
             else
-                EM_TRY(em_text_timestamp(scratch, in->i, err));
+                EM_TRY(em_text_timestamp(scratch, local_us(tz, f, in->i), err));
             EM_TRY(cast_datetime_text(scratch, text_at, f != EM_TYPE_DATE, err));
             break;
         }
@@ -832,32 +865,41 @@ em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi,
             return EM_OK;
         }
         if (f == EM_TYPE_TIMESTAMP || f == EM_TYPE_TIMESTAMP_NTZ) {
-            int64_t us = in->i, day = 86400LL * 1000000;
+            int64_t us = local_us(tz, f, in->i), day = 86400LL * 1000000;
             out->i = us / day - (us % day < 0);
             return EM_OK;
         }
         goto unsupported;
     case EM_TYPE_TIMESTAMP:
     case EM_TYPE_TIMESTAMP_NTZ:
+    {
+        /* the session zone applies to the TIMESTAMP side only */
+        const em_tz *ztz = t == EM_TYPE_TIMESTAMP ? tz : NULL;
         if (f == EM_TYPE_DATE) {
-            out->i = in->i * 86400LL * 1000000;
+            /* LocalDate.atStartOfDay(zone) */
+            out->i = ztz ? em_tz_day_start(ztz, in->i) * 1000000 : in->i * 86400LL * 1000000;
             return EM_OK;
         }
         if (fstr) {
-            bool region;
-            if (ex_parse_timestamp(in->s, in->len, to.id == EM_TYPE_TIMESTAMP, &out->i, &region))
+            bool no_db;
+            if (ex_parse_timestamp(in->s, in->len, t == EM_TYPE_TIMESTAMP, ztz, &out->i, &no_db))
                 return EM_OK;
-            if (region)
-                return EM_FAIL(err, EM_ERR_UNSUPPORTED,
+            if (no_db)
+                return EM_FAIL(err, EM_ERR_IO,
                                "a time-zone region id in a timestamp string needs the zone "
-                               "database, which is not built: %s",
+                               "database, which is not installed (package tzdata): %s",
                                what);
             return cast_fail(ansi, false, what, to, out, err);
         }
-        if (f == EM_TYPE_TIMESTAMP || f == EM_TYPE_TIMESTAMP_NTZ) {
-            out->i = in->i;
+        if (f == EM_TYPE_TIMESTAMP_NTZ) {
+            out->i = ztz ? em_tz_local_to_utc_us(ztz, in->i) : in->i;
             return EM_OK;
         }
+        if (f == EM_TYPE_TIMESTAMP) {
+            out->i = local_us(tz, f, in->i);
+            return EM_OK;
+        }
+    }
         goto unsupported;
     case EM_TYPE_BINARY:
         if (fstr) {
@@ -879,6 +921,11 @@ unsupported : {
 }
 
 em_status ex_parse_literal(const char *text, em_type t, ex_value *out, em_error *err) {
+    return ex_parse_literal_tz(text, t, NULL, out, err);
+}
+
+em_status ex_parse_literal_tz(const char *text, em_type t, const em_tz *tz, ex_value *out,
+                              em_error *err) {
     memset(out, 0, sizeof *out);
     if (!strcmp(text, "null") || t.id == EM_TYPE_NULL) {
         out->null = true;
@@ -899,8 +946,8 @@ em_status ex_parse_literal(const char *text, em_type t, ex_value *out, em_error 
     }
     em_strbuf scratch = {0};
     em_error sub = {0};
-    em_status st =
-        ex_cast_value(&in, em_type_make(EM_TYPE_STRING), t, true, text, out, &scratch, &sub);
+    em_status st = ex_cast_value_tz(&in, em_type_make(EM_TYPE_STRING), t, tz, true, text, out,
+                                    &scratch, &sub);
     em_strbuf_reset(&scratch);
     if (st != EM_OK) {
         char tn[32];
