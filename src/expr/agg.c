@@ -864,18 +864,15 @@ static em_status final_value(const em_agg_fn *fn, const ex_value *b0, int64_t b1
             out->null = true;
             return EM_OK;
         }
-        /* Divide(sum, cast(count as decimal(20,0))) at Spark's division type,
-         * then cast to the result type */
-        em_type st = fn->buf_types[0], cnt = em_type_decimal(20, 0), dt;
-        bool have = false;
-        if (fn->shim && fn->shim->decimal_binary_type)
-            have = fn->shim->decimal_binary_type(fn->shim, EM_OP_DIV, st, cnt, &dt);
-        if (!have)
-            em_shim_decimal_rule(EM_OP_DIV, st, cnt, true, &dt);
-        em_i128 q, r;
-        if (!em_dec_div(b0->dec, st.scale, (em_i128)b1, 0, dt.precision, dt.scale, &q) ||
-            !em_dec_rescale(q, dt.scale, fn->result_type.scale, fn->result_type.precision, &r)) {
-            out->null = true; /* Divide with failOnError = false and a legacy cast */
+        /* DecimalDivideWithOverflowCheck: Decimal's own division (scale
+         * 38, HALF_UP), then toPrecision(p + 4, s + 4) HALF_UP; overflow is
+         * null, or an error under ANSI */
+        em_i128 r;
+        if (!em_dec_div(b0->dec, fn->buf_types[0].scale, (em_i128)b1, 0,
+                        fn->result_type.precision, fn->result_type.scale, &r)) {
+            if (fn->ansi)
+                return agg_overflow(fn, err);
+            out->null = true;
             return EM_OK;
         }
         out->dec = r;
