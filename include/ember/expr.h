@@ -73,9 +73,11 @@ typedef em_status (*em_scalar_subquery_fn)(void *ctx, const em_expr *subquery, e
 typedef struct em_expr_compile_options {
     bool ansi;             /* spark.sql.ansi.enabled: overflow and bad casts raise errors */
     const em_shim *shim;   /* Spark line for version rules (decimal result types); NULL: 3.4+ */
-    const char *time_zone; /* session time zone; NULL means UTC. Only casts between
-                              timestamp and date/string depend on it, and they are
-                              refused at compile time outside UTC */
+    const char *time_zone; /* session time zone (an id as em_tz_find reads it); NULL
+                              means UTC. Casts between timestamp and date, string or
+                              timestamp_ntz, hour/minute/second and timestamp literals
+                              follow it; an unknown id fails the compile of an
+                              expression that needs it */
     em_scalar_subquery_fn subquery; /* NULL: scalar subqueries fail to compile */
     void *subquery_ctx;
     em_pool *pool; /* borrowed; may be NULL: charged for kept subquery values, and for
