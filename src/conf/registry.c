@@ -284,7 +284,8 @@ static const char *const builtin_exprs[] = {
     "AggregateExpression", "Sum", "Average", "Count", "Min", "Max", "First", "Last",
     "StddevSamp", "StddevPop", "VarianceSamp", "VariancePop",
     /* windows */
-    "WindowExpression", "RowNumber", "Rank", "DenseRank",
+    "WindowExpression", "RowNumber", "Rank", "DenseRank", "PercentRank", "CumeDist", "NTile",
+    "Lag", "Lead", "NthValue",
 };
 /* clang-format on */
 

@@ -47,29 +47,10 @@
 
 #include "ops/op_util.h"
 #include "ops/row_internal.h"
-
-typedef enum wfn_kind {
-    WF_ROW_NUMBER,
-    WF_RANK,
-    WF_DENSE_RANK,
-    WF_PERCENT_RANK,
-    WF_CUME_DIST,
-    WF_NTILE,
-    WF_LAG,
-    WF_LEAD,
-    WF_NTH_VALUE,
-    WF_AGG,
-} wfn_kind;
-
-enum { B_UNBOUNDED = 0, B_CURRENT = 1, B_OFFSET = 2 };
+#include "ops/window_spec.h"
 
 typedef struct wfn {
-    wfn_kind kind;
-    bool rows_frame;
-    int lo_kind, hi_kind;
-    int64_t lo_off, hi_off;
-    int64_t n;        /* ntile buckets; lag/lead offset; nth_value's n */
-    bool ignore_nulls; /* lag/lead/nth_value IGNORE NULLS */
+    em_win_desc d;
     em_rexpr *input;  /* lag/lead/nth_value */
     em_rexpr *dflt;   /* lag/lead default */
     em_ragg *agg;
@@ -96,137 +77,34 @@ typedef struct window_state {
     em_datum *out;
 } window_state;
 
-static bool is_call(const em_expr *e, const char *name) {
-    return e && e->kind == EM_EXPR_CALL && e->name && strcmp(e->name, name) == 0;
-}
-
-/* Names the window expression by its result attribute. */
-static em_status wunsupported(const em_expr *alias, const char *what, em_error *err) {
-    return EM_FAIL(err, EM_ERR_UNSUPPORTED, "window expression %s#%lld: %s",
-                   alias->name ? alias->name : "?", (long long)alias->id, what);
-}
-
-/* An integer literal, possibly negated. */
-static bool int_literal(const em_expr *e, int64_t *out) {
-    bool neg = false;
-    if (e->kind == EM_EXPR_NEGATE && e->n_args == 1) {
-        neg = true;
-        e = e->args[0];
-    }
-    if (e->kind != EM_EXPR_LITERAL || !e->text)
-        return false;
-    char *end = NULL;
-    long long v = strtoll(e->text, &end, 10);
-    if (end == e->text || (*end && strcmp(end, "L") != 0))
-        return false;
-    *out = neg ? -v : v;
-    return true;
-}
-
-static bool frame_bound(const em_expr *e, int *kind, int64_t *off) {
-    if (is_call(e, "unboundedpreceding$") || is_call(e, "unboundedfollowing$")) {
-        *kind = B_UNBOUNDED;
-        return true;
-    }
-    if (is_call(e, "currentrow$")) {
-        *kind = B_CURRENT;
-        return true;
-    }
-    *kind = B_OFFSET;
-    return int_literal(e, off);
-}
-
-/* row_number, rank, dense_rank: their kind; false for other calls. */
-static bool rank_like_kind(const em_expr *fn, wfn_kind *kind) {
-    static const struct {
-        const char *name;
-        wfn_kind kind;
-    } names[] = {{"row_number", WF_ROW_NUMBER}, {"rank", WF_RANK}, {"dense_rank", WF_DENSE_RANK}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (is_call(fn, names[i].name)) {
-            *kind = names[i].kind;
-            return true;
-        }
-    return false;
-}
-
 /* Reads one window expression (an ALIAS of a WINDOW) and binds it. */
 static em_status wfn_bind(em_row_op *op, window_state *st, const em_expr *alias, wfn *f,
                           em_error *err) {
     const em_row_op *child = op->children[0];
     const em_expr_compile_options *opts = &op->ctx->expr_opts;
-    const em_expr *w = rop_unalias(alias);
-    if (w->kind != EM_EXPR_WINDOW || w->n_args != 2)
-        return wunsupported(alias, "not a window function", err);
-    const em_expr *fn = w->args[0], *spec = w->args[1];
-    const em_expr *frame = spec->n_args > 0 ? spec->args[spec->n_args - 1] : NULL;
-    /* Spark's defaults */
-    f->rows_frame = false;
-    f->lo_kind = B_UNBOUNDED;
-    f->hi_kind = st->n_order > 0 ? B_CURRENT : B_UNBOUNDED;
-    if (is_call(frame, "specifiedwindowframe") && frame->n_args == 3) {
-        const em_expr *ft = frame->args[0];
-        f->rows_frame = ft->text && strcmp(ft->text, "RowFrame") == 0;
-        if (!frame_bound(frame->args[1], &f->lo_kind, &f->lo_off) ||
-            !frame_bound(frame->args[2], &f->hi_kind, &f->hi_off))
-            return wunsupported(alias, "unsupported frame bound", err);
-        if (is_call(frame->args[1], "unboundedfollowing$") ||
-            is_call(frame->args[2], "unboundedpreceding$"))
-            return wunsupported(alias, "empty frame", err);
-    }
-    if (!f->rows_frame && (f->lo_kind == B_OFFSET || f->hi_kind == B_OFFSET)) {
-        /* value offsets from the one order key, of a type they add to */
-        em_type_id t = st->n_order == 1 ? st->s.spec.types[st->n_part].id : EM_TYPE_NULL;
-        bool addable = t == EM_TYPE_BYTE || t == EM_TYPE_SHORT || t == EM_TYPE_INT ||
-                       t == EM_TYPE_LONG || t == EM_TYPE_DATE || t == EM_TYPE_FLOAT ||
-                       t == EM_TYPE_DOUBLE || t == EM_TYPE_DECIMAL;
-        if (!addable)
-            return wunsupported(alias, "RangeFrame offsets need one numeric or date order key",
-                                err);
-    }
-    if (fn->kind == EM_EXPR_AGG) {
-        f->kind = WF_AGG;
-        EM_TRY(em_ragg_bind(fn, child->output, child->n_output, opts, &f->agg, err));
+    em_type order_type = st->n_order == 1 ? st->s.spec.types[st->n_part]
+                                          : em_type_make(EM_TYPE_NULL);
+    EM_TRY(em_win_describe(alias, st->n_order > 0, order_type, &f->d, err));
+    if (f->d.kind == EM_WIN_AGG) {
+        EM_TRY(em_ragg_bind(f->d.fn, child->output, child->n_output, opts, &f->agg, err));
         if (!em_ragg_has_args(f->agg))
-            return wunsupported(alias, "aggregate arguments not in the input", err);
+            return EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                           "window expression %s#%lld: aggregate arguments not in the input",
+                           alias->name ? alias->name : "?", (long long)alias->id);
         f->buf = calloc((size_t)em_ragg_n_buffers(f->agg) + 1, sizeof *f->buf);
         if (!f->buf)
             return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
         f->type = em_ragg_result_type(f->agg);
         return EM_OK;
     }
-    f->type = em_type_make(EM_TYPE_INT);
-    if (rank_like_kind(fn, &f->kind))
-        return EM_OK;
-    if (is_call(fn, "percent_rank") || is_call(fn, "cume_dist")) {
-        f->kind = is_call(fn, "cume_dist") ? WF_CUME_DIST : WF_PERCENT_RANK;
-        f->type = em_type_make(EM_TYPE_DOUBLE);
-    } else if (is_call(fn, "ntile")) {
-        f->kind = WF_NTILE;
-        if (fn->n_args != 1 || !int_literal(fn->args[0], &f->n) || f->n <= 0)
-            return wunsupported(alias, "ntile needs a positive literal", err);
-    } else if (is_call(fn, "lag") || is_call(fn, "lead") || is_call(fn, "nth_value")) {
-        /* lag/lead(input, offset, default[, ignoreNulls]), nth_value(input, n[, ignoreNulls]) */
-        bool nth = is_call(fn, "nth_value");
-        f->kind = nth ? WF_NTH_VALUE : is_call(fn, "lag") ? WF_LAG : WF_LEAD;
-        f->n = 1;
-        if (fn->n_args >= 2 && !int_literal(fn->args[1], &f->n))
-            return wunsupported(alias, "offset is not a literal", err);
-        if (f->n < 0)
-            f->n = -f->n; /* printed as the frame's signed offset on some lines */
-        if (fn->n_args < 1 || (nth && f->n == 0))
-            return wunsupported(alias, "no input or a zero offset", err);
-        EM_TRY(em_rexpr_bind(fn->args[0], child->output, child->n_output, opts, &f->input, err));
+    bool dbl = f->d.kind == EM_WIN_PERCENT_RANK || f->d.kind == EM_WIN_CUME_DIST;
+    f->type = em_type_make(dbl ? EM_TYPE_DOUBLE : EM_TYPE_INT);
+    if (f->d.input) {
+        EM_TRY(em_rexpr_bind(f->d.input, child->output, child->n_output, opts, &f->input, err));
         f->type = em_rexpr_type(f->input);
-        int flag = nth ? 2 : 3;
-        if (!nth && fn->n_args >= 3)
-            EM_TRY(em_rexpr_bind(fn->args[2], child->output, child->n_output, opts, &f->dflt,
-                                 err));
-        const em_expr *ign = fn->n_args > flag ? fn->args[flag] : NULL;
-        f->ignore_nulls = ign && ign->text && strcmp(ign->text, "true") == 0;
-    } else {
-        return wunsupported(alias, "unsupported function", err);
     }
+    if (f->d.dflt)
+        EM_TRY(em_rexpr_bind(f->d.dflt, child->output, child->n_output, opts, &f->dflt, err));
     return EM_OK;
 }
 
@@ -239,7 +117,7 @@ static em_status group_limit_args(em_row_op *op, window_state *st, const em_expr
         at++;
     if (at + 1 >= n || args[at + 1]->kind != EM_EXPR_LITERAL)
         return EM_FAIL(err, EM_ERR_PARSE, "expected `[partition], [order], function, limit, mode`");
-    if (!rank_like_kind(args[at], &st->limit_fn.kind))
+    if (!em_win_rank_like(args[at], &st->limit_fn.d.kind))
         return EM_FAIL(err, EM_ERR_UNSUPPORTED, "group limit by %s",
                        args[at]->name ? args[at]->name : "?");
     return opu_int_arg(op->node, args[at + 1], "limit", &st->limit, err);
@@ -320,11 +198,11 @@ static inline const em_datum *wrow(const window_state *st, int64_t i) {
 /* Rank-like values of positions [lo, hi) of one partition. */
 static int64_t rank_like(const wfn *f, int64_t lo, int64_t i, const int64_t *peer_lo,
                          int64_t *dense) {
-    if (f->kind == WF_ROW_NUMBER)
+    if (f->d.kind == EM_WIN_ROW_NUMBER)
         return i - lo + 1;
     if (peer_lo[i] == i)
         (*dense)++;
-    return f->kind == WF_DENSE_RANK ? *dense : peer_lo[i] - lo + 1;
+    return f->d.kind == EM_WIN_DENSE_RANK ? *dense : peer_lo[i] - lo + 1;
 }
 
 static em_status set_result(window_state *st, int64_t i, int fi, const em_datum *v, em_type t,
@@ -389,22 +267,22 @@ static int64_t range_edge(const window_state *st, int64_t i, int64_t off, bool a
 static void frame_of(const window_state *st, const wfn *f, int64_t i, int64_t lo, int64_t hi,
                      const int64_t *peer_lo, const int64_t *peer_hi, int64_t *fs, int64_t *fe) {
     int64_t a, b;
-    if (f->lo_kind == B_UNBOUNDED)
+    if (f->d.lo == EM_WIN_UNBOUNDED)
         a = lo;
-    else if (f->lo_kind == B_CURRENT)
-        a = f->rows_frame ? i : peer_lo[i];
-    else if (f->rows_frame)
-        a = i + f->lo_off;
+    else if (f->d.lo == EM_WIN_CURRENT)
+        a = f->d.rows ? i : peer_lo[i];
+    else if (f->d.rows)
+        a = i + f->d.lo_off;
     else
-        a = range_edge(st, i, f->lo_off, true, lo, hi);
-    if (f->hi_kind == B_UNBOUNDED)
+        a = range_edge(st, i, f->d.lo_off, true, lo, hi);
+    if (f->d.hi == EM_WIN_UNBOUNDED)
         b = hi;
-    else if (f->hi_kind == B_CURRENT)
-        b = f->rows_frame ? i + 1 : peer_hi[i];
-    else if (f->rows_frame)
-        b = i + f->hi_off + 1;
+    else if (f->d.hi == EM_WIN_CURRENT)
+        b = f->d.rows ? i + 1 : peer_hi[i];
+    else if (f->d.rows)
+        b = i + f->d.hi_off + 1;
     else
-        b = range_edge(st, i, f->hi_off, false, lo, hi);
+        b = range_edge(st, i, f->d.hi_off, false, lo, hi);
     *fs = a < lo ? lo : a > hi ? hi : a;
     *fe = b < lo ? lo : b > hi ? hi : b;
 }
@@ -415,7 +293,7 @@ static em_status agg_partition(window_state *st, int fi, int64_t lo, int64_t hi,
     em_row_arena run;
     em_row_arena_init(&run, st->res_arena.pool);
     em_status s = EM_OK;
-    bool growing = f->lo_kind == B_UNBOUNDED;
+    bool growing = f->d.lo == EM_WIN_UNBOUNDED;
     int64_t folded = lo;
     em_ragg_init(f->agg, f->buf);
     for (int64_t i = lo; s == EM_OK && i < hi; i++) {
@@ -449,16 +327,16 @@ static em_status agg_partition(window_state *st, int fi, int64_t lo, int64_t hi,
 static em_status nth_row_value(window_state *st, const wfn *f, int64_t from, int step, int64_t lo,
                                int64_t hi, em_datum *v, bool *found, em_error *err) {
     *found = false;
-    int64_t left = f->n;
+    int64_t left = f->d.n;
     for (int64_t t = from; t >= lo && t < hi; t += step) {
         EM_TRY(em_rexpr_eval(f->input, wrow(st, t), &st->scratch, v, err));
-        if (f->ignore_nulls && v->is_null)
+        if (f->d.ignore_nulls && v->is_null)
             continue;
         if (--left == 0) {
             *found = true;
             return EM_OK;
         }
-        if (!f->ignore_nulls) { /* jump straight to the n-th row */
+        if (!f->d.ignore_nulls) { /* jump straight to the n-th row */
             t += step * (left - 1);
             left = 1;
         }
@@ -469,15 +347,15 @@ static em_status nth_row_value(window_state *st, const wfn *f, int64_t from, int
 static em_status offset_value(window_state *st, int fi, int64_t i, int64_t lo, int64_t hi,
                               em_error *err) {
     wfn *f = &st->fns[fi];
-    int step = f->kind == WF_LAG ? -1 : 1;
+    int step = f->d.kind == EM_WIN_LAG ? -1 : 1;
     em_datum v = em_datum_null();
     bool found = false;
     em_row_arena_clear(&st->scratch);
-    if (f->n == 0) /* offset 0: the current row itself */
+    if (f->d.n == 0) /* offset 0: the current row itself */
         EM_TRY(em_rexpr_eval(f->input, wrow(st, i), &st->scratch, &v, err));
     else
         EM_TRY(nth_row_value(st, f, i + step, step, lo, hi, &v, &found, err));
-    found |= f->n == 0;
+    found |= f->d.n == 0;
     if (!found) {
         v = em_datum_null();
         if (f->dflt)
@@ -518,42 +396,42 @@ static em_status window_partition(window_state *st, int64_t lo, int64_t hi, cons
     for (int fi = 0; fi < st->n_fns; fi++) {
         wfn *f = &st->fns[fi];
         int64_t dense = 0;
-        for (int64_t i = lo; i < hi && f->kind != WF_AGG && f->kind != WF_NTH_VALUE; i++) {
-            switch (f->kind) {
-            case WF_ROW_NUMBER:
-            case WF_RANK:
-            case WF_DENSE_RANK:
+        for (int64_t i = lo; i < hi && f->d.kind != EM_WIN_AGG && f->d.kind != EM_WIN_NTH_VALUE; i++) {
+            switch (f->d.kind) {
+            case EM_WIN_ROW_NUMBER:
+            case EM_WIN_RANK:
+            case EM_WIN_DENSE_RANK:
                 EM_TRY(set_int(st, i, fi, rank_like(f, lo, i, peer_lo, &dense), err));
                 break;
-            case WF_PERCENT_RANK:
-            case WF_CUME_DIST: {
+            case EM_WIN_PERCENT_RANK:
+            case EM_WIN_CUME_DIST: {
                 em_datum d = {.is_null = false};
-                if (f->kind == WF_CUME_DIST)
+                if (f->d.kind == EM_WIN_CUME_DIST)
                     d.v.f64 = (double)(peer_hi[i] - lo) / (double)n;
                 else
                     d.v.f64 = n > 1 ? (double)(peer_lo[i] - lo) / (double)(n - 1) : 0.0;
                 EM_TRY(set_result(st, i, fi, &d, f->type, err));
                 break;
             }
-            case WF_NTILE: {
+            case EM_WIN_NTILE: {
                 /* buckets of n / k rows; the first n % k hold one more */
-                int64_t size = n / f->n, extra = n % f->n, r = i - lo;
+                int64_t size = n / f->d.n, extra = n % f->d.n, r = i - lo;
                 int64_t big = extra * (size + 1);
                 int64_t b = r < big ? r / (size + 1) : extra + (size ? (r - big) / size : 0);
                 EM_TRY(set_int(st, i, fi, b + 1, err));
                 break;
             }
-            case WF_LAG:
-            case WF_LEAD:
+            case EM_WIN_LAG:
+            case EM_WIN_LEAD:
                 EM_TRY(offset_value(st, fi, i, lo, hi, err));
                 break;
             default:
                 break;
             }
         }
-        if (f->kind == WF_AGG)
+        if (f->d.kind == EM_WIN_AGG)
             EM_TRY(agg_partition(st, fi, lo, hi, peer_lo, peer_hi, err));
-        if (f->kind == WF_NTH_VALUE)
+        if (f->d.kind == EM_WIN_NTH_VALUE)
             EM_TRY(nth_value_partition(st, fi, lo, hi, peer_lo, peer_hi, err));
     }
     return EM_OK;

@@ -9,20 +9,36 @@
  * order keys (Spark puts a Sort below the Window already; sorting again is
  * stable and cheap on sorted input, and keeps the operator correct on its
  * own), gathered once into sorted order, and each function is computed
- * over contiguous ranges:
- *   row_number()            position in the partition
- *   rank(...), dense_rank() from peer-group changes (rows equal on the
- *                           order keys are peers)
- *   aggregates (sum, avg, count, min, max, first) with em_agg_* in complete
- *                           mode over a frame that is the whole partition
- *                           (unbounded preceding .. unbounded following, or
- *                           no ORDER BY), or growing: unbounded preceding ..
- *                           current row, by peer group (RangeFrame, Spark's
- *                           default with ORDER BY) or by row (RowFrame).
- * A growing frame folds each new segment (peer group or row) into one
- * running state and finalizes it per segment, so the work stays linear.
- * Other frames (sliding offsets) and functions (lag, lead, ntile, ...) are
- * reported as unsupported, naming the expression.
+ * over contiguous ranges (rows equal on the order keys are peers). The
+ * functions and frames are those ops/window_spec.h reads:
+ *   row_number, rank,       position in the partition, first peer's
+ *   dense_rank              position, peer groups so far
+ *   percent_rank, cume_dist (rank - 1) / (n - 1) (0 for one row); rows up
+ *                           to the last peer / n
+ *   ntile(k)                buckets of n / k rows, the first n % k one row
+ *                           larger (Spark's NTile)
+ *   lag / lead(x, off, d)   x at the row off rows before / after, d (over
+ *                           the current row) outside the partition; IGNORE
+ *                           NULLS counts the rows with a non-null x only
+ *   nth_value(x, n)         x at the frame's n-th row (IGNORE NULLS: n-th
+ *                           non-null), null when the frame is shorter
+ *   aggregates              em_agg_* in complete mode over each row's frame
+ * A RowFrame offset counts rows; a RangeFrame offset is added to the one
+ * order key for ASC and subtracted for DESC (as Spark does), and a null
+ * key's bounds are null, so its frame is its null peers.
+ *
+ * Aggregates fold every row into its own group first (one vectorized
+ * update), then combine those one-row buffers in row order, which is the
+ * order Spark's frames update in, so double sums come out bit for bit as
+ * Spark's (and the row engine's):
+ *   - the whole partition: rows go straight into one group per partition;
+ *   - frames starting unbounded (Spark's UnboundedPreceding frames) grow:
+ *     one running state per partition merges the rows up to each distinct
+ *     frame end and is finalized once per end;
+ *   - other frames (Spark's sliding and unbounded-following frames
+ *     recompute each frame): each distinct frame's rows are gathered, in
+ *     chunks of bounded size, and merged afresh. That costs the frame's
+ *     width per row, as in Spark.
  *
  * Output rows come in sorted order with the input's columns first, as the
  * node's Output lists them.
@@ -36,16 +52,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/datum.h"
 #include "ops/op_util.h"
 #include "ops/sort_keys.h"
-
-typedef enum win_kind { WIN_ROW_NUMBER, WIN_RANK, WIN_DENSE_RANK, WIN_AGG } win_kind;
-typedef enum win_frame { FRAME_PARTITION, FRAME_RANGE_RUNNING, FRAME_ROW_RUNNING } win_frame;
+#include "ops/window_spec.h"
 
 typedef struct win_fn {
-    win_kind kind;
-    win_frame frame;
+    em_win_desc d;
     em_agg_fn *agg;
+    em_expr_prog *input, *dflt; /* lag/lead/nth_value's input, lag/lead's default */
     em_type type;
 } win_fn;
 
@@ -63,58 +78,41 @@ typedef struct window_state {
     int64_t limit;
 } window_state;
 
-static bool is_call(const em_expr *e, const char *name) {
-    return e && e->kind == EM_EXPR_CALL && e->name && strcmp(e->name, name) == 0;
-}
+/* Partition and peer ranges of every sorted row: [part_lo, part_hi) and
+ * [peer_lo, peer_hi). */
+typedef struct win_ranges {
+    int64_t n;
+    int64_t *part_lo, *part_hi, *peer_lo, *peer_hi;
+    const em_sort_key *order_key; /* the first order key (RangeFrame offsets) */
+} win_ranges;
 
-static em_status win_unsupported(const em_expr *e, const char *what, em_error *err) {
-    char *text = NULL;
-    size_t len = 0;
-    em_status s = em_expr_print(e, NULL, &text, &len, NULL);
-    EM_FAIL(err, EM_ERR_UNSUPPORTED, "%s in window expression %s", what, s == EM_OK ? text : "?");
-    free(text);
-    return err ? err->code : EM_ERR_UNSUPPORTED;
-}
-
-/* Reads one window expression (an ALIAS of a WINDOW). */
+/* Reads one window expression (an ALIAS of a WINDOW) and compiles what it
+ * evaluates against the input. */
 static em_status win_compile(const em_expr *alias, const em_expr *const *attrs, int n_attrs,
-                             const em_expr_compile_options *opts, bool has_order, win_fn *out,
-                             em_error *err) {
-    const em_expr *w = alias->kind == EM_EXPR_ALIAS && alias->n_args == 1 ? alias->args[0] : alias;
-    if (w->kind != EM_EXPR_WINDOW || w->n_args != 2)
-        return win_unsupported(alias, "not a window function", err);
-    const em_expr *fn = w->args[0], *spec = w->args[1];
-    out->type = alias->type;
-    /* the frame: last argument of windowspecdefinition */
-    const em_expr *frame = spec->n_args > 0 ? spec->args[spec->n_args - 1] : NULL;
-    out->frame = has_order ? FRAME_RANGE_RUNNING : FRAME_PARTITION;
-    if (is_call(frame, "specifiedwindowframe") && frame->n_args == 3) {
-        const em_expr *ft = frame->args[0], *lo = frame->args[1], *hi = frame->args[2];
-        bool rows = ft->text && strcmp(ft->text, "RowFrame") == 0;
-        if (!is_call(lo, "unboundedpreceding$"))
-            return win_unsupported(alias, "frame not starting at unbounded preceding", err);
-        if (is_call(hi, "unboundedfollowing$"))
-            out->frame = FRAME_PARTITION;
-        else if (is_call(hi, "currentrow$"))
-            out->frame = rows ? FRAME_ROW_RUNNING : FRAME_RANGE_RUNNING;
-        else
-            return win_unsupported(alias, "frame not ending at current row or unbounded following",
-                                   err);
-    }
-    if (fn->kind == EM_EXPR_AGG) {
-        out->kind = WIN_AGG;
-        EM_TRY(em_agg_compile(fn, attrs, n_attrs, opts, &out->agg, err));
+                             const em_expr_compile_options *opts, bool has_order,
+                             em_type order_type, win_fn *out, em_error *err) {
+    EM_TRY(em_win_describe(alias, has_order, order_type, &out->d, err));
+    const em_win_desc *d = &out->d;
+    if (d->kind == EM_WIN_AGG) {
+        EM_TRY(em_agg_compile(d->fn, attrs, n_attrs, opts, &out->agg, err));
+        out->type = em_agg_result_type(out->agg);
         return EM_OK;
     }
-    if (is_call(fn, "row_number"))
-        out->kind = WIN_ROW_NUMBER;
-    else if (is_call(fn, "rank"))
-        out->kind = WIN_RANK;
-    else if (is_call(fn, "dense_rank"))
-        out->kind = WIN_DENSE_RANK;
-    else
-        return win_unsupported(alias, "unsupported function", err);
-    out->type = em_type_make(EM_TYPE_INT);
+    bool dbl = d->kind == EM_WIN_PERCENT_RANK || d->kind == EM_WIN_CUME_DIST;
+    out->type = em_type_make(dbl ? EM_TYPE_DOUBLE : EM_TYPE_INT);
+    if (!d->input)
+        return EM_OK;
+    EM_TRY(em_expr_compile(d->input, attrs, n_attrs, opts, &out->input, err));
+    out->type = em_expr_prog_type(out->input);
+    if (d->dflt) {
+        EM_TRY(em_expr_compile(d->dflt, attrs, n_attrs, opts, &out->dflt, err));
+        em_type dt = em_expr_prog_type(out->dflt);
+        if (dt.id == EM_TYPE_NULL) { /* a null of no type: no default */
+            em_expr_prog_free(out->dflt);
+            out->dflt = NULL;
+        } else if (!em_type_equal(dt, out->type))
+            return em_win_unsupported(alias, "default of another type than the input", err);
+    }
     return EM_OK;
 }
 
@@ -133,13 +131,7 @@ static em_status group_limit_args(em_op *op, window_state *st, const em_expr *co
         EM_FAIL(err, EM_ERR_PARSE, "expected `[partition], [order], function, limit, mode`");
         return em_op_fail(op, err);
     }
-    if (is_call(fn, "rank"))
-        st->limit_fn.kind = WIN_RANK;
-    else if (is_call(fn, "dense_rank"))
-        st->limit_fn.kind = WIN_DENSE_RANK;
-    else if (is_call(fn, "row_number"))
-        st->limit_fn.kind = WIN_ROW_NUMBER;
-    else {
+    if (!em_win_rank_like(fn, &st->limit_fn.d.kind)) {
         EM_FAIL(err, EM_ERR_UNSUPPORTED, "group limit by %s", fn->name ? fn->name : "?");
         return em_op_fail(op, err);
     }
@@ -196,136 +188,434 @@ static em_status window_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
                 op->n_output, child->n_output, st->n_fns);
         return em_op_fail(op, err);
     }
+    em_type order_type = em_type_make(EM_TYPE_NULL);
+    if (st->n_order == 1) {
+        int k = st->n_part, at = st->all.pass[k];
+        order_type = at >= 0 ? child->schema.fields[at].type : em_expr_prog_type(st->all.progs[k]);
+    }
     for (int i = 0; i < st->n_fns; i++)
         if (win_compile(list->args[i], em_op_child_attrs(op, 0), child->n_output, &ctx->expr_opts,
-                        st->n_order > 0, &st->fns[i], err) != EM_OK)
+                        st->n_order > 0, order_type, &st->fns[i], err) != EM_OK)
             return em_op_fail(op, err);
     return EM_OK;
 }
 
-/* rank-like functions into an int column */
-static em_status win_rank(const win_fn *f, const int64_t *part_start, const bool *peer_start,
-                          int64_t n, em_pool *pool, em_column *out, em_error *err) {
-    EM_TRY(em_column_init(out, em_type_make(EM_TYPE_INT), n, pool, err));
-    int32_t v = 0, dense = 0;
-    int64_t lo = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (part_start[i] == i) {
-            lo = i;
+/* Rank-like and distribution functions: row_number, rank, dense_rank,
+ * ntile (int) and percent_rank, cume_dist (double). */
+static em_status win_rank(const win_fn *f, const win_ranges *r, em_pool *pool, em_column *out,
+                          em_error *err) {
+    bool dbl = f->d.kind == EM_WIN_PERCENT_RANK || f->d.kind == EM_WIN_CUME_DIST;
+    EM_TRY(em_column_init(out, em_type_make(dbl ? EM_TYPE_DOUBLE : EM_TYPE_INT), r->n, pool, err));
+    int64_t dense = 0;
+    for (int64_t i = 0; i < r->n; i++) {
+        int64_t lo = r->part_lo[i], rows = r->part_hi[i] - lo;
+        if (i == lo)
             dense = 0;
-        }
-        if (f->kind == WIN_ROW_NUMBER)
-            v = (int32_t)(i - lo + 1);
-        else if (peer_start[i] || part_start[i] == i) {
+        if (r->peer_lo[i] == i)
             dense++;
-            v = f->kind == WIN_RANK ? (int32_t)(i - lo + 1) : dense;
+        int64_t v = 0;
+        double d = 0.0;
+        switch (f->d.kind) {
+        case EM_WIN_ROW_NUMBER:
+            v = i - lo + 1;
+            break;
+        case EM_WIN_RANK:
+            v = r->peer_lo[i] - lo + 1;
+            break;
+        case EM_WIN_DENSE_RANK:
+            v = dense;
+            break;
+        case EM_WIN_NTILE: {
+            /* buckets of rows / k rows; the first rows % k hold one more */
+            int64_t size = rows / f->d.n, extra = rows % f->d.n, at = i - lo;
+            int64_t big = extra * (size + 1);
+            v = 1 + (at < big ? at / (size + 1) : extra + (size ? (at - big) / size : 0));
+            break;
         }
-        EM_TRY(em_column_append_fixed(out, &v, err));
+        case EM_WIN_PERCENT_RANK:
+            d = rows > 1 ? (double)(r->peer_lo[i] - lo) / (double)(rows - 1) : 0.0;
+            break;
+        default: /* EM_WIN_CUME_DIST */
+            d = (double)(r->peer_hi[i] - lo) / (double)rows;
+            break;
+        }
+        int32_t v32 = (int32_t)v;
+        EM_TRY(em_column_append_fixed(out, dbl ? (const void *)&d : (const void *)&v32, err));
     }
     return EM_OK;
 }
 
-/* An aggregate over whole-partition or growing frames, in linear time: one
- * update pass folds every row into its segment's group (segment = the
- * partition, a peer group or a row, by frame). A whole-partition frame's
- * rows then take their segment's final value; a growing frame merges the
- * segments' buffers in order into one running state per partition and
- * finalizes it after each segment. */
-static em_status win_agg(const win_fn *f, const em_batch *b, const int64_t *part_start,
-                         const bool *peer_start, int64_t n, em_pool *pool, em_column *out,
-                         em_error *err) {
-    em_agg_state *seg_st = NULL, *run = NULL;
-    em_column val = {0}, *bufs = NULL;
-    em_batch *bb = NULL;
-    int nb = em_agg_n_buffers(f->agg);
-    int32_t *seg = malloc(sizeof *seg * (size_t)(n + 1));
-    int32_t *zeros = calloc((size_t)n + 1, sizeof *zeros);
-    int64_t *seg_first = malloc(sizeof *seg_first * (size_t)(n + 1));
+/* i + off clamped to [lo, hi] (i within it), without overflowing. */
+static int64_t clamp_offset(int64_t i, int64_t off, int64_t lo, int64_t hi) {
+    int64_t span = hi - lo;
+    off = off > span ? span : off < -span ? -span : off;
+    int64_t v = i + off;
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Moves an order key by d (days for a date; whole units for a decimal),
+ * saturating at the type's range instead of wrapping. */
+static void shift_key(em_datum *k, em_type t, int64_t d) {
+    if (t.id == EM_TYPE_FLOAT || t.id == EM_TYPE_DOUBLE) {
+        k->v.f64 += (double)d;
+    } else if (t.id == EM_TYPE_DECIMAL) {
+        const em_i128 max = (em_i128)(((unsigned __int128)1 << 127) - 1), min = -max - 1;
+        em_i128 unit = 1;
+        for (int s = 0; s < t.scale; s++)
+            unit *= 10;
+        em_i128 lim = max / unit, m = (em_i128)d * unit;
+        if (d > lim || d < -lim)
+            k->v.dec = d > 0 ? max : min;
+        else if (m > 0 ? k->v.dec > max - m : k->v.dec < min - m)
+            k->v.dec = m > 0 ? max : min;
+        else
+            k->v.dec += m;
+    } else if (__builtin_add_overflow(k->v.i64, d, &k->v.i64)) {
+        k->v.i64 = d > 0 ? INT64_MAX : INT64_MIN;
+    }
+}
+
+/* Orders key value a against b as the sort key does, nulls included. */
+static int key_compare(const em_datum *a, const em_datum *b, const em_sort_key *key) {
+    if (a->is_null || b->is_null) {
+        if (a->is_null && b->is_null)
+            return 0;
+        return a->is_null == key->nulls_first ? -1 : 1;
+    }
+    int c = em_datum_compare(a, b, key->col->type);
+    return key->ascending ? c : -c;
+}
+
+/* The first position of [lo, hi) past row i's order key moved by off
+ * (past: after it in the sort order, or also at it when `at`): Spark adds
+ * the offset for an ascending key and subtracts it for a descending one; a
+ * null key stays null, compared as the order places nulls. */
+static int64_t range_edge(const em_sort_key *key, int64_t i, int64_t off, bool at, int64_t lo,
+                          int64_t hi) {
+    em_datum bound, v;
+    em_datum_from_column(key->col, i, &bound);
+    if (!bound.is_null)
+        shift_key(&bound, key->col->type, key->ascending ? off : -off);
+    while (lo < hi) { /* keys are sorted within the partition */
+        int64_t mid = lo + (hi - lo) / 2;
+        em_datum_from_column(key->col, mid, &v);
+        int c = key_compare(&v, &bound, key);
+        if (c < 0 || (!at && c == 0))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Every row's frame [fs[i], fe[i]) (fe == fs when empty). */
+static void win_frames(const win_fn *f, const win_ranges *r, int64_t *fs, int64_t *fe) {
+    for (int64_t i = 0; i < r->n; i++) {
+        int64_t lo = r->part_lo[i], hi = r->part_hi[i], a = lo, b = hi;
+        if (f->d.lo == EM_WIN_CURRENT)
+            a = f->d.rows ? i : r->peer_lo[i];
+        else if (f->d.lo == EM_WIN_OFFSET)
+            a = f->d.rows ? clamp_offset(i, f->d.lo_off, lo, hi)
+                        : range_edge(r->order_key, i, f->d.lo_off, true, lo, hi);
+        if (f->d.hi == EM_WIN_CURRENT)
+            b = f->d.rows ? i + 1 : r->peer_hi[i];
+        else if (f->d.hi == EM_WIN_OFFSET)
+            b = f->d.rows ? clamp_offset(i + 1, f->d.hi_off, lo, hi)
+                        : range_edge(r->order_key, i, f->d.hi_off, false, lo, hi);
+        fs[i] = a;
+        fe[i] = b < a ? a : b;
+    }
+}
+
+/* A frame that starts unbounded grows: one running state per partition
+ * merges the one-row buffers (bb) up to each distinct frame end, in order,
+ * and is finalized once per end. */
+static em_status agg_growing(const win_fn *f, em_batch *bb, const win_ranges *r, const int64_t *fe,
+                             const int32_t *iota, const int32_t *zeros, em_pool *pool,
+                             em_column *out, em_error *err) {
+    em_agg_state *run = NULL;
+    em_column val = {0};
     em_status s = EM_OK;
-    if (!seg || !zeros || !seg_first)
-        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    int64_t n_seg = 0;
-    for (int64_t i = 0; s == EM_OK && i < n; i++) {
-        bool start = part_start[i] == i || f->frame == FRAME_ROW_RUNNING ||
-                     (f->frame == FRAME_RANGE_RUNNING && peer_start[i]);
-        if (start)
-            seg_first[n_seg++] = i;
-        seg[i] = (int32_t)(n_seg - 1);
-    }
-    if (s == EM_OK)
-        s = em_agg_state_create(f->agg, pool, &seg_st, err);
-    if (s == EM_OK)
-        s = em_agg_state_resize(seg_st, n_seg, err);
-    if (s == EM_OK && n > 0)
-        s = em_agg_update(f->agg, seg_st, seg, b, err);
-    if (s == EM_OK && f->frame == FRAME_PARTITION) {
-        s = em_agg_finalize(f->agg, seg_st, pool, &val, err);
+    int64_t folded = 0;
+    for (int64_t i = 0; s == EM_OK && i < r->n;) {
+        if (i == r->part_lo[i]) { /* a new partition: a fresh running state */
+            em_agg_state_free(run);
+            run = NULL;
+            folded = i;
+            s = em_agg_state_create(f->agg, pool, &run, err);
+            if (s == EM_OK)
+                s = em_agg_state_resize(run, 1, err);
+        }
+        int64_t e = fe[i], j = i + 1;
+        while (j < r->part_hi[i] && fe[j] == e)
+            j++;
+        if (s == EM_OK && e > folded) {
+            s = opu_set_sel(bb, iota + folded, e - folded, err);
+            if (s == EM_OK)
+                s = em_agg_merge(f->agg, run, zeros, bb, 0, err);
+            folded = e;
+        }
+        if (s == EM_OK) {
+            em_column_reset(&val);
+            s = em_agg_finalize(f->agg, run, pool, &val, err);
+        }
         if (s == EM_OK)
-            s = em_column_take(&val, seg, n, pool, out, err);
-        goto done;
+            s = em_column_append_rows(out, &val, zeros, j - i, err);
+        i = j;
     }
-    /* growing frames: the segments' buffers as a batch, merged in order */
-    if (s == EM_OK && !(bufs = calloc((size_t)nb, sizeof *bufs)))
-        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    if (s == EM_OK)
-        s = em_agg_emit_buffers(f->agg, seg_st, pool, bufs, err);
+    em_column_reset(&val);
+    em_agg_state_free(run);
+    return s;
+}
+
+/* Expanded rows gathered at once for sliding frames (a single wider frame
+ * is gathered alone). */
+#define WIN_SLIDE_CHUNK 65536
+
+/* Grows an int32 array to hold at least `need` entries. */
+static em_status grow_i32(int32_t **a, int64_t *cap, int64_t need, em_error *err) {
+    if (need <= *cap)
+        return EM_OK;
+    int64_t c = *cap ? *cap : 1024;
+    while (c < need)
+        c *= 2;
+    int32_t *p = realloc(*a, sizeof *p * (size_t)c);
+    if (!p)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    *a = p;
+    *cap = c;
+    return EM_OK;
+}
+
+/* Other frames are recomputed for each distinct frame, as Spark's sliding
+ * frames do: per chunk, the frames' one-row buffers are gathered (a row once
+ * per frame holding it) and merged in order into one group per frame. */
+static em_status agg_sliding(const win_fn *f, const em_batch *bb, int64_t n, const int64_t *fs,
+                             const int64_t *fe, int32_t *take, em_pool *pool, em_column *out,
+                             em_error *err) {
+    int32_t *idx = NULL, *gid = NULL;
+    int64_t cap_idx = 0, cap_gid = 0;
+    em_status s = EM_OK;
+    for (int64_t i = 0; s == EM_OK && i < n;) {
+        int64_t total = 0, j = i;
+        int32_t runs = 0;
+        while (s == EM_OK && j < n) {
+            int64_t w = fe[j] - fs[j];
+            if (runs > 0 && total + w > WIN_SLIDE_CHUNK)
+                break;
+            s = grow_i32(&idx, &cap_idx, total + w, err);
+            if (s == EM_OK)
+                s = grow_i32(&gid, &cap_gid, total + w, err);
+            for (int64_t k = fs[j]; s == EM_OK && k < fe[j]; k++, total++) {
+                idx[total] = (int32_t)k;
+                gid[total] = runs;
+            }
+            int64_t e = j + 1; /* rows sharing the frame share the value */
+            while (e < n && fs[e] == fs[j] && fe[e] == fe[j])
+                e++;
+            for (int64_t k = j; k < e; k++)
+                take[k - i] = runs;
+            runs++;
+            j = e;
+        }
+        em_batch *g = NULL;
+        em_agg_state *st = NULL;
+        em_column val = {0};
+        if (s == EM_OK)
+            s = opu_gather(&bb->schema, bb->cols, idx, total, pool, &g, err);
+        if (s == EM_OK)
+            s = em_agg_state_create(f->agg, pool, &st, err);
+        if (s == EM_OK)
+            s = em_agg_state_resize(st, runs, err);
+        if (s == EM_OK && total > 0)
+            s = em_agg_merge(f->agg, st, gid, g, 0, err);
+        if (s == EM_OK)
+            s = em_agg_finalize(f->agg, st, pool, &val, err);
+        if (s == EM_OK)
+            s = em_column_append_rows(out, &val, take, j - i, err);
+        em_column_reset(&val);
+        em_agg_state_free(st);
+        em_batch_destroy(g);
+        i = j;
+    }
+    free(idx);
+    free(gid);
+    return s;
+}
+
+/* The one-row buffers of every sorted row as a batch (buffer columns). */
+static em_status row_buffers(const win_fn *f, em_agg_state *st, em_pool *pool, int64_t n,
+                             em_batch **out, em_error *err) {
+    int nb = em_agg_n_buffers(f->agg);
+    em_column *bufs = calloc((size_t)nb + 1, sizeof *bufs);
     em_schema bs = {0};
+    em_status s = bufs ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    if (s == EM_OK)
+        s = em_agg_emit_buffers(f->agg, st, pool, bufs, err);
     if (s == EM_OK)
         s = em_schema_init(&bs, nb, err);
     for (int j = 0; s == EM_OK && j < nb; j++)
         s = em_schema_set(&bs, j, em_agg_buffer_name(f->agg, j), em_agg_buffer_type(f->agg, j),
                           true, err);
     if (s == EM_OK)
-        s = opu_shell_create(&bs, pool, &bb, err);
+        s = opu_shell_create(&bs, pool, out, err);
     em_schema_reset(&bs);
     if (s == EM_OK) {
         for (int j = 0; j < nb; j++)
-            em_column_share(&bb->cols[j], &bufs[j]);
-        bb->n_rows = n_seg;
-        s = em_column_init(out, em_agg_result_type(f->agg), n, pool, err);
+            em_column_share(&(*out)->cols[j], &bufs[j]);
+        (*out)->n_rows = n;
     }
-    for (int64_t g = 0; s == EM_OK && g < n_seg; g++) {
-        int64_t a = seg_first[g], e = g + 1 < n_seg ? seg_first[g + 1] : n;
-        if (part_start[a] == a) { /* a new partition: a fresh running state */
-            em_agg_state_free(run);
-            run = NULL;
-            s = em_agg_state_create(f->agg, pool, &run, err);
-            if (s == EM_OK)
-                s = em_agg_state_resize(run, 1, err);
-        }
-        int32_t one = (int32_t)g;
-        if (s == EM_OK)
-            s = opu_set_sel(bb, &one, 1, err);
-        if (s == EM_OK)
-            s = em_agg_merge(f->agg, run, zeros, bb, 0, err);
-        if (s == EM_OK) {
-            em_column_reset(&val);
-            s = em_agg_finalize(f->agg, run, pool, &val, err);
-        }
-        if (s == EM_OK)
-            s = em_column_append_rows(out, &val, zeros, e - a, err);
-    }
-done:
-    em_column_reset(&val);
     for (int j = 0; bufs && j < nb; j++)
         em_column_reset(&bufs[j]);
     free(bufs);
+    return s;
+}
+
+/* Scratch shared by the functions of one Window: frames, identity and
+ * zero row numbers, a take list. */
+typedef struct win_scratch {
+    int64_t *fs, *fe;
+    int32_t *iota, *zeros, *take;
+} win_scratch;
+
+/* An aggregate over each row's frame. Every row is first folded into a
+ * group of its own (the whole partition's frame: straight into its
+ * partition's group) by one vectorized update. */
+static em_status win_agg(const win_fn *f, const em_batch *b, const win_ranges *r,
+                         const win_scratch *sc, em_pool *pool, em_column *out, em_error *err) {
+    int64_t n = r->n;
+    bool whole = f->d.lo == EM_WIN_UNBOUNDED && f->d.hi == EM_WIN_UNBOUNDED;
+    int32_t *seg = sc->take, n_seg = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!whole || i == r->part_lo[i])
+            n_seg++;
+        seg[i] = n_seg - 1;
+    }
+    em_agg_state *st = NULL;
+    em_batch *bb = NULL;
+    em_column val = {0};
+    em_status s = em_agg_state_create(f->agg, pool, &st, err);
+    if (s == EM_OK)
+        s = em_agg_state_resize(st, n_seg, err);
+    if (s == EM_OK && n > 0)
+        s = em_agg_update(f->agg, st, seg, b, err);
+    if (s == EM_OK && whole) {
+        s = em_agg_finalize(f->agg, st, pool, &val, err);
+        if (s == EM_OK)
+            s = em_column_take(&val, seg, n, pool, out, err);
+        goto done;
+    }
+    if (s == EM_OK)
+        s = row_buffers(f, st, pool, n, &bb, err);
+    if (s == EM_OK)
+        s = em_column_init(out, em_agg_result_type(f->agg), n, pool, err);
+    if (s == EM_OK) {
+        win_frames(f, r, sc->fs, sc->fe);
+        if (f->d.lo == EM_WIN_UNBOUNDED)
+            s = agg_growing(f, bb, r, sc->fe, sc->iota, sc->zeros, pool, out, err);
+        else
+            s = agg_sliding(f, bb, n, sc->fs, sc->fe, sc->take, pool, out, err);
+    }
+done:
+    em_column_reset(&val);
     em_batch_destroy(bb);
-    em_agg_state_free(seg_st);
-    em_agg_state_free(run);
-    free(seg);
-    free(zeros);
-    free(seg_first);
+    em_agg_state_free(st);
+    return s;
+}
+
+/* Positions of the non-null values of c (pos) and their running count
+ * before each row (pre[i]: in [0, i); n + 1 entries). */
+static em_status non_null_index(const em_column *c, int64_t n, int64_t **pos, int64_t **pre,
+                                em_error *err) {
+    *pos = malloc(sizeof **pos * (size_t)(n + 1));
+    *pre = malloc(sizeof **pre * (size_t)(n + 2));
+    if (!*pos || !*pre)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        (*pre)[i] = k;
+        if (em_column_is_valid(c, i))
+            (*pos)[k++] = i;
+    }
+    (*pre)[n] = k;
+    return EM_OK;
+}
+
+/* The source row of lag/lead at row i, or -1 outside the partition. */
+static int64_t offset_row(const win_fn *f, const win_ranges *r, const int64_t *pos,
+                          const int64_t *pre, int64_t i) {
+    int64_t lo = r->part_lo[i], hi = r->part_hi[i], n = f->d.n;
+    bool lag = f->d.kind == EM_WIN_LAG;
+    if (n == 0)
+        return i;
+    if (!f->d.ignore_nulls) {
+        if (lag)
+            return n <= i - lo ? i - n : -1;
+        return n < hi - i ? i + n : -1;
+    }
+    if (lag) /* the n-th non-null before i */
+        return n <= pre[i] - pre[lo] ? pos[pre[i] - n] : -1;
+    return n <= pre[hi] - pre[i + 1] ? pos[pre[i + 1] + n - 1] : -1;
+}
+
+/* The n-th (non-null, when ignoring nulls) row of frame [fs, fe), or -1. */
+static int64_t nth_row(const win_fn *f, const int64_t *pre, int64_t fs, int64_t fe) {
+    if (!f->d.ignore_nulls)
+        return f->d.n <= fe - fs ? fs + f->d.n - 1 : -1;
+    if (f->d.n > pre[fe] - pre[fs])
+        return -1;
+    int64_t want = pre[fs] + f->d.n, lo = fs, hi = fe; /* first p with pre[p + 1] >= want */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (pre[mid + 1] >= want)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* lag, lead and nth_value: the input's value at another row of the
+ * partition or frame, else the default (lag/lead) or null. */
+static em_status win_value_at(const win_fn *f, const em_batch *b, const win_ranges *r,
+                              const win_scratch *sc, em_pool *pool, em_column *out, em_error *err) {
+    em_column in = {0}, dv = {0};
+    int64_t *pos = NULL, *pre = NULL;
+    int64_t n = r->n;
+    em_status s = em_expr_eval(f->input, b, pool, &in, err);
+    if (s == EM_OK && f->dflt)
+        s = em_expr_eval(f->dflt, b, pool, &dv, err);
+    if (s == EM_OK)
+        s = non_null_index(&in, n, &pos, &pre, err);
+    if (s == EM_OK)
+        s = em_column_init(out, f->type, n, pool, err);
+    bool nth = f->d.kind == EM_WIN_NTH_VALUE;
+    if (s == EM_OK && nth)
+        win_frames(f, r, sc->fs, sc->fe);
+    for (int64_t i = 0; s == EM_OK && i < n; i++) {
+        int64_t t = nth ? nth_row(f, pre, sc->fs[i], sc->fe[i]) : offset_row(f, r, pos, pre, i);
+        int32_t row = (int32_t)(t >= 0 ? t : i);
+        if (t >= 0)
+            s = em_column_append_rows(out, &in, &row, 1, err);
+        else if (f->dflt)
+            s = em_column_append_rows(out, &dv, &row, 1, err);
+        else
+            s = em_column_append_null(out, err);
+    }
+    em_column_reset(&in);
+    em_column_reset(&dv);
+    free(pos);
+    free(pre);
     return s;
 }
 
 /* Keeps the sorted rows whose rank-like value is within the limit (idx is
  * scratch of n entries). */
-static em_status group_limit_filter(em_op *op, window_state *st, const int64_t *part_start,
-                                    const bool *peer_start, int32_t *idx, em_error *err) {
+static em_status group_limit_filter(em_op *op, window_state *st, const win_ranges *r, int32_t *idx,
+                                    em_error *err) {
     em_pool *pool = op->ctx->pool;
     em_column rank = {0};
-    EM_TRY(win_rank(&st->limit_fn, part_start, peer_start, st->n, pool, &rank, err));
+    EM_TRY(win_rank(&st->limit_fn, r, pool, &rank, err));
     const int32_t *v = (const int32_t *)rank.values->data;
     int64_t kept = 0;
     for (int64_t i = 0; i < st->n; i++)
@@ -340,6 +630,26 @@ static em_status group_limit_filter(em_op *op, window_state *st, const int64_t *
     return EM_OK;
 }
 
+/* Partition and peer ranges of the sorted rows (keys bound to them). */
+static void find_ranges(const window_state *st, win_ranges *r) {
+    const em_sort_key *pk = st->all.keys, *ok = st->all.keys + st->n_part;
+    int64_t n = r->n;
+    for (int64_t i = 0; i < n; i++) {
+        bool new_part = i == 0 || em_sort_compare(pk, i - 1, pk, i, st->n_part) != 0;
+        bool new_peer = new_part || em_sort_compare(ok, i - 1, ok, i, st->n_order) != 0;
+        r->part_lo[i] = new_part ? i : r->part_lo[i - 1];
+        r->peer_lo[i] = new_peer ? i : r->peer_lo[i - 1];
+    }
+    for (int64_t i = n - 1; i >= 0; i--) {
+        bool last_part = i + 1 == n || r->part_lo[i + 1] != r->part_lo[i];
+        r->part_hi[i] = last_part ? i + 1 : r->part_hi[i + 1];
+        r->peer_hi[i] = i + 1 == n || r->peer_lo[i + 1] != r->peer_lo[i] ? i + 1 : r->peer_hi[i + 1];
+    }
+    r->order_key = st->n_order > 0 ? ok : NULL;
+}
+
+/* Reads the child's rows, sorts them into st->sorted and computes every
+ * function's column. */
 static em_status window_compute(em_op *op, window_state *st, em_error *err) {
     em_op *child = op->children[0];
     em_pool *pool = op->ctx->pool;
@@ -362,13 +672,24 @@ static em_status window_compute(em_op *op, window_state *st, em_error *err) {
     }
     int64_t n = acc->n_rows;
     st->n = n;
-    int32_t *idx = malloc(sizeof *idx * (size_t)(n + 1));
-    int64_t *part_start = malloc(sizeof *part_start * (size_t)(n + 1));
-    bool *peer_start = calloc((size_t)n + 1, sizeof *peer_start);
-    if (!idx || !part_start || !peer_start)
+    size_t n1 = (size_t)n + 1;
+    win_ranges r = {.n = n};
+    win_scratch sc = {0};
+    int32_t *idx = malloc(sizeof *idx * n1);
+    r.part_lo = malloc(sizeof *r.part_lo * n1);
+    r.part_hi = malloc(sizeof *r.part_hi * n1);
+    r.peer_lo = malloc(sizeof *r.peer_lo * n1);
+    r.peer_hi = malloc(sizeof *r.peer_hi * n1);
+    sc.fs = malloc(sizeof *sc.fs * n1);
+    sc.fe = malloc(sizeof *sc.fe * n1);
+    sc.iota = malloc(sizeof *sc.iota * n1);
+    sc.zeros = calloc(n1, sizeof *sc.zeros);
+    sc.take = malloc(sizeof *sc.take * n1);
+    if (!idx || !r.part_lo || !r.part_hi || !r.peer_lo || !r.peer_hi || !sc.fs || !sc.fe ||
+        !sc.iota || !sc.zeros || !sc.take)
         s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
     for (int64_t i = 0; s == EM_OK && i < n; i++)
-        idx[i] = (int32_t)i;
+        idx[i] = sc.iota[i] = (int32_t)i;
     if (s == EM_OK)
         s = em_sort_spec_bind(&st->all, acc, pool, err);
     if (s == EM_OK)
@@ -385,27 +706,31 @@ static em_status window_compute(em_op *op, window_state *st, em_error *err) {
         acc = NULL;
         s = em_sort_spec_bind(&st->all, sorted, pool, err);
     }
-    /* partition and peer boundaries on the sorted rows */
-    for (int64_t i = 0; s == EM_OK && i < n; i++) {
-        bool new_part =
-            i == 0 || em_sort_compare(st->all.keys, i - 1, st->all.keys, i, st->n_part) != 0;
-        part_start[i] = new_part ? i : part_start[i - 1];
-        peer_start[i] = new_part || em_sort_compare(st->all.keys + st->n_part, i - 1,
-                                                    st->all.keys + st->n_part, i, st->n_order) != 0;
-    }
+    if (s == EM_OK)
+        find_ranges(st, &r);
     for (int f = 0; s == EM_OK && f < st->n_fns; f++) {
+        const win_fn *fn = &st->fns[f];
         em_column *out = &sorted->cols[child->n_output + f];
-        if (st->fns[f].kind == WIN_AGG)
-            s = win_agg(&st->fns[f], sorted, part_start, peer_start, n, pool, out, err);
+        if (fn->d.kind == EM_WIN_AGG)
+            s = win_agg(fn, sorted, &r, &sc, pool, out, err);
+        else if (fn->d.kind == EM_WIN_LAG || fn->d.kind == EM_WIN_LEAD || fn->d.kind == EM_WIN_NTH_VALUE)
+            s = win_value_at(fn, sorted, &r, &sc, pool, out, err);
         else
-            s = win_rank(&st->fns[f], part_start, peer_start, n, pool, out, err);
+            s = win_rank(fn, &r, pool, out, err);
     }
     if (s == EM_OK && st->group_limit)
-        s = group_limit_filter(op, st, part_start, peer_start, idx, err);
+        s = group_limit_filter(op, st, &r, idx, err);
     em_batch_destroy(acc);
     free(idx);
-    free(part_start);
-    free(peer_start);
+    free(r.part_lo);
+    free(r.part_hi);
+    free(r.peer_lo);
+    free(r.peer_hi);
+    free(sc.fs);
+    free(sc.fe);
+    free(sc.iota);
+    free(sc.zeros);
+    free(sc.take);
     return s;
 }
 
@@ -431,8 +756,11 @@ static void window_close(em_op *op) {
     window_state *st = op->state;
     if (!st)
         return;
-    for (int i = 0; st->fns && i < st->n_fns; i++)
+    for (int i = 0; st->fns && i < st->n_fns; i++) {
         em_agg_fn_free(st->fns[i].agg);
+        em_expr_prog_free(st->fns[i].input);
+        em_expr_prog_free(st->fns[i].dflt);
+    }
     free(st->fns);
     st->fns = NULL;
     em_sort_spec_reset(&st->all);

@@ -314,6 +314,21 @@ static bool is_call(const em_expr *e, const char *name) {
     return e && e->kind == EM_EXPR_CALL && e->name && !strcmp(e->name, name);
 }
 
+/* A frame bound the native Window reads: unbounded, the current row, or an
+ * integer offset (rows, or a value offset from a RangeFrame's order key). */
+static bool native_frame_bound(const em_expr *e) {
+    if (is_call(e, "unboundedpreceding$") || is_call(e, "unboundedfollowing$") ||
+        is_call(e, "currentrow$"))
+        return true;
+    if (e->kind == EM_EXPR_NEGATE && e->n_args == 1)
+        e = e->args[0];
+    if (e->kind != EM_EXPR_LITERAL || !e->text)
+        return false;
+    char *end = NULL;
+    (void)strtoll(e->text, &end, 10);
+    return end != e->text && (!*end || !strcmp(end, "L"));
+}
+
 static bool check_window(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
     (void)cx;
     if (e->n_args != 2) {
@@ -322,20 +337,19 @@ static bool check_window(const em_expr *e, const ov_check_ctx *cx, char *why, si
     }
     const em_expr *fn = e->args[0], *spec = e->args[1];
     const em_expr *frame = spec->n_args > 0 ? spec->args[spec->n_args - 1] : NULL;
-    if (is_call(frame, "specifiedwindowframe") && frame->n_args == 3) {
-        if (!is_call(frame->args[1], "unboundedpreceding$")) {
-            snprintf(why, cap, "window frame not starting at unbounded preceding");
-            return false;
-        }
-        if (!is_call(frame->args[2], "unboundedfollowing$") &&
-            !is_call(frame->args[2], "currentrow$")) {
-            snprintf(why, cap, "window frame not ending at current row or unbounded following");
-            return false;
-        }
+    if (is_call(frame, "specifiedwindowframe") && frame->n_args == 3 &&
+        (!native_frame_bound(frame->args[1]) || !native_frame_bound(frame->args[2]))) {
+        snprintf(why, cap, "window frame bound that is not an integer offset");
+        return false;
     }
-    if (fn->kind == EM_EXPR_AGG || is_call(fn, "row_number") || is_call(fn, "rank") ||
-        is_call(fn, "dense_rank"))
+    static const char *const fns[] = {"row_number", "rank",      "dense_rank", "percent_rank",
+                                      "cume_dist",  "ntile",     "lag",        "lead",
+                                      "nth_value"};
+    if (fn->kind == EM_EXPR_AGG)
         return true;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (is_call(fn, fns[i]))
+            return true;
     snprintf(why, cap, "window function %s is not supported natively",
              fn->name ? fn->name : em_expr_kind_name(fn->kind));
     return false;
@@ -507,11 +521,22 @@ static const ov_expr_rule expr_rules[] = {
     /* windows */
     {.cls = "WindowExpression", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_ALL,
      .partial = OV_T_ALL, .check = check_window,
-     .note = "aggregates, row_number, rank and dense_rank over frames from unbounded preceding "
-             "to the current row or unbounded following"},
+     .note = "ROWS and RANGE frames with integer offsets (RANGE offsets from one numeric or "
+             "date order key)"},
     {.cls = "RowNumber", .native = true, .in_types = OV_T_ALL, .out_types = OV_T(EM_TYPE_INT)},
     {.cls = "Rank", .native = true, .in_types = OV_T_ALL, .out_types = OV_T(EM_TYPE_INT)},
     {.cls = "DenseRank", .native = true, .in_types = OV_T_ALL, .out_types = OV_T(EM_TYPE_INT)},
+    {.cls = "PercentRank", .native = true, .in_types = OV_T_ALL,
+     .out_types = OV_T(EM_TYPE_DOUBLE)},
+    {.cls = "CumeDist", .native = true, .in_types = OV_T_ALL, .out_types = OV_T(EM_TYPE_DOUBLE)},
+    {.cls = "NTile", .native = true, .in_types = OV_T_ALL, .out_types = OV_T(EM_TYPE_INT),
+     .note = "literal bucket count"},
+    {.cls = "Lag", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_ALL,
+     .note = "literal offset"},
+    {.cls = "Lead", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_ALL,
+     .note = "literal offset"},
+    {.cls = "NthValue", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_ALL,
+     .note = "literal position"},
     /* partitionings (an exchange's; always enabled) */
     {.cls = "HashPartitioning", .native = true, .switchless = true, .in_types = OV_T_ALL,
      .out_types = OV_T_ALL},
@@ -588,6 +613,12 @@ static const struct {
     {"row_number", "RowNumber"},
     {"rank", "Rank"},
     {"dense_rank", "DenseRank"},
+    {"percent_rank", "PercentRank"},
+    {"cume_dist", "CumeDist"},
+    {"ntile", "NTile"},
+    {"lag", "Lag"},
+    {"lead", "Lead"},
+    {"nth_value", "NthValue"},
     {"hashpartitioning", "HashPartitioning"},
     {"rangepartitioning", "RangePartitioning"},
     {"RoundRobinPartitioning", "RoundRobinPartitioning"},

@@ -90,13 +90,15 @@ static void test_window(void **state) {
     em_pool_destroy(pool);
 }
 
-static const char SLIDING[] =
+/* RangeFrame offsets need one order key to add them to */
+static const char RANGE_TWO_KEYS[] =
     WINDOW_HEAD "Arguments: [sum(v#3) windowspecdefinition(k#1, g#2 ASC NULLS FIRST, "
-                "specifiedwindowframe(RowFrame, -1, 1)) AS s#4], [k#1], [g#2 ASC NULLS FIRST]\n";
+                "v#3 ASC NULLS FIRST, specifiedwindowframe(RangeFrame, -1, 1)) AS s#4], [k#1], "
+                "[g#2 ASC NULLS FIRST, v#3 ASC NULLS FIRST]\n";
 
 static void test_window_unsupported_frame(void **state) {
     (void)state;
-    em_plan *p = tops_parse(SLIDING);
+    em_plan *p = tops_parse(RANGE_TWO_KEYS);
     tops_ctx t;
     tops_init(&t, NULL);
     em_error err = {0};
