@@ -662,9 +662,9 @@ static const fn_entry fns[] = {
     {"last_day", RF_LAST_DAY, 1, 1, "T", 'T'},
     {"add_months", RF_ADD_MONTHS, 2, 2, "TI", 'T'},
     {"make_date", RF_MAKE_DATE, 3, 3, "I", 'T'},
-    {"hour", RF_HOUR, 1, 1, "-", 'I'},
-    {"minute", RF_MINUTE, 1, 1, "-", 'I'},
-    {"second", RF_SECOND, 1, 1, "-", 'I'},
+    {"hour", RF_HOUR, 1, 2, "-", 'I'},
+    {"minute", RF_MINUTE, 1, 2, "-", 'I'},
+    {"second", RF_SECOND, 1, 2, "-", 'I'},
     {"ascii", RF_ASCII, 1, 1, "S", 'I'},
     {"octet_length", RF_OCTET_LENGTH, 1, 1, "-", 'I'},
     {"bit_length", RF_BIT_LENGTH, 1, 1, "-", 'I'},
@@ -764,6 +764,21 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
             return fail_un(b, e, "trim with a set of characters to trim");
         n_args = 1;
     }
+    const em_tz *own_zone = NULL;
+    if ((f->fn == RF_HOUR || f->fn == RF_MINUTE || f->fn == RF_SECOND) && n_args == 2) {
+        /* a time-zone aware expression prints the zone the analyzer gave it:
+         * hour(ts#1, Some(Europe/Berlin)); it wins over the session's */
+        const em_expr *o = e->args[1];
+        em_error zerr = {0};
+        if (o->kind != EM_EXPR_CALL || !o->name || strcmp(o->name, "Some") != 0 ||
+            o->n_args != 1 || !o->args[0]->text)
+            return fail_un(b, e, "a time zone argument other than Some(zone id)");
+        if (em_tz_find(o->args[0]->text, &own_zone, &zerr) != EM_OK) {
+            EM_FAIL(b->err, zerr.code, "%s", zerr.msg);
+            return NULL;
+        }
+        n_args = 1;
+    }
     rnode *n = new_node(b, RK_FN, em_type_make(EM_TYPE_STRING), e, n_args);
     if (!n)
         return NULL;
@@ -845,7 +860,9 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
             if (!n->kids[0])
                 return NULL;
             /* an instant's local time of day; a timestamp_ntz is local already */
-            if (t0.id != EM_TYPE_TIMESTAMP_NTZ && !zone_of(b, &n->tz))
+            if (t0.id != EM_TYPE_TIMESTAMP_NTZ && own_zone)
+                n->tz = em_tz_is_utc(own_zone) ? NULL : own_zone;
+            else if (t0.id != EM_TYPE_TIMESTAMP_NTZ && !zone_of(b, &n->tz))
                 return NULL;
         }
         if ((f->fn == RF_OCTET_LENGTH || f->fn == RF_BIT_LENGTH) && t0.id != EM_TYPE_BINARY &&
