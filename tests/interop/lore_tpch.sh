@@ -3,8 +3,10 @@
 # LORE over the shared TPC-H plans: content, not row counts.
 #
 # For every plan of $EMBER_SHARED/spark-plans/tpch/$LORE_VERSIONS (default
-# spark-3.5) on the spark schema at SF 0.01 (see below for smaller runs): `ember explain` gives the LORE
-# ids ([loreId=N] on every native node); `ember run` dumps every one of them
+# spark-3.5) on the spark schema at SF 0.01 (see below for smaller runs):
+# `ember explain` gives the LORE ids ([loreId=N] on every native node, none
+# with spark.rapids.sql.lore.tag.enabled=false; `ember run --metrics` must
+# give each node that ran the same id); `ember run` dumps every one of them
 # with its output (idsToDump "0[*], 1[*], ...", dumpOutput=true); then each
 # loreId-N folder is replayed alone with `ember lore replay --engine both`,
 # which exits 1 unless, for every dumped partition, the native replay equals
@@ -27,8 +29,9 @@
 # builds default to q3,q11,q13,q16,q22 and q11,q16), LORE_TOP (dump only
 # the N highest ids; 0 = all, tiny-batch 6).
 #
-# Time (2 shared cores, loaded): release 22 queries 50-90 s, asan 5
-# queries ~35 s (all 22: 200 s), tiny-batch 2 queries with the top 6 ~35 s.
+# Time (2 shared cores, more or less loaded): release 22 queries 50-120 s,
+# asan 5 queries 25-35 s (all 22: 200 s), tiny-batch 2 queries with the top
+# 6 35-75 s.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -100,10 +103,15 @@ sum_rows() { # dir
 # Checks one query; prints why on failure and returns 1.
 check_query() { # plan dir version
     local plan=$1 work=$2 ver=$3 ids n list dumps
-    ids=$("$bin" explain "$plan" --spark-version "$ver" 2>"$work/explain.err" | grep -o 'loreId=[0-9]*' | cut -d= -f2 |
-        sort -n | uniq)
+    "$bin" explain "$plan" --spark-version "$ver" >"$work/explain.txt" 2>"$work/explain.err"
+    ids=$(grep -o 'loreId=[0-9]*' "$work/explain.txt" | cut -d= -f2 | sort -n | uniq)
     if [ -z "$ids" ]; then
         echo "explain prints no [loreId=N]: $(head -c 300 "$work/explain.err")"
+        return 1
+    fi
+    if "$bin" explain "$plan" --spark-version "$ver" \
+        --conf spark.rapids.sql.lore.tag.enabled=false 2>&1 | grep -q 'loreId='; then
+        echo "explain prints LORE ids with spark.rapids.sql.lore.tag.enabled=false"
         return 1
     fi
     if [ "$top" -gt 0 ]; then
@@ -112,8 +120,17 @@ check_query() { # plan dir version
     list=""
     for n in $ids; do list="$list${list:+, }$n[*]"; done
     if ! timeout 300 "$bin" run "$plan" --spark-version "$ver" --warehouse "$data" --format csv \
-        --output "$work/plain.csv" >"$work/plain.log" 2>&1; then
+        --output "$work/plain.csv" --metrics >"$work/plain.log" 2>&1; then
         echo "run without LORE fails: $(tail -c 300 "$work/plain.log")"
+        return 1
+    fi
+    # --metrics gives each node that ran the id explain gives it
+    local pairs='s/.*(\([0-9]*\)).*\[loreId=\([0-9]*\)\].*/\1 \2/p' extra
+    sed -n "$pairs" "$work/explain.txt" | sort >"$work/explain.ids"
+    sed -n "$pairs" "$work/plain.log" | sort -u >"$work/metrics.ids"
+    extra=$(comm -13 "$work/explain.ids" "$work/metrics.ids" | head -3 | tr '\n' ' ')
+    if [ ! -s "$work/metrics.ids" ] || [ -n "$extra" ]; then
+        echo "--metrics: [loreId=N] missing or not explain's (operator id, loreId): '$extra'"
         return 1
     fi
     dumps=$work/dump
