@@ -9,8 +9,10 @@
  */
 #include "testutil.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ember/tz.h"
 #include "ember/value_text.h"
@@ -118,6 +120,48 @@ static void test_day_start_in_gap(void **state) {
     assert_int_equal(em_tz_day_start(zone("Asia/Kolkata"), day), utc(2018, 11, 3, 18, 30));
 }
 
+/* An independent reading of the same files: glibc's zdump (package libc-bin)
+ * lists every transition as the instants on either side with their offsets.
+ * Zones with negative DST (Dublin), half-hour DST (Lord_Howe), a skipped day
+ * (Apia), frequent changes (Casablanca) and southern rules (Sydney), 1900 to
+ * 2100, so the footer rule decides the last decades. Each local time maps
+ * back to its instant, or to the earlier one of an overlap. */
+static void test_matches_zdump(void **state) {
+    (void)state;
+    static const char *const zones[] = {
+        "America/Los_Angeles", "Europe/Dublin",    "Australia/Lord_Howe", "Pacific/Apia",
+        "Africa/Casablanca",   "Australia/Sydney", "America/Sao_Paulo",   "Pacific/Chatham"};
+    for (size_t k = 0; k < sizeof zones / sizeof *zones; k++) {
+        const em_tz *z = zone(zones[k]);
+        char cmd[256], line[512];
+        snprintf(cmd, sizeof cmd, "zdump -v -c 1900,2100 %s", zones[k]);
+        FILE *f = popen(cmd, "r");
+        assert_non_null(f);
+        int checked = 0;
+        while (fgets(line, sizeof line, f)) {
+            char *at = strstr(line, "  "), *ut = strstr(line, " UT = ");
+            char *g = strstr(line, "gmtoff=");
+            struct tm tm = {0};
+            if (!at || !ut || !g)
+                continue;
+            *ut = '\0';
+            assert_non_null(strptime(at + 2, "%a %b %d %H:%M:%S %Y", &tm));
+            int64_t t = (int64_t)timegm(&tm);
+            if (em_tz_offset(z, t) != atoi(g + 7))
+                fail_msg("%s at %s UT: offset %d, zdump says %s", zones[k], at + 2,
+                         em_tz_offset(z, t), g + 7);
+            for (int64_t d = -3600; d <= 3600; d += 900) {
+                int64_t local = t + d + em_tz_offset(z, t + d), back = em_tz_local_to_utc(z, local);
+                assert_true(back <= t + d);
+                assert_int_equal(back + em_tz_offset(z, back), local);
+            }
+            checked++;
+        }
+        assert_int_equal(pclose(f), 0);
+        assert_true(checked > 10); /* zdump ran and listed transitions */
+    }
+}
+
 static void test_errors(void **state) {
     (void)state;
     static const char *const bad[] = {"Mars/Olympus_Mons", "+25:00", "+08:0", "America/../etc",
@@ -153,7 +197,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_los_angeles_2024), cmocka_unit_test(test_berlin_2024),
         cmocka_unit_test(test_footer_rule_far_future), cmocka_unit_test(test_fixed_offsets),
-        cmocka_unit_test(test_day_start_in_gap), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_day_start_in_gap), cmocka_unit_test(test_matches_zdump),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
