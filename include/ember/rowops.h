@@ -64,6 +64,10 @@ struct em_row_op {
     em_exec_ctx *ctx;
     em_op_metrics metrics;
     void *state;
+    /* next() is timed on a sample of calls (reading the clock on every row
+     * cost a fifth of the row engine's time): metrics.time_ns is open's
+     * time plus the sampled time scaled to every call. */
+    int64_t next_calls, timed_calls, timed_ns, open_ns;
 };
 
 /*

@@ -184,17 +184,33 @@ em_status em_row_op_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     op->ctx = ctx;
     int64_t t0 = now_ns();
     em_status s = op->vtab->open(op, ctx, err);
-    op->metrics.time_ns += now_ns() - t0;
+    op->open_ns += now_ns() - t0;
+    op->metrics.time_ns = op->open_ns;
     return s;
+}
+
+/* The sampled next() time scaled to every call, plus open's. */
+static void scale_time(em_row_op *op) {
+    op->metrics.time_ns =
+        op->open_ns + (int64_t)((double)op->timed_ns * op->next_calls / op->timed_calls);
 }
 
 em_status em_row_op_next(em_row_op *op, const em_datum **row, em_error *err) {
     *row = NULL;
     if (op->ctx && op->ctx->cancel && *op->ctx->cancel)
         return EM_FAIL(err, EM_ERR_CANCELLED, "%s: task cancelled", op->vtab->name);
-    int64_t t0 = now_ns();
-    em_status s = op->vtab->next(op, row, err);
-    op->metrics.time_ns += now_ns() - t0;
+    /* the first calls, then one in 32 */
+    int64_t call = op->next_calls++;
+    em_status s;
+    if (call < 256 || (call & 31) == 0) {
+        int64_t t0 = now_ns();
+        s = op->vtab->next(op, row, err);
+        op->timed_ns += now_ns() - t0;
+        op->timed_calls++;
+        scale_time(op);
+    } else {
+        s = op->vtab->next(op, row, err);
+    }
     if (s == EM_OK)
         op->metrics.rows_out++;
     else
@@ -203,6 +219,8 @@ em_status em_row_op_next(em_row_op *op, const em_datum **row, em_error *err) {
 }
 
 void em_row_op_close(em_row_op *op) {
+    if (op && op->timed_calls > 0) /* the calls after the last sample too */
+        scale_time(op);
     if (op && op->vtab && op->vtab->close)
         op->vtab->close(op);
 }
