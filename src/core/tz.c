@@ -95,7 +95,9 @@ static int64_t table_local(const tz_change *c, int n, int32_t initial, int64_t l
 
 static bool leap_year(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
-static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+static int64_t floor_div(int64_t a, int64_t b) {
+    return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
 
 /* The day (since the epoch) a rule end names in year y. */
 static int64_t rule_day(const tz_when *w, int64_t y) {
