@@ -69,6 +69,7 @@ struct em_exec_ctx {
     int num_partitions;  /* partitions of its stage */
     em_expr_compile_options expr_opts; /* ANSI, shim, subquery provider */
     volatile int *cancel; /* non-zero: stop with EM_ERR_CANCELLED; may be NULL */
+    const char *spill_dir; /* operators' spill files (spark.local.dir); NULL: $TMPDIR */
 
     /* The runtime's answers. Each returns EM_OK and fills *out with data that
      * stays valid until the task ends. */

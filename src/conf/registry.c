@@ -169,7 +169,7 @@ static const em_conf_key keys[] = {
      .doc = "Scratch space. ember run makes each query's shuffle spill folder in it "
             "(removed with the query); it must be a writable directory. Spark spreads files "
             "over a comma-separated list; Ember uses the first directory. Sort and hash "
-            "aggregate spill files still go to $TMPDIR."},
+            "aggregate spill files go there too."},
 };
 /* clang-format on */
 

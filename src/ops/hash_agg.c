@@ -481,7 +481,8 @@ static em_status hagg_spill(em_op *op, hagg_state *st, em_error *err) {
             if (at[p + 1] == at[p])
                 continue;
             if (!st->parts[p].file)
-                s = em_spill_create(&st->spill_schema, pool, &st->parts[p].file, err);
+                s = em_spill_create(&st->spill_schema, op->ctx->spill_dir, pool,
+                                    &st->parts[p].file, err);
             if (s == EM_OK)
                 s = opu_set_sel(b, idx + at[p], at[p + 1] - at[p], err);
             if (s == EM_OK)

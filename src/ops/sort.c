@@ -102,7 +102,7 @@ static em_status sort_spill(em_op *op, sort_state *st, em_error *err) {
     memset(r, 0, sizeof *r);
     st->n_runs++;
     EM_TRY(sort_acc(op, st, err));
-    EM_TRY(em_spill_create(cs, pool, &r->spill, err));
+    EM_TRY(em_spill_create(cs, op->ctx->spill_dir, pool, &r->spill, err));
     em_status s = EM_OK;
     for (int64_t at = 0; s == EM_OK && at < st->n; at += EM_BATCH_CAP) {
         int64_t k = st->n - at < EM_BATCH_CAP ? st->n - at : EM_BATCH_CAP;

@@ -45,7 +45,8 @@ struct em_spill {
 
 static atomic_long spill_seq;
 
-em_status em_spill_create(const em_schema *schema, em_pool *pool, em_spill **out, em_error *err) {
+em_status em_spill_create(const em_schema *schema, const char *dir, em_pool *pool, em_spill **out,
+                          em_error *err) {
     *out = NULL;
     em_spill *s = calloc(1, sizeof *s);
     if (!s)
@@ -58,7 +59,8 @@ em_status em_spill_create(const em_schema *schema, em_pool *pool, em_spill **out
         snprintf(name, sizeof name, "c%d", i);
         st = em_schema_set(&s->schema, i, name, schema->fields[i].type, true, err);
     }
-    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = getenv("TMPDIR");
     char path[1024];
     snprintf(path, sizeof path, "%s/ember-spill-%ld-%ld", dir && *dir ? dir : "/tmp",
              (long)getpid(), (long)atomic_fetch_add(&spill_seq, 1));

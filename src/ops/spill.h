@@ -19,8 +19,9 @@
 typedef struct em_spill em_spill;
 
 /* Creates a new spill file for batches of `schema` (its types are copied;
- * batches read back name the columns c0, c1, ...). */
-em_status em_spill_create(const em_schema *schema, em_pool *pool, em_spill **out,
+ * batches read back name the columns c0, c1, ...) in folder dir (NULL or
+ * empty: $TMPDIR, else /tmp). */
+em_status em_spill_create(const em_schema *schema, const char *dir, em_pool *pool, em_spill **out,
                           em_error *err) EM_MUST_CHECK;
 /* Appends b's logically present rows (its selection is honoured). */
 em_status em_spill_write(em_spill *s, const em_batch *b, em_error *err) EM_MUST_CHECK;

@@ -1239,6 +1239,7 @@ static em_status task_body(rt_task *t, em_error *err) {
     ctx.broadcast_input = cb_broadcast_input;
     ctx.broadcast_shared = cb_broadcast_shared;
     ctx.native_enter = cb_native_enter;
+    ctx.spill_dir = q->spill_base;
     ctx.native_leave = cb_native_leave;
     ctx.row_pool = em_pool_create(row_name, q->pool, prof ? prof->row_per_task : -1);
     if (!ctx.row_pool) {
