@@ -103,8 +103,9 @@ static em_status wfn_bind(em_row_op *op, window_state *st, const em_expr *alias,
         EM_TRY(em_rexpr_bind(f->d.input, child->output, child->n_output, opts, &f->input, err));
         f->type = em_rexpr_type(f->input);
     }
-    if (f->d.dflt)
-        EM_TRY(em_rexpr_bind(f->d.dflt, child->output, child->n_output, opts, &f->dflt, err));
+    const em_expr *dflt = em_win_default_as(&f->d, f->type);
+    if (dflt)
+        EM_TRY(em_rexpr_bind(dflt, child->output, child->n_output, opts, &f->dflt, err));
     return EM_OK;
 }
 

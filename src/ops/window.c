@@ -104,15 +104,9 @@ static em_status win_compile(const em_expr *alias, const em_expr *const *attrs, 
         return EM_OK;
     EM_TRY(em_expr_compile(d->input, attrs, n_attrs, opts, &out->input, err));
     out->type = em_expr_prog_type(out->input);
-    if (d->dflt) {
-        EM_TRY(em_expr_compile(d->dflt, attrs, n_attrs, opts, &out->dflt, err));
-        em_type dt = em_expr_prog_type(out->dflt);
-        if (dt.id == EM_TYPE_NULL) { /* a null of no type: no default */
-            em_expr_prog_free(out->dflt);
-            out->dflt = NULL;
-        } else if (!em_type_equal(dt, out->type))
-            return em_win_unsupported(alias, "default of another type than the input", err);
-    }
+    const em_expr *dflt = em_win_default_as(&out->d, out->type);
+    if (dflt)
+        EM_TRY(em_expr_compile(dflt, attrs, n_attrs, opts, &out->dflt, err));
     return EM_OK;
 }
 

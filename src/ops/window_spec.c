@@ -108,6 +108,20 @@ static em_status read_value_fn(const em_expr *alias, const em_expr *fn, em_win_d
     return EM_OK;
 }
 
+const em_expr *em_win_default_as(em_win_desc *d, em_type t) {
+    if (!d->dflt || (d->dflt->type_known && em_type_equal(d->dflt->type, t)))
+        return d->dflt;
+    em_expr *c = &d->dflt_cast;
+    memset(c, 0, sizeof *c);
+    d->dflt_cast_arg[0] = (em_expr *)d->dflt;
+    c->kind = EM_EXPR_CAST;
+    c->type = c->cast_type = t;
+    c->type_known = c->cast_type_known = true;
+    c->n_args = 1;
+    c->args = d->dflt_cast_arg;
+    return c;
+}
+
 em_status em_win_describe(const em_expr *alias, bool has_order, em_type order_type,
                           em_win_desc *out, em_error *err) {
     memset(out, 0, sizeof *out);

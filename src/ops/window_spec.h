@@ -46,6 +46,8 @@ typedef struct em_win_desc {
     const em_expr *fn;      /* the function (the AGG node for aggregates) */
     const em_expr *input;   /* lag/lead/nth_value's input */
     const em_expr *dflt;    /* lag/lead's default; NULL when absent or a bare null */
+    em_expr dflt_cast;      /* see em_win_default_as */
+    em_expr *dflt_cast_arg[1];
 } em_win_desc;
 
 /* Reads one window expression (an ALIAS of a WINDOW). has_order: the
@@ -54,6 +56,13 @@ typedef struct em_win_desc {
  * expression. */
 em_status em_win_describe(const em_expr *alias, bool has_order, em_type order_type,
                           em_win_desc *out, em_error *err) EM_MUST_CHECK;
+
+/* lag/lead's default as an expression of the input's type t: Spark casts
+ * it so but prints a literal by its value only (0.5 for a decimal(7,2)
+ * input), so a default of another inferred type is wrapped in a cast (held
+ * in d, which must stay in place while the result is used). NULL when there
+ * is no default. */
+const em_expr *em_win_default_as(em_win_desc *d, em_type t);
 
 /* EM_ERR_UNSUPPORTED: "<what> in window expression <e as printed>". */
 em_status em_win_unsupported(const em_expr *e, const char *what, em_error *err);

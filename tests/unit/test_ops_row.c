@@ -548,7 +548,7 @@ static void test_window(void **state) {
                  "sum(v#3)" SPEC("RangeFrame", UNB, CUR) " AS rs#9, "
                  "count(1)" SPEC("RowFrame", UNB, CUR) " AS c#10",
                  ranks, 6, true);
-    /* functions only the row engine has */
+    /* offset and distribution functions, a sliding frame */
     static const char *const offsets[] = {
         "null|5|0.25|0.0|null|-1.00|1|0.0|1.0|0.25",
         "a|null|8.00|0.0|null|1.00|1|0.0|0.25|9.00",
@@ -562,18 +562,18 @@ static void test_window(void **state) {
                  "percent_rank(g#2)" SPEC("RowFrame", UNB, CUR) " AS pr#8, "
                  "cume_dist()" SPEC("RangeFrame", UNB, CUR) " AS cd#9, "
                  "sum(v#3)" SPEC("RowFrame", "-1", "1") " AS sl#10",
-                 offsets, 6, false);
+                 offsets, 6, true);
     /* a frame from the current row's peers to the end */
     static const char *const tail[] = {
         "null|5|0.25|0.0|0.25", "a|null|8.00|0.0|15.00", "a|1|1.00|0.0|7.00",
         "a|1|2.00|0.0|7.00",    "a|3|4.00|0.0|4.00",     "b|2|1.50|0.0|1.50"};
-    check_window("sum(v#3)" SPEC("RangeFrame", CUR, UNF) " AS t#5", tail, 6, false);
+    check_window("sum(v#3)" SPEC("RangeFrame", CUR, UNF) " AS t#5", tail, 6, true);
     /* RangeFrame value offsets: g in [g - 1, g + 1]; a null g's frame is
      * the null peers */
     static const char *const range[] = {
         "null|5|0.25|0.0|0.25", "a|null|8.00|0.0|8.00", "a|1|1.00|0.0|3.00",
         "a|1|2.00|0.0|3.00",    "a|3|4.00|0.0|4.00",    "b|2|1.50|0.0|1.50"};
-    check_window("sum(v#3)" SPEC("RangeFrame", "-1", "1") " AS r#5", range, 6, false);
+    check_window("sum(v#3)" SPEC("RangeFrame", "-1", "1") " AS r#5", range, 6, true);
     /* descending: 2 PRECEDING is the larger values, g in [g, g + 2];
      * nulls last */
     static const char *const desc[] = {
@@ -582,7 +582,7 @@ static void test_window(void **state) {
     check_window_order(WROWS, 6, "g#2 DESC NULLS LAST",
                        "sum(v#3) windowspecdefinition(k#1, g#2 DESC NULLS LAST, "
                        "specifiedwindowframe(RangeFrame, -2, currentrow$())) AS r#5",
-                       desc, 6, false);
+                       desc, 6, true);
     /* IGNORE NULLS and nth_value, over ROWS (null values of v) */
     static const char *const nulls[] = {
         "null|null|null|null|null|null|3.25|3.25", "null|3|3.25|3.0|null|3.25|3.25|null",
@@ -594,7 +594,7 @@ static void test_window(void **state) {
                     "nth_value(v#3, 2, false)" SPEC("RowFrame", UNB, CUR) " AS nv#6, "
                     "nth_value(v#3, 1, true)" SPEC("RowFrame", UNB, UNF) " AS fv#7, "
                     "lead(v#3, 1, null, true)" SPEC("RowFrame", "1", "1") " AS ld#8",
-                    nulls, 8, false);
+                    nulls, 8, true);
 }
 
 static void test_window_group_limit(void **state) {
