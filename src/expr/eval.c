@@ -572,7 +572,34 @@ static em_status fill_const(ex_ctx *x, int s, const ex_value *v, const int32_t *
         EX_FOR_ROWS(sel, n, i, { EM_TRY(ex_strw_put(&w, i, v->s, v->len, false, x->err)); });
         return ex_strw_finish(&w, x->n_rows, x->err);
     }
-    EX_FOR_ROWS(sel, n, i, { ex_put_fixed(o, i, v); });
+    /* one value for every row: its bytes once, then plain stores */
+    if (o->type.id == EM_TYPE_NULL || o->type.id == EM_TYPE_BOOLEAN) {
+        EX_FOR_ROWS(sel, n, i, { ex_put_fixed(o, i, v); });
+        return EM_OK;
+    }
+    int w = em_type_width(o->type);
+    uint8_t one[16];
+    em_column tmp = *o;
+    em_buffer vb = {.data = one, .capacity = sizeof one};
+    uint8_t valid_bit = 0;
+    em_buffer bb = {.data = &valid_bit, .capacity = 1};
+    tmp.values = &vb;
+    tmp.validity = &bb;
+    ex_put_fixed(&tmp, 0, v);
+    uint8_t *vals = o->values->data, *bits = o->validity->data;
+    if (!sel) {
+        for (int64_t i = 0; i < n; i++)
+            memcpy(vals + i * w, one, (size_t)w);
+        int64_t full = n / 8;
+        memset(bits, 0xFF, (size_t)full);
+        for (int64_t i = full * 8; i < n; i++)
+            em_bit_set(bits, i);
+        return EM_OK;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        memcpy(vals + (int64_t)sel[k] * w, one, (size_t)w);
+        em_bit_set(bits, sel[k]);
+    }
     return EM_OK;
 }
 
