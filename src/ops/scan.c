@@ -127,6 +127,8 @@ static int cmp_bound(em_type t, const ex_value *v, const em_pq_stats *s, bool ma
     }
 }
 
+#define EM_MAX_ZONE_US (18LL * 3600 * 1000000)
+
 static bool may_match(const em_expr *e, const em_pq_file *f, int rg) {
     if (e->kind != EM_EXPR_CALL || !e->name)
         return true;
@@ -188,9 +190,19 @@ static bool may_match(const em_expr *e, const em_pq_file *f, int rg) {
             int cmin = lmin ? memcmp(s.min.bytes.ptr, v.s, (size_t)lmin) : 0;
             return cmin <= 0;
         }
+        /* EXPLAIN prints a pushed timestamp (java.sql.Timestamp) in the JVM's
+         * default zone, which the plan does not name: the instant meant may
+         * lie up to the widest offset (18 h) either side of the text read as
+         * UTC, so v stands for the latest of them against the minimum and
+         * for the earliest against the maximum */
+        ex_value v_hi = v, v_lo = v;
+        if (t.id == EM_TYPE_TIMESTAMP) {
+            v_hi.i = v.i > INT64_MAX - EM_MAX_ZONE_US ? INT64_MAX : v.i + EM_MAX_ZONE_US;
+            v_lo.i = v.i < INT64_MIN + EM_MAX_ZONE_US ? INT64_MIN : v.i - EM_MAX_ZONE_US;
+        }
         bool ok1, ok2;
-        int vs_min = cmp_bound(t, &v, &s, false, &ok1);
-        int vs_max = cmp_bound(t, &v, &s, true, &ok2);
+        int vs_min = cmp_bound(t, &v_hi, &s, false, &ok1);
+        int vs_max = cmp_bound(t, &v_lo, &s, true, &ok2);
         bool below = ok1 && vs_min < 0, above = ok2 && vs_max > 0;
         if (in || strcmp(fn, "EqualTo") == 0 || strcmp(fn, "EqualNullSafe") == 0) {
             if (!below && !above)
