@@ -197,16 +197,11 @@ static bool walk_tree(walk_list *w, const em_plan_node *n, const em_plan_node *p
 
 typedef struct ov_settings {
     const em_conf *conf;
-    bool enabled, incompat_ok, lore_tag, utc;
+    bool enabled, incompat_ok, lore_tag;
     em_expr_compile_options copts;
     em_error *err;
     em_status status; /* a config read failed */
 } ov_settings;
-
-static bool tz_is_utc(const char *tz) {
-    return !tz || !strcasecmp(tz, "UTC") || !strcmp(tz, "Etc/UTC") || !strcmp(tz, "Z") ||
-           !strcmp(tz, "+00:00") || !strcmp(tz, "GMT");
-}
 
 static em_status no_subquery_values(void *ctx, const em_expr *subquery, em_type type, em_pool *pool,
                                     em_column *out, em_error *err) {
@@ -230,7 +225,6 @@ static em_status settings_read(const em_plan *plan, const em_conf *conf, ov_sett
     if (em_conf_is_set(conf, "spark.sql.ansi.enabled"))
         EM_TRY(em_conf_get_bool(conf, "spark.sql.ansi.enabled", &ansi, err));
     const char *tz = em_conf_get_text(conf, "spark.sql.session.timeZone");
-    s->utc = tz_is_utc(tz);
     s->copts.ansi = ansi;
     s->copts.shim = em_plan_shim(plan);
     s->copts.time_zone = tz;
@@ -393,7 +387,7 @@ static void judge(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_expr *
         }
     if (rule->check) {
         char why[300];
-        ov_check_ctx cx = {parent, s->utc};
+        ov_check_ctx cx = {parent};
         if (!rule->check(e, &cx, why, sizeof why))
             expr_reason(v, arena_printf(xp, "expression %s: %s", cls, why), cls, NULL);
     }

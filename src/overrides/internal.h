@@ -31,7 +31,6 @@
 /* What a rule-specific check sees. */
 typedef struct ov_check_ctx {
     const em_expr *parent; /* the enclosing expression, or NULL at a node's top level */
-    bool utc;              /* the session time zone is UTC */
 } ov_check_ctx;
 
 /* Writes why e cannot run natively into why (cap bytes) and returns false,
@@ -82,7 +81,6 @@ const ov_expr_rule *ov_agg_fn_rule(const em_expr *e, const char **cls);
 /* Cast support: from -> to natively (time zones aside). */
 bool ov_cast_supported(em_type_id from, em_type_id to);
 /* Whether a cast between these types depends on the session time zone. */
-bool ov_cast_needs_utc(em_type_id from, em_type_id to);
 
 /* The tables, for the documentation. */
 size_t ov_n_exec_rules(void);

@@ -58,11 +58,6 @@ bool ov_cast_supported(em_type_id f, em_type_id t) {
     }
 }
 
-bool ov_cast_needs_utc(em_type_id f, em_type_id t) {
-    return (f == EM_TYPE_TIMESTAMP && (t == EM_TYPE_DATE || t == EM_TYPE_STRING)) ||
-           (t == EM_TYPE_TIMESTAMP && (f == EM_TYPE_DATE || f == EM_TYPE_STRING));
-}
-
 /* Whether the native comparison has a common type for a and b (compile.c's
  * common_type). */
 static bool comparable(em_type a, em_type b) {
@@ -119,6 +114,7 @@ static bool check_in(const em_expr *e, const ov_check_ctx *cx, char *why, size_t
  * casts its operands, as Spark's implicit casts would have). */
 static bool operands_cast_to(const em_expr *e, const ov_check_ctx *cx, int from_arg, int to_arg,
                              em_type_id want, const char *what, char *why, size_t cap) {
+    (void)cx; /* casts no longer depend on the context (the session zone included) */
     for (int i = from_arg; i < e->n_args && i < to_arg; i++) {
         const em_expr *a = e->args[i];
         if (!known(a) || is_untyped_literal(a))
@@ -127,14 +123,6 @@ static bool operands_cast_to(const em_expr *e, const ov_check_ctx *cx, int from_
         type_name(a->type, t, sizeof t);
         if (!ov_cast_supported(a->type.id, want)) {
             snprintf(why, cap, "%s of %s is not supported natively", what, t);
-            return false;
-        }
-        /* the native implicit cast is UTC's: a timestamp's date or text depends on the zone */
-        if (!cx->utc && ov_cast_needs_utc(a->type.id, want)) {
-            snprintf(why, cap,
-                     "%s of %s depends on the session time zone, which is not UTC "
-                     "(spark.sql.session.timeZone)",
-                     what, t);
             return false;
         }
     }
@@ -150,6 +138,7 @@ static bool check_like(const em_expr *e, const ov_check_ctx *cx, char *why, size
 }
 
 static bool check_cast(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
+    (void)cx;
     if (e->n_args < 1 || !known(e->args[0]))
         return true;
     em_type to;
@@ -167,13 +156,6 @@ static bool check_cast(const em_expr *e, const ov_check_ctx *cx, char *why, size
     type_name(to, b, sizeof b);
     if (!ov_cast_supported(from.id, to.id)) {
         snprintf(why, cap, "cast from %s to %s is not supported natively", a, b);
-        return false;
-    }
-    if (!cx->utc && ov_cast_needs_utc(from.id, to.id)) {
-        snprintf(why, cap,
-                 "cast from %s to %s depends on the session time zone, which is not UTC "
-                 "(spark.sql.session.timeZone)",
-                 a, b);
         return false;
     }
     return true;
@@ -392,7 +374,7 @@ static const ov_expr_rule expr_rules[] = {
      .note = "decimal of precision <= 18"},
     {.cls = "Cast", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_ALL,
      .partial = OV_T_ALL, .check = check_cast,
-     .note = "see the cast table; timestamp to/from date or string only in UTC"},
+     .note = "see the cast table"},
     /* arithmetic */
     {.cls = "Add", .native = true, .in_types = NUMN, .out_types = OV_T_NUMERIC},
     {.cls = "Subtract", .native = true, .in_types = NUMN, .out_types = OV_T_NUMERIC},

@@ -140,21 +140,15 @@ static void expressions(em_strbuf *sb) {
 
 static void casts(em_strbuf *sb) {
     em_strbuf_appends(sb, "## Cast\n\n", NULL);
-    em_strbuf_appends(sb,
-                      "Rows: from; columns: to. PS: only when the session time zone "
-                      "(`spark.sql.session.timeZone`) is UTC.\n\n",
-                      NULL);
+    em_strbuf_appends(sb, "Rows: from; columns: to.\n\n", NULL);
     header(sb, "From \\ To", 1);
     for (size_t f = 0; f < N_DOC_TYPES; f++) {
-        uint32_t s = 0, ps = 0;
-        for (size_t t = 0; t < N_DOC_TYPES; t++) {
+        uint32_t s = 0;
+        for (size_t t = 0; t < N_DOC_TYPES; t++)
             if (ov_cast_supported(doc_types[f], doc_types[t]))
                 s |= OV_T(doc_types[t]);
-            if (ov_cast_needs_utc(doc_types[f], doc_types[t]))
-                ps |= OV_T(doc_types[t]);
-        }
         em_strbuf_appendf(sb, NULL, "| %s |", type_header(doc_types[f]));
-        cells(sb, s, ps & s);
+        cells(sb, s, 0);
     }
 }
 
