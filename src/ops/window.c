@@ -686,14 +686,22 @@ static em_status window_compute(em_op *op, window_state *st, em_error *err) {
         idx[i] = sc.iota[i] = (int32_t)i;
     if (s == EM_OK)
         s = em_sort_spec_bind(&st->all, acc, pool, err);
-    if (s == EM_OK)
+    /* Spark sorts the input below the Window: then it is used as it comes */
+    bool in_order = true;
+    for (int64_t i = 1; s == EM_OK && in_order && i < n; i++)
+        in_order = em_sort_compare(st->all.keys, i - 1, st->all.keys, i, st->all.n) <= 0;
+    if (s == EM_OK && !in_order)
         s = em_sort_indices(st->all.keys, st->all.n, idx, n, pool, err);
     /* the output schema: input columns, then results */
     if (s == EM_OK)
         s = opu_shell_create(&op->schema, pool, &st->sorted, err);
     em_batch *sorted = st->sorted;
-    for (int c = 0; s == EM_OK && c < child->n_output; c++)
-        s = em_column_take(&acc->cols[c], idx, n, pool, &sorted->cols[c], err);
+    for (int c = 0; s == EM_OK && c < child->n_output; c++) {
+        if (in_order)
+            em_column_share(&sorted->cols[c], &acc->cols[c]);
+        else
+            s = em_column_take(&acc->cols[c], idx, n, pool, &sorted->cols[c], err);
+    }
     if (s == EM_OK) {
         sorted->n_rows = n;
         em_batch_destroy(acc);
