@@ -6,7 +6,7 @@
  * Spark's DAG scheduler cuts it at shuffle dependencies: a shuffle stage
  * runs its exchange's child and partitions the rows
  * (hashpartitioning with Spark's Murmur3 and pmod, rangepartitioning by
- * bounds over the whole output, SinglePartition, RoundRobinPartitioning);
+ * sampled bounds over the output, SinglePartition, RoundRobinPartitioning);
  * a broadcast stage collects its child's whole output once; the result stage
  * runs the root. A ReusedExchange reads the stage of the exchange it names,
  * computed once. Every scalar subquery is a little plan of its own with its
@@ -20,13 +20,15 @@
  * budget), and reads its inputs through em_exec_ctx's callbacks: its scan
  * splits, its partition of each shuffle, each broadcast relation. Shuffle
  * and broadcast data live in memory. When the query's memory nears its
- * budget, a hash, single-partition or round-robin shuffle's map task writes
- * the rows it holds to spill files (a folder of the query under spill_dir,
- * removed when the query is destroyed), and the reduce task reading such a
- * partition reads them back into its own pool, in the order written, so the
- * partition holds the same rows in the same order as without spilling. A
- * range shuffle (its bounds need every row) and a broadcast (every task
- * reads all of it) do not spill: over budget they fail with
+ * budget, a shuffle's map task writes the rows it holds to spill files (a
+ * folder of the query under spill_dir, removed when the query is
+ * destroyed), and the reduce task reading such a partition reads them back
+ * into its own pool, in the order written, so the partition holds the same
+ * rows in the same order as without spilling. A range shuffle keeps a
+ * bounded sample of its keys in memory and its rows (keys appended) in
+ * memory or files; after its map tasks the bounds come from the samples and
+ * the rows are dealt, files read back a batch at a time. A broadcast (every
+ * task reads all of it) does not spill: over budget it fails with
  * EM_ERR_OOM_BUDGET naming the exchange, as Spark fails a broadcast that
  * outgrows its limits.
  *

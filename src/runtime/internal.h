@@ -109,6 +109,41 @@ typedef struct rt_range_input {
 em_status rt_range_assign(const rt_partitioning *p, const rt_range_input *in, int32_t *ids,
                           em_pool *pool, em_error *err) EM_MUST_CHECK;
 
+/* A deterministic sample of one map task's range keys, bounded in size:
+ * the rows whose number (in the task's output order) is a multiple of
+ * stride, the stride doubling whenever more than 2 * target rows are kept.
+ * Set pool and target, zero the rest, before the first add. */
+typedef struct rt_range_sampler {
+    em_pool *pool;
+    int64_t target;
+    int n_keys;
+    em_column *keys; /* [key]: the kept rows */
+    int64_t n_rows, n_kept, stride;
+} rt_range_sampler;
+/* Offers n more rows (keys: n_keys columns of n rows each, no selection). */
+em_status rt_range_sampler_add(rt_range_sampler *s, const em_column *keys, int n_keys, int64_t n,
+                               em_error *err) EM_MUST_CHECK;
+void rt_range_sampler_reset(rt_range_sampler *s);
+
+/* Bounds from the samples of every map task: each kept key weighs the rows
+ * its sample stands for (n_rows / n_kept); the bounds are the keys at the
+ * 1/n quantiles of that weight, equal keys never split. With every row
+ * kept, rt_range_assign's exact quantiles. */
+typedef struct rt_range_sample {
+    int64_t n_rows, n_kept;
+    const em_column *keys; /* n_keys columns of n_kept rows */
+} rt_range_sample;
+typedef struct rt_range_bounds rt_range_bounds;
+em_status rt_range_bounds_make(const rt_partitioning *p, const rt_range_sample *samples, int n,
+                               em_pool *pool, rt_range_bounds **out, em_error *err) EM_MUST_CHECK;
+/* The partition of each row sel[0..n) (rows 0..n when sel is NULL) of the
+ * key columns: the first partition whose greatest sampled key the row's
+ * key does not sort after. */
+em_status rt_range_bounds_ids(const rt_range_bounds *bd, const em_column *keys,
+                              const int32_t *sel, int64_t n, int32_t *ids,
+                              em_error *err) EM_MUST_CHECK;
+void rt_range_bounds_free(rt_range_bounds *bd); /* NULL allowed */
+
 /* ------------------------------------------------------------ semaphore */
 
 /* Waits on cv for at most ms milliseconds (waiters that poll a cancel flag
@@ -175,6 +210,11 @@ em_status rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *pool,
 /* Appends copies of the file's batches (allocated in pool) to out, which
  * only this function may have grown. Several readers may read one file. */
 em_status rt_spill_read(const char *path, em_pool *pool, em_batch_list *out,
+                        em_error *err) EM_MUST_CHECK;
+/* Calls fn with each batch of the file in turn, one at a time (borrowed
+ * until fn returns; reader buffers charged to pool). */
+em_status rt_spill_scan(const char *path, em_pool *pool,
+                        em_status (*fn)(void *arg, const em_batch *b, em_error *err), void *arg,
                         em_error *err) EM_MUST_CHECK;
 
 #endif

@@ -12,10 +12,14 @@
  *                                    holds keys no greater than bound i and
  *                                    greater than bound i-1. Spark samples
  *                                    the input (reservoir per partition) to
- *                                    choose bounds; here they are the exact
- *                                    1/n quantiles of all keys, which only
- *                                    changes how evenly rows spread. What
- *                                    results depend on is kept: partitions
+ *                                    choose bounds; here each map task keeps
+ *                                    every stride-th key (the stride doubling
+ *                                    to bound the sample, so runs are
+ *                                    deterministic), weighted by the rows it
+ *                                    stands for: exact 1/n quantiles when a
+ *                                    task's keys all fit. Bounds only change
+ *                                    how evenly rows spread. What results
+ *                                    depend on is kept: partitions
  *                                    concatenated in order are globally
  *                                    ordered, and equal keys share one.
  *   SinglePartition                  every row to 0.
@@ -23,6 +27,7 @@
  *                                    map task at a random partition, here at
  *                                    the task number (deterministic runs).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,6 +197,208 @@ em_status rt_partitioner_range_keys(rt_partitioner *pt, const em_batch *b, em_po
     return EM_OK;
 }
 
+void rt_range_sampler_reset(rt_range_sampler *s) {
+    for (int k = 0; s->keys && k < s->n_keys; k++)
+        em_column_reset(&s->keys[k]);
+    free(s->keys);
+    memset(s, 0, sizeof *s);
+}
+
+/* Keeps every other sampled row: the rows kept were the multiples of the
+ * stride, they become the multiples of twice it. */
+static em_status sampler_halve(rt_range_sampler *s, em_error *err) {
+    int64_t m = (s->n_kept + 1) / 2;
+    int32_t *idx = malloc(sizeof *idx * (size_t)(m ? m : 1));
+    if (!idx)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory sampling range keys");
+    for (int64_t i = 0; i < m; i++)
+        idx[i] = (int32_t)(2 * i);
+    em_status s_ = EM_OK;
+    for (int k = 0; s_ == EM_OK && k < s->n_keys; k++) {
+        em_column half;
+        memset(&half, 0, sizeof half);
+        s_ = em_column_take(&s->keys[k], idx, m, s->pool, &half, err);
+        if (s_ == EM_OK) {
+            em_column_reset(&s->keys[k]);
+            s->keys[k] = half;
+        }
+    }
+    free(idx);
+    if (s_ == EM_OK) {
+        s->n_kept = m;
+        s->stride *= 2;
+    }
+    return s_;
+}
+
+em_status rt_range_sampler_add(rt_range_sampler *s, const em_column *keys, int n_keys, int64_t n,
+                               em_error *err) {
+    if (!s->keys) {
+        if (!(s->keys = calloc((size_t)(n_keys > 0 ? n_keys : 1), sizeof *s->keys)))
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory sampling range keys");
+        s->n_keys = n_keys;
+        s->stride = 1;
+        for (int k = 0; k < n_keys; k++)
+            EM_TRY(em_column_init(&s->keys[k], keys[k].type, 0, s->pool, err));
+    }
+    int32_t *idx = malloc(sizeof *idx * (size_t)(n ? n : 1));
+    if (!idx)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory sampling range keys");
+    int64_t m = 0;
+    for (int64_t i = (s->stride - s->n_rows % s->stride) % s->stride; i < n; i += s->stride)
+        idx[m++] = (int32_t)i;
+    em_status st = EM_OK;
+    for (int k = 0; st == EM_OK && k < n_keys; k++)
+        st = em_column_append_rows(&s->keys[k], &keys[k], idx, m, err);
+    free(idx);
+    if (st != EM_OK)
+        return st;
+    s->n_rows += n;
+    s->n_kept += m;
+    while (s->n_kept > 2 * (s->target > 0 ? s->target : 1))
+        EM_TRY(sampler_halve(s, err));
+    return EM_OK;
+}
+
+struct rt_range_bounds {
+    int n_keys;
+    em_column *all;       /* the samples' keys, concatenated */
+    em_sort_key *keys;    /* over all */
+    int n_bounds;         /* partitions that got samples, but the last */
+    int32_t *bound_row;   /* [i]: the greatest key of bound_part[i] (row of all) */
+    int32_t *bound_part;
+    int last_part;        /* keys past every bound */
+};
+
+void rt_range_bounds_free(rt_range_bounds *bd) {
+    if (!bd)
+        return;
+    for (int k = 0; bd->all && k < bd->n_keys; k++)
+        em_column_reset(&bd->all[k]);
+    free(bd->all);
+    free(bd->keys);
+    free(bd->bound_row);
+    free(bd->bound_part);
+    free(bd);
+}
+
+/* Walks the samples in key order, each weighing the rows it stands for, and
+ * moves to the next partition once the weight passed reaches the next 1/n
+ * of the total, but never between equal keys. With every row sampled these
+ * are the exact quantiles. */
+static void choose_bounds(rt_range_bounds *bd, int n_parts, const int32_t *idx, int64_t total,
+                          const double *weight, double total_w) {
+    int part = 0;
+    double passed = 0;
+    int64_t prev = -1;
+    for (int64_t j = 0; j < total; j++) {
+        int32_t row = idx[j];
+        while (part < n_parts - 1 && passed >= floor(total_w * (part + 1) / n_parts) &&
+               (prev < 0 || em_sort_compare(bd->keys, row, bd->keys, prev, bd->n_keys) != 0)) {
+            if (prev >= 0 && bd->last_part == part) { /* close the partition at prev */
+                bd->bound_row[bd->n_bounds] = (int32_t)prev;
+                bd->bound_part[bd->n_bounds++] = part;
+            }
+            part++;
+        }
+        bd->last_part = part;
+        passed += weight[j];
+        prev = row;
+    }
+}
+
+em_status rt_range_bounds_make(const rt_partitioning *p, const rt_range_sample *samples, int n,
+                               em_pool *pool, rt_range_bounds **out, em_error *err) {
+    *out = NULL;
+    int64_t total = 0;
+    double total_w = 0;
+    const rt_range_sample *typed = NULL;
+    for (int i = 0; i < n; i++) {
+        total += samples[i].n_kept;
+        total_w += (double)samples[i].n_rows;
+        if (samples[i].n_kept > 0 && !typed)
+            typed = &samples[i];
+    }
+    if (total > INT32_MAX)
+        return EM_FAIL(err, EM_ERR_UNSUPPORTED, "range partitioning over more than %d samples",
+                       INT32_MAX);
+    int nk = p->n_keys;
+    rt_range_bounds *bd = calloc(1, sizeof *bd);
+    if (!bd)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    bd->n_keys = nk;
+    size_t nb = (size_t)(p->n > 0 ? p->n : 1);
+    bd->all = calloc((size_t)(nk > 0 ? nk : 1), sizeof *bd->all);
+    bd->keys = calloc((size_t)(nk > 0 ? nk : 1), sizeof *bd->keys);
+    bd->bound_row = malloc(sizeof *bd->bound_row * nb);
+    bd->bound_part = malloc(sizeof *bd->bound_part * nb);
+    int32_t *idx = malloc(sizeof *idx * (size_t)(total ? total : 1));
+    double *weight = malloc(sizeof *weight * (size_t)(total ? total : 1));
+    double *by_row = malloc(sizeof *by_row * (size_t)(total ? total : 1));
+    em_status s = bd->all && bd->keys && bd->bound_row && bd->bound_part && idx && weight && by_row
+                      ? EM_OK
+                      : EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    for (int k = 0; s == EM_OK && typed && k < nk; k++) {
+        s = em_column_init(&bd->all[k], typed->keys[k].type, total, pool, err);
+        for (int i = 0; s == EM_OK && i < n; i++)
+            if (samples[i].n_kept > 0)
+                s = em_column_append_rows(&bd->all[k], &samples[i].keys[k], NULL,
+                                          samples[i].n_kept, err);
+        bd->keys[k] = (em_sort_key){&bd->all[k], p->keys[k]->ascending, p->keys[k]->nulls_first};
+    }
+    if (s == EM_OK && total > 0 && p->n > 1) {
+        int64_t r = 0;
+        for (int i = 0; i < n; i++)
+            for (int64_t j = 0; j < samples[i].n_kept; j++)
+                by_row[r++] = (double)samples[i].n_rows / (double)samples[i].n_kept;
+        for (int64_t i = 0; i < total; i++)
+            idx[i] = (int32_t)i;
+        s = em_sort_indices(bd->keys, nk, idx, total, pool, err);
+        for (int64_t j = 0; s == EM_OK && j < total; j++)
+            weight[j] = by_row[idx[j]];
+        if (s == EM_OK)
+            choose_bounds(bd, p->n, idx, total, weight, total_w);
+    }
+    free(idx);
+    free(weight);
+    free(by_row);
+    if (s != EM_OK) {
+        rt_range_bounds_free(bd);
+        return s;
+    }
+    *out = bd;
+    return EM_OK;
+}
+
+em_status rt_range_bounds_ids(const rt_range_bounds *bd, const em_column *keys,
+                              const int32_t *sel, int64_t n, int32_t *ids, em_error *err) {
+    if (bd->n_bounds == 0) {
+        for (int64_t k = 0; k < n; k++)
+            ids[k] = bd->last_part;
+        return EM_OK;
+    }
+    em_sort_key *rk = malloc(sizeof *rk * (size_t)bd->n_keys);
+    if (!rk)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory assigning range partitions");
+    for (int k = 0; k < bd->n_keys; k++)
+        rk[k] = (em_sort_key){&keys[k], bd->keys[k].ascending, bd->keys[k].nulls_first};
+    for (int64_t k = 0; k < n; k++) {
+        int64_t row = sel ? sel[k] : k;
+        /* the first bound the key does not sort after */
+        int lo = 0, hi = bd->n_bounds;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (em_sort_compare(rk, row, bd->keys, bd->bound_row[mid], bd->n_keys) <= 0)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        ids[k] = lo < bd->n_bounds ? bd->bound_part[lo] : bd->last_part;
+    }
+    free(rk);
+    return EM_OK;
+}
+
 em_status rt_range_assign(const rt_partitioning *p, const rt_range_input *in, int32_t *ids,
                           em_pool *pool, em_error *err) {
     int64_t total = 0;
@@ -199,47 +406,24 @@ em_status rt_range_assign(const rt_partitioning *p, const rt_range_input *in, in
         total += in->n[b];
     if (total == 0)
         return EM_OK;
-    if (p->n == 1 || in->n_batches == 0) {
-        memset(ids, 0, sizeof *ids * (size_t)total);
-        return EM_OK;
-    }
-    if (total > INT32_MAX)
-        return EM_FAIL(err, EM_ERR_UNSUPPORTED, "range partitioning of more than %d rows",
-                       INT32_MAX);
+    /* every row is its own sample: the exact quantiles */
     int nk = p->n_keys;
-    em_column *all = calloc((size_t)nk, sizeof *all);
-    em_sort_key *keys = calloc((size_t)nk, sizeof *keys);
-    int32_t *idx = malloc(sizeof *idx * (size_t)total);
-    em_status s = all && keys && idx ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    em_column *all = calloc((size_t)(nk > 0 ? nk : 1), sizeof *all);
+    em_status s = all ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
     for (int k = 0; s == EM_OK && k < nk; k++) {
         s = em_column_init(&all[k], in->keys[0][k].type, total, pool, err);
         for (int64_t b = 0; s == EM_OK && b < in->n_batches; b++)
             s = em_column_append_rows(&all[k], &in->keys[b][k], in->sel[b], in->n[b], err);
-        keys[k] = (em_sort_key){&all[k], p->keys[k]->ascending, p->keys[k]->nulls_first};
     }
-    if (s == EM_OK) {
-        for (int64_t i = 0; i < total; i++)
-            idx[i] = (int32_t)i;
-        s = em_sort_indices(keys, nk, idx, total, pool, err);
-    }
-    if (s == EM_OK) {
-        /* Walk the sorted rows; move to the next partition past each bound,
-         * but never between equal keys. */
-        int part = 0;
-        int64_t bound_pos = (total * 1) / p->n - 1; /* last row of partition 0 */
-        for (int64_t j = 0; j < total; j++) {
-            while (part < p->n - 1 && j > bound_pos &&
-                   (j == 0 || em_sort_compare(keys, idx[j], keys, idx[j - 1], nk) != 0)) {
-                part++;
-                bound_pos = (total * (part + 1)) / p->n - 1;
-            }
-            ids[idx[j]] = part;
-        }
-    }
+    rt_range_bounds *bd = NULL;
+    rt_range_sample one = {total, total, all};
+    if (s == EM_OK)
+        s = rt_range_bounds_make(p, &one, 1, pool, &bd, err);
+    if (s == EM_OK)
+        s = rt_range_bounds_ids(bd, all, NULL, total, ids, err);
+    rt_range_bounds_free(bd);
     for (int k = 0; all && k < nk; k++)
         em_column_reset(&all[k]);
     free(all);
-    free(keys);
-    free(idx);
     return s;
 }

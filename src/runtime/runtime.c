@@ -24,9 +24,11 @@
  * Data. Map tasks write their rows, split by reduce partition, into lists
  * of their own (no locking); after the stage the lists are concatenated per
  * reduce partition in task order. Range partitioning needs bounds over the
- * whole output, so its map tasks keep their rows and the sort keys, and the
- * runner assigns partitions after the stage. All outputs are charged to a
- * pool per stage under the query's pool.
+ * whole output, so its map tasks keep their rows with the sort keys
+ * appended (spilled like other map output) and a bounded sample of the
+ * keys; after the stage the runner takes the bounds from the samples and
+ * deals each task's rows, in the order written, to that task's lists. All
+ * outputs are charged to a pool per stage under the query's pool.
  *
  * Scheduling. Every stage whose inputs are done is started; independent
  * stages (the broadcasts under one join, a subquery and the scans beside it)
@@ -47,6 +49,21 @@
 
 typedef struct rt_stage rt_stage;
 struct rt_task;
+
+typedef struct rt_spilled {
+    int n, cap;
+    const char **paths; /* owned by the query's spill folder */
+} rt_spilled;
+
+/* A range shuffle's map task until its rows are dealt: its rows with their
+ * sort keys appended as trailing columns (so that spilled rows come back
+ * with their keys, without the task's expressions), the files it spilled
+ * them to, and a sample of its keys for the bounds. */
+typedef struct rt_range_task {
+    em_batch_list rows;
+    rt_spilled files;
+    rt_range_sampler sample;
+} rt_range_task;
 
 struct rt_stage {
     int index;
@@ -70,7 +87,10 @@ struct rt_stage {
     em_pool *out_pool;
     em_batch_list *task_out; /* shuffle: [task * n_out + r]; else [task] */
     em_batch_list *parts;    /* per output partition: views of task_out's batches */
-    em_column **range_keys;  /* range shuffles: [task] -> keys per batch, flattened */
+    /* range shuffles until their rows are dealt (task_out unused until then) */
+    struct rt_range_task *range; /* [task] */
+    em_schema range_schema;      /* the rows' columns, without the keys */
+    bool dealing;                /* the map tasks are done, the rows being dealt */
     bool done;
     int64_t rows_out;
     int64_t time_ns;
@@ -109,11 +129,6 @@ struct rt_stage {
     int64_t peak_native, peak_row;
     int peak_native_task, peak_row_task;
 };
-
-typedef struct rt_spilled {
-    int n, cap;
-    const char **paths; /* owned by the query's spill folder */
-} rt_spilled;
 
 struct em_query {
     const em_plan *plan;
@@ -423,6 +438,17 @@ appended:
 /* ------------------------------------------------------------------ lifecycle
  */
 
+static void range_free(rt_stage *st) {
+    for (int t = 0; st->range && t < st->n_tasks; t++) {
+        em_batch_list_reset(&st->range[t].rows);
+        free(st->range[t].files.paths);
+        rt_range_sampler_reset(&st->range[t].sample);
+    }
+    free(st->range);
+    st->range = NULL;
+    em_schema_reset(&st->range_schema);
+}
+
 static void stage_free_outputs(rt_stage *st) {
     if (st->task_out) {
         int64_t n = (int64_t)st->n_tasks * (st->kind == EM_STAGE_SHUFFLE ? st->n_out : 1);
@@ -431,12 +457,7 @@ static void stage_free_outputs(rt_stage *st) {
         free(st->task_out);
         st->task_out = NULL;
     }
-    if (st->range_keys) {
-        for (int t = 0; t < st->n_tasks; t++)
-            free(st->range_keys[t]);
-        free(st->range_keys);
-        st->range_keys = NULL;
-    }
+    range_free(st);
     if (st->parts) {
         for (int r = 0; r < st->n_out; r++)
             free(st->parts[r].batches);
@@ -936,36 +957,38 @@ static em_status list_push(em_batch_list *l, em_batch *b, em_error *err) {
     return EM_OK;
 }
 
-/* Appends rows idx[0..n) (physical) of src to the list's last batch, or a new
- * one. */
-static em_status list_append_rows(em_batch_list *l, const em_batch *src, const int32_t *idx,
-                                  int64_t n, em_pool *pool, em_error *err) {
+/* Appends rows idx[0..n) (physical) of src's first schema->n_fields columns
+ * to the list's last batch, or a new one of schema. */
+static em_status list_append_rows(em_batch_list *l, const em_schema *schema, const em_batch *src,
+                                  const int32_t *idx, int64_t n, em_pool *pool, em_error *err) {
     em_batch *last = l->n_batches ? l->batches[l->n_batches - 1] : NULL;
     if (!last || last->n_rows + n > EM_BATCH_CAP) {
-        EM_TRY(
-            em_batch_create(&src->schema, n > EM_BATCH_CAP ? n : EM_BATCH_CAP, pool, &last, err));
+        /* sized for these rows, grown as more come: with many partitions
+         * most lists of a map task stay far smaller than a batch */
+        EM_TRY(em_batch_create(schema, n, pool, &last, err));
         em_status s = list_push(l, last, err);
         if (s != EM_OK) {
             em_batch_destroy(last);
             return s;
         }
     }
-    for (int c = 0; c < src->n_cols; c++)
+    for (int c = 0; c < schema->n_fields; c++)
         EM_TRY(em_column_append_rows(&last->cols[c], &src->cols[c], idx, n, err));
     last->n_rows += n;
     l->n_rows += n;
     return EM_OK;
 }
 
-/* Splits b's present rows by ids into the task's per-partition lists. */
-static em_status distribute(rt_stage *st, int task, const em_batch *b, const int32_t *ids,
-                            int32_t *scratch, int64_t *counts, em_error *err) {
+/* Splits b's present rows by ids into the task's per-partition lists
+ * (the columns of schema: a range shuffle's rows leave their keys behind). */
+static em_status distribute(rt_stage *st, int task, const em_schema *schema, const em_batch *b,
+                            const int32_t *ids, int32_t *scratch, int64_t *counts, em_error *err) {
     int64_t n = em_batch_rows(b);
     em_batch_list *lists = &st->task_out[(int64_t)task * st->n_out];
     if (st->n_out == 1) {
         for (int64_t k = 0; k < n; k++)
             scratch[k] = b->sel ? b->sel[k] : (int32_t)k;
-        return list_append_rows(&lists[0], b, scratch, n, st->out_pool, err);
+        return list_append_rows(&lists[0], schema, b, scratch, n, st->out_pool, err);
     }
     /* counting sort of the row numbers by partition */
     memset(counts, 0, sizeof *counts * (size_t)(st->n_out + 1));
@@ -979,7 +1002,8 @@ static em_status distribute(rt_stage *st, int task, const em_batch *b, const int
     for (int r = 0; r < st->n_out; r++) {
         int64_t end = counts[r];
         if (end > start)
-            EM_TRY(list_append_rows(&lists[r], b, scratch + start, end - start, st->out_pool, err));
+            EM_TRY(list_append_rows(&lists[r], schema, b, scratch + start, end - start,
+                                    st->out_pool, err));
         start = end;
     }
     return EM_OK;
@@ -1028,32 +1052,44 @@ static bool memory_tight(const em_query *q, int64_t need) {
     return budget >= 0 && em_pool_used(q->pool) + need > budget / 2;
 }
 
-/* Writes every partition list map task p holds to spill files and frees them. */
+/* Writes a list to a new spill file recorded in sp and frees its batches.
+ * Output rows (not a range map task's rows, dealt again later) count in the
+ * stage's rows. */
+static em_status spill_list(em_query *q, rt_stage *st, em_batch_list *l, rt_spilled *sp,
+                            bool output, em_pool *pool, em_error *err) {
+    if (l->n_batches == 0)
+        return EM_OK;
+    if (sp->n == sp->cap) {
+        int nc = sp->cap ? sp->cap * 2 : 4;
+        const char **np = realloc(sp->paths, sizeof *np * (size_t)nc);
+        if (!np)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory spilling shuffle output");
+        sp->paths = np;
+        sp->cap = nc;
+    }
+    const char *path = NULL;
+    int64_t bytes = 0;
+    EM_TRY(rt_spill_write(q->spill_dir, l, pool, &path, &bytes, err));
+    sp->paths[sp->n++] = path;
+    pthread_mutex_lock(&q->mu);
+    st->spill_bytes += bytes;
+    if (output)
+        st->spill_rows += l->n_rows;
+    st->spill_files++;
+    pthread_mutex_unlock(&q->mu);
+    em_batch_list_reset(l);
+    return EM_OK;
+}
+
+/* Writes what map task p holds to spill files and frees it: its partition
+ * lists, or a range map task's rows until they are dealt. */
 static em_status spill_map_output(em_query *q, rt_stage *st, int p, em_pool *pool,
                                   em_error *err) {
+    if (st->range && !st->dealing)
+        return spill_list(q, st, &st->range[p].rows, &st->range[p].files, false, pool, err);
     for (int r = 0; r < st->n_out; r++) {
-        em_batch_list *l = &st->task_out[(int64_t)p * st->n_out + r];
-        if (l->n_batches == 0)
-            continue;
-        rt_spilled *sp = &st->spilled[(int64_t)p * st->n_out + r];
-        if (sp->n == sp->cap) {
-            int nc = sp->cap ? sp->cap * 2 : 4;
-            const char **np = realloc(sp->paths, sizeof *np * (size_t)nc);
-            if (!np)
-                return EM_FAIL(err, EM_ERR_NOMEM, "out of memory spilling shuffle output");
-            sp->paths = np;
-            sp->cap = nc;
-        }
-        const char *path = NULL;
-        int64_t bytes = 0;
-        EM_TRY(rt_spill_write(q->spill_dir, l, pool, &path, &bytes, err));
-        sp->paths[sp->n++] = path;
-        pthread_mutex_lock(&q->mu);
-        st->spill_bytes += bytes;
-        st->spill_rows += l->n_rows;
-        st->spill_files++;
-        pthread_mutex_unlock(&q->mu);
-        em_batch_list_reset(l);
+        int64_t i = (int64_t)p * st->n_out + r;
+        EM_TRY(spill_list(q, st, &st->task_out[i], &st->spilled[i], true, pool, err));
     }
     return EM_OK;
 }
@@ -1074,6 +1110,93 @@ static em_status spill_finished(em_query *q, rt_stage *st, em_pool *pool, em_err
     return s;
 }
 
+/* Near the budget (storing need more bytes would make it tight): this
+ * task's stored rows go to disk first, once it holds enough for a file that
+ * is not tiny; then what finished tasks hold. */
+static em_status maybe_spill(em_query *q, rt_stage *st, int p, int64_t need, int64_t *held,
+                             em_pool *pool, em_error *err) {
+    if (!st->spilled || !memory_tight(q, need))
+        return EM_OK;
+    if (*held >= em_pool_budget(q->pool) / 16) {
+        EM_TRY(spill_map_output(q, st, p, pool, err));
+        *held = 0;
+    }
+    return memory_tight(q, need) ? spill_finished(q, st, pool, err) : EM_OK;
+}
+
+/* The first map task's row columns are the dealt lists' schema. */
+static em_status keep_row_schema(rt_stage *st, const em_schema *sc, int nc, em_error *err) {
+    em_query *q = st->base->q;
+    em_status s = EM_OK;
+    pthread_mutex_lock(&q->mu);
+    if (!st->range_schema.fields) {
+        em_schema rs;
+        s = em_schema_init(&rs, nc, err);
+        for (int c = 0; s == EM_OK && c < nc; c++)
+            s = em_schema_set(&rs, c, sc->fields[c].name, sc->fields[c].type,
+                              sc->fields[c].nullable, err);
+        if (s == EM_OK)
+            st->range_schema = rs;
+        else
+            em_schema_reset(&rs);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return s;
+}
+
+/* Keeps a batch of a range map task: its present rows with their sort keys
+ * appended, the keys also offered to the task's sample. */
+static em_status range_keep(rt_stage *st, int p, rt_partitioner *pt, const em_batch *b,
+                            int32_t *scratch, em_pool *pool, em_error *err) {
+    rt_range_task *rt = &st->range[p];
+    int nk = st->part.n_keys, nc = b->n_cols;
+    int64_t n = em_batch_rows(b);
+    if (n == 0)
+        return EM_OK;
+    em_column *keys = calloc((size_t)(nk > 0 ? nk : 1), sizeof *keys);
+    if (!keys)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory keeping range shuffle rows");
+    em_status s = rt_partitioner_range_keys(pt, b, pool, keys, err);
+    bool have_keys = s == EM_OK;
+    em_schema sc;
+    memset(&sc, 0, sizeof sc);
+    if (s == EM_OK)
+        s = em_schema_init(&sc, nc + nk, err);
+    for (int c = 0; s == EM_OK && c < nc; c++)
+        s = em_schema_set(&sc, c, b->schema.fields[c].name, b->schema.fields[c].type,
+                          b->schema.fields[c].nullable, err);
+    for (int k = 0; s == EM_OK && k < nk; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "range_key_%d", k);
+        s = em_schema_set(&sc, nc + k, name, keys[k].type, true, err);
+    }
+    if (s == EM_OK)
+        s = keep_row_schema(st, &sc, nc, err);
+    em_batch *copy = NULL;
+    if (s == EM_OK)
+        s = em_batch_create(&sc, n, st->out_pool, &copy, err);
+    for (int64_t k = 0; s == EM_OK && k < n; k++)
+        scratch[k] = b->sel ? b->sel[k] : (int32_t)k;
+    for (int c = 0; s == EM_OK && c < nc + nk; c++)
+        s = em_column_append_rows(&copy->cols[c], c < nc ? &b->cols[c] : &keys[c - nc], scratch,
+                                  n, err);
+    if (s == EM_OK) {
+        copy->n_rows = n;
+        s = list_push(&rt->rows, copy, err);
+    }
+    if (s != EM_OK) {
+        em_batch_destroy(copy);
+    } else {
+        rt->rows.n_rows += n;
+        s = rt_range_sampler_add(&rt->sample, &copy->cols[nc], nk, n, err);
+    }
+    for (int k = 0; have_keys && k < nk; k++)
+        em_column_reset(&keys[k]);
+    free(keys);
+    em_schema_reset(&sc);
+    return s;
+}
+
 static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_error *err) {
     em_query *q = ((rt_task *)ctx->runtime)->q;
     rt_partitioner *pt = NULL;
@@ -1084,9 +1207,7 @@ static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_er
     int64_t *counts = malloc(sizeof *counts * (size_t)(st->n_out + 1));
     int64_t id_cap = EM_BATCH_CAP;
     em_status s = ids && scratch && counts ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    em_batch_list *keep = &st->task_out[p]; /* range: rows kept as they come */
     int64_t held = 0; /* about the bytes this task stored since it last spilled */
-    int64_t key_cap = 0;
     while (s == EM_OK) {
         em_batch *b = NULL;
         s = em_op_next(op, &b, err);
@@ -1106,53 +1227,14 @@ static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_er
             }
             id_cap = n;
         }
-        if (st->part.kind == RT_PART_RANGE) {
-            em_batch *copy = NULL;
-            s = em_batch_create(&b->schema, n, st->out_pool, &copy, err);
-            for (int64_t k = 0; s == EM_OK && k < n; k++)
-                scratch[k] = b->sel ? b->sel[k] : (int32_t)k;
-            for (int c = 0; s == EM_OK && c < b->n_cols; c++)
-                s = em_column_append_rows(&copy->cols[c], &b->cols[c], scratch, n, err);
-            if (s == EM_OK) {
-                copy->n_rows = n;
-                s = list_push(keep, copy, err);
-            }
-            if (s != EM_OK) {
-                em_batch_destroy(copy);
-                break;
-            }
-            keep->n_rows += n;
-            if (keep->n_batches > key_cap) {
-                key_cap = keep->n_batches * 2;
-                em_column *nk = realloc(st->range_keys[p],
-                                        sizeof *nk * (size_t)key_cap * (size_t)st->part.n_keys);
-                if (!nk) {
-                    s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-                    break;
-                }
-                st->range_keys[p] = nk;
-            }
-            s = rt_partitioner_range_keys(
-                pt, copy, st->out_pool, &st->range_keys[p][(keep->n_batches - 1) * st->part.n_keys],
-                err);
-            if (s != EM_OK) /* keys of this batch are reset; drop the batch too */
-                keep->n_batches--, keep->n_rows -= n, em_batch_destroy(copy);
-            continue;
-        }
-        s = rt_partitioner_ids(pt, b, ids, err);
-        /* near the budget: this task's stored rows go to disk first */
         int64_t bb = batch_bytes(b);
-        if (s == EM_OK && st->spilled && memory_tight(q, 2 * bb)) {
-            /* a task holding little would only write many tiny files */
-            if (held >= em_pool_budget(q->pool) / 16) {
-                s = spill_map_output(q, st, p, ctx->pool, err);
-                held = 0;
-            }
-            if (s == EM_OK && memory_tight(q, 2 * bb))
-                s = spill_finished(q, st, ctx->pool, err);
-        }
+        if (!st->range)
+            s = rt_partitioner_ids(pt, b, ids, err);
         if (s == EM_OK)
-            s = distribute(st, p, b, ids, scratch, counts, err);
+            s = maybe_spill(q, st, p, 2 * bb, &held, ctx->pool, err);
+        if (s == EM_OK)
+            s = st->range ? range_keep(st, p, pt, b, scratch, ctx->pool, err)
+                          : distribute(st, p, &b->schema, b, ids, scratch, counts, err);
         held += bb;
     }
     /* the map side is done: what is left is shuffle storage */
@@ -1435,91 +1517,88 @@ static void stage_profile(const em_query *q, const rt_stage *st, em_stage_shape 
     em_profile_for_stage(&q->profile, &q->rules, shape, prof);
 }
 
-/* After a range map stage: bounds over all kept rows, then the rows dealt. */
-static em_status finish_range(rt_stage *st, em_error *err) {
-    int64_t nb = 0;
-    for (int t = 0; t < st->n_tasks; t++)
-        nb += st->task_out[t].n_batches;
-    em_column **keys = calloc((size_t)(nb ? nb : 1), sizeof *keys);
-    const int32_t **sel = calloc((size_t)(nb ? nb : 1), sizeof *sel);
-    int64_t *n = calloc((size_t)(nb ? nb : 1), sizeof *n);
-    em_batch **bs = calloc((size_t)(nb ? nb : 1), sizeof *bs);
-    int64_t total = 0, k = 0;
-    em_status s = keys && sel && n && bs ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    for (int t = 0; s == EM_OK && t < st->n_tasks; t++)
-        for (int64_t i = 0; i < st->task_out[t].n_batches; i++, k++) {
-            bs[k] = st->task_out[t].batches[i];
-            keys[k] = &st->range_keys[t][i * st->part.n_keys];
-            n[k] = bs[k]->n_rows;
-            total += n[k];
-        }
-    int32_t *ids = s == EM_OK ? malloc(sizeof *ids * (size_t)(total ? total : 1)) : NULL;
-    int32_t *scratch = NULL;
-    int64_t *counts = malloc(sizeof *counts * (size_t)(st->n_out + 1));
-    if (s == EM_OK && (!ids || !counts))
-        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    if (s == EM_OK) {
-        rt_range_input in = {nb, keys, sel, n};
-        s = rt_range_assign(&st->part, &in, ids, st->out_pool, err);
+/* Dealing a range shuffle's rows: the bounds, and the map task dealt. */
+typedef struct range_deal {
+    em_query *q;
+    rt_stage *st;
+    const rt_range_bounds *bounds;
+    int task;
+    int64_t held; /* bytes dealt since the task's lists last spilled */
+    int64_t cap;
+    int32_t *ids, *scratch;
+    int64_t *counts;
+} range_deal;
+
+/* Deals one batch of a map task's rows (their keys the trailing columns) to
+ * the task's partition lists, which spill as a hash shuffle's do. */
+static em_status deal_batch(void *arg, const em_batch *b, em_error *err) {
+    range_deal *d = arg;
+    rt_stage *st = d->st;
+    int nc = st->range_schema.n_fields;
+    if (b->n_cols != nc + st->part.n_keys)
+        return EM_FAIL(err, EM_ERR_INTERNAL, "range shuffle rows of %d columns, expected %d",
+                       b->n_cols, nc + st->part.n_keys);
+    int64_t n = em_batch_rows(b);
+    if (n > d->cap) {
+        int32_t *ni = realloc(d->ids, sizeof *ni * (size_t)n);
+        if (ni)
+            d->ids = ni;
+        int32_t *ns = ni ? realloc(d->scratch, sizeof *ns * (size_t)n) : NULL;
+        if (ns)
+            d->scratch = ns;
+        if (!ni || !ns)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory dealing range shuffle rows");
+        d->cap = n;
     }
-    /* The kept rows move to the per-partition lists (of task 0: the order of
-     * rows within a partition does not matter to the readers above a sort). */
-    em_batch_list *held = calloc((size_t)st->n_tasks, sizeof *held);
-    if (s == EM_OK && !held)
-        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    int64_t off = 0;
-    int64_t scratch_cap = 0;
-    if (s == EM_OK) {
-        for (int t = 0; t < st->n_tasks; t++) {
-            held[t] = st->task_out[t];
-            memset(&st->task_out[t], 0, sizeof st->task_out[t]);
-        }
-        /* task_out is re-laid out as [task * n_out + r]: reallocate it */
-        em_batch_list *nt = calloc((size_t)st->n_tasks * (size_t)st->n_out, sizeof *nt);
-        if (!nt)
-            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-        else {
-            free(st->task_out);
-            st->task_out = nt;
-        }
-    }
-    k = 0;
-    for (int t = 0; s == EM_OK && t < st->n_tasks; t++)
-        for (int64_t i = 0; s == EM_OK && i < held[t].n_batches; i++, k++) {
-            const em_batch *b = held[t].batches[i];
-            if (b->n_rows > scratch_cap) {
-                free(scratch);
-                scratch_cap = b->n_rows;
-                if (!(scratch = malloc(sizeof *scratch * (size_t)scratch_cap)))
-                    s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-            }
-            if (s == EM_OK)
-                s = distribute(st, t, b, ids + off, scratch, counts, err);
-            off += b->n_rows;
-        }
-    for (int t = 0; held && t < st->n_tasks; t++)
-        em_batch_list_reset(&held[t]);
-    free(held);
-    free(keys);
-    free(sel);
-    free(n);
-    free(bs);
-    free(ids);
-    free(scratch);
-    free(counts);
-    return s;
+    EM_TRY(rt_range_bounds_ids(d->bounds, &b->cols[nc], b->sel, n, d->ids, err));
+    EM_TRY(distribute(st, d->task, &st->range_schema, b, d->ids, d->scratch, d->counts, err));
+    d->held += batch_bytes(b);
+    return maybe_spill(d->q, st, d->task, 0, &d->held, st->out_pool, err);
 }
 
-static void free_range_keys(rt_stage *st, const int64_t *batches_per_task) {
-    if (!st->range_keys)
-        return;
+/* After a range map stage: bounds from the tasks' samples, then each map
+ * task's rows dealt in the order it wrote them (its spill files one batch at
+ * a time, then the rows it kept), so a partition holds the rows of map task
+ * 0, then 1, ..., as a hash shuffle's does. */
+static em_status finish_range(em_query *q, rt_stage *st, em_error *err) {
+    rt_range_sample *samples = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *samples);
+    if (!samples)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
     for (int t = 0; t < st->n_tasks; t++) {
-        for (int64_t i = 0; st->range_keys[t] && i < batches_per_task[t] * st->part.n_keys; i++)
-            em_column_reset(&st->range_keys[t][i]);
-        free(st->range_keys[t]);
+        const rt_range_sampler *sm = &st->range[t].sample;
+        samples[t] = (rt_range_sample){sm->n_rows, sm->n_kept, sm->keys};
     }
-    free(st->range_keys);
-    st->range_keys = NULL;
+    rt_range_bounds *bounds = NULL;
+    em_status s =
+        rt_range_bounds_make(&st->part, samples, st->n_tasks, st->out_pool, &bounds, err);
+    range_deal d = {.q = q, .st = st, .bounds = bounds};
+    free(samples);
+    for (int t = 0; t < st->n_tasks; t++)
+        rt_range_sampler_reset(&st->range[t].sample);
+    if (s == EM_OK && !(d.counts = malloc(sizeof *d.counts * (size_t)(st->n_out + 1))))
+        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    st->dealing = true;
+    for (int t = 0; s == EM_OK && t < st->n_tasks; t++) {
+        rt_range_task *rt = &st->range[t];
+        d.task = t;
+        d.held = 0;
+        for (int f = 0; s == EM_OK && f < rt->files.n; f++) {
+            s = rt_spill_scan(rt->files.paths[f], st->out_pool, deal_batch, &d, err);
+            unlink(rt->files.paths[f]); /* dealt: only its disk space is left */
+        }
+        /* each kept batch is freed once dealt: memory moves, it does not grow */
+        for (int64_t i = 0; s == EM_OK && i < rt->rows.n_batches; i++) {
+            s = deal_batch(&d, rt->rows.batches[i], err);
+            em_batch_destroy(rt->rows.batches[i]);
+            rt->rows.batches[i] = NULL;
+        }
+        em_batch_list_reset(&rt->rows);
+    }
+    rt_range_bounds_free(bounds);
+    free(d.ids);
+    free(d.scratch);
+    free(d.counts);
+    return s;
 }
 
 /* Concatenates the task lists into the per-partition views. */
@@ -1571,16 +1650,23 @@ static em_status start_stage(em_query *q, rt_stage *st, em_error *err) {
     int64_t n_lists = (int64_t)st->n_tasks * per_task;
     st->task_out = calloc((size_t)(n_lists ? n_lists : 1), sizeof *st->task_out);
     bool range = st->kind == EM_STAGE_SHUFFLE && st->part.kind == RT_PART_RANGE;
-    if (range)
-        st->range_keys = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *st->range_keys);
-    /* range shuffles keep every row for their bounds: they cannot spill */
-    bool spillable = st->kind == EM_STAGE_SHUFFLE && !range && q->opts.memory_budget >= 0;
+    if (range && (st->range = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *st->range))) {
+        /* Spark samples about 20 keys per output partition, 3 times over;
+         * small map tasks are kept whole (the bounds then exact). Samples
+         * stay in memory: a few hundred keys per task at most. */
+        int64_t tasks = st->n_tasks ? st->n_tasks : 1;
+        int64_t target = (60 * (int64_t)st->n_out + tasks - 1) / tasks;
+        for (int t = 0; t < st->n_tasks; t++)
+            st->range[t].sample = (rt_range_sampler){.pool = st->out_pool,
+                                                     .target = target > 128 ? target : 128};
+    }
+    bool spillable = st->kind == EM_STAGE_SHUFFLE && q->opts.memory_budget >= 0;
     if (spillable &&
         (!(st->spilled = calloc((size_t)(n_lists ? n_lists : 1), sizeof *st->spilled)) ||
          !(st->map_done = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *st->map_done))))
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting stage %d", st->index);
     st->base = calloc(1, sizeof *st->base);
-    if (!st->out_pool || !st->task_out || (range && !st->range_keys) || !st->base)
+    if (!st->out_pool || !st->task_out || (range && !st->range) || !st->base)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting stage %d", st->index);
     *st->base = (rt_task){.q = q, .st = st};
     int lanes = st->n_tasks;
@@ -1608,24 +1694,14 @@ static em_status finish_stage(em_query *q, rt_stage *st, em_error *err) {
         s = EM_FAIL(err, EM_ERR_CANCELLED, "query cancelled");
     }
     pthread_mutex_unlock(&q->mu);
-    bool range = st->kind == EM_STAGE_SHUFFLE && st->part.kind == RT_PART_RANGE;
-    if (range && st->range_keys) {
-        int64_t *per = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *per);
-        if (!per && s == EM_OK)
-            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-        for (int t = 0; per && t < st->n_tasks; t++)
-            per[t] = st->task_out[t].n_batches;
+    if (st->range) {
         if (s == EM_OK) {
-            s = finish_range(st, err);
+            s = finish_range(q, st, err);
             if (s != EM_OK)
                 em_error_prefix(err, "stage %d (range partitioning of %s (%d))", st->index,
                                 node_name(st->node), st->node->id);
         }
-        if (per)
-            free_range_keys(st, per);
-        else
-            free(st->range_keys), st->range_keys = NULL; /* leaks columns only on OOM */
-        free(per);
+        range_free(st);
     }
     if (s == EM_OK)
         s = merge_outputs(st, err);

@@ -133,7 +133,10 @@ em_status rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *pool,
         o.dictionary = false;
         o.statistics = false;
         o.page_bytes = 64 * 1024;
-        o.row_group_rows = EM_BATCH_CAP * 2;
+        /* the writer holds a row group encoded and compressed besides the
+         * rows (about twice them): half a batch keeps a spill cheap when
+         * memory is already tight */
+        o.row_group_rows = EM_BATCH_CAP > 1 ? EM_BATCH_CAP / 2 : 1;
         o.pool = pool;
         s = em_pq_writer_open(f, &schema, &o, &w, err);
     }
@@ -156,7 +159,9 @@ em_status rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *pool,
     return EM_OK;
 }
 
-em_status rt_spill_read(const char *path, em_pool *pool, em_batch_list *out, em_error *err) {
+em_status rt_spill_scan(const char *path, em_pool *pool,
+                        em_status (*fn)(void *arg, const em_batch *b, em_error *err), void *arg,
+                        em_error *err) {
     em_pq_file *file = NULL;
     em_pq_reader *r = NULL;
     em_status s = em_pq_file_open(path, &file, err);
@@ -165,27 +170,10 @@ em_status rt_spill_read(const char *path, em_pool *pool, em_batch_list *out, em_
         s = em_pq_reader_open(file, &ro, &r, err);
     }
     while (s == EM_OK) {
-        em_batch *b = NULL, *copy = NULL;
+        em_batch *b = NULL;
         s = em_pq_reader_next(r, &b, err);
-        if (s != EM_OK)
-            break;
-        s = em_batch_create(&b->schema, em_batch_rows(b), pool, &copy, err);
         if (s == EM_OK)
-            s = em_batch_append(copy, b, err);
-        if (s == EM_OK && (out->n_batches & (out->n_batches - 1)) == 0) {
-            int64_t nc = out->n_batches ? out->n_batches * 2 : 1;
-            em_batch **nb = realloc(out->batches, sizeof *nb * (size_t)nc);
-            if (!nb)
-                s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a shuffle spill");
-            else
-                out->batches = nb;
-        }
-        if (s != EM_OK) {
-            em_batch_destroy(copy);
-            break;
-        }
-        out->batches[out->n_batches++] = copy;
-        out->n_rows += copy->n_rows;
+            s = fn(arg, b, err);
     }
     em_pq_reader_close(r);
     em_pq_file_close(file);
@@ -193,4 +181,38 @@ em_status rt_spill_read(const char *path, em_pool *pool, em_batch_list *out, em_
         return EM_OK;
     em_error_prefix(err, "reading shuffle spill file '%s'", path);
     return s;
+}
+
+typedef struct read_into {
+    em_pool *pool;
+    em_batch_list *out;
+} read_into;
+
+static em_status append_copy(void *arg, const em_batch *b, em_error *err) {
+    read_into *ri = arg;
+    em_batch_list *out = ri->out;
+    em_batch *copy = NULL;
+    em_status s = em_batch_create(&b->schema, em_batch_rows(b), ri->pool, &copy, err);
+    if (s == EM_OK)
+        s = em_batch_append(copy, b, err);
+    if (s == EM_OK && (out->n_batches & (out->n_batches - 1)) == 0) {
+        int64_t nc = out->n_batches ? out->n_batches * 2 : 1;
+        em_batch **nb = realloc(out->batches, sizeof *nb * (size_t)nc);
+        if (!nb)
+            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a shuffle spill");
+        else
+            out->batches = nb;
+    }
+    if (s != EM_OK) {
+        em_batch_destroy(copy);
+        return s;
+    }
+    out->batches[out->n_batches++] = copy;
+    out->n_rows += copy->n_rows;
+    return EM_OK;
+}
+
+em_status rt_spill_read(const char *path, em_pool *pool, em_batch_list *out, em_error *err) {
+    read_into ri = {pool, out};
+    return rt_spill_scan(path, pool, append_copy, &ri, err);
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Shuffle spill: a hash shuffle whose map output does not fit in the
- * query's budget (the unlimited run's peak is several times the budget)
- * completes with the very rows, in the very order, of the unlimited run,
- * reporting spill bytes on the shuffle stage; its spill folder is empty
- * afterwards, also when the query fails after spilling. A broadcast over
- * the budget fails with EM_ERR_OOM_BUDGET naming the BroadcastExchange.
+ * Shuffle spill: a hash shuffle, and a range shuffle under a global sort,
+ * whose map output does not fit in the query's budget (the unlimited run's
+ * peak is several times the budget) completes with the very rows, in the
+ * very order, of the unlimited run, reporting spill bytes on the shuffle
+ * stage; its spill folder is empty afterwards, also when the query fails
+ * after spilling. A broadcast over the budget fails with
+ * EM_ERR_OOM_BUDGET naming the BroadcastExchange.
  *
  * Real operators over real Parquet files (em_op_build, the native builder).
  */
@@ -121,6 +122,28 @@ static const char *broadcast_plan =
     "Output [1]: [a#1]\n"
     "Input [4]: [a#1, s#2, a#3, s#4]\n\n";
 
+/* Every row of t ordered by s descending: a range shuffle of 64 partitions
+ * on the string key, each partition sorted; the result keeps a only (the
+ * result is held in the query's memory). */
+static const char *range_plan =
+    "== Physical Plan ==\n"
+    "* Project (5)\n"
+    "+- * Sort (4)\n"
+    "   +- Exchange (3)\n"
+    "      +- * ColumnarToRow (2)\n"
+    "         +- Scan parquet spark_catalog.default.t (1)\n"
+    "\n\n" SCAN_T(1) "(2) ColumnarToRow [codegen id : 1]\n"
+    "Input [2]: [a#1, s#2]\n\n"
+    "(3) Exchange\n"
+    "Input [2]: [a#1, s#2]\n"
+    "Arguments: rangepartitioning(s#2 DESC NULLS LAST, 64), ENSURE_REQUIREMENTS, [plan_id=1]\n\n"
+    "(4) Sort [codegen id : 2]\n"
+    "Input [2]: [a#1, s#2]\n"
+    "Arguments: [s#2 DESC NULLS LAST], true, 0\n\n"
+    "(5) Project [codegen id : 2]\n"
+    "Output [1]: [a#1]\n"
+    "Input [2]: [a#1, s#2]\n\n";
+
 typedef struct run_out {
     em_status s;
     em_error err;
@@ -190,37 +213,60 @@ static void run(const char *text, const char *wh, int64_t budget, const char *sp
 
 static const int64_t BUDGET = 3 << 20;
 
+/* Runs plan unlimited (holding far more than the budget at once, no spill)
+ * then within BUDGET: the second run spills and returns the very rows, in
+ * the very order, of the first, and leaves no file behind. */
+static void run_both(const char *plan, const char *wh, const char *spill, run_out *full,
+                     run_out *tight) {
+    run(plan, wh, -1, spill, full);
+    EM_ASSERT_OK(full->s, &full->err);
+    assert_int_equal(full->spill_files, 0);
+    assert_true(full->peak > 2 * BUDGET);
+
+    run(plan, wh, BUDGET, spill, tight);
+    EM_ASSERT_OK(tight->s, &tight->err);
+    assert_true(tight->spill_files > 0);
+    assert_true(tight->spill_bytes > 0);
+    assert_true(tight->peak <= BUDGET);
+    assert_int_equal(tight->n, full->n);
+    assert_memory_equal(tight->a, full->a, sizeof full->a[0] * (size_t)full->n);
+    assert_string_equal(tight->s0, full->s0);
+    assert_int_equal(count_files(spill), 0); /* the query's folder is gone */
+}
+
 static void test_shuffle_spills(void **state) {
     (void)state;
     const char *wh = make_table();
     char spill[4096];
     snprintf(spill, sizeof spill, "%s", em_test_tmpdir("runtime_spill_dir"));
     static run_out full, tight;
-    run(shuffle_plan, wh, -1, spill, &full);
-    EM_ASSERT_OK(full.s, &full.err);
-    assert_int_equal(full.spill_files, 0);
-    /* the unlimited run holds far more than the budget at once */
-    assert_true(full.peak > 2 * BUDGET);
+    run_both(shuffle_plan, wh, spill, &full, &tight);
     int want = 0;
     for (int v = 0; v < FILES * ROWS; v++)
         want += v % 97 == 5;
     assert_int_equal(full.n, want);
-
-    run(shuffle_plan, wh, BUDGET, spill, &tight);
-    EM_ASSERT_OK(tight.s, &tight.err);
-    assert_true(tight.spill_files > 0);
-    assert_true(tight.spill_bytes > 0);
-    assert_true(tight.peak <= BUDGET);
-    assert_int_equal(tight.n, full.n);
-    assert_memory_equal(tight.a, full.a, sizeof full.a[0] * (size_t)full.n);
-    assert_string_equal(tight.s0, full.s0);
-    assert_int_equal(count_files(spill), 0); /* the query's folder is gone */
 
     /* a failure after spilling removes the files too */
     run(failing_plan, wh, BUDGET, spill, &tight);
     assert_int_equal(tight.s, EM_ERR_UNSUPPORTED);
     assert_true(tight.spill_files > 0);
     assert_int_equal(count_files(spill), 0);
+}
+
+/* A range shuffle over the budget spills its map tasks' rows (with their
+ * keys), deals them after the bounds, reading the files back a batch at a
+ * time, and spills the dealt partitions: the same globally sorted rows as
+ * the unlimited run. */
+static void test_range_shuffle_spills(void **state) {
+    (void)state;
+    const char *wh = make_table();
+    char spill[4096];
+    snprintf(spill, sizeof spill, "%s", em_test_tmpdir("runtime_range_spill_dir"));
+    static run_out full, tight;
+    run_both(range_plan, wh, spill, &full, &tight);
+    assert_int_equal(full.n, FILES * ROWS);
+    for (int i = 0; i < full.n; i++)
+        assert_int_equal(full.a[i], FILES * ROWS - 1 - i);
 }
 
 /* The inner join of t with itself on a: each task's stream (a row group of
@@ -260,6 +306,7 @@ static void test_broadcast_over_budget(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shuffle_spills),
+        cmocka_unit_test(test_range_shuffle_spills),
         cmocka_unit_test(test_broadcast_join_sides),
         cmocka_unit_test(test_broadcast_over_budget),
     };
