@@ -279,7 +279,7 @@ static const char *const builtin_exprs[] = {
     /* strings and dates */
     "Substring", "Concat", "Upper", "Lower", "Length", "StringTrim", "StringTrimLeft",
     "StringTrimRight", "StartsWith", "EndsWith", "Contains", "Year", "Month", "DayOfMonth",
-    "Quarter", "DateAdd", "DateSub", "DateDiff",
+    "Quarter", "Hour", "Minute", "Second", "DateAdd", "DateSub", "DateDiff",
     /* aggregates */
     "AggregateExpression", "Sum", "Average", "Count", "Min", "Max", "First", "Last",
     "StddevSamp", "StddevPop", "VarianceSamp", "VariancePop",

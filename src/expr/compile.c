@@ -802,6 +802,9 @@ static const fn_desc scalar_fns[] = {
     {"power", FN_POWER, 2, 2},
     {"pow", FN_POWER, 2, 2},
     {"pmod", FN_PMOD, 2, 2},
+    {"hour", FN_HOUR, 1, 2},
+    {"minute", FN_MINUTE, 1, 2},
+    {"second", FN_SECOND, 1, 2},
 };
 
 static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
@@ -824,7 +827,22 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
     em_type str = em_type_make(EM_TYPE_STRING), i32 = em_type_make(EM_TYPE_INT);
     em_type dbl = em_type_make(EM_TYPE_DOUBLE), date = em_type_make(EM_TYPE_DATE);
     em_type result = em_type_make(EM_TYPE_STRING);
+    const em_tz *zone = NULL, *stamped = NULL;
     int s = -1;
+    if ((fd->fn == FN_HOUR || fd->fn == FN_MINUTE || fd->fn == FN_SECOND) && n_args == 2) {
+        /* Spark prints the analyzer's zone of a TimeZoneAwareExpression as
+         * Some(id); that zone, not the session's, is the expression's */
+        const em_expr *z = e->args[1];
+        bool some = z->kind == EM_EXPR_CALL && z->name && !strcmp(z->name, "Some") &&
+                    z->n_args == 1 && z->args[0]->text;
+        if (!some) {
+            fail_unsupported(c, e, "a time zone argument other than Some(zone id)");
+            goto done;
+        }
+        if (em_tz_find(z->args[0]->text, &stamped, c->err) != EM_OK)
+            goto done;
+        n_args = 1;
+    }
     for (int i = 0; i < n_args; i++) {
         const em_type *want = NULL;
         switch (fd->fn) {
@@ -961,12 +979,33 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
             goto done;
         break;
     }
+    case FN_HOUR:
+    case FN_MINUTE:
+    case FN_SECOND: {
+        /* a date is midnight in the session zone; a timestamp is read there */
+        em_type ts = em_type_make(EM_TYPE_TIMESTAMP), t0 = step_type(c, argv[0]);
+        if (t0.id == EM_TYPE_DATE)
+            argv[0] = cast_to(c, argv[0], ts, e);
+        else if (t0.id != EM_TYPE_TIMESTAMP && t0.id != EM_TYPE_TIMESTAMP_NTZ) {
+            fail_unsupported(c, e, "hour/minute/second of a non-timestamp value");
+            goto done;
+        }
+        if (argv[0] < 0)
+            goto done;
+        if (t0.id != EM_TYPE_TIMESTAMP_NTZ && stamped)
+            zone = em_tz_is_utc(stamped) ? NULL : stamped;
+        else if (t0.id != EM_TYPE_TIMESTAMP_NTZ && session_zone(c, &zone) < 0)
+            goto done;
+        result = i32;
+        break;
+    }
     default:
         break;
     }
     s = add_step(c, EX_SCALAR, result, e, n_args, argv);
     if (s >= 0) {
         c->prog->steps[s].fn = fd->fn;
+        c->prog->steps[s].tz = zone;
         /* date_add overflow wraps like Java int in non-ANSI mode */
     }
 done:

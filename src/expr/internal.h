@@ -90,6 +90,9 @@ typedef enum ex_fn {
     FN_LN,
     FN_POWER,
     FN_PMOD,
+    FN_HOUR, /* time of day of a timestamp (in the step's tz) or timestamp_ntz */
+    FN_MINUTE,
+    FN_SECOND,
 } ex_fn;
 
 typedef struct ex_step {

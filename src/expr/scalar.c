@@ -389,6 +389,14 @@ em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *
                                       : (m + 2) / 3;
         return EM_OK;
     }
+    case FN_HOUR:
+    case FN_MINUTE:
+    case FN_SECOND: {
+        int64_t us = st->tz ? em_tz_utc_to_local_us(st->tz, a[0].i) : a[0].i;
+        int64_t day = 86400LL * 1000000, secs = (us % day + day) % day / 1000000;
+        out->i = st->fn == FN_HOUR ? secs / 3600 : st->fn == FN_MINUTE ? secs / 60 % 60 : secs % 60;
+        return EM_OK;
+    }
     case FN_DATE_ADD:
     case FN_DATE_SUB: {
         /* DateAdd/DateSub add in Java int arithmetic, which wraps in every

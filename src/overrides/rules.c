@@ -178,6 +178,28 @@ static bool check_date_fn(const em_expr *e, const ov_check_ctx *cx, char *why, s
     return operands_cast_to(e, cx, 0, 1 << 20, EM_TYPE_DATE, "a date function", why, cap);
 }
 
+/* hour/minute/second: a timestamp (or date, read as its midnight) and the
+ * zone Spark stamps on it, printed Some(zone id). */
+static bool check_time_fn(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
+    (void)cx;
+    if (e->n_args < 1 || e->n_args > 2)
+        return true; /* the probe names the arity */
+    const em_expr *a = e->args[0];
+    if (known(a) && a->type.id != EM_TYPE_TIMESTAMP && a->type.id != EM_TYPE_TIMESTAMP_NTZ &&
+        a->type.id != EM_TYPE_DATE) {
+        char t[48];
+        type_name(a->type, t, sizeof t);
+        snprintf(why, cap, "%s of %s is not supported natively", e->name, t);
+        return false;
+    }
+    const em_expr *z = e->n_args == 2 ? e->args[1] : NULL;
+    if (z && !(z->kind == EM_EXPR_CALL && z->name && !strcmp(z->name, "Some") && z->n_args == 1)) {
+        snprintf(why, cap, "%s with a time zone argument other than Some(zone id)", e->name);
+        return false;
+    }
+    return true;
+}
+
 static bool check_date_add(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
     if (e->n_args != 2)
         return true;
@@ -468,6 +490,12 @@ static const ov_expr_rule expr_rules[] = {
      .check = check_date_fn},
     {.cls = "Quarter", .native = true, .in_types = OV_T_ALL, .out_types = OV_T(EM_TYPE_INT),
      .check = check_date_fn},
+    {.cls = "Hour", .native = true, .in_types = OV_T_ALL, .out_types = OV_T(EM_TYPE_INT),
+     .check = check_time_fn},
+    {.cls = "Minute", .native = true, .in_types = OV_T_ALL, .out_types = OV_T(EM_TYPE_INT),
+     .check = check_time_fn},
+    {.cls = "Second", .native = true, .in_types = OV_T_ALL, .out_types = OV_T(EM_TYPE_INT),
+     .check = check_time_fn},
     {.cls = "DateAdd", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_DATE,
      .check = check_date_add},
     {.cls = "DateSub", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_DATE,
@@ -560,6 +588,9 @@ static const struct {
     {"dayofmonth", "DayOfMonth"},
     {"day", "DayOfMonth"},
     {"quarter", "Quarter"},
+    {"hour", "Hour"},
+    {"minute", "Minute"},
+    {"second", "Second"},
     {"date_add", "DateAdd"},
     {"date_sub", "DateSub"},
     {"datediff", "DateDiff"},
