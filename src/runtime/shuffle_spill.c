@@ -134,9 +134,10 @@ em_status rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *pool,
         o.statistics = false;
         o.page_bytes = 64 * 1024;
         /* the writer holds a row group encoded and compressed besides the
-         * rows (about twice them): half a batch keeps a spill cheap when
-         * memory is already tight */
-        o.row_group_rows = EM_BATCH_CAP > 1 ? EM_BATCH_CAP / 2 : 1;
+         * rows (about twice them): 1024 rows keep a spill cheap when memory
+         * is already tight, and not per batch, whose rows may be few (the
+         * footer's row group list grows with every group) */
+        o.row_group_rows = 1024;
         o.pool = pool;
         s = em_pq_writer_open(f, &schema, &o, &w, err);
     }
