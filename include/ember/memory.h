@@ -38,6 +38,10 @@ int64_t em_pool_used(const em_pool *pool);
 int64_t em_pool_peak(const em_pool *pool);
 int64_t em_pool_budget(const em_pool *pool);
 void em_pool_set_budget(em_pool *pool, int64_t budget);
+/* The highest used / budget over pool's ancestors that have a budget (0
+ * when none): a task's operators spill when the query's pool, shared with
+ * the other tasks, fills up, not only when their own pool does. */
+double em_pool_ancestor_pressure(const em_pool *pool);
 
 /* Charges without allocating (for memory obtained elsewhere). */
 em_status em_pool_reserve(em_pool *pool, int64_t bytes, em_error *err) EM_MUST_CHECK;

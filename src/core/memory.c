@@ -108,6 +108,18 @@ void em_pool_destroy(em_pool *pool) {
 const char *em_pool_name(const em_pool *pool) { return pool ? pool->name : "(unaccounted)"; }
 int64_t em_pool_used(const em_pool *pool) { return pool ? atomic_load(&pool->used) : 0; }
 int64_t em_pool_peak(const em_pool *pool) { return pool ? atomic_load(&pool->peak) : 0; }
+double em_pool_ancestor_pressure(const em_pool *pool) {
+    double worst = 0;
+    for (const em_pool *p = pool ? pool->parent : NULL; p; p = p->parent) {
+        int64_t b = atomic_load(&p->budget);
+        if (b > 0) {
+            double f = (double)atomic_load(&p->used) / (double)b;
+            worst = f > worst ? f : worst;
+        }
+    }
+    return worst;
+}
+
 int64_t em_pool_budget(const em_pool *pool) { return pool ? atomic_load(&pool->budget) : -1; }
 void em_pool_set_budget(em_pool *pool, int64_t budget) {
     if (pool)

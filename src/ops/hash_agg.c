@@ -535,6 +535,10 @@ static bool hagg_should_shed(const em_op *op, const hagg_state *st) {
     if (!st->can_flush && !(st->can_spill && st->depth < HAGG_MAX_DEPTH))
         return false;
     int64_t budget = em_pool_budget(op->ctx->pool);
+    /* the query's pool, shared with the other tasks, nearly full: shed a
+     * table of some size (a tiny one would only multiply the flushes) */
+    if (st->own >= (1LL << 20) && em_pool_ancestor_pressure(op->ctx->pool) > 0.75)
+        return true;
     return budget > 0 && (st->own > budget / (st->can_flush ? 3 : 4) ||
                           em_pool_used(op->ctx->pool) > budget / 4 * 3);
 }

@@ -84,10 +84,19 @@ static void sort_free_idx(em_op *op, sort_state *st) {
     st->idx = NULL;
 }
 
+/* The query's pool, shared by every task, past three quarters: a run of at
+ * least 1 MiB goes to disk (smaller ones would only multiply the files). */
+#define SORT_SHARED_PRESSURE 0.75
+#define SORT_MIN_SHARED_RUN (1LL << 20)
+
 static bool sort_should_spill(const em_op *op, const sort_state *st) {
     em_pool *pool = op->ctx->pool;
     int64_t budget = pool ? em_pool_budget(pool) : -1;
-    return budget > 0 && st->acc->n_rows > 0 && em_pool_used(pool) > budget / 4;
+    if (st->acc->n_rows == 0)
+        return false;
+    return (budget > 0 && em_pool_used(pool) > budget / 4) ||
+           (em_pool_used(pool) >= SORT_MIN_SHARED_RUN &&
+            em_pool_ancestor_pressure(pool) > SORT_SHARED_PRESSURE);
 }
 
 /* Sorts the accumulated rows and writes them as the next run. */

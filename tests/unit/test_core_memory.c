@@ -88,6 +88,27 @@ static void test_hierarchy_and_budget(void **state) {
     em_pool_destroy(root);
 }
 
+/* A task's operators see how full the pools above theirs are. */
+static void test_ancestor_pressure(void **state) {
+    (void)state;
+    em_error err = {0};
+    em_pool *query = em_pool_create("query", NULL, 1000);
+    em_pool *stage = em_pool_create("stage", query, -1);
+    em_pool *task = em_pool_create("task", stage, 10000);
+    assert_true(em_pool_ancestor_pressure(task) == 0.0);
+    assert_true(em_pool_ancestor_pressure(query) == 0.0); /* its own budget does not count */
+    void *a = em_pool_alloc(task, 800, &err);
+    assert_non_null(a);
+    assert_true(em_pool_ancestor_pressure(task) > 0.79 && em_pool_ancestor_pressure(task) < 0.81);
+    em_pool_set_budget(stage, 400); /* the fuller ancestor wins: 800 / 400 */
+    assert_true(em_pool_ancestor_pressure(task) > 1.99);
+    em_pool_free(task, a, 800);
+    assert_true(em_pool_ancestor_pressure(task) == 0.0);
+    em_pool_destroy(task);
+    em_pool_destroy(stage);
+    em_pool_destroy(query);
+}
+
 static void test_buffers(void **state) {
     (void)state;
     em_error err = {0};
@@ -212,6 +233,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alignment_and_accounting),
         cmocka_unit_test(test_hierarchy_and_budget),
+        cmocka_unit_test(test_ancestor_pressure),
         cmocka_unit_test(test_buffers),
         cmocka_unit_test(test_wrap),
         cmocka_unit_test(test_fault_injection),
