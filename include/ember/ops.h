@@ -80,6 +80,16 @@ struct em_exec_ctx {
      * or the Exchange a ReusedExchange points to). */
     em_status (*shuffle_input)(em_exec_ctx *ctx, const em_plan_node *exchange,
                                const em_batch_list **out, em_error *err);
+    /* Optional: the same partition one batch at a time, so a spilled
+     * partition is read back a file at a time instead of whole. open makes
+     * a cursor, next hands out batches borrowed until its next call
+     * (EM_DONE at the end), close frees the cursor (NULL allowed). Shuffle
+     * readers use these when they are set. */
+    em_status (*shuffle_stream_open)(em_exec_ctx *ctx, const em_plan_node *exchange,
+                                     void **cursor, em_error *err);
+    em_status (*shuffle_stream_next)(em_exec_ctx *ctx, void *cursor, const em_batch **out,
+                                     em_error *err);
+    void (*shuffle_stream_close)(em_exec_ctx *ctx, void *cursor);
     /* The whole relation of a BroadcastExchange (or the one reused). */
     em_status (*broadcast_input)(em_exec_ctx *ctx, const em_plan_node *exchange,
                                  const em_batch_list **out, em_error *err);

@@ -16,6 +16,8 @@
 typedef struct xread_state {
     bool broadcast;
     const em_batch_list *list;
+    void *cursor; /* the runtime's stream over a shuffle partition, when it offers one */
+    em_exec_ctx *ctx;
     int64_t next;
     em_batch *shell;
 } xread_state;
@@ -26,9 +28,12 @@ static em_status xread_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     if (src->kind == EM_NODE_REUSED_EXCHANGE && src->reuses)
         src = src->reuses;
     em_status s;
+    st->ctx = ctx;
     if (st->broadcast)
         s = ctx->broadcast_input ? ctx->broadcast_input(ctx, src, &st->list, err)
                                  : EM_FAIL(err, EM_ERR_INTERNAL, "no broadcast input provider");
+    else if (ctx->shuffle_stream_open && ctx->shuffle_stream_next)
+        s = ctx->shuffle_stream_open(ctx, src, &st->cursor, err);
     else
         s = ctx->shuffle_input ? ctx->shuffle_input(ctx, src, &st->list, err)
                                : EM_FAIL(err, EM_ERR_INTERNAL, "no shuffle input provider");
@@ -40,10 +45,25 @@ static em_status xread_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     return EM_OK;
 }
 
+/* The next input batch (EM_DONE at the end), from the stream or the list. */
+static em_status xread_pull(xread_state *st, const em_batch **b, em_error *err) {
+    if (st->cursor)
+        return st->ctx->shuffle_stream_next(st->ctx, st->cursor, b, err);
+    if (!st->list || st->next >= st->list->n_batches)
+        return EM_DONE;
+    *b = st->list->batches[st->next++];
+    return EM_OK;
+}
+
 static em_status xread_next(em_op *op, em_batch **out, em_error *err) {
     xread_state *st = op->state;
-    while (st->list && st->next < st->list->n_batches) {
-        const em_batch *b = st->list->batches[st->next++];
+    for (;;) {
+        const em_batch *b = NULL;
+        em_status s = xread_pull(st, &b, err);
+        if (s == EM_DONE)
+            return EM_DONE;
+        if (s != EM_OK)
+            return em_op_fail(op, err);
         if (em_batch_rows(b) == 0)
             continue;
         if (b->n_cols != st->shell->n_cols) {
@@ -56,7 +76,6 @@ static em_status xread_next(em_op *op, em_batch **out, em_error *err) {
         *out = st->shell;
         return EM_OK;
     }
-    return EM_DONE;
 }
 
 static void xread_close(em_op *op) {
@@ -66,6 +85,9 @@ static void xread_close(em_op *op) {
     em_batch_destroy(st->shell);
     st->shell = NULL;
     st->list = NULL;
+    if (st->cursor && st->ctx->shuffle_stream_close)
+        st->ctx->shuffle_stream_close(st->ctx, st->cursor);
+    st->cursor = NULL;
 }
 
 static const em_op_vtab SHUFFLE_VTAB = {.name = "ShuffleRead", .open = xread_open, .next = xread_next, .close = xread_close};

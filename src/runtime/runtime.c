@@ -791,6 +791,93 @@ static em_status cb_shuffle_input(em_exec_ctx *ctx, const em_plan_node *x,
     return read_back(t, ctx->pool, in, t->p, out, err);
 }
 
+/* A reader's stream over partition r: without spill files the stored list;
+ * with them, in map task order, each file read back alone (its batches
+ * freed when the next file is read), then the rows the map task kept. */
+typedef struct rt_stream {
+    const rt_stage *in;
+    const em_batch_list *list; /* no spill: the partition as stored */
+    int r, m, f;
+    int64_t i;          /* next batch of list, of the file, or of the kept rows */
+    bool in_file;       /* reading `file` (else the kept rows of map task m) */
+    em_batch_list file; /* the spill file being read */
+    em_pool *pool;
+} rt_stream;
+
+static em_status cb_shuffle_stream_open(em_exec_ctx *ctx, const em_plan_node *x, void **cursor,
+                                        em_error *err) {
+    rt_task *t = ctx->runtime;
+    rt_stage *in;
+    EM_TRY(input_stage(t, x, false, &in, err));
+    if (t->q->profiled)
+        EM_TRY(charge_map_statuses(t, ctx, x, in, err));
+    rt_stream *c = calloc(1, sizeof *c);
+    if (!c)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a shuffle");
+    c->in = in;
+    c->r = t->p;
+    c->pool = ctx->pool;
+    bool spilled = false;
+    for (int m = 0; in->spilled && t->p < in->n_out && m < in->n_tasks && !spilled; m++)
+        spilled = in->spilled[(int64_t)m * in->n_out + t->p].n > 0;
+    if (t->p >= in->n_out)
+        c->list = &EMPTY_LIST;
+    else if (!spilled)
+        c->list = &in->parts[t->p];
+    *cursor = c;
+    return EM_OK;
+}
+
+static em_status cb_shuffle_stream_next(em_exec_ctx *ctx, void *cursor, const em_batch **out,
+                                        em_error *err) {
+    (void)ctx;
+    rt_stream *c = cursor;
+    if (c->list) {
+        if (c->i >= c->list->n_batches)
+            return EM_DONE;
+        *out = c->list->batches[c->i++];
+        return EM_OK;
+    }
+    const rt_stage *in = c->in;
+    while (c->m < in->n_tasks) {
+        int64_t slot = (int64_t)c->m * in->n_out + c->r;
+        const rt_spilled *sp = &in->spilled[slot];
+        if (c->in_file && c->i < c->file.n_batches) {
+            *out = c->file.batches[c->i++];
+            return EM_OK;
+        }
+        if (c->in_file || c->f == 0) {
+            em_batch_list_reset(&c->file);
+            c->in_file = false;
+            c->i = 0;
+            if (c->f < sp->n) {
+                EM_TRY(rt_spill_read(sp->paths[c->f++], c->pool, &c->file, err));
+                c->in_file = true;
+                continue;
+            }
+            c->f = sp->n + 1; /* files done: the kept rows next */
+        }
+        const em_batch_list *kept = &in->task_out[slot];
+        if (c->i < kept->n_batches) {
+            *out = kept->batches[c->i++];
+            return EM_OK;
+        }
+        c->m++;
+        c->f = 0;
+        c->i = 0;
+    }
+    return EM_DONE;
+}
+
+static void cb_shuffle_stream_close(em_exec_ctx *ctx, void *cursor) {
+    (void)ctx;
+    rt_stream *c = cursor;
+    if (!c)
+        return;
+    em_batch_list_reset(&c->file);
+    free(c);
+}
+
 static em_status cb_broadcast_input(em_exec_ctx *ctx, const em_plan_node *x,
                                     const em_batch_list **out, em_error *err) {
     rt_task *t = ctx->runtime;
@@ -1318,6 +1405,9 @@ static em_status task_body(rt_task *t, em_error *err) {
     ctx.cancel = &q->cancel;
     ctx.scan_splits = cb_scan_splits;
     ctx.shuffle_input = cb_shuffle_input;
+    ctx.shuffle_stream_open = cb_shuffle_stream_open;
+    ctx.shuffle_stream_next = cb_shuffle_stream_next;
+    ctx.shuffle_stream_close = cb_shuffle_stream_close;
     ctx.broadcast_input = cb_broadcast_input;
     ctx.broadcast_shared = cb_broadcast_shared;
     ctx.native_enter = cb_native_enter;
