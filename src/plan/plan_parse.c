@@ -1008,11 +1008,10 @@ em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_option
             plan->shim = options->shim;
             char why[200];
             if (em_shim_accepts(plan->shim, &plan->evidence, why, sizeof why))
-                snprintf(plan->shim_reason, sizeof plan->shim_reason, "Spark %s (given)",
-                         plan->shim->name);
+                snprintf(plan->shim_reason, sizeof plan->shim_reason, "given");
             else
-                snprintf(plan->shim_reason, sizeof plan->shim_reason,
-                         "Spark %s (given, although %s)", plan->shim->name, why);
+                snprintf(plan->shim_reason, sizeof plan->shim_reason, "given, although %s",
+                         why);
         } else {
             em_shim_detection det;
             if (!em_shim_detect_evidence(&plan->evidence, &det)) {
