@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # LORE over the shared TPC-H plans: content, not row counts.
 #
-# For every plan of $EMBER_SHARED/spark-plans/tpch/$LORE_VERSIONS (default
-# spark-3.5) on the spark schema at SF 0.01 (see below for smaller runs):
+# For every plan of $EMBER_SHARED/spark-plans/tpch/$LORE_VERSIONS (default:
+# every spark-* line; spark-3.5 in the asan and tiny-batch builds) on the
+# spark schema at SF 0.01 (see below for smaller runs):
 # `ember explain` gives the LORE ids ([loreId=N] on every native node, none
 # with spark.rapids.sql.lore.tag.enabled=false; `ember run --metrics` must
 # give each node that ran the same id); `ember run` dumps every one of them
@@ -29,9 +30,9 @@
 # builds default to q3,q11,q13,q16,q22 and q11,q16), LORE_TOP (dump only
 # the N highest ids; 0 = all, tiny-batch 6).
 #
-# Time (2 shared cores, more or less loaded): release 22 queries 50-120 s,
-# asan 5 queries 25-35 s (all 22: 200 s), tiny-batch 2 queries with the top
-# 6 35-75 s.
+# Time (2 shared cores, more or less loaded): release, all 132 plans, 9 min
+# 34 s at load 8 (one line's 22 queries 50-120 s), asan 5 queries 25-35 s
+# (all 22: 200 s), tiny-batch 2 queries with the top 6 35-75 s.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,8 +68,17 @@ passed=0
 failed=0
 xfailed=0
 folders=0
-versions=${LORE_VERSIONS:-spark-3.5}
+versions=${LORE_VERSIONS:-}
 only=${LORE_ONLY:-}
+# Every shared plan (all six Spark lines) in the release build; the slower
+# builds below take spark-3.5's.
+if [ -z "$versions" ]; then
+    case "$bin" in
+    */tiny-batch/* | */asan/*) versions=spark-3.5 ;;
+    *) versions=$(cd "$shared/spark-plans/tpch" 2>/dev/null && ls -d spark-* | tr '\n' ' ') ;;
+    esac
+    versions=${versions:-spark-3.5}
+fi
 # The tiny-batch build writes one file per 3-row batch (8 minutes for
 # q11, q13 and q16 with every operator) and the sanitizer build runs
 # several times slower: there, a subset of queries (broadcast joins, an
