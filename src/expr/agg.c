@@ -554,19 +554,22 @@ static bool count_all_rows(const em_agg_fn *fn) {
  * averages, count of a column); *handled stays false for everything else,
  * which goes through the generic fold with the same results. */
 #define AGG_PREFETCH 16
+/* States of fewer groups stay in cache: no prefetching there. */
+#define AGG_PREFETCH_MIN_GROUPS 16384
 
 static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_t *ids,
                              const em_batch *in, const em_column *c, bool *handled, em_error *err) {
     *handled = false;
     int64_t n = em_batch_rows(in);
     const int32_t *sel = in->sel;
+    bool pf = st->n >= AGG_PREFETCH_MIN_GROUPS;
     em_type bt = fn->buf_types[0], vt = c->type;
     bool is_avg = fn->kind == EM_AGGFN_AVG;
     if (vt.id == EM_TYPE_NULL)
         return EM_OK;
     if (fn->kind == EM_AGGFN_COUNT) {
         for (int64_t k = 0; k < n; k++) {
-            if (k + AGG_PREFETCH < n)
+            if (pf && k + AGG_PREFETCH < n)
                 __builtin_prefetch(&st->b0[ids[k + AGG_PREFETCH]], 1);
             st->b0[ids[k]].i += em_column_is_valid(c, sel ? sel[k] : k);
         }
@@ -580,7 +583,7 @@ static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_
         for (int64_t k = 0; k < n; k++) {
             int64_t i = sel ? sel[k] : k;
             /* many groups: the states miss the cache, ask ahead */
-            if (k + AGG_PREFETCH < n) {
+            if (pf && k + AGG_PREFETCH < n) {
                 __builtin_prefetch(&st->b0[ids[k + AGG_PREFETCH]], 1);
                 __builtin_prefetch(&st->b1[ids[k + AGG_PREFETCH]], 1);
             }
@@ -611,7 +614,7 @@ static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_
             int64_t i = sel ? sel[k] : k;
             if (!em_column_is_valid(c, i))
                 continue;
-            if (k + AGG_PREFETCH < n)
+            if (pf && k + AGG_PREFETCH < n)
                 __builtin_prefetch(&st->b0[ids[k + AGG_PREFETCH]], 1);
             ex_value *b = &st->b0[ids[k]];
             int64_t x = vt.id == EM_TYPE_LONG ? ((const int64_t *)c->values->data)[i]
@@ -634,7 +637,7 @@ static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_
             if (!em_column_is_valid(c, i))
                 continue;
             int32_t g = ids[k];
-            if (k + AGG_PREFETCH < n) {
+            if (pf && k + AGG_PREFETCH < n) {
                 __builtin_prefetch(&st->b0[ids[k + AGG_PREFETCH]], 1);
                 __builtin_prefetch(&st->b1[ids[k + AGG_PREFETCH]], 1);
             }

@@ -28,14 +28,15 @@ struct em_hash_table {
     em_column *keys;  /* stored keys, one column per key, row = id */
     uint64_t *hashes; /* hash of each id */
     int64_t hashes_cap;
-    uint64_t *slots; /* HT_SLOT values, 0 = empty; inline_key: pairs (slot, key) */
+    uint64_t *slots; /* HT_SLOT values, 0 = empty */
     int64_t n_slots; /* power of two */
     int64_t n_ids;
-    /* One integral key: its value sits next to its slot, so a probe reads
-     * one cache line instead of also the stored key column. The null key
-     * (grouping only) has no slot then: null_id, or -1 before it is seen. */
+    /* One integral key whose values all fit 32 bits so far: a slot's upper
+     * half holds the key itself instead of hash bits, so a probe compares
+     * keys without reading the stored key column. The first key that does
+     * not fit turns it off (the slots are rebuilt with hash tags). The null
+     * key (grouping only) has no slot then: null_id, or -1 before it is seen. */
     bool inline_key;
-    int stride; /* uint64 words per slot: 2 with inline_key, else 1 */
     int32_t null_id;
 };
 
@@ -289,9 +290,8 @@ em_status em_ht_create(const em_type *key_types, int n_keys, bool nulls_equal, e
         s = em_column_init(&ht->keys[k], key_types[k], 64, pool, err);
     ht->n_slots = 64;
     ht->inline_key = n_keys == 1 && ht_inline_type(key_types[0].id);
-    ht->stride = ht->inline_key ? 2 : 1;
     ht->null_id = -1;
-    if (s == EM_OK && !(ht->slots = em_pool_calloc(pool, ht->n_slots * 8 * ht->stride, err)))
+    if (s == EM_OK && !(ht->slots = em_pool_calloc(pool, ht->n_slots * 8, err)))
         s = err ? err->code : EM_ERR_NOMEM;
     if (s != EM_OK) {
         em_ht_free(ht);
@@ -308,7 +308,7 @@ void em_ht_free(em_hash_table *ht) {
         em_column_reset(&ht->keys[k]);
     free(ht->keys);
     if (ht->slots)
-        em_pool_free(ht->pool, ht->slots, ht->n_slots * 8 * ht->stride);
+        em_pool_free(ht->pool, ht->slots, ht->n_slots * 8);
     if (ht->hashes)
         em_pool_free(ht->pool, ht->hashes, ht->hashes_cap * 8);
     free(ht);
@@ -318,7 +318,7 @@ int64_t em_ht_size(const em_hash_table *ht) { return ht->n_ids; }
 const em_column *em_ht_key_column(const em_hash_table *ht, int k) { return &ht->keys[k]; }
 
 int64_t em_ht_bytes(const em_hash_table *ht) {
-    int64_t b = ht->n_slots * 8 * ht->stride + ht->hashes_cap * 8;
+    int64_t b = ht->n_slots * 8 + ht->hashes_cap * 8;
     for (int k = 0; k < ht->n_keys; k++) {
         const em_column *c = &ht->keys[k];
         b += (c->values ? c->values->capacity : 0) + (c->data ? c->data->capacity : 0) +
@@ -327,27 +327,44 @@ int64_t em_ht_bytes(const em_hash_table *ht) {
     return b;
 }
 
-static em_status ht_grow(em_hash_table *ht, em_error *err) {
-    int64_t ns = ht->n_slots * 2;
-    int w = ht->stride;
-    uint64_t *slots = em_pool_calloc(ht->pool, ns * 8 * w, err);
+/* A slot's value for id: its key as the tag (inline_key) or its hash's
+ * upper half. */
+static inline uint64_t ht_slot_of(const em_hash_table *ht, int64_t id) {
+    if (ht->inline_key)
+        return ((uint64_t)(uint32_t)ht_int_key(&ht->keys[0], id) << 32) | (uint32_t)(id + 1);
+    return HT_SLOT(ht->hashes[id], id);
+}
+
+/* Places every id into ns slots (growing, or when the tag kind changes). */
+static em_status ht_rebuild(em_hash_table *ht, int64_t ns, em_error *err) {
+    uint64_t *slots = em_pool_calloc(ht->pool, ns * 8, err);
     if (!slots)
         return err ? err->code : EM_ERR_NOMEM;
     uint64_t mask = (uint64_t)ns - 1;
     for (int64_t id = 0; id < ht->n_ids; id++) {
-        if (id == ht->null_id)
+        if (ht->inline_key && id == ht->null_id)
             continue;
         uint64_t p = ht->hashes[id] & mask;
-        while (slots[p * w] != 0)
+        while (slots[p] != 0)
             p = (p + 1) & mask;
-        slots[p * w] = HT_SLOT(ht->hashes[id], id);
-        if (ht->inline_key)
-            slots[p * w + 1] = (uint64_t)ht_int_key(&ht->keys[0], id);
+        slots[p] = ht_slot_of(ht, id);
     }
-    em_pool_free(ht->pool, ht->slots, ht->n_slots * 8 * w);
+    em_pool_free(ht->pool, ht->slots, ht->n_slots * 8);
     ht->slots = slots;
     ht->n_slots = ns;
     return EM_OK;
+}
+
+static em_status ht_grow(em_hash_table *ht, em_error *err) {
+    return ht_rebuild(ht, ht->n_slots * 2, err);
+}
+
+/* A key past 32 bits: the slots go back to hash tags, the null key (if
+ * any) gets its slot. */
+static em_status ht_leave_inline(em_hash_table *ht, em_error *err) {
+    ht->inline_key = false;
+    ht->null_id = -1;
+    return ht_rebuild(ht, ht->n_slots, err);
 }
 
 /* Appends row r of src to the stored key column dst (same type). */
@@ -389,29 +406,29 @@ static em_status ht_insert(em_hash_table *ht, const em_column *const *keys, int6
     }
     int32_t id = (int32_t)ht->n_ids++;
     ht->hashes[id] = h;
-    if (slot == UINT64_MAX) {
+    if (slot == UINT64_MAX)
         ht->null_id = id;
-    } else {
-        ht->slots[slot * (uint64_t)ht->stride] = HT_SLOT(h, id);
-        if (ht->inline_key)
-            ht->slots[slot * 2 + 1] = (uint64_t)ht_int_key(keys[0], r);
-    }
+    else
+        ht->slots[slot] = ht_slot_of(ht, id);
     *id_out = id;
     if (ht->n_ids * 2 > ht->n_slots)
         return ht_grow(ht, err);
     return EM_OK;
 }
 
-/* The id of integral key k with hash h, or -1 with *slot the empty slot
- * where it would go. */
-static inline int32_t ht_probe_inline(const em_hash_table *ht, uint64_t h, uint64_t k,
+static inline bool ht_fits_tag(int64_t k) { return k == (int64_t)(int32_t)k; }
+
+/* The id of integral key k (fitting 32 bits) with hash h, or -1 with *slot
+ * the empty slot where it would go. */
+static inline int32_t ht_probe_inline(const em_hash_table *ht, uint64_t h, int64_t k,
                                       uint64_t *slot) {
     uint64_t mask = (uint64_t)ht->n_slots - 1, p = h & mask;
+    uint64_t tag = (uint64_t)(uint32_t)k << 32;
     for (;;) {
-        uint64_t v = ht->slots[p * 2];
+        uint64_t v = ht->slots[p];
         if (v == 0)
             break;
-        if (HT_TAG_MATCH(v, h) && ht->slots[p * 2 + 1] == k)
+        if (((v ^ tag) >> 32) == 0)
             return HT_SLOT_ID(v);
         p = (p + 1) & mask;
     }
@@ -420,16 +437,18 @@ static inline int32_t ht_probe_inline(const em_hash_table *ht, uint64_t h, uint6
 }
 
 /* find_or_insert for one integral key: rows base..base+m of sel (or the
- * identity), their hashes in hs. */
+ * identity), their hashes in hs. Stops at the first key past 32 bits with
+ * the table out of inline mode; *done tells how many rows were placed. */
 static em_status ht_upsert_inline(em_hash_table *ht, const em_column *kc, const int32_t *sel,
                                   int64_t base, int64_t m, const uint64_t *hs, int32_t *ids,
-                                  em_error *err) {
+                                  int64_t *done, em_error *err) {
     const em_column *const keys[1] = {kc};
+    *done = 0;
     for (int64_t i = 0; i < m; i++) {
         int64_t r = sel ? sel[base + i] : base + i;
         uint64_t mask = (uint64_t)ht->n_slots - 1;
         if (i + HT_PREFETCH < m)
-            __builtin_prefetch(&ht->slots[(hs[i + HT_PREFETCH] & mask) * 2]);
+            __builtin_prefetch(&ht->slots[hs[i + HT_PREFETCH] & mask]);
         if (!em_column_is_valid(kc, r)) {
             if (!ht->nulls_equal)
                 ids[base + i] = -1;
@@ -439,12 +458,18 @@ static em_status ht_upsert_inline(em_hash_table *ht, const em_column *kc, const 
                 EM_TRY(ht_insert(ht, keys, r, hs[i], UINT64_MAX, &ids[base + i], err));
             continue;
         }
+        int64_t k = ht_int_key(kc, r);
+        if (!ht_fits_tag(k)) {
+            *done = i;
+            return ht_leave_inline(ht, err);
+        }
         uint64_t p = 0;
-        int32_t found = ht_probe_inline(ht, hs[i], (uint64_t)ht_int_key(kc, r), &p);
+        int32_t found = ht_probe_inline(ht, hs[i], k, &p);
         if (found < 0)
             EM_TRY(ht_insert(ht, keys, r, hs[i], p, &found, err));
         ids[base + i] = found;
     }
+    *done = m;
     return EM_OK;
 }
 
@@ -463,11 +488,13 @@ em_status em_ht_find_or_insert(em_hash_table *ht, const em_column *const *keys, 
                 tmp[i] = (int32_t)(base + i);
             em_ht_hash_rows(ht, keys, tmp, m, hs);
         }
+        int64_t first = 0; /* rows of the chunk already placed */
         if (ht->inline_key) {
-            EM_TRY(ht_upsert_inline(ht, keys[0], sel, base, m, hs, ids, err));
-            continue;
+            EM_TRY(ht_upsert_inline(ht, keys[0], sel, base, m, hs, ids, &first, err));
+            if (first == m)
+                continue;
         }
-        for (int64_t i = 0; i < m; i++) {
+        for (int64_t i = first; i < m; i++) {
             int64_t r = sel ? sel[base + i] : base + i;
             /* a large table misses the cache on every probe: ask for the
              * slot of a row a little ahead while this one is placed */
@@ -515,13 +542,15 @@ em_status em_ht_find(const em_hash_table *ht, const em_column *const *keys, cons
             for (int64_t i = 0; i < m; i++) {
                 int64_t r = s[i];
                 if (i + HT_PREFETCH < m)
-                    __builtin_prefetch(&ht->slots[(hs[i + HT_PREFETCH] & mask) * 2]);
+                    __builtin_prefetch(&ht->slots[hs[i + HT_PREFETCH] & mask]);
                 if (!em_column_is_valid(kc, r)) {
                     ids[base + i] = ht->nulls_equal ? ht->null_id : -1;
                     continue;
                 }
+                /* every stored key fits 32 bits: a wider one is absent */
+                int64_t k = ht_int_key(kc, r);
                 uint64_t p = 0;
-                ids[base + i] = ht_probe_inline(ht, hs[i], (uint64_t)ht_int_key(kc, r), &p);
+                ids[base + i] = ht_fits_tag(k) ? ht_probe_inline(ht, hs[i], k, &p) : -1;
             }
             continue;
         }

@@ -45,6 +45,49 @@ static void test_float_keys(void **state) {
     em_batch_destroy(b);
 }
 
+/* One integral key: keys that fit 32 bits compare by the slot's tag; a
+ * wider one switches the table back to hash tags mid-batch, the ids and
+ * the null key's id staying what they were. */
+static void test_integral_key_tags(void **state) {
+    (void)state;
+    static const char *const first[] = {"1", "-1", NULL, "2147483647", "-2147483648", "1", NULL};
+    static const char *const second[] = {"4294967297", "1", "8589934592", NULL, "-1", "4294967297"};
+    em_batch *a = tops_batch("k:bigint", first, 7);
+    em_batch *b = tops_batch("k:bigint", second, 6);
+    em_type t = em_type_make(EM_TYPE_LONG);
+    em_hash_table *ht;
+    em_error err = {0};
+    int32_t ids[7], ids2[6], probe[6];
+    const em_column *ka[1] = {&a->cols[0]}, *kb[1] = {&b->cols[0]};
+    EM_ASSERT_OK(em_ht_create(&t, 1, true, NULL, &ht, &err), &err);
+    EM_ASSERT_OK(em_ht_find_or_insert(ht, ka, NULL, 7, ids, &err), &err);
+    assert_int_equal(em_ht_size(ht), 5); /* 1, -1, null, max, min */
+    assert_int_equal(ids[0], ids[5]);
+    assert_int_equal(ids[2], ids[6]);
+    /* 4294967297 = 2^32 + 1 has the low 32 bits of 1: it must not be 1 */
+    int32_t before[6];
+    EM_ASSERT_OK(em_ht_find(ht, kb, NULL, 6, before, &err), &err);
+    assert_int_equal(before[0], -1);
+    assert_int_equal(before[1], ids[0]);
+    assert_int_equal(before[2], -1);
+    assert_int_equal(before[3], ids[2]);
+    EM_ASSERT_OK(em_ht_find_or_insert(ht, kb, NULL, 6, ids2, &err), &err);
+    assert_int_equal(em_ht_size(ht), 7);
+    assert_int_not_equal(ids2[0], ids[0]);
+    assert_int_equal(ids2[1], ids[0]);
+    assert_int_equal(ids2[3], ids[2]); /* the null key found after the switch */
+    assert_int_equal(ids2[4], ids[1]);
+    assert_int_equal(ids2[5], ids2[0]);
+    EM_ASSERT_OK(em_ht_find(ht, kb, NULL, 6, probe, &err), &err);
+    assert_memory_equal(probe, ids2, sizeof ids2);
+    int32_t again[7];
+    EM_ASSERT_OK(em_ht_find(ht, ka, NULL, 7, again, &err), &err);
+    assert_memory_equal(again, ids, sizeof ids);
+    em_ht_free(ht);
+    em_batch_destroy(a);
+    em_batch_destroy(b);
+}
+
 static void test_multi_column_and_probe(void **state) {
     (void)state;
     static const char *const build[] = {"x", "1.10", "y",  "1.10", "x", "2.20",
@@ -205,7 +248,8 @@ static void test_sort_random(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_float_keys),           cmocka_unit_test(test_multi_column_and_probe),
+        cmocka_unit_test(test_float_keys),           cmocka_unit_test(test_integral_key_tags),
+        cmocka_unit_test(test_multi_column_and_probe),
         cmocka_unit_test(test_many_keys_and_budget), cmocka_unit_test(test_sort_order),
         cmocka_unit_test(test_sort_random),
     };
