@@ -77,14 +77,15 @@ struct em_exec_ctx {
     em_status (*scan_splits)(em_exec_ctx *ctx, const em_plan_node *scan,
                              const em_scan_split **out, int *n_out, em_error *err);
     /* This task's partition of an exchange's output (node is the Exchange,
-     * or the Exchange a ReusedExchange points to). */
+     * or the Exchange a ReusedExchange points to). A provider offers this
+     * or the stream below (the runtime offers only the stream). */
     em_status (*shuffle_input)(em_exec_ctx *ctx, const em_plan_node *exchange,
                                const em_batch_list **out, em_error *err);
-    /* Optional: the same partition one batch at a time, so a spilled
-     * partition is read back a file at a time instead of whole. open makes
+    /* The same partition one batch at a time, so a spilled partition is
+     * read back a file at a time instead of whole. open makes
      * a cursor, next hands out batches borrowed until its next call
      * (EM_DONE at the end), close frees the cursor (NULL allowed). Shuffle
-     * readers use these when they are set. */
+     * readers prefer these when they are set. */
     em_status (*shuffle_stream_open)(em_exec_ctx *ctx, const em_plan_node *exchange,
                                      void **cursor, em_error *err);
     em_status (*shuffle_stream_next)(em_exec_ctx *ctx, void *cursor, const em_batch **out,

@@ -664,10 +664,6 @@ typedef struct rt_task {
     bool holding;
     int64_t hold_t0, wait_ns, hold_ns;
     int max_holders;
-    /* spilled shuffle partitions read back: the batches, and the lists */
-    em_batch_list read_back;
-    int n_views;
-    em_batch_list **views;
     /* profiled: the shuffles whose map statuses this task charged to its row pool */
     int n_status_reads;
     const rt_stage **status_reads;
@@ -705,48 +701,6 @@ static em_status input_stage(rt_task *t, const em_plan_node *x, bool broadcast, 
     return EM_OK;
 }
 
-static em_status view_push(em_batch_list *v, em_batch *b, em_error *err) {
-    int64_t n = v->n_batches;
-    if (n == 0 || (n & (n - 1)) == 0) {
-        em_batch **nb = realloc(v->batches, sizeof *nb * (size_t)(n ? n * 2 : 1));
-        if (!nb)
-            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a spilled shuffle partition");
-        v->batches = nb;
-    }
-    v->batches[v->n_batches++] = b;
-    v->n_rows += em_batch_rows(b);
-    return EM_OK;
-}
-
-/* Partition r of a stage that spilled some of it, in map task order: each
- * map task's files read back into the reading task's pool, then the rows
- * the map task kept in memory. */
-static em_status read_back(rt_task *t, em_pool *pool, const rt_stage *in, int r,
-                           const em_batch_list **out, em_error *err) {
-    em_batch_list **nv = realloc(t->views, sizeof *nv * (size_t)(t->n_views + 1));
-    if (!nv)
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a spilled shuffle partition");
-    t->views = nv;
-    em_batch_list *v = calloc(1, sizeof *v);
-    if (!v)
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a spilled shuffle partition");
-    t->views[t->n_views++] = v;
-    for (int m = 0; m < in->n_tasks; m++) {
-        const rt_spilled *sp = &in->spilled[(int64_t)m * in->n_out + r];
-        for (int f = 0; f < sp->n; f++) {
-            int64_t first = t->read_back.n_batches;
-            EM_TRY(rt_spill_read(sp->paths[f], pool, &t->read_back, err));
-            for (int64_t i = first; i < t->read_back.n_batches; i++)
-                EM_TRY(view_push(v, t->read_back.batches[i], err));
-        }
-        const em_batch_list *kept = &in->task_out[(int64_t)m * in->n_out + r];
-        for (int64_t i = 0; i < kept->n_batches; i++)
-            EM_TRY(view_push(v, kept->batches[i], err));
-    }
-    *out = v;
-    return EM_OK;
-}
-
 /* A reader holds the map statuses of a shuffle it reads (one per mapper x
  * reducer) in row memory, once per shuffle however often it reads it. */
 static em_status charge_map_statuses(rt_task *t, em_exec_ctx *ctx, const em_plan_node *x,
@@ -770,37 +724,16 @@ static em_status charge_map_statuses(rt_task *t, em_exec_ctx *ctx, const em_plan
     return EM_OK;
 }
 
-static em_status cb_shuffle_input(em_exec_ctx *ctx, const em_plan_node *x,
-                                  const em_batch_list **out, em_error *err) {
-    rt_task *t = ctx->runtime;
-    rt_stage *in;
-    EM_TRY(input_stage(t, x, false, &in, err));
-    if (t->q->profiled)
-        EM_TRY(charge_map_statuses(t, ctx, x, in, err));
-    if (t->p >= in->n_out) {
-        *out = &EMPTY_LIST;
-        return EM_OK;
-    }
-    bool spilled = false;
-    for (int m = 0; in->spilled && m < in->n_tasks && !spilled; m++)
-        spilled = in->spilled[(int64_t)m * in->n_out + t->p].n > 0;
-    if (!spilled) {
-        *out = &in->parts[t->p];
-        return EM_OK;
-    }
-    return read_back(t, ctx->pool, in, t->p, out, err);
-}
-
 /* A reader's stream over partition r: without spill files the stored list;
  * with them, in map task order, each file read back alone (its batches
  * freed when the next file is read), then the rows the map task kept. */
 typedef struct rt_stream {
     const rt_stage *in;
-    const em_batch_list *list; /* no spill: the partition as stored */
-    int r, m, f;
-    int64_t i;          /* next batch of list, of the file, or of the kept rows */
-    bool in_file;       /* reading `file` (else the kept rows of map task m) */
-    em_batch_list file; /* the spill file being read */
+    int r, m, f;               /* partition, map task, its next spill file */
+    bool kept_done;            /* map task m's kept rows were the current list */
+    const em_batch_list *cur;  /* the list being handed out */
+    int64_t i;                 /* its next batch */
+    em_batch_list file;        /* the spill file being read */
     em_pool *pool;
 } rt_stream;
 
@@ -817,13 +750,15 @@ static em_status cb_shuffle_stream_open(em_exec_ctx *ctx, const em_plan_node *x,
     c->in = in;
     c->r = t->p;
     c->pool = ctx->pool;
+    c->cur = &EMPTY_LIST;
     bool spilled = false;
     for (int m = 0; in->spilled && t->p < in->n_out && m < in->n_tasks && !spilled; m++)
         spilled = in->spilled[(int64_t)m * in->n_out + t->p].n > 0;
-    if (t->p >= in->n_out)
-        c->list = &EMPTY_LIST;
-    else if (!spilled)
-        c->list = &in->parts[t->p];
+    if (!spilled) { /* the stored list is all there is */
+        if (t->p < in->n_out)
+            c->cur = &in->parts[t->p];
+        c->m = in->n_tasks;
+    }
     *cursor = c;
     return EM_OK;
 }
@@ -832,41 +767,32 @@ static em_status cb_shuffle_stream_next(em_exec_ctx *ctx, void *cursor, const em
                                         em_error *err) {
     (void)ctx;
     rt_stream *c = cursor;
-    if (c->list) {
-        if (c->i >= c->list->n_batches)
-            return EM_DONE;
-        *out = c->list->batches[c->i++];
-        return EM_OK;
-    }
     const rt_stage *in = c->in;
-    while (c->m < in->n_tasks) {
+    for (;;) {
+        if (c->i < c->cur->n_batches) {
+            *out = c->cur->batches[c->i++];
+            return EM_OK;
+        }
+        if (c->m >= in->n_tasks)
+            return EM_DONE;
+        /* the next list: map task m's files in turn, then its kept rows */
         int64_t slot = (int64_t)c->m * in->n_out + c->r;
         const rt_spilled *sp = &in->spilled[slot];
-        if (c->in_file && c->i < c->file.n_batches) {
-            *out = c->file.batches[c->i++];
-            return EM_OK;
-        }
-        if (c->in_file || c->f == 0) {
-            em_batch_list_reset(&c->file);
-            c->in_file = false;
-            c->i = 0;
-            if (c->f < sp->n) {
-                EM_TRY(rt_spill_read(sp->paths[c->f++], c->pool, &c->file, err));
-                c->in_file = true;
-                continue;
-            }
-            c->f = sp->n + 1; /* files done: the kept rows next */
-        }
-        const em_batch_list *kept = &in->task_out[slot];
-        if (c->i < kept->n_batches) {
-            *out = kept->batches[c->i++];
-            return EM_OK;
-        }
-        c->m++;
-        c->f = 0;
+        em_batch_list_reset(&c->file);
+        c->cur = &EMPTY_LIST;
         c->i = 0;
+        if (c->f < sp->n) {
+            EM_TRY(rt_spill_read(sp->paths[c->f++], c->pool, &c->file, err));
+            c->cur = &c->file;
+        } else if (!c->kept_done) {
+            c->cur = &in->task_out[slot];
+            c->kept_done = true;
+        } else {
+            c->m++;
+            c->f = 0;
+            c->kept_done = false;
+        }
     }
-    return EM_DONE;
 }
 
 static void cb_shuffle_stream_close(em_exec_ctx *ctx, void *cursor) {
@@ -1404,7 +1330,6 @@ static em_status task_body(rt_task *t, em_error *err) {
     ctx.expr_opts.pool = ctx.pool;
     ctx.cancel = &q->cancel;
     ctx.scan_splits = cb_scan_splits;
-    ctx.shuffle_input = cb_shuffle_input;
     ctx.shuffle_stream_open = cb_shuffle_stream_open;
     ctx.shuffle_stream_next = cb_shuffle_stream_next;
     ctx.shuffle_stream_close = cb_shuffle_stream_close;
@@ -1436,12 +1361,6 @@ static em_status task_body(rt_task *t, em_error *err) {
         pthread_mutex_unlock(&q->mu);
     }
     em_op_destroy(op);
-    em_batch_list_reset(&t->read_back);
-    for (int i = 0; i < t->n_views; i++) {
-        free(t->views[i]->batches);
-        free(t->views[i]);
-    }
-    free(t->views);
     bool task_oom = s == EM_ERR_OOM_BUDGET && prof &&
                     (names_pool(err, em_pool_name(ctx.pool)) ||
                      names_pool(err, em_pool_name(ctx.row_pool)));
