@@ -290,6 +290,16 @@ struct em_plan_node {
     /* Derived: the attributes this operator produces, in order, typed. */
     int n_output;
     em_expr **output;
+
+    /* Structured plans (em_plan_read_json): the node's "id" in the JSON, the
+     * handle the Spark plugin knows it by; -1 for parsed text. */
+    int source_index;
+    /* A fragment's input: a boundary of a plan fragment whose rows come from
+     * outside Ember (Spark's exchange, query stage or fallback node), input
+     * number input_index of its task; it has no children here and its output
+     * is given, not derived. */
+    bool is_input;
+    int input_index;
 };
 
 typedef struct em_plan_subquery {
@@ -328,6 +338,19 @@ typedef struct em_plan_parse_options {
 em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_options *options,
                         em_plan **out, em_error *err) EM_MUST_CHECK;
 void em_plan_free(em_plan *plan); /* NULL allowed */
+
+/*
+ * Reads a structured plan (the JSON the Spark plugin writes from Spark's
+ * physical plan objects: every node and expression as its class and
+ * constructor fields, see docs/spark.md) into the same model em_plan_parse
+ * builds from the printed text, typed by the same rules. Node ids are the
+ * operator ids EXPLAIN FORMATTED would print; source_index keeps the JSON's.
+ * Errors: EM_ERR_PARSE naming the node path ("plan.root.children[1]
+ * (FilterExec).condition: ..."), EM_ERR_UNSUPPORTED for a shim that does not
+ * fit, EM_ERR_NOMEM. Never crashes on bad input.
+ */
+em_status em_plan_read_json(const char *json, size_t len, const em_plan_parse_options *options,
+                            em_plan **out, em_error *err) EM_MUST_CHECK;
 
 const em_plan_node *em_plan_root(const em_plan *plan);
 /* The tree to execute: the root, or under an AdaptiveSparkPlan root the final/current plan

@@ -278,6 +278,7 @@ static em_plan_node *new_node(plan_parser *pp) {
         memset(node, 0, sizeof *node);
         node->codegen_id = -1;
         node->reuses_id = -1;
+        node->source_index = -1;
     }
     return node;
 }
