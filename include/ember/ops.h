@@ -59,6 +59,11 @@ typedef struct em_scan_split {
     const char *path;
     int first_row_group; /* inclusive */
     int end_row_group;   /* exclusive; -1 = to the end of the file */
+    /* When byte_length > 0, only the row groups (of the range above) whose
+     * midpoint lies in [byte_start, byte_start + byte_length): a Spark
+     * PartitionedFile, split by bytes as Spark's Parquet reader splits. */
+    int64_t byte_start;
+    int64_t byte_length;
 } em_scan_split;
 
 typedef struct em_exec_ctx em_exec_ctx;

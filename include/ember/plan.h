@@ -299,6 +299,7 @@ struct em_plan_node {
      * number input_index of its task; it has no children here and its output
      * is given, not derived. */
     bool is_input;
+    bool input_broadcast; /* the input is a broadcast relation, read whole by every task */
     int input_index;
 };
 

@@ -16,6 +16,7 @@
 
 #include "ember/parquet.h"
 #include "ember/rowops.h"
+#include "ember/task.h"
 #include "ember/value_text.h"
 #include "lore/internal.h"
 
@@ -457,6 +458,17 @@ static em_status build_row(em_lore_dump *d, em_op **op, em_error *err) {
     return em_exec_build(d->row_xp, d->node, op, err);
 }
 
+typedef struct replay_build {
+    em_lore_dump *d;
+    em_lore_engine engine;
+} replay_build;
+
+static em_status build_replayed(void *arg, const em_plan_node *node, em_op **op, em_error *err) {
+    (void)node;
+    replay_build *rb = arg;
+    return rb->engine == EM_LORE_ROW ? build_row(rb->d, op, err) : build_native(rb->d, op, err);
+}
+
 em_status em_lore_replay_on(em_lore_dump *d, int partition, em_lore_engine engine, em_pool *pool,
                             em_batch_list *out, em_lore_replay_stats *stats, em_error *err) {
     memset(out, 0, sizeof *out);
@@ -464,19 +476,31 @@ em_status em_lore_replay_on(em_lore_dump *d, int partition, em_lore_engine engin
     int64_t t0 = now_ns();
     EM_TRY(prepare(d, partition, pool, &st.rows_in, err));
     st.load_ns = now_ns() - t0;
-    em_op *op = NULL;
     int64_t used0 = em_pool_used(pool);
     t0 = now_ns();
-    em_status s = engine == EM_LORE_ROW ? build_row(d, &op, err) : build_native(d, &op, err);
+    /* the operator runs as a task, like every task Ember runs: its inputs
+     * served from the dump through the replay context's callbacks */
+    replay_build rb = {d, engine};
+    em_task_options o;
+    memset(&o, 0, sizeof o);
+    o.name = "LORE replay";
+    o.parent_pool = pool;
+    o.native_budget = -1;
+    o.row_budget = -1;
+    o.build = build_replayed;
+    o.build_ctx = &rb;
+    o.root = d->node;
+    o.ctx = d->rc.ctx;
+    em_task *task = NULL;
+    em_status s = em_task_create(&o, &task, err);
     if (s == EM_OK)
-        s = em_op_open(op, &d->rc.ctx, err);
-    if (s == EM_OK)
-        s = em_op_collect(op, pool, out, err);
+        s = em_task_collect(task, pool, out, err);
+    const em_op *op = task ? em_task_op(task) : NULL;
     if (op) {
         st.rows_out = op->metrics.rows_out;
         st.batches_out = op->metrics.batches_out;
     }
-    em_op_destroy(op);
+    em_task_destroy(task);
     st.run_ns = now_ns() - t0;
     st.peak_bytes = em_pool_peak(pool) - used0;
     for (int k = 0; k < d->n_inputs; k++)

@@ -5,7 +5,8 @@
  * The walk stops at stage boundaries: an Exchange or BroadcastExchange (or a
  * ReusedExchange pointing at one) below the stage's root becomes a source
  * that reads what the runtime stored for it, because its map side runs as a
- * stage of its own. ColumnarToRow, InputAdapter and WholeStageCodegen only
+ * stage of its own; so does a fragment's input (a boundary node whose rows
+ * the embedder streams in). ColumnarToRow, InputAdapter and WholeStageCodegen only
  * mark where Spark moves between row and columnar code; between native
  * operators they do nothing, so they are skipped.
  */
@@ -23,6 +24,10 @@ static em_status build_children(const em_plan_node *node, em_op **kids, em_error
 static em_status build_node(const em_plan_node *node, bool stage_root, em_op **out,
                             em_error *err) {
     *out = NULL;
+    /* a fragment's boundary: its rows come from the embedder */
+    if (node->is_input)
+        return node->input_broadcast ? em_op_broadcast_read_create(node, out, err)
+                                     : em_op_shuffle_read_create(node, out, err);
     switch (node->kind) {
     case EM_NODE_COLUMNAR_TO_ROW:
     case EM_NODE_ROW_TO_COLUMNAR:

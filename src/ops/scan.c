@@ -279,6 +279,27 @@ static em_status scan_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     return EM_OK;
 }
 
+/* Spark's (parquet-mr's) split rule: a row group belongs to the split that
+ * holds its midpoint, the offset of its first column chunk (its dictionary
+ * page when that comes first) plus half its compressed size. */
+static em_status in_byte_range(em_pq_file *f, int rg, const em_scan_split *sp, bool *keep,
+                               em_error *err) {
+    int n_cols = em_pq_file_schema(f)->n_fields;
+    int64_t start = 0, size = 0;
+    for (int c = 0; c < n_cols; c++) {
+        em_pq_chunk_info ci;
+        EM_TRY(em_pq_file_chunk_info(f, rg, c, &ci, err));
+        if (c == 0)
+            start = ci.dictionary_page_offset > 0 && ci.dictionary_page_offset < ci.data_page_offset
+                        ? ci.dictionary_page_offset
+                        : ci.data_page_offset;
+        size += ci.total_compressed_size;
+    }
+    int64_t mid = start + size / 2;
+    *keep = mid >= sp->byte_start && mid < sp->byte_start + sp->byte_length;
+    return EM_OK;
+}
+
 static void scan_close_file(scan_state *st) {
     em_pq_reader_close(st->reader);
     st->reader = NULL;
@@ -329,6 +350,8 @@ static em_status scan_open_split(em_op *op, scan_state *st, em_error *err) {
     int end = sp->end_row_group < 0 || sp->end_row_group > n_rg ? n_rg : sp->end_row_group;
     for (int rg = first; s == EM_OK && rg < end; rg++) {
         bool keep = em_pq_file_row_group_rows(st->file, rg) > 0;
+        if (keep && sp->byte_length > 0)
+            s = in_byte_range(st->file, rg, sp, &keep, err);
         for (int k = 0; keep && st->pushed && k < st->pushed->n_exprs; k++)
             keep = may_match(st->pushed->exprs[k], st->file, rg);
         rgs[rg] = keep;

@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ember/task.h"
 #include "runtime/internal.h"
 
 typedef struct rt_stage rt_stage;
@@ -1040,12 +1041,6 @@ static void add_node_metrics(void *ctx, const em_plan_node *node, const char *op
         m->m.peak_bytes = om->peak_bytes;
 }
 
-/* Every operator of the task's tree, row operators behind a transition included. */
-static void add_metrics(em_query *q, const em_op *op) {
-    if (op)
-        em_op_visit(op, add_node_metrics, q);
-}
-
 /* Bytes a batch's buffers hold. */
 static int64_t batch_bytes(const em_batch *b) {
     int64_t n = 0;
@@ -1210,8 +1205,9 @@ static em_status range_keep(rt_stage *st, int p, rt_partitioner *pt, const em_ba
     return s;
 }
 
-static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_error *err) {
+static em_status run_map(rt_stage *st, int p, em_task *task, em_exec_ctx *ctx, em_error *err) {
     em_query *q = ((rt_task *)ctx->runtime)->q;
+    const em_op *op = em_task_op(task);
     rt_partitioner *pt = NULL;
     EM_TRY(
         rt_partitioner_create(&st->part, op->output, op->n_output, &ctx->expr_opts, p, &pt, err));
@@ -1223,7 +1219,7 @@ static em_status run_map(rt_stage *st, int p, em_op *op, em_exec_ctx *ctx, em_er
     int64_t held = 0; /* about the bytes this task stored since it last spilled */
     while (s == EM_OK) {
         em_batch *b = NULL;
-        s = em_op_next(op, &b, err);
+        s = em_task_next(task, &b, err);
         if (s != EM_OK)
             break;
         int64_t n = em_batch_rows(b);
@@ -1310,60 +1306,57 @@ static void explain_task_oom(const rt_stage *st, em_error *err) {
 static em_status task_body(rt_task *t, em_error *err) {
     em_query *q = t->q;
     rt_stage *st = t->st;
-    /* the pools' names are what an out-of-memory error names */
-    char name[64], row_name[64];
-    snprintf(name, sizeof name, "stage %d task %d native pool", st->index, t->p);
-    snprintf(row_name, sizeof row_name, "stage %d task %d row pool", st->index, t->p);
+    /* the pools' names ("stage S task T native pool") are what an
+     * out-of-memory error names */
+    char name[64];
+    snprintf(name, sizeof name, "stage %d task %d", st->index, t->p);
     const em_resource_profile *prof = q->profiled ? &st->profile.profile : NULL;
-    em_exec_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.pool = em_pool_create(name, q->pool, prof ? prof->native_per_task : -1);
-    if (!ctx.pool)
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating %s's pool", name);
-    ctx.partition = t->p;
-    ctx.num_partitions = st->n_tasks;
-    ctx.expr_opts.ansi = q->ansi;
-    ctx.expr_opts.shim = em_plan_shim(q->plan);
-    ctx.expr_opts.time_zone = q->time_zone;
-    ctx.expr_opts.subquery = cb_subquery;
-    ctx.expr_opts.subquery_ctx = q;
-    ctx.expr_opts.pool = ctx.pool;
-    ctx.cancel = &q->cancel;
-    ctx.scan_splits = cb_scan_splits;
-    ctx.shuffle_stream_open = cb_shuffle_stream_open;
-    ctx.shuffle_stream_next = cb_shuffle_stream_next;
-    ctx.shuffle_stream_close = cb_shuffle_stream_close;
-    ctx.broadcast_input = cb_broadcast_input;
-    ctx.broadcast_shared = cb_broadcast_shared;
-    ctx.native_enter = cb_native_enter;
-    ctx.spill_dir = q->spill_base;
-    ctx.native_leave = cb_native_leave;
-    ctx.row_pool = em_pool_create(row_name, q->pool, prof ? prof->row_per_task : -1);
-    if (!ctx.row_pool) {
-        em_pool_destroy(ctx.pool);
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating %s", row_name);
-    }
-    ctx.runtime = t;
-    em_op *op = NULL;
-    em_status s = q->build(q->opts.build_ctx, st->build_root, &op, err);
-    if (s == EM_OK)
-        s = em_op_open(op, &ctx, err);
+    em_task_options o;
+    memset(&o, 0, sizeof o);
+    o.name = name;
+    o.parent_pool = q->pool;
+    o.native_budget = prof ? prof->native_per_task : -1;
+    o.row_budget = prof ? prof->row_per_task : -1;
+    o.build = q->build;
+    o.build_ctx = q->opts.build_ctx;
+    o.root = st->build_root;
+    o.ctx.partition = t->p;
+    o.ctx.num_partitions = st->n_tasks;
+    o.ctx.expr_opts.ansi = q->ansi;
+    o.ctx.expr_opts.shim = em_plan_shim(q->plan);
+    o.ctx.expr_opts.time_zone = q->time_zone;
+    o.ctx.expr_opts.subquery = cb_subquery;
+    o.ctx.expr_opts.subquery_ctx = q;
+    o.ctx.cancel = &q->cancel;
+    o.ctx.scan_splits = cb_scan_splits;
+    o.ctx.shuffle_stream_open = cb_shuffle_stream_open;
+    o.ctx.shuffle_stream_next = cb_shuffle_stream_next;
+    o.ctx.shuffle_stream_close = cb_shuffle_stream_close;
+    o.ctx.broadcast_input = cb_broadcast_input;
+    o.ctx.broadcast_shared = cb_broadcast_shared;
+    o.ctx.native_enter = cb_native_enter;
+    o.ctx.native_leave = cb_native_leave;
+    o.ctx.spill_dir = q->spill_base;
+    o.ctx.runtime = t;
+    em_task *task = NULL;
+    EM_TRY(em_task_create(&o, &task, err));
+    em_exec_ctx *ctx = em_task_ctx(task);
+    em_status s = em_task_open(task, err);
     if (s == EM_OK) {
         if (st->kind == EM_STAGE_SHUFFLE)
-            s = run_map(st, t->p, op, &ctx, err);
+            s = run_map(st, t->p, task, ctx, err);
         else
-            s = em_op_collect(op, st->out_pool, &st->task_out[t->p], err);
+            s = em_task_collect(task, st->out_pool, &st->task_out[t->p], err);
     }
-    if (op) {
-        em_op_close(op);
+    em_task_close(task);
+    if (em_task_op(task)) {
         pthread_mutex_lock(&q->mu);
-        add_metrics(q, op);
+        em_task_node_metrics(task, add_node_metrics, q);
         pthread_mutex_unlock(&q->mu);
     }
-    em_op_destroy(op);
     bool task_oom = s == EM_ERR_OOM_BUDGET && prof &&
-                    (names_pool(err, em_pool_name(ctx.pool)) ||
-                     names_pool(err, em_pool_name(ctx.row_pool)));
+                    (names_pool(err, em_pool_name(ctx->pool)) ||
+                     names_pool(err, em_pool_name(ctx->row_pool)));
     if (task_oom)
         explain_task_oom(st, err);
     else if (s == EM_ERR_OOM_BUDGET && st->kind == EM_STAGE_BROADCAST)
@@ -1371,25 +1364,24 @@ static em_status task_body(rt_task *t, em_error *err) {
                         "%s (%d): the broadcast relation does not fit in the query's memory "
                         "budget of %lld bytes (a broadcast cannot spill; Spark fails it too)",
                         node_name(st->node), st->node->id, (long long)q->opts.memory_budget);
-    cb_native_leave(&ctx); /* also after a failure or a cancellation */
+    cb_native_leave(ctx); /* also after a failure or a cancellation */
     pthread_mutex_lock(&q->mu);
     st->native_wait_ns += t->wait_ns;
     st->native_hold_ns += t->hold_ns;
     if (t->max_holders > st->native_max_holders)
         st->native_max_holders = t->max_holders;
-    if (em_pool_peak(ctx.pool) > st->peak_native) {
-        st->peak_native = em_pool_peak(ctx.pool);
+    if (em_pool_peak(ctx->pool) > st->peak_native) {
+        st->peak_native = em_pool_peak(ctx->pool);
         st->peak_native_task = t->p;
     }
-    if (em_pool_peak(ctx.row_pool) > st->peak_row) {
-        st->peak_row = em_pool_peak(ctx.row_pool);
+    if (em_pool_peak(ctx->row_pool) > st->peak_row) {
+        st->peak_row = em_pool_peak(ctx->row_pool);
         st->peak_row_task = t->p;
     }
     pthread_mutex_unlock(&q->mu);
-    em_pool_release(ctx.row_pool, t->status_bytes);
+    em_pool_release(ctx->row_pool, t->status_bytes);
     free(t->status_reads);
-    em_pool_destroy(ctx.row_pool);
-    em_pool_destroy(ctx.pool);
+    em_task_destroy(task);
     return s;
 }
 

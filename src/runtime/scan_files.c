@@ -220,7 +220,8 @@ static em_status add_split(rt_scan_part *part, const char *path, int rg, em_erro
     if (!ns)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scan splits");
     part->splits = ns;
-    ns[part->n_splits++] = (em_scan_split){path, rg, rg + 1};
+    ns[part->n_splits++] =
+        (em_scan_split){.path = path, .first_row_group = rg, .end_row_group = rg + 1};
     return EM_OK;
 }
 

@@ -842,7 +842,8 @@ static void test_scan_and_local_table(void **state) {
     em_plan *p = tops_parse(text);
     rt r;
     rt_init(&r);
-    r.t.splits[0] = (em_scan_split){file, 0, -1};
+    r.t.splits[0] =
+        (em_scan_split){.path = file, .first_row_group = 0, .end_row_group = -1};
     r.t.n_splits = 1;
     static const char *const expect[] = {"null|3.0|3", "b|2.0|5", "a|-0.0|7"};
     check_all(&r, p, 2, expect, 3, true);

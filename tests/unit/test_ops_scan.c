@@ -177,8 +177,10 @@ static void test_scan_splits(void **state) {
     em_plan *p = scan_plan("ID:int,name:string,extra:bigint", NULL);
     tops_ctx t;
     tops_init(&t, g_pool);
-    t.splits[0] = (em_scan_split){g_file, 1, 2};
-    t.splits[1] = (em_scan_split){g_file, 0, -1};
+    t.splits[0] =
+        (em_scan_split){.path = g_file, .first_row_group = 1, .end_row_group = 2};
+    t.splits[1] =
+        (em_scan_split){.path = g_file, .first_row_group = 0, .end_row_group = -1};
     t.n_splits = 2;
     em_error err = {0};
     em_op *op;

@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * em_fragment: a plan fragment handed over by an embedder (the Spark
+ * plugin), and the tasks that run it.
+ *
+ * The task spec is the structured plan JSON (src/plan/plan_read.c) with
+ * three more top-level members: "conf" (settings as text), "subqueries"
+ * (scalar subquery values computed by the embedder before the tasks run)
+ * and "loreIds". The fragment reads it once; tasks share it read-only.
+ *
+ * Every node of a fragment runs natively except its inputs, the boundary
+ * nodes whose rows the embedder supplies: the embedder's planner (the
+ * overrides on the driver) chose the fragment so. An input is a stream (this
+ * task's partition of it: a Spark shuffle read, a fallback subtree) or a
+ * broadcast (the whole relation, drained into memory on first use). Both
+ * arrive as Arrow C streams; the task imports each array zero-copy and
+ * keeps the current one until the next pull.
+ *
+ * Scans read the files the embedder lists per task: a PartitionedFile's byte
+ * range selects the row groups whose midpoint falls inside it (Spark's
+ * Parquet split rule), and Hive partition values become constant columns.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/task.h"
+#include "expr/internal.h"
+#include "runtime/task_internal.h"
+
+typedef struct frag_subquery {
+    int64_t expr_id;
+    em_type type;
+    bool is_null;
+    char *text; /* the value as text (ex_parse_literal's form), or the string itself */
+} frag_subquery;
+
+struct em_fragment {
+    em_plan *plan;
+    em_conf *conf;
+    const em_plan_node *root;
+    int n_inputs;
+    const em_plan_node **inputs; /* by input_index */
+    int n_scans;
+    const em_plan_node **scans;
+    int n_subqueries;
+    frag_subquery *subqueries;
+    bool ansi;
+    const char *time_zone; /* borrowed from conf */
+};
+
+/* ------------------------------------------------------------ reading */
+
+static em_status collect_nodes(em_fragment *f, const em_plan_node *n, em_error *err) {
+    if (n->is_input) {
+        if (n->input_index < 0 || n->input_index >= f->n_inputs || f->inputs[n->input_index])
+            return EM_FAIL(err, EM_ERR_PARSE, "fragment: input %d of %s (%d) is out of order",
+                           n->input_index, n->name ? n->name : "?", n->id);
+        f->inputs[n->input_index] = n;
+        return EM_OK;
+    }
+    if (n->kind == EM_NODE_SCAN) {
+        const em_plan_node **ns = realloc(f->scans, sizeof *ns * (size_t)(f->n_scans + 1));
+        if (!ns)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading the fragment");
+        f->scans = ns;
+        f->scans[f->n_scans++] = n;
+    }
+    for (int i = 0; i < n->n_children; i++)
+        EM_TRY(collect_nodes(f, n->children[i], err));
+    return EM_OK;
+}
+
+static int count_inputs(const em_plan_node *n) {
+    if (n->is_input)
+        return n->input_index + 1;
+    int m = 0;
+    for (int i = 0; i < n->n_children; i++) {
+        int k = count_inputs(n->children[i]);
+        if (k > m)
+            m = k;
+    }
+    return m;
+}
+
+/* A JSON scalar as text: strings as they are, numbers and booleans printed. */
+static char *scalar_text(const json_t *v) {
+    char buf[64];
+    if (json_is_string(v))
+        return strdup(json_string_value(v));
+    if (json_is_integer(v))
+        snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
+    else if (json_is_boolean(v))
+        snprintf(buf, sizeof buf, "%s", json_is_true(v) ? "true" : "false");
+    else
+        return NULL;
+    return strdup(buf);
+}
+
+static em_status read_conf(em_fragment *f, const json_t *conf, em_error *err) {
+    EM_TRY(em_conf_create(&f->conf, err));
+    if (!conf)
+        return EM_OK;
+    if (!json_is_object(conf))
+        return EM_FAIL(err, EM_ERR_PARSE, "fragment: \"conf\" is not an object");
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)conf, key, v) {
+        if (!json_is_string(v))
+            return EM_FAIL(err, EM_ERR_PARSE, "fragment: conf %s is not a string", key);
+        EM_TRY(em_conf_set(f->conf, key, json_string_value(v), err));
+    }
+    return EM_OK;
+}
+
+static em_status read_subqueries(em_fragment *f, const json_t *sq, em_error *err) {
+    if (!sq)
+        return EM_OK;
+    if (!json_is_array(sq))
+        return EM_FAIL(err, EM_ERR_PARSE, "fragment: \"subqueries\" is not an array");
+    size_t n = json_array_size(sq);
+    f->subqueries = calloc(n + 1, sizeof *f->subqueries);
+    if (!f->subqueries)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading the fragment");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(sq, i);
+        const json_t *id = json_object_get(e, "exprId");
+        const json_t *type = json_object_get(e, "type");
+        const json_t *v = json_object_get(e, "value");
+        frag_subquery *d = &f->subqueries[f->n_subqueries++];
+        if (!json_is_integer(id) || !json_is_string(type))
+            return EM_FAIL(err, EM_ERR_PARSE, "fragment: subqueries[%zu]: expected exprId and type",
+                           i);
+        d->expr_id = json_integer_value(id);
+        const char *tt = json_string_value(type);
+        if (em_type_parse(tt, strlen(tt), &d->type, NULL) != EM_OK)
+            return EM_FAIL(err, EM_ERR_UNSUPPORTED, "fragment: subquery #%lld has type %s",
+                           (long long)d->expr_id, tt);
+        d->is_null = !v || json_is_null(v);
+        if (!d->is_null && !(d->text = scalar_text(v)))
+            return EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                           "fragment: subquery #%lld: a value of this form is not read",
+                           (long long)d->expr_id);
+    }
+    return EM_OK;
+}
+
+em_status em_fragment_create(const char *json, size_t len, em_fragment **out, em_error *err) {
+    *out = NULL;
+    em_fragment *f = calloc(1, sizeof *f);
+    if (!f)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading the fragment");
+    json_error_t je;
+    json_t *doc = json_loadb(json, len, 0, &je);
+    em_status s = doc ? EM_OK
+                      : EM_FAIL(err, EM_ERR_PARSE, "fragment:%d:%d: %s", je.line, je.column,
+                                je.text);
+    if (s == EM_OK)
+        s = read_conf(f, json_object_get(doc, "conf"), err);
+    if (s == EM_OK)
+        s = read_subqueries(f, json_object_get(doc, "subqueries"), err);
+    if (s == EM_OK)
+        s = em_plan_read_json(json, len, NULL, &f->plan, err);
+    if (s == EM_OK) {
+        f->root = em_plan_exec_root(f->plan);
+        f->n_inputs = f->root ? count_inputs(f->root) : 0;
+        f->inputs = calloc((size_t)f->n_inputs + 1, sizeof *f->inputs);
+        if (!f->root)
+            s = EM_FAIL(err, EM_ERR_PARSE, "fragment: no root node");
+        else if (!f->inputs)
+            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading the fragment");
+    }
+    if (s == EM_OK)
+        s = collect_nodes(f, f->root, err);
+    for (int i = 0; s == EM_OK && i < f->n_inputs; i++)
+        if (!f->inputs[i])
+            s = EM_FAIL(err, EM_ERR_PARSE, "fragment: input %d is missing", i);
+    if (s == EM_OK) {
+        f->ansi = em_shim_ansi_default(em_plan_shim(f->plan));
+        if (em_conf_is_set(f->conf, "spark.sql.ansi.enabled"))
+            s = em_conf_get_bool(f->conf, "spark.sql.ansi.enabled", &f->ansi, err);
+        f->time_zone = em_conf_get_text(f->conf, "spark.sql.session.timeZone");
+    }
+    json_decref(doc);
+    if (s != EM_OK) {
+        em_fragment_destroy(f);
+        return s;
+    }
+    *out = f;
+    return EM_OK;
+}
+
+void em_fragment_destroy(em_fragment *f) {
+    if (!f)
+        return;
+    for (int i = 0; i < f->n_subqueries; i++)
+        free(f->subqueries[i].text);
+    free(f->subqueries);
+    free(f->inputs);
+    free(f->scans);
+    em_conf_destroy(f->conf);
+    em_plan_free(f->plan);
+    free(f);
+}
+
+const em_plan *em_fragment_plan(const em_fragment *f) { return f->plan; }
+int em_fragment_n_inputs(const em_fragment *f) { return f->n_inputs; }
+bool em_fragment_input_is_broadcast(const em_fragment *f, int i) {
+    return i >= 0 && i < f->n_inputs && f->inputs[i]->input_broadcast;
+}
+int em_fragment_n_scans(const em_fragment *f) { return f->n_scans; }
+int em_fragment_scan_source(const em_fragment *f, int i) {
+    return i >= 0 && i < f->n_scans ? f->scans[i]->source_index : -1;
+}
+
+/* ------------------------------------------------------------ a task's inputs */
+
+typedef struct frag_input {
+    struct ArrowArrayStream stream; /* owned; release NULL once released */
+    struct ArrowSchema schema;      /* the stream's, read on first use */
+    bool have_schema;
+    em_batch *current;    /* the last batch handed out (stream inputs) */
+    em_batch_list all;    /* broadcast inputs: every batch, read on first use */
+    bool drained;
+} frag_input;
+
+typedef struct frag_scan {
+    int n_splits;
+    em_scan_split *splits;
+} frag_scan;
+
+typedef struct frag_task {
+    const em_fragment *f;
+    frag_input *inputs;
+    frag_scan *scans;
+    char **strings; /* copies of paths and partition values */
+    int n_strings, cap_strings;
+} frag_task;
+
+static const char *keep_string(frag_task *ft, const char *s) {
+    if (!s)
+        return NULL;
+    if (ft->n_strings == ft->cap_strings) {
+        int cap = ft->cap_strings ? 2 * ft->cap_strings : 16;
+        char **ns = realloc(ft->strings, sizeof *ns * (size_t)cap);
+        if (!ns)
+            return NULL;
+        ft->strings = ns;
+        ft->cap_strings = cap;
+    }
+    char *c = strdup(s);
+    if (c)
+        ft->strings[ft->n_strings++] = c;
+    return c;
+}
+
+static frag_input *input_of(em_exec_ctx *ctx, const em_plan_node *node, em_error *err) {
+    frag_task *ft = ctx->runtime;
+    if (!node->is_input || node->input_index < 0 || node->input_index >= ft->f->n_inputs) {
+        EM_FAIL(err, EM_ERR_INTERNAL, "%s (%d) is not an input of the fragment",
+                node->name ? node->name : "?", node->id);
+        return NULL;
+    }
+    return &ft->inputs[node->input_index];
+}
+
+/* The next batch of an input stream, imported zero-copy; EM_DONE at the end. */
+static em_status input_pull(em_exec_ctx *ctx, const em_plan_node *node, frag_input *in,
+                            em_batch **out, em_error *err) {
+    *out = NULL;
+    if (!in->stream.release)
+        return EM_DONE;
+    if (!in->have_schema) {
+        int rc = in->stream.get_schema(&in->stream, &in->schema);
+        if (rc != 0) {
+            const char *m = in->stream.get_last_error ? in->stream.get_last_error(&in->stream)
+                                                      : NULL;
+            return EM_FAIL(err, EM_ERR_IO, "input %d (%s): %s", node->input_index,
+                           node->name ? node->name : "?", m ? m : strerror(rc));
+        }
+        in->have_schema = true;
+    }
+    if (*ctx->cancel)
+        return EM_FAIL(err, EM_ERR_CANCELLED, "cancelled");
+    em_status s = em_arrow_stream_next_batch(&in->stream, &in->schema, ctx->pool, out, err);
+    if (s != EM_OK && s != EM_DONE)
+        em_error_prefix(err, "input %d (%s (%d))", node->input_index,
+                        node->name ? node->name : "?", node->id);
+    if (s != EM_OK)
+        return s;
+    /* the operators compiled against the node's output: the batch must match it */
+    em_batch *b = *out;
+    if (b->n_cols != node->n_output) {
+        em_batch_destroy(b);
+        *out = NULL;
+        return EM_FAIL(err, EM_ERR_TYPE, "input %d (%s): %d columns, expected %d",
+                       node->input_index, node->name ? node->name : "?", b->n_cols,
+                       node->n_output);
+    }
+    for (int c = 0; c < b->n_cols; c++) {
+        em_type want = node->output[c]->type;
+        if (node->output[c]->type_known && !em_type_equal(b->cols[c].type, want)) {
+            char a[48], w[48];
+            em_type_format(b->cols[c].type, a, sizeof a);
+            em_type_format(want, w, sizeof w);
+            em_batch_destroy(b);
+            *out = NULL;
+            return EM_FAIL(err, EM_ERR_TYPE, "input %d (%s): column %s is %s, expected %s",
+                           node->input_index, node->name ? node->name : "?",
+                           node->output[c]->name ? node->output[c]->name : "?", a, w);
+        }
+    }
+    return EM_OK;
+}
+
+static em_status cb_stream_open(em_exec_ctx *ctx, const em_plan_node *node, void **cursor,
+                                em_error *err) {
+    frag_input *in = input_of(ctx, node, err);
+    if (!in)
+        return err ? err->code : EM_ERR_INTERNAL;
+    *cursor = (void *)node;
+    return EM_OK;
+}
+
+static em_status cb_stream_next(em_exec_ctx *ctx, void *cursor, const em_batch **out,
+                                em_error *err) {
+    const em_plan_node *node = cursor;
+    frag_input *in = input_of(ctx, node, err);
+    if (!in)
+        return err ? err->code : EM_ERR_INTERNAL;
+    em_batch_destroy(in->current);
+    in->current = NULL;
+    em_status s = input_pull(ctx, node, in, &in->current, err);
+    *out = in->current;
+    return s;
+}
+
+static void cb_stream_close(em_exec_ctx *ctx, void *cursor) {
+    (void)ctx;
+    (void)cursor;
+}
+
+static em_status cb_broadcast(em_exec_ctx *ctx, const em_plan_node *node,
+                              const em_batch_list **out, em_error *err) {
+    frag_input *in = input_of(ctx, node, err);
+    if (!in)
+        return err ? err->code : EM_ERR_INTERNAL;
+    while (!in->drained) {
+        em_batch *b = NULL;
+        em_status s = input_pull(ctx, node, in, &b, err);
+        if (s == EM_DONE) {
+            in->drained = true;
+            break;
+        }
+        if (s != EM_OK)
+            return s;
+        em_batch **nb = realloc(in->all.batches, sizeof *nb * (size_t)(in->all.n_batches + 1));
+        if (!nb) {
+            em_batch_destroy(b);
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading broadcast input %d",
+                           node->input_index);
+        }
+        in->all.batches = nb;
+        in->all.batches[in->all.n_batches++] = b;
+        in->all.n_rows += em_batch_rows(b);
+    }
+    *out = &in->all;
+    return EM_OK;
+}
+
+static em_status cb_scan_splits(em_exec_ctx *ctx, const em_plan_node *scan,
+                                const em_scan_split **out, int *n_out, em_error *err) {
+    frag_task *ft = ctx->runtime;
+    for (int i = 0; i < ft->f->n_scans; i++)
+        if (ft->f->scans[i] == scan) {
+            *out = ft->scans[i].splits;
+            *n_out = ft->scans[i].n_splits;
+            return EM_OK;
+        }
+    return EM_FAIL(err, EM_ERR_INTERNAL, "%s (%d) is not a scan of the fragment",
+                   scan->name ? scan->name : "?", scan->id);
+}
+
+static em_status cb_subquery(void *vf, const em_expr *e, em_type type, em_pool *pool,
+                             em_column *out, em_error *err) {
+    const em_fragment *f = vf;
+    const char *what = e->name ? e->name : "scalar subquery";
+    if (e->kind != EM_EXPR_SCALAR_SUBQUERY)
+        return EM_FAIL(err, EM_ERR_UNSUPPORTED, "%s: only whole scalar subquery values are "
+                       "handed over", what);
+    for (int i = 0; i < f->n_subqueries; i++) {
+        const frag_subquery *d = &f->subqueries[i];
+        if (d->expr_id != e->id)
+            continue;
+        if (!em_type_equal(d->type, type)) {
+            char a[48], w[48];
+            em_type_format(d->type, a, sizeof a);
+            em_type_format(type, w, sizeof w);
+            return EM_FAIL(err, EM_ERR_TYPE, "%s: Spark computed a %s, the plan expects %s", what,
+                           a, w);
+        }
+        EM_TRY(em_column_init(out, type, 1, pool, err));
+        if (d->is_null)
+            return em_column_append_null(out, err);
+        if (type.id == EM_TYPE_STRING || type.id == EM_TYPE_BINARY)
+            return em_column_append_bytes(out, d->text, (int32_t)strlen(d->text), err);
+        ex_value v;
+        memset(&v, 0, sizeof v);
+        EM_TRY(ex_parse_literal(d->text, type, &v, err));
+        return em_column_append_fixed(out, &v, err);
+    }
+    return EM_FAIL(err, EM_ERR_INTERNAL, "%s: its value was not handed over", what);
+}
+
+static void frag_task_free(em_task *t) {
+    frag_task *ft = t->ctx.runtime;
+    if (!ft)
+        return;
+    for (int i = 0; ft->inputs && i < ft->f->n_inputs; i++) {
+        frag_input *in = &ft->inputs[i];
+        em_batch_destroy(in->current);
+        for (int64_t b = 0; b < in->all.n_batches; b++)
+            em_batch_destroy(in->all.batches[b]);
+        free(in->all.batches);
+        if (in->have_schema && in->schema.release)
+            in->schema.release(&in->schema);
+        if (in->stream.release)
+            in->stream.release(&in->stream);
+    }
+    for (int i = 0; ft->scans && i < ft->f->n_scans; i++)
+        free(ft->scans[i].splits);
+    for (int i = 0; i < ft->n_strings; i++)
+        free(ft->strings[i]);
+    free(ft->strings);
+    free(ft->scans);
+    free(ft->inputs);
+    free(ft);
+    t->ctx.runtime = NULL;
+}
+
+em_status em_fragment_task_create(const em_fragment *f, const em_fragment_task_inputs *in,
+                                  em_task **out, em_error *err) {
+    *out = NULL;
+    frag_task *ft = calloc(1, sizeof *ft);
+    if (!ft)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a fragment task");
+    ft->f = f;
+    ft->inputs = calloc((size_t)f->n_inputs + 1, sizeof *ft->inputs);
+    ft->scans = calloc((size_t)f->n_scans + 1, sizeof *ft->scans);
+    em_status s = ft->inputs && ft->scans
+                      ? EM_OK
+                      : EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a fragment task");
+    /* the streams first: moved in whatever happens next, so the caller never
+     * releases them twice */
+    for (int i = 0; ft->inputs && i < f->n_inputs; i++) {
+        struct ArrowArrayStream *src = in->streams ? in->streams[i] : NULL;
+        if (src) {
+            ft->inputs[i].stream = *src;
+            src->release = NULL;
+        } else if (s == EM_OK) {
+            s = EM_FAIL(err, EM_ERR_INVALID, "fragment task: no stream for input %d", i);
+        }
+    }
+    for (int i = 0; s == EM_OK && i < f->n_scans; i++) {
+        int n = in->n_splits ? in->n_splits[i] : 0;
+        frag_scan *sc = &ft->scans[i];
+        sc->splits = calloc((size_t)n + 1, sizeof *sc->splits);
+        if (!sc->splits) {
+            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a fragment task");
+            break;
+        }
+        for (int k = 0; s == EM_OK && k < n; k++) {
+            const em_file_split *src = &in->splits[i][k];
+            em_scan_split *d = &sc->splits[sc->n_splits++];
+            d->path = keep_string(ft, src->path);
+            d->first_row_group = 0;
+            d->end_row_group = -1;
+            d->byte_start = src->start;
+            d->byte_length = src->length;
+            if (!d->path)
+                s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a fragment task");
+            if (src->n_partition_values > 0)
+                s = EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                            "fragment task: partition values are not read natively yet");
+        }
+    }
+    em_task_options o;
+    memset(&o, 0, sizeof o);
+    char name[64];
+    snprintf(name, sizeof name, "task %d", in->partition);
+    o.name = name;
+    o.native_budget = in->native_budget;
+    o.row_budget = -1;
+    o.root = f->root;
+    o.ctx.partition = in->partition;
+    o.ctx.num_partitions = in->num_partitions;
+    o.ctx.expr_opts.ansi = f->ansi;
+    o.ctx.expr_opts.shim = em_plan_shim(f->plan);
+    o.ctx.expr_opts.time_zone = f->time_zone;
+    o.ctx.expr_opts.subquery = cb_subquery;
+    o.ctx.expr_opts.subquery_ctx = (void *)f;
+    o.ctx.spill_dir = in->spill_dir;
+    o.ctx.scan_splits = cb_scan_splits;
+    o.ctx.shuffle_stream_open = cb_stream_open;
+    o.ctx.shuffle_stream_next = cb_stream_next;
+    o.ctx.shuffle_stream_close = cb_stream_close;
+    o.ctx.broadcast_input = cb_broadcast;
+    o.ctx.runtime = ft;
+    em_task *t = NULL;
+    if (s == EM_OK)
+        s = em_task_create(&o, &t, err);
+    if (s != EM_OK) {
+        em_task tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.ctx.runtime = ft;
+        frag_task_free(&tmp);
+        return s;
+    }
+    t->on_destroy = frag_task_free;
+    *out = t;
+    return EM_OK;
+}
