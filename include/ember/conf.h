@@ -132,6 +132,9 @@ void em_conf_destroy(em_conf *c); /* NULL is fine */
 em_status em_conf_set(em_conf *c, const char *key, const char *value, em_error *err) EM_MUST_CHECK;
 /* The CLI's --conf: "key=value" split at the first '='. */
 em_status em_conf_set_kv(em_conf *c, const char *kv, em_error *err) EM_MUST_CHECK;
+/* Every member of a JSON object {"key": "value", ...} (the Spark plugin's
+ * settings), as em_conf_set; len bytes of text. A value must be a string. */
+em_status em_conf_set_json(em_conf *c, const char *json, size_t len, em_error *err) EM_MUST_CHECK;
 
 /* The settings made, in the order first made: canonical key, the spelling
  * used, the stored value (normalized: booleans lower case, enums as listed,

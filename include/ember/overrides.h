@@ -104,6 +104,23 @@ typedef struct em_exec_plan em_exec_plan;
  */
 em_status em_overrides_apply(const em_plan *plan, const em_conf *conf, em_exec_plan **out,
                              em_error *err) EM_MUST_CHECK;
+
+/* Who runs what Ember does not: Ember's own runtime (its row engine), or
+ * Spark (the plugin; Spark is then the fallback engine). */
+typedef enum em_overrides_host {
+    EM_HOST_EMBER = 0,
+    /* Inside Spark: exchanges, broadcasts and AQE's stages stay Spark's
+     * (Ember has no columnar shuffle yet), as do operators that gather rows
+     * across partitions themselves (TakeOrderedAndProject, CollectLimit),
+     * fragment inputs, and nodes whose types Ember would compute otherwise
+     * than Spark did; EM_ENGINE_ROW then means "Spark runs it". */
+    EM_HOST_SPARK,
+} em_overrides_host;
+
+/* em_overrides_apply for a host. */
+em_status em_overrides_apply_host(const em_plan *plan, const em_conf *conf,
+                                  em_overrides_host host, em_exec_plan **out,
+                                  em_error *err) EM_MUST_CHECK;
 void em_exec_plan_free(em_exec_plan *xp); /* NULL allowed */
 const em_plan *em_exec_plan_source(const em_exec_plan *xp);
 /* The decision for a node of the plan, or NULL for a node of another plan. */

@@ -24,6 +24,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -673,4 +674,25 @@ em_status em_conf_get_enum(const em_conf *c, const char *key, int *out, em_error
             return EM_OK;
         }
     return EM_FAIL(err, EM_ERR_INTERNAL, "%s: stored value '%s' is not allowed", key, t);
+}
+
+em_status em_conf_set_json(em_conf *c, const char *json, size_t len, em_error *err) {
+    json_error_t je;
+    json_t *doc = json_loadb(json, len, 0, &je);
+    if (!doc)
+        return EM_FAIL(err, EM_ERR_INVALID, "settings:%d:%d: %s", je.line, je.column, je.text);
+    em_status s = json_is_object(doc)
+                      ? EM_OK
+                      : EM_FAIL(err, EM_ERR_INVALID, "settings: expected a JSON object");
+    const char *key;
+    json_t *v;
+    json_object_foreach(doc, key, v) {
+        if (s != EM_OK)
+            break;
+        s = json_is_string(v) ? em_conf_set(c, key, json_string_value(v), err)
+                              : EM_FAIL(err, EM_ERR_INVALID, "setting %s: the value is not text",
+                                        key);
+    }
+    json_decref(doc);
+    return s;
 }

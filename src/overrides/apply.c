@@ -936,7 +936,38 @@ static em_status build_decisions(em_exec_plan *xp, const em_plan *plan) {
     return map_build(xp) ? EM_OK : EM_ERR_NOMEM;
 }
 
-static void tag_nodes(em_exec_plan *xp, ov_settings *s) {
+/* Inside Spark, what stays Spark's whatever the rules say; NULL otherwise. */
+static const char *spark_keeps(const em_plan_node *n) {
+    if (n->is_input)
+        return "it is an input of an Ember fragment (its rows come from Spark)";
+    switch (n->kind) {
+    case EM_NODE_EXCHANGE:
+    case EM_NODE_BROADCAST_EXCHANGE:
+    case EM_NODE_REUSED_EXCHANGE:
+        return "exchanges run in Spark (Ember has no columnar shuffle yet)";
+    case EM_NODE_SHUFFLE_QUERY_STAGE:
+    case EM_NODE_BROADCAST_QUERY_STAGE:
+    case EM_NODE_AQE_SHUFFLE_READ:
+    case EM_NODE_ADAPTIVE_SPARK_PLAN:
+    case EM_NODE_AQE_SECTION:
+        return "adaptive query execution's stages and reads are Spark's";
+    case EM_NODE_TAKE_ORDERED_AND_PROJECT:
+    case EM_NODE_COLLECT_LIMIT:
+        return "it gathers its input across partitions itself, in Spark";
+    case EM_NODE_SUBQUERY:
+    case EM_NODE_REUSED_SUBQUERY:
+        return "subqueries are planned and run by Spark";
+    case EM_NODE_COLUMNAR_TO_ROW:
+    case EM_NODE_ROW_TO_COLUMNAR:
+    case EM_NODE_INPUT_ADAPTER:
+    case EM_NODE_WHOLE_STAGE_CODEGEN:
+        return "a Spark transition or code generation wrapper";
+    default:
+        return NULL;
+    }
+}
+
+static void tag_nodes(em_exec_plan *xp, ov_settings *s, em_overrides_host host) {
     char buf[160];
     for (int i = 0; i < xp->n; i++) {
         em_node_decision *d = &xp->dec[i];
@@ -944,6 +975,13 @@ static void tag_nodes(em_exec_plan *xp, ov_settings *s) {
         const char *cls = ov_exec_class(d->node, buf, sizeof buf);
         d->class_name = cls == buf ? arena_printf(xp, "%s", buf) : cls;
         d->supported = true;
+        const char *kept = host == EM_HOST_SPARK ? spark_keeps(d->node) : NULL;
+        if (kept) {
+            d->engine = EM_ENGINE_ROW;
+            d->supported = false;
+            node_reason(xp, i, arena_printf(xp, "%s: %s", cls, kept), cls, NULL);
+            continue;
+        }
         if (rule->how == OV_EXEC_PASS) {
             d->engine = EM_ENGINE_PASS;
             continue;
@@ -962,6 +1000,11 @@ static void tag_nodes(em_exec_plan *xp, ov_settings *s) {
 
 em_status em_overrides_apply(const em_plan *plan, const em_conf *conf, em_exec_plan **out,
                              em_error *err) {
+    return em_overrides_apply_host(plan, conf, EM_HOST_EMBER, out, err);
+}
+
+em_status em_overrides_apply_host(const em_plan *plan, const em_conf *conf,
+                                  em_overrides_host host, em_exec_plan **out, em_error *err) {
     *out = NULL;
     if (!plan)
         return EM_FAIL(err, EM_ERR_INVALID, "overrides: no plan");
@@ -976,7 +1019,7 @@ em_status em_overrides_apply(const em_plan *plan, const em_conf *conf, em_exec_p
         em_exec_plan_free(xp);
         return EM_FAIL(err, st, "out of memory tagging the plan");
     }
-    tag_nodes(xp, &s);
+    tag_nodes(xp, &s, host);
     if (!s.enabled)
         for (int i = 0; i < xp->n; i++) {
             em_node_decision *d = &xp->dec[i];

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/overrides.h"
 #include "ember/task.h"
 #include "expr/internal.h"
 #include "runtime/task_internal.h"
@@ -101,19 +102,16 @@ static char *scalar_text(const json_t *v) {
 }
 
 static em_status read_conf(em_fragment *f, const json_t *conf, em_error *err) {
+    EM_TRY(em_overrides_register_confs(err));
     EM_TRY(em_conf_create(&f->conf, err));
     if (!conf)
         return EM_OK;
-    if (!json_is_object(conf))
-        return EM_FAIL(err, EM_ERR_PARSE, "fragment: \"conf\" is not an object");
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)conf, key, v) {
-        if (!json_is_string(v))
-            return EM_FAIL(err, EM_ERR_PARSE, "fragment: conf %s is not a string", key);
-        EM_TRY(em_conf_set(f->conf, key, json_string_value(v), err));
-    }
-    return EM_OK;
+    char *text = json_dumps(conf, JSON_COMPACT);
+    if (!text)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading the fragment's settings");
+    em_status s = em_conf_set_json(f->conf, text, strlen(text), err);
+    free(text);
+    return s;
 }
 
 static em_status read_subqueries(em_fragment *f, const json_t *sq, em_error *err) {

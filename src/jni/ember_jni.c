@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The JNI entry points of dev.ember.spark.Native, over the public C API
+ * (include/ember/spark.h, include/ember/task.h). Marshalling only: Java
+ * strings in and out, handles as jlong, Arrow C streams by the address of
+ * the struct Arrow Java allocated, and every Ember error thrown as
+ * dev.ember.spark.EmberException carrying Ember's message (a Spark task
+ * then fails with it and Spark retries as usual). Nothing here aborts the
+ * process.
+ *
+ * Handles: a fragment (em_fragment) lives until fragmentDestroy; a task
+ * (em_task) until taskDestroy, which the plugin calls once, after the task's
+ * output stream was released. taskCancel may run on another thread while
+ * the task runs (the plugin serializes it with taskDestroy).
+ */
+#include <jansson.h>
+#include <jni.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/spark.h"
+#include "ember/task.h"
+#include "ember/value_text.h"
+#include "jni/native.h"
+
+#define EXC_CLASS "dev/ember/spark/EmberException"
+
+static void throw_msg(JNIEnv *env, const char *msg) {
+    if ((*env)->ExceptionCheck(env))
+        return; /* a Java exception (from an upcall) is already pending: keep it */
+    jclass cls = (*env)->FindClass(env, EXC_CLASS);
+    if (!cls)
+        return; /* NoClassDefFoundError pending */
+    (*env)->ThrowNew(env, cls, msg);
+}
+
+static void throw_err(JNIEnv *env, const em_error *err, em_status s) {
+    char buf[EM_ERROR_MSG_CAP + 64];
+    snprintf(buf, sizeof buf, "%s: %s", em_status_name(s),
+             err->msg[0] ? err->msg : "(no message)");
+    throw_msg(env, buf);
+}
+
+/* A Java string as modified UTF-8 (what Java sends is ASCII/UTF-8 text). */
+typedef struct jtext {
+    JNIEnv *env;
+    jstring s;
+    const char *p;
+} jtext;
+
+static bool jtext_get(JNIEnv *env, jstring s, jtext *t) {
+    t->env = env;
+    t->s = s;
+    t->p = s ? (*env)->GetStringUTFChars(env, s, NULL) : NULL;
+    if (s && !t->p) {
+        throw_msg(env, "out of memory reading a string");
+        return false;
+    }
+    return true;
+}
+
+static void jtext_release(jtext *t) {
+    if (t->p)
+        (*t->env)->ReleaseStringUTFChars(t->env, t->s, t->p);
+    t->p = NULL;
+}
+
+static jstring new_string(JNIEnv *env, const char *s, size_t n) {
+    /* Ember's text is UTF-8; NewStringUTF wants modified UTF-8, which differs
+     * only for NUL and supplementary characters: go through a byte array */
+    jbyteArray bytes = (*env)->NewByteArray(env, (jsize)n);
+    if (!bytes)
+        return NULL;
+    (*env)->SetByteArrayRegion(env, bytes, 0, (jsize)n, (const jbyte *)s);
+    jclass cls = (*env)->FindClass(env, "java/lang/String");
+    jmethodID ctor = cls ? (*env)->GetMethodID(env, cls, "<init>", "([BLjava/lang/String;)V") : NULL;
+    jstring charset = (*env)->NewStringUTF(env, "UTF-8");
+    if (!ctor || !charset)
+        return NULL;
+    return (jstring)(*env)->NewObject(env, cls, ctor, bytes, charset);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_version(JNIEnv *env, jclass cls) {
+    (void)cls;
+    return (*env)->NewStringUTF(env, EM_VERSION);
+}
+
+JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_plan(JNIEnv *env, jclass cls, jstring plan,
+                                                          jstring conf) {
+    (void)cls;
+    jtext p, c;
+    if (!jtext_get(env, plan, &p))
+        return NULL;
+    if (!jtext_get(env, conf, &c)) {
+        jtext_release(&p);
+        return NULL;
+    }
+    em_error err;
+    memset(&err, 0, sizeof err);
+    char *out = NULL;
+    size_t n = 0;
+    em_status s = p.p ? em_spark_plan(p.p, strlen(p.p), c.p, c.p ? strlen(c.p) : 0, &out, &n, &err)
+                      : EM_FAIL(&err, EM_ERR_INVALID, "no plan");
+    jtext_release(&p);
+    jtext_release(&c);
+    if (s != EM_OK) {
+        throw_err(env, &err, s);
+        return NULL;
+    }
+    jstring r = new_string(env, out ? out : "", out ? n : 0);
+    free(out);
+    return r;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_fragmentCreate(JNIEnv *env, jclass cls,
+                                                                  jstring spec) {
+    (void)cls;
+    jtext t;
+    if (!jtext_get(env, spec, &t))
+        return 0;
+    em_error err;
+    memset(&err, 0, sizeof err);
+    em_fragment *f = NULL;
+    em_status s = t.p ? em_fragment_create(t.p, strlen(t.p), &f, &err)
+                      : EM_FAIL(&err, EM_ERR_INVALID, "no fragment");
+    jtext_release(&t);
+    if (s != EM_OK) {
+        throw_err(env, &err, s);
+        return 0;
+    }
+    return (jlong)(intptr_t)f;
+}
+
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_fragmentDestroy(JNIEnv *env, jclass cls,
+                                                                  jlong h) {
+    (void)env;
+    (void)cls;
+    em_fragment_destroy((em_fragment *)(intptr_t)h);
+}
+
+/* Which inputs are broadcasts, in input order. */
+JNIEXPORT jbooleanArray JNICALL Java_dev_ember_spark_Native_fragmentBroadcastInputs(JNIEnv *env,
+                                                                                   jclass cls,
+                                                                                   jlong h) {
+    (void)cls;
+    const em_fragment *f = (const em_fragment *)(intptr_t)h;
+    int n = em_fragment_n_inputs(f);
+    jbooleanArray a = (*env)->NewBooleanArray(env, n);
+    for (int i = 0; a && i < n; i++) {
+        jboolean b = em_fragment_input_is_broadcast(f, i) ? JNI_TRUE : JNI_FALSE;
+        (*env)->SetBooleanArrayRegion(env, a, i, 1, &b);
+    }
+    return a;
+}
+
+/* The scans' source indices, in the order taskCreate takes their splits. */
+JNIEXPORT jintArray JNICALL Java_dev_ember_spark_Native_fragmentScans(JNIEnv *env, jclass cls,
+                                                                     jlong h) {
+    (void)cls;
+    const em_fragment *f = (const em_fragment *)(intptr_t)h;
+    int n = em_fragment_n_scans(f);
+    jintArray a = (*env)->NewIntArray(env, n);
+    for (int i = 0; a && i < n; i++) {
+        jint v = em_fragment_scan_source(f, i);
+        (*env)->SetIntArrayRegion(env, a, i, 1, &v);
+    }
+    return a;
+}
+
+/* The splits JSON: one array per scan (fragmentScans order) of
+ * {"path", "start", "length", "partitionValues": [text or null, ...]}. */
+typedef struct task_splits {
+    int n_scans;
+    int *n;
+    em_file_split **splits;
+    const char ***values;
+} task_splits;
+
+static void splits_free(task_splits *ts) {
+    for (int i = 0; i < ts->n_scans; i++) {
+        free(ts->splits ? ts->splits[i] : NULL);
+        if (ts->values && ts->values[i])
+            for (int k = 0; k < ts->n[i]; k++)
+                free((void *)ts->values[i][k]);
+        free(ts->values ? ts->values[i] : NULL);
+    }
+    free(ts->n);
+    free(ts->splits);
+    free(ts->values);
+}
+
+static em_status splits_read(json_t *doc, int n_scans, task_splits *ts, em_error *err) {
+    memset(ts, 0, sizeof *ts);
+    if (!json_is_array(doc) || (int)json_array_size(doc) != n_scans)
+        return EM_FAIL(err, EM_ERR_INVALID, "task splits: expected an array of %d scans", n_scans);
+    ts->n_scans = n_scans;
+    ts->n = calloc((size_t)n_scans + 1, sizeof *ts->n);
+    ts->splits = calloc((size_t)n_scans + 1, sizeof *ts->splits);
+    ts->values = calloc((size_t)n_scans + 1, sizeof *ts->values);
+    if (!ts->n || !ts->splits || !ts->values)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading task splits");
+    for (int i = 0; i < n_scans; i++) {
+        json_t *files = json_array_get(doc, (size_t)i);
+        if (!json_is_array(files))
+            return EM_FAIL(err, EM_ERR_INVALID, "task splits: scan %d: expected an array", i);
+        size_t nf = json_array_size(files);
+        ts->splits[i] = calloc(nf + 1, sizeof *ts->splits[i]);
+        ts->values[i] = calloc(nf + 1, sizeof *ts->values[i]);
+        if (!ts->splits[i] || !ts->values[i])
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading task splits");
+        for (size_t k = 0; k < nf; k++) {
+            json_t *f = json_array_get(files, k);
+            json_t *path = json_object_get(f, "path"), *start = json_object_get(f, "start");
+            json_t *len = json_object_get(f, "length"), *pv = json_object_get(f, "partitionValues");
+            if (!json_is_string(path) || !json_is_integer(start) || !json_is_integer(len))
+                return EM_FAIL(err, EM_ERR_INVALID,
+                               "task splits: scan %d file %zu: expected path, start, length", i, k);
+            em_file_split *sp = &ts->splits[i][ts->n[i]];
+            sp->path = json_string_value(path); /* borrowed from doc */
+            sp->start = json_integer_value(start);
+            sp->length = json_integer_value(len);
+            size_t nv = json_is_array(pv) ? json_array_size(pv) : 0;
+            if (nv) {
+                const char **vals = calloc(nv + 1, sizeof *vals);
+                if (!vals)
+                    return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading task splits");
+                for (size_t v = 0; v < nv; v++) {
+                    json_t *x = json_array_get(pv, v);
+                    vals[v] = json_is_string(x) ? json_string_value(x) : NULL;
+                }
+                sp->n_partition_values = (int)nv;
+                sp->partition_values = vals;
+                ts->values[i][ts->n[i]] = (const char *)vals; /* freed with the splits */
+            }
+            ts->n[i]++;
+        }
+    }
+    return EM_OK;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
+    JNIEnv *env, jclass cls, jlong fh, jint partition, jint num_partitions, jstring splits_json,
+    jlongArray input_streams, jlong out_stream, jstring spill_dir, jlong native_budget) {
+    (void)cls;
+    const em_fragment *f = (const em_fragment *)(intptr_t)fh;
+    em_error err;
+    memset(&err, 0, sizeof err);
+    int n_in = em_fragment_n_inputs(f);
+    jsize n_given = input_streams ? (*env)->GetArrayLength(env, input_streams) : 0;
+    if (n_given != n_in) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "taskCreate: %d input streams for a fragment of %d inputs",
+                 (int)n_given, n_in);
+        throw_msg(env, msg);
+        return 0;
+    }
+    jlong *addrs = n_in ? (*env)->GetLongArrayElements(env, input_streams, NULL) : NULL;
+    struct ArrowArrayStream **streams = calloc((size_t)n_in + 1, sizeof *streams);
+    for (int i = 0; streams && i < n_in; i++)
+        streams[i] = (struct ArrowArrayStream *)(intptr_t)addrs[i];
+    if (addrs)
+        (*env)->ReleaseLongArrayElements(env, input_streams, addrs, JNI_ABORT);
+    jtext sj, sd;
+    if (!streams) {
+        throw_msg(env, "out of memory creating a task");
+        return 0;
+    }
+    if (!jtext_get(env, splits_json, &sj)) {
+        free(streams);
+        return 0;
+    }
+    if (!jtext_get(env, spill_dir, &sd)) {
+        jtext_release(&sj);
+        free(streams);
+        return 0;
+    }
+    json_error_t je;
+    json_t *doc = sj.p ? json_loads(sj.p, 0, &je) : json_array();
+    task_splits ts;
+    memset(&ts, 0, sizeof ts);
+    em_status s = doc ? splits_read(doc, em_fragment_n_scans(f), &ts, &err)
+                      : EM_FAIL(&err, EM_ERR_INVALID, "task splits:%d:%d: %s", je.line,
+                                je.column, je.text);
+    em_task *t = NULL;
+    if (s == EM_OK) {
+        em_fragment_task_inputs in;
+        memset(&in, 0, sizeof in);
+        in.partition = partition;
+        in.num_partitions = num_partitions;
+        in.n_splits = ts.n;
+        in.splits = (const em_file_split *const *)ts.splits;
+        in.streams = streams;
+        in.spill_dir = sd.p;
+        in.native_budget = native_budget;
+        s = em_fragment_task_create(f, &in, &t, &err);
+    } else {
+        /* the streams are ours to release when the task was not made */
+        for (int i = 0; i < n_in; i++)
+            if (streams[i] && streams[i]->release)
+                streams[i]->release(streams[i]);
+    }
+    if (s == EM_OK)
+        s = em_task_output_stream(t, (struct ArrowArrayStream *)(intptr_t)out_stream, &err);
+    splits_free(&ts);
+    json_decref(doc);
+    jtext_release(&sj);
+    jtext_release(&sd);
+    free(streams);
+    if (s != EM_OK) {
+        em_task_destroy(t);
+        throw_err(env, &err, s);
+        return 0;
+    }
+    return (jlong)(intptr_t)t;
+}
+
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskCancel(JNIEnv *env, jclass cls, jlong h) {
+    (void)env;
+    (void)cls;
+    em_task_cancel((em_task *)(intptr_t)h);
+}
+
+typedef struct metrics_out {
+    em_strbuf sb;
+    bool first;
+} metrics_out;
+
+static void put_metrics(void *ctx, const em_plan_node *node, const char *op_name,
+                        const em_op_metrics *m) {
+    metrics_out *mo = ctx;
+    em_strbuf_appendf(&mo->sb, NULL,
+                      "%s{\"source\":%d,\"op\":\"%s\",\"rows\":%lld,\"batches\":%lld,"
+                      "\"timeNs\":%lld,\"peakBytes\":%lld,\"spillBytes\":%lld}",
+                      mo->first ? "" : ",", node ? node->source_index : -1,
+                      op_name ? op_name : "?", (long long)m->rows_out, (long long)m->batches_out,
+                      (long long)m->time_ns, (long long)m->peak_bytes, (long long)m->spill_bytes);
+    mo->first = false;
+}
+
+/* Per operator of the task's tree: its node's source index and metrics,
+ * plus the task's pool peaks. */
+JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_taskMetrics(JNIEnv *env, jclass cls,
+                                                                 jlong h) {
+    (void)cls;
+    em_task *t = (em_task *)(intptr_t)h;
+    metrics_out mo = {.first = true};
+    em_strbuf_init(&mo.sb);
+    em_strbuf_appendf(&mo.sb, NULL, "{\"peakNative\":%lld,\"peakRow\":%lld,\"ops\":[",
+                      (long long)em_pool_peak(em_task_native_pool(t)),
+                      (long long)em_pool_peak(em_task_row_pool(t)));
+    em_task_node_metrics(t, put_metrics, &mo);
+    em_strbuf_appends(&mo.sb, "]}", NULL);
+    jstring r = em_strbuf_status(&mo.sb) == EM_OK
+                    ? new_string(env, em_strbuf_cstr(&mo.sb), mo.sb.len)
+                    : NULL;
+    em_strbuf_reset(&mo.sb);
+    if (!r)
+        throw_msg(env, "out of memory writing task metrics");
+    return r;
+}
+
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskDestroy(JNIEnv *env, jclass cls, jlong h) {
+    (void)env;
+    (void)cls;
+    em_task_destroy((em_task *)(intptr_t)h);
+}

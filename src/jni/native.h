@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The native methods of dev.ember.spark.Native (spark/.../Native.scala), as
+ * `javac -h` would declare them; ember_jni.c implements them.
+ */
+#ifndef EM_JNI_NATIVE_H
+#define EM_JNI_NATIVE_H
+
+#include <jni.h>
+
+JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_version(JNIEnv *env, jclass cls);
+/* plan(planJson, confJson): em_spark_plan's answer (include/ember/spark.h). */
+JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_plan(JNIEnv *env, jclass cls, jstring plan,
+                                                          jstring conf);
+/* fragmentCreate(taskSpecJson) -> handle (include/ember/task.h, em_fragment). */
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_fragmentCreate(JNIEnv *env, jclass cls,
+                                                                  jstring spec);
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_fragmentDestroy(JNIEnv *env, jclass cls,
+                                                                  jlong h);
+JNIEXPORT jbooleanArray JNICALL Java_dev_ember_spark_Native_fragmentBroadcastInputs(JNIEnv *env,
+                                                                                   jclass cls,
+                                                                                   jlong h);
+JNIEXPORT jintArray JNICALL Java_dev_ember_spark_Native_fragmentScans(JNIEnv *env, jclass cls,
+                                                                     jlong h);
+/* taskCreate(fragment, partition, numPartitions, splitsJson, inputStreamAddresses,
+ * outputStreamAddress, spillDir, nativeBudget) -> handle; the input streams
+ * are moved into the task, the output stream is filled. */
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
+    JNIEnv *env, jclass cls, jlong fh, jint partition, jint num_partitions, jstring splits_json,
+    jlongArray input_streams, jlong out_stream, jstring spill_dir, jlong native_budget);
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskCancel(JNIEnv *env, jclass cls, jlong h);
+JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_taskMetrics(JNIEnv *env, jclass cls,
+                                                                 jlong h);
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskDestroy(JNIEnv *env, jclass cls, jlong h);
+
+#endif
