@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Ember needs on a fresh Debian machine: the toolchain, the
-# Debian-packaged libraries it links (codecs, JSON, cmocka), and Node.js for
-# the DuckDB/Polars peers used by the interop tests and benchmarks. tzdata is
+# Debian-packaged libraries it links (codecs, JSON, cmocka), Java and Maven
+# for the Spark plugin, and Node.js for the DuckDB/Polars peers used by the
+# interop tests and benchmarks. tzdata is
 # the zone database (/usr/share/zoneinfo) session time zones are read from.
 set -euo pipefail
 SUDO=""
@@ -13,6 +14,10 @@ missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Java 17 and Maven build and test the Spark plugin (Maven fetches Spark
+# itself from Maven Central).
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
 # Node 20 is on the image; Debian's nodejs is only a fallback when none is there.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)

@@ -124,6 +124,16 @@ static const em_conf_key keys[] = {
      .doc = "Memory budget of one query (the CLI's --memory); a query over it fails with an "
             "out-of-memory error naming the stage."},
 
+    /* --- the Spark plugin --------------------------------------------------------------- */
+    {.name = "spark.ember.native.libraryPath", .type = EM_CONF_STRING, .scope = EM_CONF_STARTUP,
+     .default_note = "the copy inside the plugin jar",
+     .doc = "Path of libember_jni.so for the Spark plugin to load instead of the one its jar "
+            "carries (also the EMBER_NATIVE_LIB environment variable)."},
+    {.name = "spark.ember.spark.batchRows", .type = EM_CONF_INT, .scope = EM_CONF_QUERY,
+     .default_value = "2048", .ranged = true, .lo = 1, .hi = 1 << 20,
+     .doc = "Rows per Arrow batch when the Spark plugin hands Spark's rows (a shuffle's "
+            "reduce side, a broadcast, an operator Spark runs) to an Ember node."},
+
     /* --- Spark's keys Ember reads ------------------------------------------------------ */
     {.name = "spark.sql.ansi.enabled", .type = EM_CONF_BOOL, .scope = EM_CONF_QUERY,
      .spark_key = true,

@@ -9,8 +9,9 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, Literal, NamedExpression}
 import org.apache.spark.sql.catalyst.util.{ArrayData, MapData}
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.catalyst.plans.physical.BroadcastPartitioning
 import org.apache.spark.sql.execution.adaptive.QueryStageExec
-import org.apache.spark.sql.ember.SparkInternals
+import org.apache.spark.sql.execution.ember.SparkInternals
 import org.apache.spark.sql.types.{DataType, Decimal, Metadata}
 import org.apache.spark.unsafe.types.UTF8String
 
@@ -62,7 +63,11 @@ object PlanJson {
       sb.append(",\"name\":"); str(p.nodeName)
       sb.append(",\"output\":["); sep(p.output)(expr); sb.append(']')
       val input = inputs.indexWhere(_ eq p)
-      if (input >= 0) sb.append(",\"input\":").append(input)
+      if (input >= 0) {
+        sb.append(",\"input\":").append(input)
+        val broadcast = p.outputPartitioning.isInstanceOf[BroadcastPartitioning]
+        sb.append(",\"broadcast\":").append(broadcast)
+      }
       val kids = if (input >= 0 || isBoundaryLeaf(p)) Nil else p.children
       p match {
         case s: QueryStageExec =>
@@ -132,7 +137,7 @@ object PlanJson {
       e match {
         case l: Literal =>
           sb.append(",\"value\":")
-          literal(l.value, l.dataType)
+          literalValue(l.value, l.dataType)
         case _ =>
           sb.append(",\"fields\":")
           fields(e, Nil)
@@ -143,7 +148,7 @@ object PlanJson {
     /** A literal's value: JSON numbers and booleans, text for the rest
      *  (decimals as digits, dates as days, timestamps as microseconds,
      *  binary as base64). */
-    private def literal(v: Any, t: DataType): Unit = v match {
+    def literalValue(v: Any, t: DataType): Unit = v match {
       case null => sb.append("null")
       case s: UTF8String => str(s.toString)
       case d: Decimal => str(d.toJavaBigDecimal.toPlainString)
@@ -158,7 +163,7 @@ object PlanJson {
         var i = 0
         while (i < a.numElements()) {
           if (i > 0) sb.append(',')
-          literal(if (a.isNullAt(i)) null else a.get(i, et), et)
+          literalValue(if (a.isNullAt(i)) null else a.get(i, et), et)
           i += 1
         }
         sb.append("]}")

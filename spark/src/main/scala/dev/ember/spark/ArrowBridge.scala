@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.ember.spark
+
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.arrow.vector.ipc.ArrowReader
+import org.apache.arrow.vector.types.pojo.Schema
+import org.apache.spark.TaskContext
+import org.apache.spark.TaskKilledException
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.execution.arrow.ArrowWriter
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.execution.ember.SparkInternals
+import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
+
+/**
+ * Spark's rows as an Arrow stream for Ember: each batch of up to batchRows
+ * rows is written by Spark's own ArrowWriter into fresh buffers (the last
+ * batch's are released, not reused: Ember may still hold them, and releases
+ * its references when it is done with them). Exported through the C Stream
+ * Interface (Data.exportArrayStream), Ember pulls it from its task thread.
+ */
+final class RowsArrowReader(alloc: BufferAllocator, schema: StructType, timeZone: String,
+                            rows: Iterator[InternalRow], batchRows: Int, ctx: TaskContext,
+                            failed: Throwable => Unit)
+  extends ArrowReader(alloc) {
+  private var writer: ArrowWriter = _
+
+  override protected def readSchema(): Schema =
+    SparkInternals.toArrowSchema(schema, timeZone)
+
+  /** Spark's own failures (a fetch failure above all) must reach Spark as
+   *  they are, not as Ember's error: they are recorded before C sees them. */
+  override def loadNextBatch(): Boolean =
+    try fill()
+    catch {
+      case t: Throwable =>
+        failed(t)
+        throw t
+    }
+
+  private def fill(): Boolean = {
+    if (ctx != null && ctx.isInterrupted())
+      throw new TaskKilledException(SparkInternals.killReason(ctx))
+    val root = getVectorSchemaRoot
+    if (writer == null) writer = ArrowWriter.create(root)
+    root.clear()
+    writer.reset()
+    var n = 0
+    while (n < batchRows && rows.hasNext) {
+      writer.write(rows.next())
+      n += 1
+    }
+    writer.finish()
+    n > 0
+  }
+
+  override def bytesRead(): Long = 0L
+  override protected def closeReadSource(): Unit = ()
+}
+
+/** Ember's output stream as Spark ColumnarBatches over the imported Arrow
+ *  vectors (zero-copy; each batch valid until the next is loaded). */
+final class ArrowBatchIterator(reader: ArrowReader, onEnd: () => Unit)
+  extends Iterator[ColumnarBatch] {
+  private var pending = false
+  private var finished = false
+  private var batch: ColumnarBatch = _
+
+  override def hasNext: Boolean = {
+    if (!pending && !finished) {
+      if (reader.loadNextBatch()) {
+        val root = reader.getVectorSchemaRoot
+        if (batch == null) {
+          val cols: Array[ColumnVector] =
+            root.getFieldVectors.toArray(new Array[org.apache.arrow.vector.FieldVector](0))
+              .map(v => new ArrowColumnVector(v): ColumnVector)
+          batch = new ColumnarBatch(cols)
+        }
+        batch.setNumRows(root.getRowCount)
+        pending = true
+      } else {
+        finished = true
+        onEnd()
+      }
+    }
+    pending
+  }
+
+  override def next(): ColumnarBatch = {
+    if (!hasNext) throw new NoSuchElementException("end of Ember's output")
+    pending = false
+    batch
+  }
+}

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.ember.spark
+
+import scala.collection.mutable
+
+import org.apache.spark.TaskContext
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
+import org.apache.spark.sql.catalyst.plans.physical.{BroadcastPartitioning, Partitioning}
+import org.apache.spark.sql.execution.{ExecSubqueryExpression, FileSourceScanExec, ScalarSubquery, SparkPlan}
+import org.apache.spark.sql.execution.datasources.{FilePartition, FileScanRDD}
+import org.apache.spark.sql.execution.ember.SparkInternals
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.vectorized.ColumnarBatch
+
+/** What the planner decided for one node inside a fragment. */
+case class EmberNodeInfo(source: Int, id: Int, name: String, loreId: Int)
+
+/**
+ * One Ember node in Spark's plan: a maximal subtree of nodes Ember runs
+ * natively (the fragment), replaced as a whole (Gluten's whole-stage
+ * transformer), with the nodes Spark still runs below it as its children
+ * (its inputs, in fragment input order). Its tasks run in C through JNI
+ * (EmberRDD); rows cross only at its edges.
+ *
+ * planJson is the fragment as written at planning time; the scalar subquery
+ * values its expressions read are added when it executes (Spark runs the
+ * subqueries first: they are this node's expressions, so Spark prepares and
+ * waits for them, DPP's included). `original` is the replaced subtree, kept
+ * for partitioning, ordering, canonical form and explain; `scans` its
+ * Parquet scans by fragment source index, whose file partitions (after
+ * partition pruning and DPP, as Spark resolved them) become the tasks'
+ * splits.
+ */
+case class EmberExec(
+    planJson: String,
+    confJson: String,
+    nodes: Seq[EmberNodeInfo],
+    output: Seq[Attribute],
+    children: Seq[SparkPlan],
+    subqueryExprs: Seq[ExecSubqueryExpression])(
+    @transient val original: SparkPlan,
+    @transient val scans: Map[Int, FileSourceScanExec],
+    val batchRows: Int)
+  extends SparkPlan {
+
+  override def supportsColumnar: Boolean = true
+  override def supportsRowBased: Boolean = false
+  override def outputPartitioning: Partitioning = original.outputPartitioning
+  override def outputOrdering: Seq[SortOrder] = original.outputOrdering
+  override protected def otherCopyArgs: Seq[AnyRef] = Seq(original, scans, Int.box(batchRows))
+  override def nodeName: String = "Ember"
+  override def simpleString(maxFields: Int): String = {
+    val inner = nodes.map { n =>
+      if (n.loreId >= 0) s"${n.name} (${n.id}) [loreId=${n.loreId}]" else s"${n.name} (${n.id})"
+    }
+    s"Ember [${inner.mkString(", ")}]"
+  }
+
+  override lazy val metrics: Map[String, SQLMetric] = {
+    val m = Map(
+      "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
+      "numOutputBatches" -> SQLMetrics.createMetric(sparkContext, "number of output batches"),
+      "emberTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "time in Ember"),
+      "peakMemory" -> SQLMetrics.createSizeMetric(sparkContext, "peak native memory"),
+      "spillSize" -> SQLMetrics.createSizeMetric(sparkContext, "spill size"),
+      "numInputRows" -> SQLMetrics.createMetric(sparkContext, "number of input rows from Spark"))
+    m ++ nodes.map { n =>
+      s"rows.${n.source}" -> SQLMetrics.createMetric(sparkContext, s"rows out of ${n.name} (${n.id})")
+    }
+  }
+
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): SparkPlan =
+    copy(children = newChildren)(original, scans, batchRows)
+
+  /** Equal for equal replaced subtrees (exchange and subquery reuse compare
+   *  canonical plans); still an Ember node, so it stays columnar. */
+  override protected def doCanonicalize(): SparkPlan = {
+    val key = if (original != null) original.canonicalized.treeString else planJson
+    EmberExec(key, "", Nil, Nil, children.map(_.canonicalized), Nil)(null, Map.empty, batchRows)
+  }
+
+  override protected def doExecute(): RDD[InternalRow] =
+    throw new UnsupportedOperationException("Ember's node produces columnar batches only")
+
+  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = {
+    val lib = Native.lib
+    val spec = taskSpec()
+    val fragment = lib.fragmentCreate(spec)
+    val (broadcastFlags, scanSources) =
+      try (lib.fragmentBroadcastInputs(fragment), lib.fragmentScans(fragment))
+      finally lib.fragmentDestroy(fragment)
+    if (broadcastFlags.length != children.length)
+      throw new EmberException(s"Ember fragment has ${broadcastFlags.length} inputs, the node " +
+        s"${children.length} children")
+    val inputs: Seq[EmberInput] = children.zip(broadcastFlags).map {
+      case (c, true) => BroadcastInput(c.executeBroadcast[Any](), c.schema)
+      case (c, false) if c.supportsColumnar =>
+        StreamInput(c.executeColumnar().mapPartitions(_.flatMap(b => rowsOf(b))), c.schema)
+      case (c, false) => StreamInput(c.execute(), c.schema)
+    }
+    val splits: Array[Array[FilePartition]] = scanSources.map { s =>
+      val scan = scans.getOrElse(s, throw new EmberException(s"Ember fragment scan $s is unknown"))
+      scan.inputRDD match {
+        case f: FileScanRDD => f.filePartitions.toArray
+        case other => throw new EmberException(s"Ember: the scan's RDD is a ${other.getClass.getName}")
+      }
+    }
+    val streams = inputs.collect { case s: StreamInput => s.rdd }
+    val counts = (streams.map(_.getNumPartitions) ++ splits.map(_.length)).distinct
+    if (counts.length > 1)
+      throw new EmberException(s"Ember node's inputs have different partition counts: ${counts.mkString(", ")}")
+    val numPartitions = counts.headOption.getOrElse(1)
+    val splitJson: Array[String] = Array.tabulate(numPartitions) { p =>
+      splitsJson(scanSources, splits.map(ps => if (p < ps.length) ps(p) else null))
+    }
+    new EmberRDD(sparkContext, spec, numPartitions, inputs, splitJson, timeZone, batchRows,
+      EmberMetrics(metrics))
+  }
+
+  private def timeZone: String = conf.sessionLocalTimeZone
+
+  /** The fragment with the values of the scalar subqueries it reads. */
+  private def taskSpec(): String = {
+    val w = new PlanJson.Writer
+    w.sb.append(planJson, 0, planJson.length - 1) // without the closing brace
+    w.sb.append(",\"conf\":").append(confJson)
+    w.sb.append(",\"subqueries\":[")
+    var first = true
+    subqueryExprs.foreach {
+      case s: ScalarSubquery =>
+        if (!first) w.sb.append(',')
+        first = false
+        w.sb.append("{\"exprId\":").append(s.exprId.id)
+        w.sb.append(",\"type\":"); w.str(s.dataType.catalogString)
+        w.sb.append(",\"value\":")
+        w.literalValue(s.eval(null), s.dataType)
+        w.sb.append('}')
+      case _ =>
+    }
+    w.sb.append("]}")
+    w.sb.toString
+  }
+
+  private def splitsJson(sources: Array[Int], parts: Array[FilePartition]): String = {
+    val w = new PlanJson.Writer
+    w.sb.append('[')
+    sources.indices.foreach { i =>
+      if (i > 0) w.sb.append(',')
+      w.sb.append('[')
+      val scan = scans(sources(i))
+      val pschema = scan.relation.partitionSchema
+      val files = if (parts(i) == null) Array.empty[org.apache.spark.sql.execution.datasources.PartitionedFile]
+                  else parts(i).files
+      files.zipWithIndex.foreach { case (f, k) =>
+        if (k > 0) w.sb.append(',')
+        w.sb.append("{\"path\":"); w.str(f.toPath.toUri.getPath)
+        w.sb.append(",\"start\":").append(f.start)
+        w.sb.append(",\"length\":").append(f.length)
+        w.sb.append(",\"partitionValues\":[")
+        pschema.fields.indices.foreach { j =>
+          if (j > 0) w.sb.append(',')
+          val dt = pschema.fields(j).dataType
+          if (f.partitionValues.isNullAt(j)) w.sb.append("null")
+          else w.str(String.valueOf(f.partitionValues.get(j, dt)))
+        }
+        w.sb.append("]}")
+      }
+      w.sb.append(']')
+    }
+    w.sb.append(']')
+    w.sb.toString
+  }
+
+  private def rowsOf(b: ColumnarBatch): Iterator[InternalRow] = {
+    import scala.jdk.CollectionConverters._
+    b.rowIterator().asScala
+  }
+}
+
+/** An input of a fragment: this task's partition of an RDD, or a broadcast
+ *  relation every task reads whole. */
+sealed trait EmberInput extends Serializable
+case class StreamInput(rdd: RDD[InternalRow], schema: org.apache.spark.sql.types.StructType)
+  extends EmberInput
+case class BroadcastInput(value: Broadcast[Any], schema: org.apache.spark.sql.types.StructType)
+  extends EmberInput
+
+object EmberInput {
+  def broadcastRows(v: Any, width: Int): Iterator[InternalRow] =
+    SparkInternals.broadcastRows(v, width).getOrElse(
+      throw new EmberException(s"Ember cannot read a broadcast of ${v.getClass.getName}"))
+}
+
+/** The node's metrics, carried to the tasks. */
+case class EmberMetrics(all: Map[String, SQLMetric]) {
+  def add(name: String, v: Long): Unit = all.get(name).foreach(_.add(v))
+  def max(name: String, v: Long): Unit = all.get(name).foreach(m => m.set(math.max(m.value, v)))
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.ember.spark
+
+import java.util.concurrent.ConcurrentHashMap
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.arrow.c.{ArrowArrayStream, Data}
+import org.apache.arrow.memory.BufferAllocator
+import org.apache.spark.{OneToOneDependency, Partition, SparkContext, TaskContext}
+import org.apache.spark.internal.Logging
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.execution.ember.SparkInternals
+import org.apache.spark.sql.vectorized.ColumnarBatch
+
+private case class EmberPartition(index: Int, parents: Seq[Partition], splitsJson: String)
+  extends Partition
+
+/**
+ * The tasks of an Ember node. Task p: the fragment (parsed once per task
+ * in C), the splits of its scans for partition p, partition p of each
+ * stream input and every broadcast whole, each input exported to C as an
+ * Arrow C stream C pulls from (on this thread), and the output imported as
+ * ColumnarBatches. A native error arrives as an EmberException thrown from
+ * the pull, failing the Spark task with Ember's message. Everything native
+ * is released when the task completes, whether it succeeded, failed or was
+ * killed (TaskCancelWatcher cancels a killed task's native side).
+ */
+class EmberRDD(
+    sc: SparkContext,
+    spec: String,
+    numParts: Int,
+    inputs: Seq[EmberInput],
+    splitsJson: Array[String],
+    timeZone: String,
+    batchRows: Int,
+    metrics: EmberMetrics)
+  extends RDD[ColumnarBatch](sc, EmberRDD.dependencies(inputs)) {
+
+  private val streamRdds: Seq[RDD[InternalRow]] = inputs.collect { case s: StreamInput => s.rdd }
+
+  override protected def getPartitions: Array[Partition] =
+    Array.tabulate(numParts)(i => EmberPartition(i, streamRdds.map(_.partitions(i)), splitsJson(i)))
+
+  override def compute(split: Partition, ctx: TaskContext): Iterator[ColumnarBatch] = {
+    val part = split.asInstanceOf[EmberPartition]
+    val lib = Native.lib
+    val alloc: BufferAllocator =
+      SparkInternals.arrowAllocator.newChildAllocator(s"ember task ${ctx.taskAttemptId()}", 0, Long.MaxValue)
+    val run = new EmberTaskRun(lib, alloc)
+    ctx.addTaskCompletionListener[Unit](_ => run.close(metrics))
+    run.fragment = lib.fragmentCreate(spec)
+    var streamNo = 0
+    val addresses = inputs.map { in =>
+      val (rows, schema) = in match {
+        case s: StreamInput =>
+          val it = s.rdd.iterator(part.parents(streamNo), ctx)
+          streamNo += 1
+          (it, s.schema)
+        case b: BroadcastInput =>
+          (EmberInput.broadcastRows(b.value.value, b.schema.length), b.schema)
+      }
+      val counted = rows.map { r => run.inputRows += 1; r }
+      val reader = new RowsArrowReader(alloc, schema, timeZone, counted, batchRows, ctx,
+        t => if (run.inputFailure == null) run.inputFailure = t)
+      val stream = ArrowArrayStream.allocateNew(alloc)
+      run.inputStreams += stream
+      run.readers += reader
+      Data.exportArrayStream(alloc, reader, stream)
+      stream.memoryAddress()
+    }
+    val out = ArrowArrayStream.allocateNew(alloc)
+    run.output = out
+    val t0 = System.nanoTime()
+    run.task = lib.taskCreate(run.fragment, part.index, numParts, part.splitsJson,
+      addresses.toArray, out.memoryAddress(), localDir, -1L)
+    run.elapsed += System.nanoTime() - t0
+    TaskCancelWatcher.register(run, ctx)
+    val reader = Data.importArrayStream(alloc, out)
+    run.outReader = reader
+    val batches = new ArrowBatchIterator(reader, () => run.finish(metrics))
+    new Iterator[ColumnarBatch] {
+      override def hasNext: Boolean = {
+        val t = System.nanoTime()
+        try batches.hasNext
+        catch { case e: java.io.IOException => throw run.failure(e) }
+        finally run.elapsed += System.nanoTime() - t
+      }
+      override def next(): ColumnarBatch = {
+        val b = batches.next()
+        metrics.add("numOutputRows", b.numRows())
+        metrics.add("numOutputBatches", 1)
+        b
+      }
+    }
+  }
+
+  private def localDir: String =
+    Option(System.getenv("SPARK_LOCAL_DIRS")).flatMap(_.split(",").headOption)
+      .getOrElse(SparkInternals.localDir())
+}
+
+object EmberRDD {
+  def dependencies(inputs: Seq[EmberInput]): Seq[org.apache.spark.Dependency[_]] =
+    inputs.collect { case s: StreamInput => new OneToOneDependency(s.rdd) }
+}
+
+/** The native state of one task, closed exactly once. */
+final class EmberTaskRun(lib: Native, alloc: BufferAllocator) extends Logging {
+  var fragment = 0L
+  @volatile var task = 0L
+  var output: ArrowArrayStream = _
+  var outReader: org.apache.arrow.vector.ipc.ArrowReader = _
+  val inputStreams = scala.collection.mutable.ArrayBuffer.empty[ArrowArrayStream]
+  val readers = scala.collection.mutable.ArrayBuffer.empty[org.apache.arrow.vector.ipc.ArrowReader]
+  var inputRows = 0L
+  @volatile var inputFailure: Throwable = _
+  var elapsed = 0L
+  private var reported = false
+  private var closed = false
+
+  /** The error an output pull met: Ember's message when it came from C. */
+  def failure(e: java.io.IOException): Throwable = {
+    if (inputFailure != null) return inputFailure
+    val root = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).toSeq.last
+    root match {
+      case k: org.apache.spark.TaskKilledException => k
+      case _ => new EmberException(s"Ember task failed: ${e.getMessage}", e)
+    }
+  }
+
+  /** At the end of the output: the task's metrics into the node's. */
+  def finish(metrics: EmberMetrics): Unit = synchronized {
+    if (reported || task == 0L) return
+    reported = true
+    try {
+      val m = new ObjectMapper().readTree(lib.taskMetrics(task))
+      metrics.add("peakMemory", m.get("peakNative").asLong() + m.get("peakRow").asLong())
+      m.get("ops").elements().asScala.foreach { op =>
+        val src = op.get("source").asInt()
+        metrics.add(s"rows.$src", op.get("rows").asLong())
+        metrics.add("spillSize", op.get("spillBytes").asLong())
+      }
+      metrics.add("emberTime", elapsed)
+      metrics.add("numInputRows", inputRows)
+    } catch {
+      case e: Exception => logWarning(s"Ember: task metrics not read: ${e.getMessage}")
+    }
+  }
+
+  def close(metrics: EmberMetrics): Unit = {
+    TaskCancelWatcher.unregister(this)
+    synchronized {
+      if (closed) return
+      closed = true
+      def quietly(f: => Unit): Unit = try f catch { case e: Exception => logWarning(s"Ember: ${e.getMessage}") }
+      if (!reported && task != 0L) quietly(finish(metrics))
+      quietly(if (outReader != null) outReader.close())
+      quietly(if (output != null) output.close())
+      if (task != 0L) { val t = task; task = 0L; lib.taskDestroy(t) }
+      if (fragment != 0L) { lib.fragmentDestroy(fragment); fragment = 0L }
+      inputStreams.foreach(s => quietly(s.close()))
+      readers.foreach(r => quietly(r.close()))
+      quietly(alloc.close())
+    }
+  }
+
+  /** From the watcher thread: stop the native side of a killed task. */
+  def cancel(): Unit = synchronized {
+    if (!closed && task != 0L) lib.taskCancel(task)
+  }
+}
+
+/** Polls running Ember tasks for Spark's kill flag and cancels their native
+ *  side, which polls its own flag between batches: a task reading only
+ *  files never calls back into the JVM where Spark could interrupt it. */
+object TaskCancelWatcher {
+  private val running = new ConcurrentHashMap[EmberTaskRun, TaskContext]()
+  @volatile private var thread: Thread = _
+
+  def register(run: EmberTaskRun, ctx: TaskContext): Unit = {
+    running.put(run, ctx)
+    start()
+  }
+  def unregister(run: EmberTaskRun): Unit = running.remove(run)
+
+  def start(): Unit = if (thread == null) synchronized {
+    if (thread == null) {
+      val t = new Thread("ember-cancel-watcher") {
+        override def run(): Unit = while (!isInterrupted) {
+          running.forEach((r, c) => if (c.isInterrupted()) r.cancel())
+          try Thread.sleep(50) catch { case _: InterruptedException => return }
+        }
+      }
+      t.setDaemon(true)
+      t.start()
+      thread = t
+    }
+  }
+
+  def stop(): Unit = synchronized {
+    if (thread != null) { thread.interrupt(); thread = null }
+  }
+}

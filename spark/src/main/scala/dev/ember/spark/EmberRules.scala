@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.ember.spark
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.{ColumnarRule, ExecSubqueryExpression, FileSourceScanExec, RowToColumnarExec, SparkPlan}
+import org.apache.spark.sql.internal.SQLConf
+
+/** The decisions C made for one plan (em_spark_plan's answer). */
+case class EmberDecisions(
+    nodes: Map[Int, JsonNode],   // by source index
+    fragments: Seq[(Int, Seq[Int])],
+    report: String,
+    tree: String)
+
+/**
+ * Ember's overrides inside Spark. The decisions are made in C, once, by the
+ * same rules `ember explain` applies (include/ember/spark.h); this only
+ * writes the plan for C, replaces each fragment C names by an EmberExec,
+ * and logs C's report.
+ */
+object EmberOverrides extends Logging {
+  private val mapper = new ObjectMapper()
+
+  /** C's decisions for a plan, or None when Ember is off for the session.
+   *  A bad Ember setting is the user's error: it fails the query. Any other
+   *  failure to plan leaves the plan to Spark, with a warning. */
+  def decide(plan: SparkPlan, conf: SQLConf): Option[(EmberDecisions, IndexedSeq[SparkPlan], String)] = {
+    if (!EmberConf.enabled(conf)) return None
+    val (json, nodes) = PlanJson.write(plan)
+    val settings = EmberConf.collect(conf)
+    val confJson = EmberConf.toJson(settings)
+    val answer =
+      try Native.lib.plan(json, confJson)
+      catch {
+        case e: EmberException if e.getMessage.startsWith("EM_ERR_INVALID") =>
+          throw new IllegalArgumentException(s"Ember: ${e.getMessage.stripPrefix("EM_ERR_INVALID: ")}", e)
+        case e: EmberException =>
+          logWarning(s"Ember could not plan this query, Spark runs all of it: ${e.getMessage}")
+          return None
+      }
+    val doc = mapper.readTree(answer)
+    val byNode = doc.get("nodes").elements().asScala.map(n => n.get("source").asInt() -> n).toMap
+    val frags = doc.get("fragments").elements().asScala.map { f =>
+      f.get("root").asInt() -> f.get("inputs").elements().asScala.map(_.asInt()).toSeq
+    }.toSeq
+    Some((EmberDecisions(byNode, frags, doc.get("report").asText(""), doc.get("tree").asText("")),
+      nodes, confJson))
+  }
+
+  def logReport(d: EmberDecisions): Unit =
+    if (d.report.nonEmpty) logWarning(s"Ember overrides:\n${d.report}")
+
+  /** Replaces every fragment by an EmberExec. */
+  def apply(plan: SparkPlan, conf: SQLConf, report: Boolean): SparkPlan = {
+    if (plan.exists(_.isInstanceOf[EmberExec])) return plan // already applied
+    val decided = decide(plan, conf)
+    if (decided.isEmpty) return plan
+    val (d, nodes, confJson) = decided.get
+    if (report) logReport(d)
+    if (d.fragments.isEmpty) return plan
+    val batchRows = EmberConf.batchRows(EmberConf.collect(conf))
+    val replacements: Map[SparkPlan, SparkPlan] = d.fragments.map { case (root, inputs) =>
+      val rootNode = nodes(root)
+      rootNode -> fragmentNode(rootNode, inputs.map(nodes), nodes, d, confJson, batchRows)
+    }.toMap
+    // top-down and by identity: a fragment below another one sits in that one's inputs,
+    // which are the original nodes, reached after the outer replacement
+    plan.transformDown {
+      case p if replacements.exists(_._1 eq p) => replacements.find(_._1 eq p).get._2
+    }
+  }
+
+  private def fragmentNode(root: SparkPlan, inputs: Seq[SparkPlan], all: IndexedSeq[SparkPlan],
+                           d: EmberDecisions, confJson: String, batchRows: Int): EmberExec = {
+    val (json, fnodes) = PlanJson.write(root, inputs)
+    val isInput = (p: SparkPlan) => inputs.exists(_ eq p)
+    val inner = fnodes.indices.filterNot(i => isInput(fnodes(i)))
+    val infos = inner.map { i =>
+      val whole = all.indexWhere(_ eq fnodes(i))
+      val dn = d.nodes.get(whole)
+      EmberNodeInfo(i, dn.map(_.get("id").asInt()).getOrElse(-1), fnodes(i).nodeName,
+        dn.map(_.get("loreId").asInt()).getOrElse(-1))
+    }
+    val scans = inner.collect { case i if fnodes(i).isInstanceOf[FileSourceScanExec] =>
+      i -> fnodes(i).asInstanceOf[FileSourceScanExec]
+    }.toMap
+    val subqueries = inner.flatMap(i => fnodes(i).expressions.flatMap(_.collect {
+      case e: ExecSubqueryExpression => e
+    }))
+    EmberExec(withLoreIds(json, infos), confJson, infos, root.output, inputs, subqueries)(
+      root, scans, batchRows)
+  }
+
+  /** The fragment JSON with the LORE ids the whole plan's decisions gave. */
+  private def withLoreIds(json: String, infos: Seq[EmberNodeInfo]): String = {
+    val ids = infos.filter(_.loreId >= 0).map(n => s""""${n.source}":${n.loreId}""")
+    json.substring(0, json.length - 1) + ",\"loreIds\":{" + ids.mkString(",") + "}}"
+  }
+}
+
+/** The columnar rule pair: fragments replaced before Spark inserts its
+ *  transitions; after, a row child of an Ember node loses the
+ *  RowToColumnarExec Spark put above it (Ember converts rows to Arrow
+ *  itself) and a broadcast child is read as a broadcast. */
+class EmberColumnarRule(session: SparkSession) extends ColumnarRule {
+  override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
+    override def apply(plan: SparkPlan): SparkPlan =
+      EmberOverrides.apply(plan, conf, report = !conf.adaptiveExecutionEnabled)
+  }
+  override def postColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
+    override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
+      case e: EmberExec if e.children.exists(_.isInstanceOf[RowToColumnarExec]) =>
+        e.withNewChildren(e.children.map {
+          case r: RowToColumnarExec => r.child
+          case c => c
+        })
+    }
+  }
+}
+
+/** Runs on the whole plan before AQE cuts it into stages (where the
+ *  columnar rule then sees one stage at a time): validates the settings and
+ *  logs the report for the whole query once. */
+class EmberStagePrepRule(session: SparkSession) extends Rule[SparkPlan] {
+  override def apply(plan: SparkPlan): SparkPlan = {
+    if (EmberConf.enabled(conf) && explainWanted(conf))
+      EmberOverrides.decide(plan, conf).foreach { case (d, _, _) => EmberOverrides.logReport(d) }
+    plan
+  }
+
+  private def explainWanted(c: SQLConf): Boolean =
+    !c.getConfString("spark.ember.sql.explain",
+      c.getConfString("spark.rapids.sql.explain", "NONE")).trim.equalsIgnoreCase("NONE")
+}

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.ember.spark
+
+import org.apache.spark.sql.execution.{ColumnarToRowExec, InputAdapter, RowToColumnarExec, SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, AdaptiveSparkPlanExec, QueryStageExec}
+import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
+
+/** How much of an executed plan Ember runs: its operators (Spark's
+ *  wrappers, transitions and AQE's stage nodes not counted), and of them
+ *  those inside Ember nodes; subquery plans included. */
+object PlanStats {
+  final case class Stats(emberNodes: Int, sparkNodes: Int) {
+    def +(o: Stats): Stats = Stats(emberNodes + o.emberNodes, sparkNodes + o.sparkNodes)
+  }
+
+  def of(plan: SparkPlan): Stats = {
+    val own: Stats = plan match {
+      case e: EmberExec => Stats(e.nodes.size, e.nodes.size)
+      case _: AdaptiveSparkPlanExec | _: QueryStageExec | _: AQEShuffleReadExec |
+           _: WholeStageCodegenExec | _: InputAdapter | _: ColumnarToRowExec |
+           _: RowToColumnarExec | _: ReusedExchangeExec => Stats(0, 0)
+      case _ => Stats(0, 1)
+    }
+    val below = plan match {
+      case a: AdaptiveSparkPlanExec => Seq(a.executedPlan)
+      case s: QueryStageExec => Seq(s.plan)
+      case p => p.children
+    }
+    val subs = plan match {
+      case _: EmberExec | _: AdaptiveSparkPlanExec | _: QueryStageExec => Nil
+      case p => p.subqueries
+    }
+    val emberSubs = plan match {
+      case e: EmberExec => e.subqueryExprs.map(_.plan)
+      case _ => Nil
+    }
+    (below ++ subs ++ emberSubs).map(of).foldLeft(own)(_ + _)
+  }
+}

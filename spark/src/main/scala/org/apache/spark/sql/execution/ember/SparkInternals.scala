@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+package org.apache.spark.sql.execution.ember
+
+import org.apache.arrow.memory.RootAllocator
+import org.apache.spark.{SparkContext, SparkEnv, TaskContext}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow}
+import org.apache.spark.sql.execution.datasources.DataSourceStrategy
+import org.apache.spark.sql.execution.joins.{HashedRelation, HashedRelationWithAllNullKeys}
+import org.apache.spark.sql.sources.Filter
+import org.apache.spark.sql.util.ArrowUtils
+import org.apache.spark.util.Utils
+
+/** The few members Spark keeps package-private that Ember's plugin needs,
+ *  in one place (this package reaches private[execution], [sql] and
+ *  [spark]); everything else of Ember lives in dev.ember.spark. */
+object SparkInternals {
+  /** A scan's data filters as the data source filters Spark pushes to Parquet. */
+  def pushedFilters(dataFilters: Seq[Expression]): Seq[Filter] =
+    dataFilters.flatMap(DataSourceStrategy.translateFilter(_, supportNestedPredicatePushdown = true))
+
+  def arrowAllocator: RootAllocator = ArrowUtils.rootAllocator
+
+  def toArrowSchema(schema: org.apache.spark.sql.types.StructType, timeZone: String) =
+    ArrowUtils.toArrowSchema(schema, timeZone, true, false)
+
+  def killReason(ctx: TaskContext): String = ctx.getKillReason().getOrElse("cancelled")
+
+  /** The live SparkConf of a context (settings made here reach sessions built after). */
+  def setConf(sc: SparkContext, key: String, value: String): Unit = sc.conf.set(key, value)
+
+  def localDir(): String = Utils.getLocalDir(SparkEnv.get.conf)
+
+  /** The rows of a broadcast relation: a HashedRelation (what a hash join's
+   *  broadcast holds: every row with a non-null key, which is every row such
+   *  a join can match) or an array of rows (IdentityBroadcastMode). A
+   *  null-aware anti join's relation that saw a null key stands for one row
+   *  of nulls, which makes Ember's null-aware join return what Spark's does. */
+  def broadcastRows(v: Any, width: Int): Option[Iterator[InternalRow]] = v match {
+    case HashedRelationWithAllNullKeys => Some(Iterator.single(new GenericInternalRow(width)))
+    case h: HashedRelation => Some(h.keys().flatMap(k => h.get(k)))
+    case rows: Array[InternalRow] => Some(rows.iterator)
+    case _ => None
+  }
+
+}
