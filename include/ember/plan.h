@@ -91,6 +91,15 @@ typedef enum em_binop {
     EM_OP_COUNT_
 } em_binop;
 
+/* How an expression treats overflow and invalid input (Spark's EvalMode; failOnError and
+ * ansiEnabled flags read as ANSI/LEGACY). Known only from structured plans. */
+typedef enum em_eval_mode {
+    EM_EVAL_UNSPECIFIED = 0, /* parsed text, or an expression without such a setting */
+    EM_EVAL_LEGACY,
+    EM_EVAL_ANSI,
+    EM_EVAL_TRY,
+} em_eval_mode;
+
 typedef enum em_agg_mode {
     EM_AGG_PARTIAL,       /* partial_sum(...) */
     EM_AGG_PARTIAL_MERGE, /* merge_sum(...) */
@@ -124,6 +133,14 @@ typedef enum em_agg_mode {
  * type/type_known is the inferred result type (Spark's rules, see
  * em_plan_parse). Kinds without a value (SORT_ORDER's own, LIST, PLAN_ID,
  * TYPE, CALLs such as hashpartitioning) leave type_known false.
+ *
+ * Structured plans (em_plan_read_json) also carry what Spark itself knew:
+ * spark_type (the expression's resolved data type; type is still inferred by
+ * Ember's rules, so a consumer can refuse an expression whose types differ),
+ * eval_mode, and for literals value_exact: text is then exactly the value
+ * Spark holds, not a reading of printed text (an empty string, a string with
+ * commas or the string "null" are what they seem), value_null the null literal.
+ * For parsed text all of these are zero.
  */
 struct em_expr {
     em_expr_kind kind;
@@ -150,6 +167,12 @@ struct em_expr {
     int n_args;
     em_expr **args;               /* arena-owned */
     const em_plan_node *subquery; /* SCALAR_SUBQUERY / IN_SUBQUERY: the tree computing it */
+    /* structured plans only (see above) */
+    em_type spark_type;     /* Spark's resolved data type ("type" in the JSON) */
+    bool spark_type_known;  /* false: parsed text, no type written, or one Ember cannot hold */
+    bool value_exact;       /* LITERAL: text is the exact value */
+    bool value_null;        /* LITERAL with value_exact: the null literal */
+    em_eval_mode eval_mode; /* arithmetic, casts, sum/avg, abs, round, unary minus */
 };
 
 const char *em_expr_kind_name(em_expr_kind k);

@@ -132,4 +132,52 @@ em_status plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
 /* Appends an expression as Spark prints it. */
 void plan_print_expr(plan_buf *b, const em_expr *e, const em_shim *shim);
 
+/* ------------------------------------------------------------------ structured plan reader */
+
+/* Shared by plan_read.c (nodes, operator ids, subqueries) and plan_read_expr.c
+ * (expressions, literals, data source filters). JSON values are jansson's. */
+struct json_t;
+
+/* Where a value sits in the JSON, for messages: a linked list up to the root,
+ * rendered as "plan.root.children[1] (FilterExec).fields.condition". */
+typedef struct rd_path {
+    const struct rd_path *up;
+    const char *key; /* ".key" segment; NULL for an index segment */
+    int index;       /* "[index]" when key is NULL */
+    const char *cls; /* " (Class)" after the segment, or NULL */
+} rd_path;
+
+typedef struct plan_reader {
+    em_plan *plan;
+    em_error *err;      /* the first error is kept */
+    const char *src;    /* message prefix ("plan") */
+    const em_shim *shim;
+    const void *tz;     /* const em_tz *: session time zone of timestamp literals; NULL = UTC */
+    int depth;          /* nesting of nodes and expressions being read, bounded */
+    bool failed;
+} plan_reader;
+
+#define PLAN_READ_MAX_DEPTH 400
+
+/* Records an error naming the path (first error wins); returns NULL. */
+void *plan_read_fail(plan_reader *rd, const rd_path *path, const char *fmt, ...) EM_PRINTF(3, 4);
+/* Records out of memory; returns NULL. */
+void *plan_read_nomem(plan_reader *rd);
+/* The simple name of a class written as "a.b.C" or "a.b.C$" ("C"); "" when absent. */
+const char *plan_read_class(const struct json_t *j);
+/* A fresh expression of this kind in the plan's arena (id, plan_id -1). */
+em_expr *plan_read_new_expr(plan_reader *rd, em_expr_kind kind);
+/* A Catalyst expression (class, pretty, type, fields) as the em_expr the text parser builds
+ * from its printed form. */
+em_expr *plan_read_expr(plan_reader *rd, struct json_t *j, const rd_path *path);
+/* A data source filter (org.apache.spark.sql.sources.*) as the PushedFilters item the text
+ * parser builds from its toString. */
+em_expr *plan_read_filter(plan_reader *rd, struct json_t *j, const rd_path *path);
+/* One value of an operator's constructor as an item of its "Arguments" (TreeNode.argString):
+ * *skip when Spark omits it (children, None, empty sequences). */
+em_expr *plan_read_arg(plan_reader *rd, struct json_t *v, const rd_path *path, bool *skip);
+/* Whether a node's output is given rather than derived (structured plans): fragment
+ * inputs, query stages read without their plans, operators of unknown classes. */
+bool plan_output_given(const em_plan_node *node);
+
 #endif

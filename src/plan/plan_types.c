@@ -945,6 +945,16 @@ static void infer_all_fields(infer_ctx *cx, em_plan_node *node) {
     }
 }
 
+bool plan_output_given(const em_plan_node *node) {
+    /* structured plans only (source_index set): fragment inputs, query stages read without
+     * their plans, and operators of unknown classes (their output is what Spark says) */
+    return node->source_index >= 0 &&
+           (node->is_input || node->kind == EM_NODE_UNKNOWN ||
+            ((node->kind == EM_NODE_SHUFFLE_QUERY_STAGE ||
+              node->kind == EM_NODE_BROADCAST_QUERY_STAGE) &&
+             node->n_children == 0));
+}
+
 static void infer_node(infer_ctx *cx, em_plan_node *node) {
     if (node && node->kind == EM_NODE_AQE_SECTION) {
         for (int i = 0; i < node->n_children; i++)
@@ -963,6 +973,21 @@ static void infer_node(infer_ctx *cx, em_plan_node *node) {
     em_plan_field *output = field_of(node, EM_FIELD_OUTPUT);
     em_plan_field *input = field_of(node, EM_FIELD_INPUT);
     em_plan_field *args = field_of(node, EM_FIELD_ARGUMENTS);
+    if (plan_output_given(node)) {
+        /* a fragment input, a query stage read without its plan, an operator of a class
+         * the reader does not know: the output is given, typed from Spark's types */
+        infer_all_fields(cx, node);
+        for (int i = 0; i < node->n_output; i++) {
+            em_expr *a = node->output[i];
+            if (!a->type_known && a->long_suffix)
+                set_type(a, em_type_make(EM_TYPE_LONG));
+            if (a->type_known)
+                env_put(&cx->env, a->id, a->type);
+        }
+        cx->busy[node->id] = false;
+        cx->done[node->id] = true;
+        return;
+    }
     switch (node->kind) {
     case EM_NODE_SCAN:
     case EM_NODE_LOCAL_TABLE_SCAN:
@@ -1080,6 +1105,9 @@ static void collect_all_defined(em_plan *plan, type_env *set) {
             continue;
         if (node->exists_attr)
             env_put(set, node->exists_attr->id, em_type_make(EM_TYPE_BOOLEAN));
+        if (plan_output_given(node))
+            for (int i = 0; i < node->n_output; i++)
+                collect_defined(set, node->output[i], true);
         for (int f = 0; f < node->n_fields; f++) {
             const em_plan_field *fl = &node->fields[f];
             bool listed = fl->kind == EM_FIELD_OUTPUT || fl->kind == EM_FIELD_INPUT ||
@@ -1215,6 +1243,8 @@ void plan_reset_types(em_plan *plan) {
                 reset_expr(node->fields[f].exprs[i]);
         if (node->exists_attr)
             reset_expr((em_expr *)node->exists_attr);
+        if (plan_output_given(node))
+            continue; /* given, not derived: kept with its types */
         node->n_output = 0;
         node->output = NULL;
     }

@@ -1,0 +1,1 @@
+select /*+ COALESCE(1) */ r_name from region

@@ -1,0 +1,1 @@
+select /*+ REPARTITION(3) */ r_name from region

@@ -1,0 +1,1 @@
+select o_orderkey from orders limit 5

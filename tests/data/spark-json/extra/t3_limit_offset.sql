@@ -1,0 +1,1 @@
+select n_name from nation order by n_name limit 3 offset 2

@@ -1,0 +1,1 @@
+select count(*) from (select * from orders limit 100) t
