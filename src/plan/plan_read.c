@@ -57,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ember/tz.h"
 #include "plan/internal.h"
@@ -494,6 +495,21 @@ static bool generic_arguments(read_ctx *c, json_t *j, const char *cls, em_node_k
     }
     if (kind == EM_NODE_ADAPTIVE_SPARK_PLAN) /* isFinalPlan is no constructor field */
         return acc_push(c, a, text_literal(c, "isFinalPlan=false"), path);
+    if (strcmp(cls, "RangeExec") == 0) {
+        /* logical Range's simpleString, one literal as the text parser reads it */
+        json_t *rf = json_object_get(json_object_get(fields, "range"), "fields");
+        json_t *sl = json_object_get(rf, "numSlices");
+        char buf[160], splits[40];
+        if (json_is_integer(sl))
+            snprintf(splits, sizeof splits, "Some(%lld)", (long long)json_integer_value(sl));
+        else
+            snprintf(splits, sizeof splits, "None");
+        snprintf(buf, sizeof buf, "Range (%lld, %lld, step=%lld, splits=%s)",
+                 (long long)json_integer_value(json_object_get(rf, "start")),
+                 (long long)json_integer_value(json_object_get(rf, "end")),
+                 (long long)json_integer_value(json_object_get(rf, "step")), splits);
+        return acc_push(c, a, text_literal(c, buf), path);
+    }
     bool zero_offset_drops = strcmp(cls, "CollectLimitExec") == 0 ||
                              strcmp(cls, "TakeOrderedAndProjectExec") == 0;
     const char *key;
@@ -1351,8 +1367,9 @@ static em_status read_plan(read_ctx *c, json_t *doc, const em_plan_parse_options
     return EM_OK;
 }
 
-/* Column types of leaves: the caller's hook first, then (LocalTableScan, whose types the
- * text never prints) the types Spark gave its output attributes. */
+/* Column types of leaves: the caller's hook first, then the types Spark gave the output
+ * attributes of a LocalTableScan (the text never prints them) and of a scan's columns
+ * ReadSchema lacks (partition columns). */
 typedef struct leaf_types {
     em_plan_column_type_fn user;
     void *user_ctx;
@@ -1362,8 +1379,14 @@ static bool leaf_type(void *ctx, const em_plan_node *leaf, const char *column, e
     const leaf_types *lt = ctx;
     if (lt->user && lt->user(lt->user_ctx, leaf, column, type))
         return true;
-    if (leaf->kind != EM_NODE_LOCAL_TABLE_SCAN)
+    if (leaf->kind == EM_NODE_SCAN) {
+        const em_plan_field *rs = em_plan_node_field(leaf, EM_FIELD_READ_SCHEMA);
+        for (int i = 0; rs && i < rs->n_schema; i++)
+            if (strcasecmp(rs->schema[i].name, column) == 0)
+                return false; /* ReadSchema types it */
+    } else if (leaf->kind != EM_NODE_LOCAL_TABLE_SCAN) {
         return false;
+    }
     const em_plan_field *out = em_plan_node_field(leaf, EM_FIELD_OUTPUT);
     for (int i = 0; out && i < out->n_exprs; i++) {
         const em_expr *a = out->exprs[i];

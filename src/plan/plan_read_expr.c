@@ -443,6 +443,26 @@ static bool scalar_text(const json_t *v, plan_buf *b) {
     }
 }
 
+/* GenericArrayData.toString: the elements' internal values joined by "," in brackets
+ * (dates as day numbers, strings bare). */
+static bool array_text(const json_t *arr, plan_buf *b) {
+    plan_buf_putc(b, '[');
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        const json_t *x = json_array_get(arr, i);
+        const json_t *inner = json_is_object(x) ? json_object_get(x, "array") : NULL;
+        if (i)
+            plan_buf_putc(b, ',');
+        if (json_is_null(x))
+            plan_buf_puts(b, "null");
+        else if (json_is_array(inner))
+            array_text(inner, b);
+        else if (!scalar_text(x, b))
+            return false;
+    }
+    plan_buf_putc(b, ']');
+    return true;
+}
+
 /* Literal.toString of a value of type t (type text as written). */
 static bool literal_text(plan_reader *rd, const json_t *v, const char *type_text, plan_buf *b,
                          const rd_path *path) {
@@ -494,11 +514,9 @@ static bool literal_text(plan_reader *rd, const json_t *v, const char *type_text
     }
     if (scalar_text(v, b))
         return true;
-    if (json_is_object(v) && json_object_get(v, "array")) {
-        /* GenericArrayData prints no elements; keep Spark's own text unknowable */
-        plan_buf_puts(b, "[array]");
-        return true;
-    }
+    json_t *arr = json_is_object(v) ? json_object_get(v, "array") : NULL;
+    if (json_is_array(arr))
+        return array_text(arr, b);
     if (json_is_object(v) && json_object_get(v, "unsupported")) {
         plan_buf_puts(b, "[unsupported]");
         return true;

@@ -661,6 +661,10 @@ static void infer_expr(infer_ctx *cx, em_expr *e) {
             set_type(e, t);
         } else if (e->long_suffix) {
             set_type(e, em_type_make(EM_TYPE_LONG)); /* Spark prints `L` after long ids */
+        } else if (!env_get(&cx->defined, e->id, &t) && e->spark_type_known) {
+            /* structured plans: an attribute no written operator defines (an aggregate's
+             * input below a reused exchange) is still an attribute, of the type Spark gave */
+            set_type(e, e->spark_type);
         } else if (!env_get(&cx->defined, e->id, &t)) {
             /* no operator defines it: literal text containing '#digits' */
             char *text = plan_arena_alloc(&cx->plan->arena, strlen(e->name) + 24);

@@ -1,0 +1,20 @@
+select trim(c_name) as t, lpad(c_phone, 20, '*') as lp, lower(c_comment) as lo,
+       concat_ws('|', c_name, c_address) as cw, instr(c_comment, 'the') as ins,
+       replace(c_address, 'a', 'b') as rp, c_acctbal / 7 as div7,
+       cast(c_acctbal as decimal(20,5)) * 1.000001 as prec,
+       cast(c_custkey as float) * 0.1f as fl,
+       cast(c_custkey as double) / 3 as dbl,
+       date_add(date '2024-02-28', cast(c_nationkey as int)) as dadd,
+       add_months(date '2024-01-31', 1) as am,
+       timestamp '2024-03-10 10:30:00' + interval '1' day as tsi,
+       to_date('2024-01-05') as td,
+       year(current_date()) - 2000 as yy,
+       case c_mktsegment when 'BUILDING' then 1 when 'MACHINERY' then 2 end as seg,
+       nullif(c_nationkey, 3) as nif,
+       greatest(c_acctbal, 0) as gr,
+       hash(c_name, c_custkey) as h,
+       xxhash64(c_name) as xh,
+       coalesce(c_comment, c_name, 'x') as co,
+       c_custkey % 3 = 0 and c_nationkey in (1, 2) or c_name like 'C%' as flag
+from customer
+where c_custkey between 10 and 20

@@ -1,0 +1,1 @@
+select distinct c_mktsegment from customer order by c_mktsegment desc
