@@ -39,12 +39,27 @@
  *   inputs    a node with "input": k is a fragment's boundary: no children,
  *             is_input, input_index k, its output given by the JSON (typed
  *             from Spark's types; plan_infer keeps it). Query stages are
- *             written without their plans and become leaves the same way.
+ *             written without their plans and become leaves the same way;
+ *             so do operators of classes this reader does not know, kind
+ *             EM_NODE_UNKNOWN unless their printed name is one the text
+ *             parser knows (then its kind, as "Scan <x>" is a scan), with
+ *             the detail fields their arity gives (LeafExecNode: Output,
+ *             UnaryExecNode: Input, BinaryExecNode: Left/Right output) and
+ *             Arguments.
+ *   classes   by simple class name (exec_classes): FileSourceScanExec ->
+ *             "Scan <format> [table]", ShuffleExchangeExec -> "Exchange",
+ *             ...; SubqueryExec, ReusedSubqueryExec and SubqueryBroadcastExec
+ *             are not operators of the model (a subquery's tree is its child,
+ *             ReusedSubquery has none), ReusedExchangeExec's exchange is found
+ *             among the nodes read by comparing JSON (the writer copies it),
+ *             AdaptiveSparkPlanExec's child is its inputPlan.
  *
  * What the JSON cannot say is filled as documented on the way: Spark's plan
  * ids ([plan_id=N], [id=#N]) are not constructor fields, so the JSON node id
  * stands for them; the session time zone comes from the first timeZoneId in
- * the plan (else UTC).
+ * the plan (else UTC); a scan's Batched (supportsColumnar) from the
+ * ColumnarToRow above it; a query stage's statistics are not printed; an
+ * adaptive plan is taken as not final.
  *
  * Errors: EM_ERR_PARSE naming the JSON path ("plan.root.children[1]
  * (FilterExec).fields.condition: expected an expression object"); invalid
@@ -62,7 +77,9 @@
 #include "ember/tz.h"
 #include "plan/internal.h"
 
-#define READ_MAX_FIELDS 12
+/* The most detail fields one operator gets: a scan's Output, Batched, Location,
+ * PartitionFilters, PushedFilters, ReadSchema. */
+#define READ_MAX_FIELDS 8
 
 /* A JSON plan node read into the model. */
 typedef struct node_map {
@@ -91,18 +108,18 @@ typedef struct read_ctx {
 
 /* ------------------------------------------------------------------ small helpers */
 
-static bool grow(void **items, int *cap, int need, size_t size) {
+/* Room for `need` items of `size` bytes in a heap array of capacity *cap: the array
+ * (moved when grown), or NULL when out of memory (the old array is kept). */
+static void *grow(void *items, int *cap, int need, size_t size) {
     if (need <= *cap)
-        return true;
+        return items;
     int cap2 = *cap ? *cap * 2 : 16;
     while (cap2 < need)
         cap2 *= 2;
-    void *p = realloc(*items, (size_t)cap2 * size);
-    if (!p)
-        return false;
-    *items = p;
-    *cap = cap2;
-    return true;
+    void *p = realloc(items, (size_t)cap2 * size);
+    if (p)
+        *cap = cap2;
+    return p;
 }
 
 static const char *arena_str(read_ctx *c, const char *s, size_t n) {
@@ -131,19 +148,23 @@ static em_plan_node *map_find(read_ctx *c, const json_t *j) {
 }
 
 static bool map_add(read_ctx *c, json_t *j, em_plan_node *node) {
-    if (!grow((void **)&c->map, &c->cap_map, c->n_map + 1, sizeof *c->map)) {
+    node_map *m = grow(c->map, &c->cap_map, c->n_map + 1, sizeof *c->map);
+    if (!m) {
         plan_read_nomem(&c->rd);
         return false;
     }
+    c->map = m;
     c->map[c->n_map++] = (node_map){j, node};
     return true;
 }
 
 static bool tree_add(read_ctx *c, em_plan_node *root) {
-    if (!grow((void **)&c->trees, &c->cap_trees, c->n_trees + 1, sizeof *c->trees)) {
+    em_plan_node **t = grow(c->trees, &c->cap_trees, c->n_trees + 1, sizeof *c->trees);
+    if (!t) {
         plan_read_nomem(&c->rd);
         return false;
     }
+    c->trees = t;
     c->trees[c->n_trees++] = root;
     return true;
 }
@@ -481,13 +502,11 @@ static bool generic_arguments(read_ctx *c, json_t *j, const char *cls, em_node_k
         json_t *rows = json_object_get(fields, "rows");
         if (json_array_size(rows) == 0 && !acc_push(c, a, text_literal(c, "<empty>"), path))
             return false;
+        /* stringArgs: ("<empty>",) output; argString drops an empty output */
         bool skip;
         rd_path po = {path, "output", -1, NULL};
         em_expr *out = plan_read_arg(&c->rd, json_object_get(j, "output"), &po, &skip);
-        if (!skip && !out) /* an empty output prints "[]" */
-            return !c->rd.failed && acc_push(c, a, plan_read_new_expr(&c->rd, EM_EXPR_LIST), path);
-        return skip ? acc_push(c, a, plan_read_new_expr(&c->rd, EM_EXPR_LIST), path)
-                    : acc_push(c, a, out, path);
+        return skip || acc_push(c, a, out, path);
     }
     if (kind == EM_NODE_AQE_SHUFFLE_READ) {
         const char *d = aqe_read_desc(json_object_get(fields, "partitionSpecs"));
@@ -1045,10 +1064,12 @@ static bool collect_expr(read_ctx *c, json_t *host, json_t *v, int depth) {
     if (json_object_get(v, "pretty")) {
         json_t *plan = json_object_get(json_object_get(fields, "plan"), "plan");
         if (json_is_object(plan) && is_subquery_node(plan)) {
-            if (!grow((void **)&c->sqs, &c->cap_sqs, c->n_sqs + 1, sizeof *c->sqs)) {
+            sq_found *g = grow(c->sqs, &c->cap_sqs, c->n_sqs + 1, sizeof *c->sqs);
+            if (!g) {
                 plan_read_nomem(&c->rd);
                 return false;
             }
+            c->sqs = g;
             c->sqs[c->n_sqs++] = (sq_found){host, v, plan};
             if (!find_subqueries(c, plan, depth + 1))
                 return false;

@@ -592,8 +592,16 @@ static em_expr *value_expr(plan_reader *rd, json_t *v, const rd_path *path, bool
         args_take(c, &l);
         return c;
     }
-    if (json_is_object(v) && json_object_get(v, "fields") && json_object_get(v, "class"))
-        return product_call(rd, v, path, filter);
+    if (json_is_object(v) && json_object_get(v, "fields") && json_object_get(v, "class")) {
+        if (++rd->depth > PLAN_READ_MAX_DEPTH) {
+            rd->depth--;
+            return plan_read_fail(rd, path, "values nested deeper than %d levels",
+                                  PLAN_READ_MAX_DEPTH);
+        }
+        em_expr *c = product_call(rd, v, path, filter);
+        rd->depth--;
+        return c;
+    }
     if (json_is_object(v) && json_is_string(json_object_get(v, "string")))
         return make_literal(rd, json_string_value(json_object_get(v, "string")));
     if (json_is_null(v))
@@ -1633,8 +1641,9 @@ em_expr *plan_read_arg(plan_reader *rd, json_t *v, const rd_path *path, bool *sk
             rd_path p = {path, NULL, (int)i, NULL};
             bool sk;
             em_expr *item = plan_read_arg(rd, x, &p, &sk);
-            if (sk)
-                item = make_literal(rd, json_is_null(x) ? "null" : "");
+            if (sk) /* inside a sequence nothing is omitted: an empty one prints "[]" */
+                item = json_is_array(x) ? plan_read_new_expr(rd, EM_EXPR_LIST)
+                                        : make_literal(rd, json_is_null(x) ? "null" : "None");
             if (!args_push(rd, &l, item))
                 return NULL;
         }
