@@ -1145,14 +1145,21 @@ static em_expr *read_make_decimal(plan_reader *rd, json_t *j, const char *cls,
     return e;
 }
 
-/* CheckOverflow.toString: CheckOverflow(child, DecimalType(p,s)) */
+/* CheckOverflow.toString: CheckOverflow(child, DecimalType(p,s)), and nullOnOverflow
+ * after them in the lines that print three arguments (the shim says which). */
 static em_expr *read_check_overflow(plan_reader *rd, json_t *j, const char *cls,
                                     const rd_path *path) {
     (void)cls;
     em_expr *c = field_expr(rd, j, "child", path);
     const char *t = c ? field_string(rd, j, "dataType", path) : NULL;
     em_expr *ty = t ? data_type_arg(rd, t) : NULL;
-    return ty ? named_call(rd, "CheckOverflow", c, ty, NULL) : NULL;
+    em_expr *flag = NULL;
+    if (ty && rd->shim && rd->shim->check_overflow_args == 3) {
+        json_t *v = json_object_get(json_object_get(j, "fields"), "nullOnOverflow");
+        if (!(flag = make_literal(rd, json_is_false(v) ? "false" : "true")))
+            return NULL;
+    }
+    return ty ? named_call(rd, "CheckOverflow", c, ty, flag) : NULL;
 }
 
 /* If prints "if (p) a else b", a form the text parser cannot read (it keeps it as one

@@ -60,7 +60,7 @@ static const char *const extra_pairs[] = {
     "u2_union_distinct", "w1_window_rank", "w2_window_group_limit",
     "m1_merged_subqueries", "m2_reused_subquery", "m3_nested_subquery", "r1_range_sample",
     "c2_more_functions", "w3_window_ranges", "e3_cube_grouping_sets", "g5_posexplode_outer",
-    "a2_distinct_aggs", "t5_distinct_sort", "j8_self_join_reuse",
+    "a2_distinct_aggs", "t5_distinct_sort", "j8_self_join_reuse", "f1_float_grouping",
     /* dpp/: over a warehouse with a partitioned table (dpp/README) */
     "dpp/d1_dynamic_pruning", "dpp/d2_partition_filter",
 };
