@@ -34,7 +34,9 @@ typedef struct frag_subquery {
     int64_t expr_id;
     em_type type;
     bool is_null;
-    char *text; /* the value as text (ex_parse_literal's form), or the string itself */
+    bool is_int; /* an integer as it is stored (dates in days, timestamps in microseconds) */
+    int64_t i;
+    char *text; /* otherwise the value as text (ex_parse_literal's form), or the string itself */
 } frag_subquery;
 
 struct em_fragment {
@@ -138,7 +140,9 @@ static em_status read_subqueries(em_fragment *f, const json_t *sq, em_error *err
             return EM_FAIL(err, EM_ERR_UNSUPPORTED, "fragment: subquery #%lld has type %s",
                            (long long)d->expr_id, tt);
         d->is_null = !v || json_is_null(v);
-        if (!d->is_null && !(d->text = scalar_text(v)))
+        d->is_int = json_is_integer(v);
+        d->i = d->is_int ? json_integer_value(v) : 0;
+        if (!d->is_null && !d->is_int && !(d->text = scalar_text(v)))
             return EM_FAIL(err, EM_ERR_UNSUPPORTED,
                            "fragment: subquery #%lld: a value of this form is not read",
                            (long long)d->expr_id);
@@ -400,15 +404,25 @@ static em_status cb_subquery(void *vf, const em_expr *e, em_type type, em_pool *
             return EM_FAIL(err, EM_ERR_TYPE, "%s: Spark computed a %s, the plan expects %s", what,
                            a, w);
         }
-        EM_TRY(em_column_init(out, type, 1, pool, err));
-        if (d->is_null)
-            return em_column_append_null(out, err);
-        if (type.id == EM_TYPE_STRING || type.id == EM_TYPE_BINARY)
+        if (!d->is_null && (type.id == EM_TYPE_STRING || type.id == EM_TYPE_BINARY)) {
+            EM_TRY(em_column_init(out, type, 1, pool, err));
             return em_column_append_bytes(out, d->text, (int32_t)strlen(d->text), err);
+        }
         ex_value v;
         memset(&v, 0, sizeof v);
-        EM_TRY(ex_parse_literal(d->text, type, &v, err));
-        return em_column_append_fixed(out, &v, err);
+        v.null = d->is_null;
+        if (d->is_int && type.id != EM_TYPE_DECIMAL && type.id != EM_TYPE_FLOAT &&
+            type.id != EM_TYPE_DOUBLE)
+            v.i = d->i;
+        else if (!d->is_null) {
+            char num[32];
+            if (d->is_int)
+                snprintf(num, sizeof num, "%lld", (long long)d->i);
+            EM_TRY(ex_parse_literal(d->is_int ? num : d->text, type, &v, err));
+        }
+        EM_TRY(ex_col_alloc(out, type, 1, pool, err));
+        ex_put_fixed(out, 0, &v);
+        return EM_OK;
     }
     return EM_FAIL(err, EM_ERR_INTERNAL, "%s: its value was not handed over", what);
 }

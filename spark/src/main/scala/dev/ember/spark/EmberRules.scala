@@ -31,9 +31,11 @@ object EmberOverrides extends Logging {
    *  failure to plan leaves the plan to Spark, with a warning. */
   def decide(plan: SparkPlan, conf: SQLConf): Option[(EmberDecisions, IndexedSeq[SparkPlan], String)] = {
     if (!EmberConf.enabled(conf)) return None
+    val t0 = System.nanoTime()
     val (json, nodes) = PlanJson.write(plan)
     val settings = EmberConf.collect(conf)
     val confJson = EmberConf.toJson(settings)
+    val t1 = System.nanoTime()
     val answer =
       try Native.lib.plan(json, confJson)
       catch {
@@ -43,6 +45,8 @@ object EmberOverrides extends Logging {
           logWarning(s"Ember could not plan this query, Spark runs all of it: ${e.getMessage}")
           return None
       }
+    if (sys.env.contains("EMBER_DEBUG"))
+      System.err.println(f"ember plan: json ${(t1 - t0) / 1e6}%.1f ms (${json.length} chars), C ${(System.nanoTime() - t1) / 1e6}%.1f ms")
     val doc = mapper.readTree(answer)
     val byNode = doc.get("nodes").elements().asScala.map(n => n.get("source").asInt() -> n).toMap
     val frags = doc.get("fragments").elements().asScala.map { f =>

@@ -208,16 +208,25 @@ object PlanJson {
         sb.append('}')
       case s: Iterable[_] => sb.append('['); sep(s.toSeq)(x => value(x, kids)); sb.append(']')
       case p: Product if p.getClass.getName.endsWith("$") => str(objectName(p))
-      case p: Product =>
-        sb.append("{\"class\":"); str(p.getClass.getName)
-        sb.append(",\"fields\":")
-        fields(p, kids)
-        sb.append('}')
+      case p: Product if productDepth < MaxProductDepth =>
+        productDepth += 1
+        try {
+          sb.append("{\"class\":"); str(p.getClass.getName)
+          sb.append(",\"fields\":")
+          fields(p, kids)
+          sb.append('}')
+        } finally productDepth -= 1
+      case u: java.util.UUID => str(u.toString)
+      case u: java.net.URI => str(u.toString)
       case other =>
-        sb.append("{\"class\":"); str(other.getClass.getName)
-        sb.append(",\"string\":"); str(safe(other.toString))
-        sb.append('}')
+        // only the class: toString may be costly or run things (a QueryExecution plans)
+        sb.append("{\"class\":"); str(other.getClass.getName); sb.append('}')
     }
+
+    /** Products that are neither plans nor expressions (a join type, a
+     *  broadcast mode, a stage's context) are written this deep at most. */
+    private val MaxProductDepth = 3
+    private var productDepth = 0
 
     private def objectName(o: Any): String = {
       val n = o.getClass.getName.stripSuffix("$")

@@ -144,6 +144,7 @@ object EmberSparkSql {
     try {
       val (rows, emberMs, plan, df) = timed(ember = true)
       val stats = PlanStats.of(plan)
+      if (sys.env.contains("EMBER_DEBUG")) System.err.println(plan.toString)
       if (!o.quiet) print(df, rows, o.format, out)
       var equal: Option[Boolean] = None
       var vanillaMs: Option[Double] = None

@@ -6,7 +6,7 @@ import org.apache.spark.{SparkContext, SparkEnv, TaskContext}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow}
 import org.apache.spark.sql.execution.datasources.DataSourceStrategy
-import org.apache.spark.sql.execution.joins.{HashedRelation, HashedRelationWithAllNullKeys}
+import org.apache.spark.sql.execution.joins.{EmptyHashedRelation, HashedRelation, HashedRelationWithAllNullKeys, LongHashedRelation}
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.util.ArrowUtils
 import org.apache.spark.util.Utils
@@ -38,7 +38,14 @@ object SparkInternals {
    *  of nulls, which makes Ember's null-aware join return what Spark's does. */
   def broadcastRows(v: Any, width: Int): Option[Iterator[InternalRow]] = v match {
     case HashedRelationWithAllNullKeys => Some(Iterator.single(new GenericInternalRow(width)))
-    case h: HashedRelation => Some(h.keys().flatMap(k => h.get(k)))
+    // an unsafe relation iterates one record per value (keys repeat), a long
+    // relation each key once with its values chained
+    case EmptyHashedRelation => Some(Iterator.empty)
+    // a relation's lookups reuse its result rows: each task reads its own copy, as Spark's joins do
+    case h: HashedRelation => h.asReadOnlyCopy() match {
+      case l: LongHashedRelation => Some(l.keys().flatMap(k => l.get(k.getLong(0))))
+      case c => Some(c.valuesWithKeyIndex().map(_.getValue))
+    }
     case rows: Array[InternalRow] => Some(rows.iterator)
     case _ => None
   }
