@@ -517,6 +517,8 @@ static bool generic_arguments(read_ctx *c, json_t *j, const char *cls, em_node_k
     if (strcmp(cls, "RangeExec") == 0) {
         /* logical Range's simpleString, one literal as the text parser reads it */
         json_t *rf = json_object_get(json_object_get(fields, "range"), "fields");
+        if (!rf) /* the logical Range written by class only */
+            return acc_push(c, a, text_literal(c, "Range"), path);
         json_t *sl = json_object_get(rf, "numSlices");
         char buf[160], splits[40];
         if (json_is_integer(sl))

@@ -604,6 +604,10 @@ static em_expr *value_expr(plan_reader *rd, json_t *v, const rd_path *path, bool
     }
     if (json_is_object(v) && json_is_string(json_object_get(v, "string")))
         return make_literal(rd, json_string_value(json_object_get(v, "string")));
+    if (json_is_object(v) && json_is_string(json_object_get(v, "class")))
+        /* an object the writer names by class only (its toString may be costly): the
+         * name stands for the text Spark would print */
+        return make_literal(rd, plan_read_class(v));
     if (json_is_null(v))
         return make_literal(rd, "None");
     plan_buf b = {0};
