@@ -159,6 +159,13 @@ static int ts_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
     return st == EM_OK ? 0 : status_errno(st);
 }
 
+/* A failed pull's message leads with Ember's status ("EM_ERR_CORRUPT: ..."):
+ * the stream's errno alone loses it. */
+static int ts_failed(task_stream *ts, em_status st) {
+    em_error_prefix(&ts->err, "%s", em_status_name(st));
+    return status_errno(st);
+}
+
 static int ts_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
     task_stream *ts = s->private_data;
     memset(out, 0, sizeof *out);
@@ -169,9 +176,9 @@ static int ts_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
         return 0;
     }
     if (st != EM_OK)
-        return status_errno(st);
+        return ts_failed(ts, st);
     st = em_arrow_export_batch(b, out, &ts->err);
-    return st == EM_OK ? 0 : status_errno(st);
+    return st == EM_OK ? 0 : ts_failed(ts, st);
 }
 
 static const char *ts_last_error(struct ArrowArrayStream *s) {

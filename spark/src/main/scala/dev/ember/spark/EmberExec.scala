@@ -52,12 +52,21 @@ case class EmberExec(
   override def outputOrdering: Seq[SortOrder] = original.outputOrdering
   override protected def otherCopyArgs: Seq[AnyRef] = Seq(original, scans, Int.box(batchRows))
   override def nodeName: String = "Ember"
-  override def simpleString(maxFields: Int): String = {
-    val inner = nodes.map { n =>
-      if (n.loreId >= 0) s"${n.name} (${n.id}) [loreId=${n.loreId}]" else s"${n.name} (${n.id})"
-    }
-    s"Ember [${inner.mkString(", ")}]"
-  }
+  /** The nodes Ember runs here, as C numbered them: `Filter (3) [loreId=1]`. */
+  private def innerNodes: String = nodes.map { n =>
+    val name = n.name.trim
+    if (n.loreId >= 0) s"$name (${n.id}) [loreId=${n.loreId}]" else s"$name (${n.id})"
+  }.mkString(", ")
+
+  override def simpleString(maxFields: Int): String = s"Ember [$innerNodes]"
+  override protected def stringArgs: Iterator[Any] = Iterator(innerNodes)
+
+  override def verboseStringWithOperatorId(): String =
+    s"""$formattedNodeName
+       |Output [${output.size}]: ${output.mkString("[", ", ", "]")}
+       |Native nodes [${nodes.size}]: [$innerNodes]
+       |Inputs [${children.size}]: ${children.map(_.nodeName).mkString("[", ", ", "]")}
+       |""".stripMargin
 
   override lazy val metrics: Map[String, SQLMetric] = {
     val m = Map(

@@ -32,7 +32,13 @@ object EmberOverrides extends Logging {
   def decide(plan: SparkPlan, conf: SQLConf): Option[(EmberDecisions, IndexedSeq[SparkPlan], String)] = {
     if (!EmberConf.enabled(conf)) return None
     val t0 = System.nanoTime()
-    val (json, nodes) = PlanJson.write(plan)
+    val (json, nodes) =
+      try PlanJson.write(plan)
+      catch {
+        case scala.util.control.NonFatal(e) =>
+          logWarning(s"Ember could not write this plan, Spark runs all of it: $e")
+          return None
+      }
     val settings = EmberConf.collect(conf)
     val confJson = EmberConf.toJson(settings)
     val t1 = System.nanoTime()

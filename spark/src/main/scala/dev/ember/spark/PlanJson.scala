@@ -7,6 +7,7 @@ import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, Literal, NamedExpression}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.util.{ArrayData, MapData}
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.catalyst.plans.physical.BroadcastPartitioning
@@ -131,7 +132,7 @@ object PlanJson {
       val nullable = try Some(e.nullable) catch { case _: Throwable => None }
       nullable.foreach(n => sb.append(",\"nullable\":").append(n))
       e match {
-        case ne: NamedExpression => sb.append(",\"exprId\":").append(ne.exprId.id)
+        case ne: NamedExpression if ne.resolved => sb.append(",\"exprId\":").append(ne.exprId.id)
         case _ =>
       }
       e match {
@@ -181,6 +182,7 @@ object PlanJson {
         if (i >= 0) sb.append("{\"child\":").append(i).append('}')
         else { sb.append("{\"plan\":"); plan(p); sb.append('}') }
       case e: Expression => expr(e)
+      case lp: LogicalPlan => sb.append("{\"class\":"); str(lp.getClass.getName); sb.append('}')
       case s: String => str(s)
       case u: UTF8String => str(u.toString)
       case b: Boolean => sb.append(b)

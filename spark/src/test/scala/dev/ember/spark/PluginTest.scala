@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.ember.spark
+
+import java.io.{File, RandomAccessFile}
+import java.nio.file.Files
+import java.util.concurrent.{Executors, TimeUnit}
+
+import org.junit.jupiter.api.Assertions._
+import org.junit.jupiter.api.Test
+import org.apache.spark.SparkException
+import org.apache.spark.sql.execution.SparkPlan
+
+import dev.ember.spark.tools.ResultCompare
+
+/** The plugin's behaviour around the answers: fallback by configuration,
+ *  the report, explain, native errors as task failures, cancellation. */
+class PluginTest {
+  private def spark = TestSpark.spark
+  TestSpark.tpchTables
+
+  private def emberNodes(plan: SparkPlan): Seq[EmberNodeInfo] = {
+    val out = Seq.newBuilder[EmberNodeInfo]
+    def walk(p: SparkPlan): Unit = {
+      p match {
+        case e: EmberExec => out ++= e.nodes
+        case a: org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec => walk(a.executedPlan)
+        case s: org.apache.spark.sql.execution.adaptive.QueryStageExec => walk(s.plan)
+        case _ =>
+      }
+      p.children.foreach(walk)
+    }
+    walk(plan)
+    out.result()
+  }
+
+  private val filterQuery =
+    "SELECT l_returnflag, count(*) AS n, sum(l_quantity) AS q FROM lineitem " +
+      "WHERE l_shipdate <= date '1998-09-02' AND l_comment LIKE '%ly%' GROUP BY l_returnflag"
+
+  @Test def runsNatively(): Unit = {
+    val (rows, plan) = TestSpark.run(filterQuery, ember = true)
+    val names = emberNodes(plan).map(_.name)
+    assertTrue(names.contains("Filter"), s"Filter should run in Ember: $names")
+    assertTrue(names.contains("HashAggregate"), s"HashAggregate should run in Ember: $names")
+    val (vanilla, _) = TestSpark.run(filterQuery, ember = false)
+    assertEquals(None, ResultCompare.diff(rows, vanilla, ordered = false))
+  }
+
+  @Test def disabledExecFallsBackToSpark(): Unit = {
+    for (key <- Seq("spark.ember.sql.exec.FilterExec", "spark.rapids.sql.exec.FilterExec")) {
+      val (rows, plan) = TestSpark.run(filterQuery, ember = true, key -> "false")
+      val names = emberNodes(plan).map(_.name)
+      assertFalse(names.contains("Filter"), s"$key=false: Filter still in Ember: $names")
+      assertTrue(names.contains("HashAggregate"), s"$key=false: the aggregate should stay: $names")
+      val (vanilla, _) = TestSpark.run(filterQuery, ember = false)
+      assertEquals(None, ResultCompare.diff(rows, vanilla, ordered = false))
+    }
+    val report = TestSpark.withConf("spark.ember.sql.exec.FilterExec" -> "false",
+        "spark.ember.sql.explain" -> "NOT_ON_ACCELERATOR") {
+      val d = EmberOverrides.decide(spark.sql(filterQuery).queryExecution.sparkPlan, spark.sessionState.conf)
+      d.get._1.report
+    }
+    assertTrue(report.contains("!Exec <FilterExec> cannot run natively because") &&
+      report.contains("spark.ember.sql.exec.FilterExec=true"), report)
+  }
+
+  @Test def disabledExpressionFallsBack(): Unit = {
+    val q = "SELECT substring(c_name, 1, 5) AS s, count(*) FROM customer GROUP BY substring(c_name, 1, 5)"
+    val (rows, plan) = TestSpark.run(q, ember = true, "spark.ember.sql.expression.Substring" -> "false")
+    val (vanilla, _) = TestSpark.run(q, ember = false)
+    assertEquals(None, ResultCompare.diff(rows, vanilla, ordered = false))
+    val report = TestSpark.withConf("spark.ember.sql.expression.Substring" -> "false",
+        "spark.ember.sql.explain" -> "ALL") {
+      EmberOverrides.decide(spark.sql(q).queryExecution.sparkPlan, spark.sessionState.conf).get._1.report
+    }
+    assertTrue(report.contains("Substring"), report)
+  }
+
+  @Test def emberOffRunsNothingInEmber(): Unit = {
+    val (_, plan) = TestSpark.run(filterQuery, ember = false)
+    assertTrue(emberNodes(plan).isEmpty)
+  }
+
+  @Test def unknownSettingIsAnError(): Unit = {
+    val e = assertThrows(classOf[Exception], () =>
+      TestSpark.withConf("spark.ember.sql.enabeld" -> "true") { spark.sql(filterQuery).collect() })
+    val msg = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString(" | ")
+    assertTrue(msg.contains("spark.ember.sql.enabeld") && msg.contains("spark.ember.sql.enabled"), msg)
+  }
+
+  @Test def explainShowsEmberNodesWithLoreIds(): Unit = {
+    val text = TestSpark.withConf("spark.sql.adaptive.enabled" -> "false") {
+      spark.sql("EXPLAIN FORMATTED " + filterQuery).collect().map(_.getString(0)).mkString("\n")
+    }
+    assertTrue(text.contains("Ember") && text.contains("[loreId="), text)
+  }
+
+  @Test def corruptFileFailsTheTaskWithEmbersMessage(): Unit = {
+    val dir = Files.createTempDirectory("ember-corrupt").toFile
+    val src = new File(TestSpark.tpchDir, "nation").listFiles().filter(_.getName.endsWith(".parquet")).head
+    val dst = new File(dir, "part-00000.parquet")
+    Files.copy(src.toPath, dst.toPath)
+    // every page garbled, the footer kept: Spark plans the scan, the reader meets the damage
+    val raf = new RandomAccessFile(dst, "rw")
+    try {
+      raf.seek(raf.length() - 8)
+      val footer = Integer.reverseBytes(raf.readInt())
+      raf.seek(4)
+      raf.write(Array.fill[Byte]((raf.length() - 8 - footer - 4).toInt)(0xff.toByte))
+    } finally raf.close()
+    spark.read.parquet(dir.getAbsolutePath).createOrReplaceTempView("corrupt_nation")
+    val e = assertThrows(classOf[SparkException], () =>
+      TestSpark.run("SELECT n_name, count(*) FROM corrupt_nation WHERE n_regionkey > 0 GROUP BY n_name",
+        ember = true))
+    val msg = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString(" | ")
+    assertTrue(msg.contains("Ember") && msg.contains("EM_ERR_CORRUPT"), msg)
+    assertTrue(msg.contains(dst.getName), s"the message should name the file: $msg")
+    // the executor JVM is still there
+    assertEquals(25L, spark.sql("SELECT count(*) FROM nation").collect()(0).getLong(0))
+  }
+
+  @Test def cancellingTheJobCancelsTheNativeTask(): Unit = {
+    val q = "SELECT count(*) FROM lineitem a CROSS JOIN lineitem b WHERE a.l_orderkey + b.l_partkey < 0"
+    val pool = Executors.newSingleThreadExecutor()
+    val sc = spark.sparkContext
+    val f = pool.submit(new java.util.concurrent.Callable[Unit] {
+      override def call(): Unit = {
+        sc.setJobGroup("ember-cancel", "cancellation test", interruptOnCancel = true)
+        try TestSpark.run(q, ember = true) finally sc.clearJobGroup()
+      }
+    })
+    val t0 = System.nanoTime()
+    while (sc.statusTracker.getActiveStageIds().isEmpty && System.nanoTime() - t0 < 60e9)
+      Thread.sleep(100)
+    Thread.sleep(1000)
+    val cancelled = System.nanoTime()
+    sc.cancelJobGroup("ember-cancel")
+    val e = assertThrows(classOf[java.util.concurrent.ExecutionException], () => f.get(60, TimeUnit.SECONDS))
+    val secs = (System.nanoTime() - cancelled) / 1e9
+    pool.shutdown()
+    assertTrue(String.valueOf(e.getCause.getMessage).toLowerCase.contains("cancel"), e.getCause.toString)
+    assertTrue(secs < 30, s"the query took $secs s to stop after cancellation")
+    assertEquals(25L, spark.sql("SELECT count(*) FROM nation").collect()(0).getLong(0))
+  }
+}
