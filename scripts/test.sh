@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds Ember and runs every test: the README's test command.
 #   scripts/test.sh [PRESET]     PRESET: release (default), asan, tiny-batch, debug
-# Installs dependencies first (Debian packages, then the npm peers).
+# Installs dependencies first (Debian packages, then the npm peers). The C
+# tests run under ctest in every preset; the release preset also builds the
+# Spark plugin and runs its JVM tests (Maven Surefire, a local Spark), which
+# the sanitizer and tiny-batch builds cannot load into a JVM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=${1:-release}
@@ -11,3 +14,7 @@ export PEERS_MODULES
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset"
 ctest --preset "$preset"
+if [ "$preset" = release ]; then
+  (cd spark && mvn -B -ntp -Dember.build.dir="$PWD/../build/release" \
+     -Dember.shared.dir="${EMBER_SHARED:-$PWD/../../shared}" package)
+fi
