@@ -9,4 +9,4 @@ preset=${1:-release}
 bash scripts/install-deps.sh
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset"
-(cd spark && mvn -q -B -DskipTests -Dember.build.dir="$PWD/../build/$preset" package)
+(cd spark && mvn -q -B -Dmaven.test.skip=true -Dember.build.dir="$PWD/../build/$preset" package)

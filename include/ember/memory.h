@@ -43,6 +43,27 @@ void em_pool_set_budget(em_pool *pool, int64_t budget);
  * the other tasks, fills up, not only when their own pool does. */
 double em_pool_ancestor_pressure(const em_pool *pool);
 
+/*
+ * A host's grant (the Spark plugin: Spark's TaskMemoryManager). A pool with a
+ * grant function charges its use to the host as it grows: when a charge would
+ * take the pool past what the host granted so far, grant(ctx, bytes) is asked
+ * for at least the missing bytes rounded up to `chunk` and returns what it
+ * granted (0 when the host has none to give); a charge still short of its
+ * grant fails with EM_ERR_OOM_BUDGET naming the host. Grants are kept until
+ * the pool is destroyed (the host takes them back with the task). The
+ * function runs on the thread that charges the pool.
+ */
+typedef int64_t (*em_pool_grant_fn)(void *ctx, int64_t bytes);
+/* host names the grantor in errors ("Spark's memory manager
+ * (spark.memory.offHeap.size)"); a static string. */
+void em_pool_set_grant(em_pool *pool, em_pool_grant_fn grant, void *ctx, int64_t chunk,
+                       const char *host);
+/* Bytes the host granted the pool so far. */
+int64_t em_pool_granted(const em_pool *pool);
+/* Hands back the grant the pool does not use now (the host asked for
+ * memory); returns those bytes, which the host takes back. */
+int64_t em_pool_return_slack(em_pool *pool);
+
 /* Charges without allocating (for memory obtained elsewhere). */
 em_status em_pool_reserve(em_pool *pool, int64_t bytes, em_error *err) EM_MUST_CHECK;
 void em_pool_release(em_pool *pool, int64_t bytes);

@@ -39,6 +39,14 @@ struct em_pool {
     _Atomic int64_t used;
     _Atomic int64_t peak;
     _Atomic int64_t budget; /* < 0: unlimited */
+    /* the host's grant (em_pool_set_grant): asked on the charging thread,
+     * serialized by grant_lock so two charges do not both ask for the same bytes */
+    em_pool_grant_fn grant;
+    void *grant_ctx;
+    int64_t grant_chunk;
+    const char *grant_host; /* static */
+    _Atomic int64_t granted;
+    atomic_flag grant_lock;
 };
 
 /* Fault injection: counts down on every allocation; the allocation that
@@ -90,7 +98,53 @@ em_pool *em_pool_create(const char *name, em_pool *parent, int64_t budget) {
     atomic_init(&p->used, 0);
     atomic_init(&p->peak, 0);
     atomic_init(&p->budget, budget);
+    p->grant = NULL;
+    p->grant_ctx = NULL;
+    p->grant_chunk = 0;
+    p->grant_host = NULL;
+    atomic_init(&p->granted, 0);
+    atomic_flag_clear(&p->grant_lock);
     return p;
+}
+
+void em_pool_set_grant(em_pool *pool, em_pool_grant_fn grant, void *ctx, int64_t chunk,
+                       const char *host) {
+    if (!pool)
+        return;
+    pool->grant_host = host ? host : "the host's memory manager";
+    pool->grant = grant;
+    pool->grant_ctx = ctx;
+    pool->grant_chunk = chunk > 0 ? chunk : 1;
+}
+
+int64_t em_pool_granted(const em_pool *pool) { return pool ? atomic_load(&pool->granted) : 0; }
+
+int64_t em_pool_return_slack(em_pool *pool) {
+    if (!pool || !pool->grant)
+        return 0;
+    while (atomic_flag_test_and_set(&pool->grant_lock)) {
+    }
+    int64_t slack = atomic_load(&pool->granted) - atomic_load(&pool->used);
+    if (slack > 0)
+        atomic_fetch_sub(&pool->granted, slack);
+    atomic_flag_clear(&pool->grant_lock);
+    return slack > 0 ? slack : 0;
+}
+
+/* Asks the host for enough to cover `now` bytes in use; true when covered. */
+static bool grant_cover(em_pool *p, int64_t now) {
+    while (atomic_flag_test_and_set(&p->grant_lock)) {
+    }
+    int64_t have = atomic_load(&p->granted);
+    if (now > have) {
+        int64_t want = now - have;
+        want = (want + p->grant_chunk - 1) / p->grant_chunk * p->grant_chunk;
+        int64_t got = p->grant(p->grant_ctx, want);
+        if (got > 0)
+            have = atomic_fetch_add(&p->granted, got) + got;
+    }
+    atomic_flag_clear(&p->grant_lock);
+    return now <= have;
 }
 
 void em_pool_destroy(em_pool *pool) {
@@ -144,6 +198,15 @@ em_status em_pool_reserve(em_pool *pool, int64_t bytes, em_error *err) {
     for (em_pool *p = pool; p; p = p->parent, depth++) {
         int64_t now = atomic_fetch_add(&p->used, bytes) + bytes;
         int64_t budget = atomic_load(&p->budget);
+        if (p->grant && now > atomic_load(&p->granted) && !grant_cover(p, now)) {
+            for (em_pool *q = pool; q != p->parent; q = q->parent)
+                atomic_fetch_sub(&q->used, bytes);
+            return EM_FAIL(err, EM_ERR_OOM_BUDGET,
+                           "out of memory in pool '%s': %s granted %lld bytes, %lld needed (%lld "
+                           "requested)",
+                           p->name, p->grant_host, (long long)atomic_load(&p->granted),
+                           (long long)now, (long long)bytes);
+        }
         if (budget >= 0 && now > budget) {
             for (em_pool *q = pool; q != p->parent; q = q->parent)
                 atomic_fetch_sub(&q->used, bytes);

@@ -9,7 +9,8 @@
  * process.
  *
  * Handles: a fragment (em_fragment) lives until fragmentDestroy; a task
- * (em_task) until taskDestroy, which the plugin calls once, after the task's
+ * (em_task, with the Spark memory consumer its native pool draws grants
+ * from) until taskDestroy, which the plugin calls once, after the task's
  * output stream was released. taskCancel may run on another thread while
  * the task runs (the plugin serializes it with taskDestroy).
  */
@@ -25,6 +26,39 @@
 #include "jni/native.h"
 
 #define EXC_CLASS "dev/ember/spark/EmberException"
+
+static JavaVM *g_vm; /* set once by JNI_OnLoad */
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
+    (void)reserved;
+    g_vm = vm;
+    return JNI_VERSION_1_8;
+}
+
+/* A task as Java holds it: the task and the Spark memory consumer its native
+ * pool draws its grants from (a global reference, or NULL). */
+typedef struct jni_task {
+    em_task *t;
+    jobject memory;
+    jmethodID acquire;
+} jni_task;
+
+/* em_pool_grant_fn over EmberMemoryConsumer.acquire(long): long, called on
+ * the task's own thread (a Java thread inside a JNI call). A Java exception
+ * is cleared here (C code may still call into Java before returning) and
+ * shows as a refused grant: the pool's out-of-memory error then says so. */
+static int64_t grant_from_spark(void *ctx, int64_t bytes) {
+    jni_task *jt = ctx;
+    JNIEnv *env = NULL;
+    if (!g_vm || (*g_vm)->GetEnv(g_vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK || !env)
+        return 0;
+    jlong got = (*env)->CallLongMethod(env, jt->memory, jt->acquire, (jlong)bytes);
+    if ((*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionClear(env);
+        return 0;
+    }
+    return got > 0 ? (int64_t)got : 0;
+}
 
 static void throw_msg(JNIEnv *env, const char *msg) {
     if ((*env)->ExceptionCheck(env))
@@ -241,7 +275,8 @@ static em_status splits_read(json_t *doc, int n_scans, task_splits *ts, em_error
 
 JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
     JNIEnv *env, jclass cls, jlong fh, jint partition, jint num_partitions, jstring splits_json,
-    jlongArray input_streams, jlong out_stream, jstring spill_dir, jlong native_budget) {
+    jlongArray input_streams, jlong out_stream, jstring spill_dir, jlong native_budget,
+    jobject memory, jlong grant_chunk) {
     (void)cls;
     const em_fragment *f = (const em_fragment *)(intptr_t)fh;
     em_error err;
@@ -300,6 +335,24 @@ JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
             if (streams[i] && streams[i]->release)
                 streams[i]->release(streams[i]);
     }
+    jni_task *jt = s == EM_OK ? calloc(1, sizeof *jt) : NULL;
+    if (s == EM_OK && !jt)
+        s = EM_FAIL(&err, EM_ERR_NOMEM, "out of memory creating a task");
+    if (s == EM_OK) {
+        jt->t = t;
+        if (memory) {
+            jclass mc = (*env)->GetObjectClass(env, memory);
+            jt->acquire = mc ? (*env)->GetMethodID(env, mc, "acquire", "(J)J") : NULL;
+            jt->memory = jt->acquire ? (*env)->NewGlobalRef(env, memory) : NULL;
+            if (!jt->memory) {
+                (*env)->ExceptionClear(env);
+                s = EM_FAIL(&err, EM_ERR_INVALID, "taskCreate: the memory consumer has no "
+                                                  "acquire(long): long");
+            } else
+                em_pool_set_grant(em_task_native_pool(t), grant_from_spark, jt, grant_chunk,
+                                  "Spark's memory manager (spark.memory.offHeap.size)");
+        }
+    }
     if (s == EM_OK)
         s = em_task_output_stream(t, (struct ArrowArrayStream *)(intptr_t)out_stream, &err);
     splits_free(&ts);
@@ -309,16 +362,19 @@ JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
     free(streams);
     if (s != EM_OK) {
         em_task_destroy(t);
+        if (jt && jt->memory)
+            (*env)->DeleteGlobalRef(env, jt->memory);
+        free(jt);
         throw_err(env, &err, s);
         return 0;
     }
-    return (jlong)(intptr_t)t;
+    return (jlong)(intptr_t)jt;
 }
 
 JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskCancel(JNIEnv *env, jclass cls, jlong h) {
     (void)env;
     (void)cls;
-    em_task_cancel((em_task *)(intptr_t)h);
+    em_task_cancel(((jni_task *)(intptr_t)h)->t);
 }
 
 typedef struct metrics_out {
@@ -343,12 +399,14 @@ static void put_metrics(void *ctx, const em_plan_node *node, const char *op_name
 JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_taskMetrics(JNIEnv *env, jclass cls,
                                                                  jlong h) {
     (void)cls;
-    em_task *t = (em_task *)(intptr_t)h;
+    em_task *t = ((jni_task *)(intptr_t)h)->t;
     metrics_out mo = {.first = true};
     em_strbuf_init(&mo.sb);
-    em_strbuf_appendf(&mo.sb, NULL, "{\"peakNative\":%lld,\"peakRow\":%lld,\"ops\":[",
+    em_strbuf_appendf(&mo.sb, NULL,
+                      "{\"peakNative\":%lld,\"peakRow\":%lld,\"granted\":%lld,\"ops\":[",
                       (long long)em_pool_peak(em_task_native_pool(t)),
-                      (long long)em_pool_peak(em_task_row_pool(t)));
+                      (long long)em_pool_peak(em_task_row_pool(t)),
+                      (long long)em_pool_granted(em_task_native_pool(t)));
     em_task_node_metrics(t, put_metrics, &mo);
     em_strbuf_appends(&mo.sb, "]}", NULL);
     jstring r = em_strbuf_status(&mo.sb) == EM_OK
@@ -360,8 +418,24 @@ JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_taskMetrics(JNIEnv *env, j
     return r;
 }
 
-JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskDestroy(JNIEnv *env, jclass cls, jlong h) {
+/* Gives back what Spark granted beyond what the task's native pool uses
+ * (Spark asks when another consumer of the task needs memory); returns the
+ * bytes given back. */
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskReleaseSlack(JNIEnv *env, jclass cls,
+                                                                    jlong h) {
     (void)env;
     (void)cls;
-    em_task_destroy((em_task *)(intptr_t)h);
+    jni_task *jt = (jni_task *)(intptr_t)h;
+    return jt ? (jlong)em_pool_return_slack(em_task_native_pool(jt->t)) : 0;
+}
+
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskDestroy(JNIEnv *env, jclass cls, jlong h) {
+    (void)cls;
+    jni_task *jt = (jni_task *)(intptr_t)h;
+    if (!jt)
+        return;
+    em_task_destroy(jt->t);
+    if (jt->memory)
+        (*env)->DeleteGlobalRef(env, jt->memory);
+    free(jt);
 }

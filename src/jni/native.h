@@ -22,15 +22,21 @@ JNIEXPORT jbooleanArray JNICALL Java_dev_ember_spark_Native_fragmentBroadcastInp
                                                                                    jlong h);
 JNIEXPORT jintArray JNICALL Java_dev_ember_spark_Native_fragmentScans(JNIEnv *env, jclass cls,
                                                                      jlong h);
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved);
 /* taskCreate(fragment, partition, numPartitions, splitsJson, inputStreamAddresses,
- * outputStreamAddress, spillDir, nativeBudget) -> handle; the input streams
- * are moved into the task, the output stream is filled. */
+ * outputStreamAddress, spillDir, nativeBudget, memoryConsumer, grantChunk) ->
+ * handle; the input streams are moved into the task, the output stream is
+ * filled; memoryConsumer (may be null) has acquire(long): long, from which
+ * the task's native pool takes grants of grantChunk bytes at least. */
 JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
     JNIEnv *env, jclass cls, jlong fh, jint partition, jint num_partitions, jstring splits_json,
-    jlongArray input_streams, jlong out_stream, jstring spill_dir, jlong native_budget);
+    jlongArray input_streams, jlong out_stream, jstring spill_dir, jlong native_budget,
+    jobject memory, jlong grant_chunk);
 JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskCancel(JNIEnv *env, jclass cls, jlong h);
 JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_taskMetrics(JNIEnv *env, jclass cls,
                                                                  jlong h);
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskReleaseSlack(JNIEnv *env, jclass cls,
+                                                                    jlong h);
 JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskDestroy(JNIEnv *env, jclass cls, jlong h);
 
 #endif

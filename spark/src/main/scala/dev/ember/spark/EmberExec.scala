@@ -75,6 +75,7 @@ case class EmberExec(
       "emberTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "time in Ember"),
       "peakMemory" -> SQLMetrics.createSizeMetric(sparkContext, "peak native memory"),
       "spillSize" -> SQLMetrics.createSizeMetric(sparkContext, "spill size"),
+      "grantedMemory" -> SQLMetrics.createSizeMetric(sparkContext, "off-heap memory granted by Spark"),
       "numInputRows" -> SQLMetrics.createMetric(sparkContext, "number of input rows from Spark"))
     m ++ nodes.map { n =>
       s"rows.${n.source}" -> SQLMetrics.createMetric(sparkContext, s"rows out of ${n.name} (${n.id})")
@@ -126,7 +127,7 @@ case class EmberExec(
       splitsJson(scanSources, splits.map(ps => if (p < ps.length) ps(p) else null))
     }
     new EmberRDD(sparkContext, spec, numPartitions, inputs, splitJson, timeZone, batchRows,
-      EmberMetrics(metrics))
+      EmberMetrics(metrics), sparkContext.getConf.getBoolean("spark.memory.offHeap.enabled", false))
   }
 
   private def timeZone: String = conf.sessionLocalTimeZone

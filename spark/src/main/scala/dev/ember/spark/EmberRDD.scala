@@ -36,7 +36,8 @@ class EmberRDD(
     splitsJson: Array[String],
     timeZone: String,
     batchRows: Int,
-    metrics: EmberMetrics)
+    metrics: EmberMetrics,
+    offHeap: Boolean)
   extends RDD[ColumnarBatch](sc, EmberRDD.dependencies(inputs)) {
 
   private val streamRdds: Seq[RDD[InternalRow]] = inputs.collect { case s: StreamInput => s.rdd }
@@ -73,9 +74,11 @@ class EmberRDD(
     }
     val out = ArrowArrayStream.allocateNew(alloc)
     run.output = out
+    if (offHeap) run.memory = new EmberMemoryConsumer(SparkInternals.taskMemoryManager(ctx))
     val t0 = System.nanoTime()
     run.task = lib.taskCreate(run.fragment, part.index, numParts, part.splitsJson,
-      addresses.toArray, out.memoryAddress(), localDir, -1L)
+      addresses.toArray, out.memoryAddress(), localDir, -1L, run.memory, EmberMemory.GrantChunk)
+    if (run.memory != null) run.memory.task = run.task
     run.elapsed += System.nanoTime() - t0
     TaskCancelWatcher.register(run, ctx)
     val reader = Data.importArrayStream(alloc, out)
@@ -111,6 +114,7 @@ object EmberRDD {
 final class EmberTaskRun(lib: Native, alloc: BufferAllocator) extends Logging {
   var fragment = 0L
   @volatile var task = 0L
+  var memory: EmberMemoryConsumer = _
   var output: ArrowArrayStream = _
   var outReader: org.apache.arrow.vector.ipc.ArrowReader = _
   val inputStreams = scala.collection.mutable.ArrayBuffer.empty[ArrowArrayStream]
@@ -138,6 +142,7 @@ final class EmberTaskRun(lib: Native, alloc: BufferAllocator) extends Logging {
     try {
       val m = new ObjectMapper().readTree(lib.taskMetrics(task))
       metrics.add("peakMemory", m.get("peakNative").asLong() + m.get("peakRow").asLong())
+      metrics.add("grantedMemory", m.get("granted").asLong())
       m.get("ops").elements().asScala.foreach { op =>
         val src = op.get("source").asInt()
         metrics.add(s"rows.$src", op.get("rows").asLong())
@@ -159,7 +164,9 @@ final class EmberTaskRun(lib: Native, alloc: BufferAllocator) extends Logging {
       if (!reported && task != 0L) quietly(finish(metrics))
       quietly(if (outReader != null) outReader.close())
       quietly(if (output != null) output.close())
+      if (memory != null) memory.task = 0L
       if (task != 0L) { val t = task; task = 0L; lib.taskDestroy(t) }
+      if (memory != null) quietly(memory.releaseAll())
       if (fragment != 0L) { lib.fragmentDestroy(fragment); fragment = 0L }
       inputStreams.foreach(s => quietly(s.close()))
       readers.foreach(r => quietly(r.close()))

@@ -27,7 +27,8 @@ final class Native private () {
   @native def fragmentScans(fragment: Long): Array[Int]
   @native def taskCreate(fragment: Long, partition: Int, numPartitions: Int, splitsJson: String,
                          inputStreams: Array[Long], outputStream: Long, spillDir: String,
-                         nativeBudget: Long): Long
+                         nativeBudget: Long, memory: EmberMemoryConsumer, grantChunk: Long): Long
+  @native def taskReleaseSlack(task: Long): Long
   @native def taskCancel(task: Long): Unit
   @native def taskMetrics(task: Long): String
   @native def taskDestroy(task: Long): Unit

@@ -18,6 +18,9 @@ object TestSpark {
       .config("spark.ui.enabled", "false")
       .config("spark.sql.shuffle.partitions", "4")
       .config("spark.sql.adaptive.enabled", "true")
+      // native memory charged to Spark's off-heap pool in every test
+      .config("spark.memory.offHeap.enabled", "true")
+      .config("spark.memory.offHeap.size", "1g")
       .getOrCreate()
     s.sparkContext.setLogLevel("ERROR")
     s

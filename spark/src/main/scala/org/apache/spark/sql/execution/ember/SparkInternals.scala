@@ -26,6 +26,9 @@ object SparkInternals {
 
   def killReason(ctx: TaskContext): String = ctx.getKillReason().getOrElse("cancelled")
 
+  def taskMemoryManager(ctx: TaskContext): org.apache.spark.memory.TaskMemoryManager =
+    ctx.taskMemoryManager()
+
   /** The live SparkConf of a context (settings made here reach sessions built after). */
   def setConf(sc: SparkContext, key: String, value: String): Unit = sc.conf.set(key, value)
 
