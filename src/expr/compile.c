@@ -1145,10 +1145,13 @@ static int compile_call(cctx *c, const em_expr *e) {
             return fail_unsupported(c, e, "round of a non-numeric value"), -1;
         em_type rt = t;
         if (t.id == EM_TYPE_DECIMAL) {
-            /* Spark: DecimalType(p - s + min(s, scale) + 1 (if scale < s? no), ...) */
+            /* RoundBase: p - s + 1 integral digits (at least 1 - scale for a negative
+             * scale), scale min(s, max(scale, 0)); the plan's type when known */
             int ns = (int)(sc < t.scale ? (sc > 0 ? sc : 0) : t.scale);
-            int ip = t.precision - t.scale;
-            rt = em_shim_decimal_adjust(ip + ns + 1, ns, false);
+            int ip = t.precision - t.scale + 1;
+            if (sc < 0 && 1 - sc > ip)
+                ip = sc < -EM_DECIMAL_MAX_PRECISION ? EM_DECIMAL_MAX_PRECISION + 1 : (int)(1 - sc);
+            rt = em_shim_decimal_adjust(ip + ns, ns, false);
             if (e->type_known && e->type.id == EM_TYPE_DECIMAL)
                 rt = e->type;
         }

@@ -710,16 +710,20 @@ static const em_type *fn_arg_want(const fn_entry *f, int i) {
     return letter_type(f->args[(size_t)i < n ? (size_t)i : n - 1]);
 }
 
-/* round/bround's result: a decimal keeps p - s integral digits plus one,
- * with min(s, max(scale, 0)) fraction digits (the plan's type when known);
- * other numbers keep their type. */
+/* round/bround's result (RoundBase): a decimal keeps p - s integral digits
+ * plus one (at least 1 - scale for a negative scale), with min(s, max(scale,
+ * 0)) fraction digits (the plan's type when known); other numbers keep their
+ * type. */
 static em_type round_type(const em_expr *e, em_type t, int64_t sc) {
     if (t.id != EM_TYPE_DECIMAL)
         return t;
     if (e->type_known && e->type.id == EM_TYPE_DECIMAL)
         return e->type;
     int ns = (int)(sc < t.scale ? (sc > 0 ? sc : 0) : t.scale);
-    return em_shim_decimal_adjust(t.precision - t.scale + ns + 1, ns, false);
+    int ip = t.precision - t.scale + 1;
+    if (sc < 0 && 1 - sc > ip)
+        ip = sc < -EM_DECIMAL_MAX_PRECISION ? EM_DECIMAL_MAX_PRECISION + 1 : (int)(1 - sc);
+    return em_shim_decimal_adjust(ip + ns, ns, false);
 }
 
 /* The type greatest/least bring their arguments to: the widest numeric

@@ -28,15 +28,23 @@
  * stddev -> double, count -> bigint, min/max keep their input type;
  * UnscaledValue -> bigint, MakeDecimal(e,p,s) -> decimal(p,s).
  *
- * Literals print unquoted, so their type comes from their context: a literal
- * next to a typed operand takes a compatible type (an integer beside a
- * decimal becomes decimal(digits,0) as DecimalType.fromLiteral does, a number
- * beside a double is double, text beside a string column is a string, a date
- * beside a date column is a date); alone it is int/bigint, decimal(p,s),
- * date, boolean, null or string by its spelling. An attribute reference whose
- * id no operator defines is literal text that happens to contain '#digits'
- * (the normalized files renumber `'Brand#45'` too): it becomes a string
- * literal with the same printed text.
+ * Literals print unquoted, so their type comes from their context, as
+ * Spark's coercion cast them and ConstantFolding folded the cast (lit_role):
+ * beside a decimal, an arithmetic operand is decimal(digits,0) as
+ * DecimalType.fromLiteral makes it, a compared literal the wider decimal of
+ * both sides, and a member of a coerced set (CASE branches, IN lists,
+ * coalesce/greatest/least, array elements, an Expand column) the set's
+ * common type; a number beside a double is double, text beside a string
+ * column is a string (the arguments of StartsWith/EndsWith/Contains are
+ * strings however spelled), a date beside a date column is a date, a
+ * literal aliased with the `L` of bigint ids is a bigint; alone it is
+ * int/bigint, decimal(p,s), date, boolean, null or string by its spelling.
+ * round/bround of decimal(p,s) to d places is RoundBase's decimal(p - s + 1 +
+ * min(s, d), min(s, d)) (d < 0: decimal(max(p - s + 1, 1 - d), 0)).
+ *
+ * An attribute reference whose id no operator defines is literal text that
+ * happens to contain '#digits' (the normalized files renumber `'Brand#45'`
+ * too): it becomes a string literal with the same printed text.
  *
  * Columns whose type the text never prints get it from elsewhere: the caller's
  * column_type hook (--retype, LocalTableScan), the `L` Spark prints after
@@ -243,8 +251,27 @@ static bool is_integral(em_type_id id) {
 
 static bool is_fractional(em_type_id id) { return id == EM_TYPE_FLOAT || id == EM_TYPE_DOUBLE; }
 
+/*
+ * How a literal meets the typed value beside it, which decides its type when
+ * that value is a decimal (Spark casts the literal and ConstantFolding folds
+ * the cast, so the literal itself carries the type the rule gave it):
+ */
+typedef enum lit_role {
+    /* arithmetic: DecimalPrecision casts an integral literal to the decimal its
+     * value needs (DecimalType.fromLiteral, `2` -> decimal(1,0)); the operator's
+     * result type is computed from that */
+    LIT_OPERAND,
+    /* a comparison: after that cast both sides go to their wider decimal
+     * (DecimalPrecision's BinaryComparison rule), the literal included */
+    LIT_COMPARED,
+    /* a member of a coerced set (CASE branches, IN lists, coalesce, greatest,
+     * least, array elements, an Expand column): TypeCoercion casts every member
+     * to the set's common type */
+    LIT_MEMBER,
+} lit_role;
+
 /* Gives a literal the type its context needs, as Spark's coercion made it. */
-static void coerce_literal(em_expr *lit, em_type target) {
+static void coerce_literal(em_expr *lit, em_type target, lit_role role) {
     if (lit->kind != EM_EXPR_LITERAL)
         return;
     const char *s = lit->text;
@@ -254,12 +281,19 @@ static void coerce_literal(em_expr *lit, em_type target) {
     }
     int p, sc;
     switch (target.id) {
-    case EM_TYPE_DECIMAL:
+    case EM_TYPE_DECIMAL: {
+        em_type own;
         if (lit_is_integer(s) && digit_count(s) <= EM_DECIMAL_MAX_PRECISION)
-            set_type(lit, em_type_decimal(digit_count(s), 0));
+            own = em_type_decimal(digit_count(s), 0);
         else if (lit_decimal(s, &p, &sc))
-            set_type(lit, em_type_decimal(p, sc));
+            own = em_type_decimal(p, sc);
+        else
+            break;
+        set_type(lit, role == LIT_MEMBER     ? target
+                      : role == LIT_COMPARED ? plan_wider_decimal(target, own)
+                                             : own);
         break;
+    }
     case EM_TYPE_DOUBLE:
     case EM_TYPE_FLOAT:
         if (lit_is_integer(s) || lit_decimal(s, &p, &sc) || strcmp(s, "NaN") == 0 ||
@@ -314,10 +348,14 @@ static void infer_binary(infer_ctx *cx, em_expr *e) {
     infer_expr(cx, l);
     infer_expr(cx, r);
     /* literals take their partner's type */
+    lit_role role = e->op == EM_OP_EQ || e->op == EM_OP_NULLSAFE_EQ || e->op == EM_OP_LT ||
+                            e->op == EM_OP_LE || e->op == EM_OP_GT || e->op == EM_OP_GE
+                        ? LIT_COMPARED
+                        : LIT_OPERAND;
     if (l->kind == EM_EXPR_LITERAL && r->type_known)
-        coerce_literal(l, r->type);
+        coerce_literal(l, r->type, role);
     if (r->kind == EM_EXPR_LITERAL && l->type_known)
-        coerce_literal(r, l->type);
+        coerce_literal(r, l->type, role);
     switch (e->op) {
     case EM_OP_EQ:
     case EM_OP_NULLSAFE_EQ:
@@ -415,8 +453,26 @@ static bool common_type(em_expr **values, int n, em_type *out) {
     }
     if (known)
         for (int i = 0; i < n; i++)
-            coerce_literal(values[i], *out);
+            coerce_literal(values[i], *out, LIT_MEMBER);
     return known;
+}
+
+/*
+ * RoundBase's type for a decimal(p,s) rounded to d places (Spark 3.3 on): one
+ * more integral digit than p - s (rounding may carry), and scale min(s, d) -
+ * a larger d keeps the scale, as Decimal does; a negative d rounds left of the
+ * point, needing at least 1 - d digits, scale 0. Bounded by 38, accepting the
+ * overflow.
+ */
+static em_type round_decimal_type(em_type t, int d) {
+    int integral = t.precision - t.scale + 1;
+    if (d < 0) {
+        int p = integral > 1 - d ? integral : 1 - d;
+        return em_type_decimal(p > EM_DECIMAL_MAX_PRECISION ? EM_DECIMAL_MAX_PRECISION : p, 0);
+    }
+    int scale = d < t.scale ? d : t.scale;
+    int p = integral + scale;
+    return em_type_decimal(p > EM_DECIMAL_MAX_PRECISION ? EM_DECIMAL_MAX_PRECISION : p, scale);
 }
 
 static void infer_call(em_expr *e) {
@@ -425,7 +481,13 @@ static void infer_call(em_expr *e) {
                                               "exists",    "isnan",    "in",
                                               "like",      "rlike",    "startswith",
                                               "endswith",  "contains", "array_contains",
-                                              NULL};
+                                              "RLIKE",     NULL};
+    /* string predicates: Spark's inputTypes are strings, so a literal argument spelled
+     * as digits (Contains(c, 000)) is the string Spark cast it to and folded */
+    static const char *const string_arg_fns[] = {"StartsWith", "EndsWith", "Contains",
+                                                 "startswith", "endswith", "contains",
+                                                 "RLIKE",      "rlike",    "like",
+                                                 NULL};
     static const char *const same_fns[] = {"promote_precision",
                                            "knownfloatingpointnormalized",
                                            "normalizenanandzero",
@@ -470,6 +532,9 @@ static void infer_call(em_expr *e) {
         "randn", "percent_rank", "cume_dist", "sin", "cos",   "tan",  "cbrt", NULL};
     static const char *const first_known_fns[] = {"coalesce", "nvl",    "ifnull", "greatest",
                                                   "least",    "nullif", NULL};
+    if (name_is(e, string_arg_fns))
+        for (int i = 0; i < e->n_args; i++)
+            coerce_literal(e->args[i], em_type_make(EM_TYPE_STRING), LIT_MEMBER);
     if (name_is(e, boolean_fns)) {
         set_type(e, em_type_make(EM_TYPE_BOOLEAN));
     } else if (strcmp(e->name, "CheckOverflow") == 0 && e->n_args >= 2 &&
@@ -500,20 +565,20 @@ static void infer_call(em_expr *e) {
         em_type t;
         if (common_type(e->args, e->n_args, &t))
             set_type(e, t);
+    } else if (strcmp(e->name, "array") == 0) {
+        /* CreateArray: the elements are of one type (an array is not a type here) */
+        em_type t;
+        (void)common_type(e->args, e->n_args, &t);
     } else if ((strcmp(e->name, "round") == 0 || strcmp(e->name, "bround") == 0) &&
                e->n_args >= 1 && e->args[0]->type_known) {
         em_type t = e->args[0]->type;
-        if (t.id == EM_TYPE_DECIMAL) {
-            /* RoundBase: decimal(p - s + max(d, 0) + 1, max(d, 0)) bounded (d >= 0) */
-            int d =
-                e->n_args >= 2 && e->args[1]->kind == EM_EXPR_LITERAL ? atoi(e->args[1]->text) : 0;
-            if (d >= 0) {
-                int p = t.precision - t.scale + d + 1;
-                set_type(e, em_type_decimal(
-                                p > EM_DECIMAL_MAX_PRECISION ? EM_DECIMAL_MAX_PRECISION : p, d));
-            }
-        } else {
+        if (t.id != EM_TYPE_DECIMAL) {
             set_type(e, t);
+        } else if (e->n_args < 2 || (e->args[1]->kind == EM_EXPR_LITERAL &&
+                                     lit_is_integer(e->args[1]->text) &&
+                                     digit_count(e->args[1]->text) <= 9)) {
+            set_type(e, round_decimal_type(
+                            t, e->n_args >= 2 ? atoi(e->args[1]->text) : 0));
         }
     }
     /* integer arguments of string/date functions (substring(x, 1, 2), date_add(d, 7)) */
@@ -698,13 +763,13 @@ static void infer_expr(infer_ctx *cx, em_expr *e) {
     case EM_EXPR_LIKE:
         if (e->args[0]->type_known)
             for (int i = 1; i < e->n_args; i++)
-                coerce_literal(e->args[i], e->args[0]->type);
+                coerce_literal(e->args[i], e->args[0]->type, LIT_MEMBER);
         set_type(e, em_type_make(EM_TYPE_BOOLEAN));
         break;
     case EM_EXPR_CASE: {
         int pairs = (e->n_args - (e->has_else ? 1 : 0)) / 2;
         for (int i = 0; i < pairs; i++)
-            coerce_literal(e->args[2 * i], em_type_make(EM_TYPE_BOOLEAN));
+            coerce_literal(e->args[2 * i], em_type_make(EM_TYPE_BOOLEAN), LIT_MEMBER);
         /* the branches' common type; literal branches follow it */
         em_expr **values = plan_arena_alloc(&cx->plan->arena, (size_t)e->n_args * sizeof *values);
         if (!values)
@@ -724,6 +789,9 @@ static void infer_expr(infer_ctx *cx, em_expr *e) {
             set_type(e, e->cast_type);
         break;
     case EM_EXPR_ALIAS:
+        /* `null AS k#5L`: the `L` says bigint, and the literal is Literal(null, LongType) */
+        if (e->long_suffix && e->args[0]->kind == EM_EXPR_LITERAL)
+            coerce_literal(e->args[0], em_type_make(EM_TYPE_LONG), LIT_MEMBER);
         if (e->args[0]->type_known) {
             set_type(e, e->args[0]->type);
             env_put(&cx->env, e->id, e->type);
@@ -742,6 +810,12 @@ static void infer_expr(infer_ctx *cx, em_expr *e) {
         infer_call(e);
         break;
     case EM_EXPR_AGG: {
+        /* the percentage of percentile/percentile_approx is a double (a decimal literal
+         * cast and folded by Spark, printed as 0.5) */
+        if ((strcmp(e->name, "percentile_approx") == 0 ||
+             strcmp(e->name, "approx_percentile") == 0 || strcmp(e->name, "percentile") == 0) &&
+            e->n_args >= 2)
+            coerce_literal(e->args[1], em_type_make(EM_TYPE_DOUBLE), LIT_MEMBER);
         em_type t;
         if (agg_result_type(e, &t))
             set_type(e, t);
@@ -839,12 +913,17 @@ static void define_expand_outputs(infer_ctx *cx, em_expr *attrs, const em_expr *
                 column[nc++] = proj->args[i];
         }
         em_type t;
+        if (common_type(column, nc, &t))
+            set_type(a, t);
         if (a->long_suffix)
             set_type(a, em_type_make(EM_TYPE_LONG));
-        else if (common_type(column, nc, &t))
-            set_type(a, t);
-        if (a->type_known)
-            env_put(&cx->env, a->id, a->type);
+        if (!a->type_known)
+            continue;
+        /* the column's literals are of its type: Expand's nulls are Literal(null, the
+         * attribute's type), a grouping id is a bigint literal printed without `L` */
+        for (int k = 0; k < nc; k++)
+            coerce_literal(column[k], a->type, LIT_MEMBER);
+        env_put(&cx->env, a->id, a->type);
     }
 }
 
