@@ -10,6 +10,16 @@
  *      compiled by the native compiler exactly as the operator would compile
  *      them, and a refusal becomes "native engine refused: ..." (a rule that
  *      is missing here; test_overrides asserts no TPC-H plan needs it);
+ *      inside Spark (EM_HOST_SPARK), also Spark's own view of a structured
+ *      plan: any expression of the node (any field, subexpressions, the
+ *      columns it outputs) whose inferred type is not the type Spark
+ *      resolved, or whose evalMode the native engine does not follow (TRY;
+ *      ANSI or LEGACY other than the session's spark.sql.ansi.enabled),
+ *      leaves the node to Spark, the reason naming the expression and both
+ *      types ("Ember types round(x#1, 2) as decimal(15,2), Spark as
+ *      decimal(14,1)"). Ember's own runtime gains nothing from that
+ *      fallback (its row engine types and evaluates the same way), so it
+ *      does not apply there;
  *   2. spark.ember.sql.enabled=false sends every node to the row engine;
  *   3. a native shuffle exchange between row nodes (child on rows, parent on
  *      rows or none) goes to rows as well: it would only add two transitions
@@ -198,6 +208,7 @@ static bool walk_tree(walk_list *w, const em_plan_node *n, const em_plan_node *p
 typedef struct ov_settings {
     const em_conf *conf;
     bool enabled, incompat_ok, lore_tag;
+    bool spark_view; /* host Spark: judge by what Spark said of each expression */
     em_expr_compile_options copts;
     em_error *err;
     em_status status; /* a config read failed */
@@ -320,10 +331,82 @@ static bool is_fp(const em_expr *a) {
     return a->type_known && (a->type.id == EM_TYPE_FLOAT || a->type.id == EM_TYPE_DOUBLE);
 }
 
+/* ------------------------------------------------------------------ Spark's own view */
+
+/* Whether Spark typed e and Ember's rules type it otherwise (structured plans). */
+static bool type_differs(const em_expr *e) {
+    return e && e->type_known && e->spark_type_known && !em_type_equal(e->type, e->spark_type);
+}
+
+/* The expression as Spark prints it, in the arena ("?" when it cannot be printed). */
+static const char *expr_text(em_exec_plan *xp, const em_expr *e) {
+    char *t = NULL;
+    size_t len = 0;
+    if (em_expr_print(e, NULL, &t, &len, NULL) != EM_OK || !t) {
+        free(t);
+        return "?";
+    }
+    const char *r = arena_printf(xp, "%s", t);
+    free(t);
+    return r;
+}
+
+/* "Ember types <e> as X, Spark as Y"; name_only prints an attribute or alias as
+ * the column it produces (name#id). */
+static const char *type_reason(em_exec_plan *xp, const em_expr *e, bool name_only) {
+    char et[48], st[48];
+    em_type_format(e->type, et, sizeof et);
+    em_type_format(e->spark_type, st, sizeof st);
+    const char *what = name_only && e->name && (e->kind == EM_EXPR_ALIAS || e->kind == EM_EXPR_ATTR)
+                           ? arena_printf(xp, "%s#%lld", e->name, (long long)e->id)
+                           : expr_text(xp, e);
+    return arena_printf(xp, "Ember types %s as %s, Spark as %s", what, et, st);
+}
+
+/* Why the native engine would not evaluate e as Spark's evalMode says, or NULL.
+ * The native engine follows one ANSI setting per task, the session's
+ * (em_expr_compile_options.ansi), and has no TRY mode. */
+static const char *eval_mode_reason(em_exec_plan *xp, const ov_settings *s, const em_expr *e) {
+    if (!e || e->eval_mode == EM_EVAL_UNSPECIFIED)
+        return NULL;
+    if (e->eval_mode == EM_EVAL_TRY)
+        return arena_printf(xp,
+                            "Spark evaluates %s in TRY mode (null on error), which the native "
+                            "engine does not implement",
+                            expr_text(xp, e));
+    bool ansi = e->eval_mode == EM_EVAL_ANSI;
+    if (ansi == s->copts.ansi)
+        return NULL;
+    return arena_printf(xp,
+                        "Spark evaluates %s in %s mode, but the native engine follows the "
+                        "session's spark.sql.ansi.enabled=%s",
+                        expr_text(xp, e), ansi ? "ANSI" : "LEGACY",
+                        s->copts.ansi ? "true" : "false");
+}
+
+/* Whether the type disagreement starts at e: e differs and none of its operands does
+ * (an alias of a mistyped expression, or an operator over one, says nothing new). */
+static bool type_differs_here(const em_expr *e) {
+    if (!type_differs(e))
+        return false;
+    for (int i = 0; i < e->n_args; i++)
+        if (type_differs(e->args[i]))
+            return false;
+    return true;
+}
+
 /* Rule, switch, incompatibility and types of one expression (or of an
  * aggregate's function, with fn_of set to its AggregateExpression). */
 static void judge(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_expr *e,
                   const em_expr *parent, const ov_expr_rule *rule, const char *cls, bool fn_line) {
+    /* what Spark said about it (structured plans): its type and evalMode */
+    if (s->spark_view && !fn_line) {
+        if (type_differs_here(e))
+            expr_reason(v, type_reason(xp, e, false), cls, NULL);
+        const char *why = eval_mode_reason(xp, s, e);
+        if (why)
+            expr_reason(v, why, cls, NULL);
+    }
     if (!rule->native) {
         expr_reason(v, arena_printf(xp, "expression %s is not supported natively", cls), cls, NULL);
         return;
@@ -822,6 +905,57 @@ static void node_exprs(em_exec_plan *xp, ov_settings *s, int i) {
     free(sv.more);
 }
 
+/* One expression tree of a node under Spark's view: where a type disagreement
+ * starts, and every evalMode the native engine would not follow. */
+static void spark_view_expr(em_exec_plan *xp, const ov_settings *s, int i, const em_expr *e,
+                            int depth) {
+    if (!e || depth > 256)
+        return;
+    const char *cls = NULL;
+    if (type_differs_here(e) || e->eval_mode != EM_EVAL_UNSPECIFIED) {
+        ov_expr_rule_for(e, &cls);
+        if (!cls)
+            cls = em_expr_kind_name(e->kind);
+    }
+    if (type_differs_here(e))
+        node_reason(xp, i, type_reason(xp, e, false), cls, NULL);
+    const char *why = eval_mode_reason(xp, s, e);
+    if (why)
+        node_reason(xp, i, why, cls, NULL);
+    for (int a = 0; a < e->n_args; a++)
+        spark_view_expr(xp, s, i, e->args ? e->args[a] : NULL, depth + 1);
+}
+
+/*
+ * Spark's own view of a node (structured plans: parsed text carries none): every
+ * expression of every field, subexpressions included, and every column it
+ * outputs. A type Ember's rules compute otherwise than Spark did would make the
+ * native operator produce (or expect from its input) other values than Spark's
+ * plan around it; an evalMode other than the session's is one the native engine
+ * does not follow. Either keeps the node off the native engine, with a reason
+ * naming the expression. The judge of each expression reports the same texts on
+ * its own line; node_reason keeps one of each.
+ */
+static void node_spark_view(em_exec_plan *xp, const ov_settings *s, int i) {
+    const em_plan_node *n = xp->dec[i].node;
+    for (int f = 0; f < n->n_fields; f++)
+        for (int k = 0; k < n->fields[f].n_exprs; k++)
+            spark_view_expr(xp, s, i, n->fields[f].exprs[k], 0);
+    if (n->exists_attr)
+        spark_view_expr(xp, s, i, n->exists_attr, 0);
+    /* outputs passed on from the children (a join's, a filter's without an Input
+     * list): the columns themselves, named as columns */
+    for (int c = 0; c < n->n_output; c++) {
+        const em_expr *o = n->output[c];
+        bool listed = false;
+        for (int f = 0; f < n->n_fields && !listed; f++)
+            for (int k = 0; k < n->fields[f].n_exprs && !listed; k++)
+                listed = n->fields[f].exprs[k] == o;
+        if (!listed && type_differs(o))
+            node_reason(xp, i, type_reason(xp, o, true), "AttributeReference", NULL);
+    }
+}
+
 /* ------------------------------------------------------------------ whole plan */
 
 static const em_plan_node *eff_parent(const em_exec_plan *xp, int i) {
@@ -991,8 +1125,11 @@ static void tag_nodes(em_exec_plan *xp, ov_settings *s, em_overrides_host host) 
             continue;
         }
         node_checks(xp, s, i);
-        if (rule->how == OV_EXEC_NATIVE)
+        if (rule->how == OV_EXEC_NATIVE) {
             node_exprs(xp, s, i);
+            if (s->spark_view)
+                node_spark_view(xp, s, i);
+        }
         d->supported = xp->info[i].n_reasons == 0;
         d->engine = d->supported ? EM_ENGINE_NATIVE : EM_ENGINE_ROW;
     }
@@ -1010,6 +1147,7 @@ em_status em_overrides_apply_host(const em_plan *plan, const em_conf *conf,
         return EM_FAIL(err, EM_ERR_INVALID, "overrides: no plan");
     ov_settings s;
     EM_TRY(settings_read(plan, conf, &s, err));
+    s.spark_view = host == EM_HOST_SPARK;
     em_exec_plan *xp = calloc(1, sizeof *xp);
     if (!xp)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory tagging the plan");

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The overrides on structured plans (em_plan_read_json over the plugin's JSON
+ * in tests/data/spark-json), host Spark: a node runs natively only when every
+ * expression it holds and every column it outputs has the type Spark resolved
+ * (Ember's inferred type equal to Spark's) and an evalMode the native engine
+ * follows (the session's ANSI setting; never TRY). Each test reads a real
+ * plan, then the same plan with one "type" or "evalMode" changed in the JSON,
+ * and checks the node flips to Spark with a reason naming the expression.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/overrides.h"
+#include "test_plan_common.h"
+
+static char *json_text(const char *name, size_t *len) {
+    const char *src = getenv("EMBER_SOURCE");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/data/spark-json/%s", src && *src ? src : "..", name);
+    char *text = plan_test_read(path, len);
+    if (!text)
+        fail_msg("cannot read %s", path);
+    return text;
+}
+
+/* text with every `from` replaced by `to`; fails when there is none. */
+static char *replace_all(const char *text, const char *from, const char *to) {
+    size_t nf = strlen(from), nt = strlen(to), n = 0;
+    for (const char *p = strstr(text, from); p; p = strstr(p + nf, from))
+        n++;
+    if (n == 0)
+        fail_msg("the plan holds no %s", from);
+    char *out = malloc(strlen(text) + n * (nt > nf ? nt - nf : 0) + 1);
+    assert_non_null(out);
+    char *w = out;
+    const char *r = text;
+    for (const char *p = strstr(r, from); p; p = strstr(r, from)) {
+        memcpy(w, r, (size_t)(p - r));
+        w += p - r;
+        memcpy(w, to, nt);
+        w += nt;
+        r = p + nf;
+    }
+    strcpy(w, r);
+    return out;
+}
+
+typedef struct tagged {
+    em_plan *plan;
+    em_exec_plan *xp;
+} tagged;
+
+/* Reads the JSON (with from -> to when from is set) and tags it for host Spark
+ * with spark.sql.ansi.enabled=ansi. */
+static tagged tag_json(const char *name, const char *from, const char *to, bool ansi) {
+    size_t len = 0;
+    char *text = json_text(name, &len);
+    if (from) {
+        char *t = replace_all(text, from, to);
+        free(text);
+        text = t;
+        len = strlen(text);
+    }
+    em_error err = {0};
+    tagged t = {0};
+    EM_ASSERT_OK(em_overrides_register_confs(&err), &err);
+    EM_ASSERT_OK(em_plan_read_json(text, len, NULL, &t.plan, &err), &err);
+    free(text);
+    em_conf *c = NULL;
+    EM_ASSERT_OK(em_conf_create(&c, &err), &err);
+    const char *kv = ansi ? "spark.sql.ansi.enabled=true" : "spark.sql.ansi.enabled=false";
+    EM_ASSERT_OK(em_conf_set_kv(c, kv, &err), &err);
+    EM_ASSERT_OK(em_overrides_apply_host(t.plan, c, EM_HOST_SPARK, &t.xp, &err), &err);
+    em_conf_destroy(c);
+    return t;
+}
+
+static void tagged_free(tagged *t) {
+    em_exec_plan_free(t->xp);
+    em_plan_free(t->plan);
+}
+
+static const em_node_decision *dec(const tagged *t, int id) {
+    const em_node_decision *d = em_exec_plan_decision(t->xp, em_plan_node_by_id(t->plan, id));
+    if (!d)
+        fail_msg("no decision for node %d", id);
+    return d;
+}
+
+static bool has_reason(const em_node_decision *d, const char *text) {
+    for (int i = 0; i < d->n_reasons; i++)
+        if (strstr(d->reasons[i].text, text))
+            return true;
+    return false;
+}
+
+/* Every reason of every node, one a line, for failure messages. */
+static void print_reasons(const tagged *t) {
+    for (int i = 0; i < em_exec_plan_n_decisions(t->xp); i++) {
+        const em_node_decision *d = em_exec_plan_decision_at(t->xp, i);
+        for (int r = 0; r < d->n_reasons; r++)
+            print_message("  (%d) %s: %s\n", d->node->id, d->class_name, d->reasons[r].text);
+    }
+}
+
+static void assert_native(const tagged *t, int id) {
+    const em_node_decision *d = dec(t, id);
+    if (d->engine != EM_ENGINE_NATIVE) {
+        print_reasons(t);
+        fail_msg("node %d (%s) does not run natively", id, d->class_name);
+    }
+}
+
+static void assert_fallback(const tagged *t, int id, const char *reason) {
+    const em_node_decision *d = dec(t, id);
+    if (d->engine == EM_ENGINE_NATIVE || !has_reason(d, reason)) {
+        print_reasons(t);
+        fail_msg("node %d (%s) should fall back because %s", id, d->class_name, reason);
+    }
+}
+
+/* No node of the plan gives a reason from Spark's view. */
+static void assert_spark_view_agrees(const tagged *t, const char *name) {
+    for (int i = 0; i < em_exec_plan_n_decisions(t->xp); i++) {
+        const em_node_decision *d = em_exec_plan_decision_at(t->xp, i);
+        if (has_reason(d, "Ember types") || has_reason(d, "Spark evaluates")) {
+            print_reasons(t);
+            fail_msg("%s: node %d (%s) disagrees with Spark", name, d->node->id, d->class_name);
+        }
+    }
+}
+
+/* Every TPC-H plan types as Spark does and evaluates as the session says, so
+ * no node falls back for it; the nodes whose literals beside decimals Ember
+ * once typed otherwise run natively. */
+static void test_tpch_agrees(void **state) {
+    (void)state;
+    for (int q = 1; q <= 22; q++) {
+        char name[16];
+        snprintf(name, sizeof name, "q%d.json", q);
+        tagged t = tag_json(name, NULL, NULL, false);
+        assert_spark_view_agrees(&t, name);
+        if (q == 19) {
+            assert_native(&t, 3); /* (l_quantity#20 >= 1) ... */
+            assert_native(&t, 9); /* the join's condition, the same comparisons */
+        } else if (q == 18) {
+            assert_native(&t, 13); /* (sum(l_quantity#20)#454 > 300) */
+        } else if (q == 8) {
+            assert_native(&t, 48); /* CASE WHEN ... THEN volume#711 ELSE 0 END */
+        }
+        tagged_free(&t);
+    }
+}
+
+/* A literal Spark typed otherwise: the Filter holding it falls back, its
+ * report line names it; unchanged, the Filter runs natively. */
+static void test_literal_type_differs(void **state) {
+    (void)state;
+    tagged t = tag_json("extra/c1_casts_math.json", NULL, NULL, false);
+    assert_native(&t, 3); /* NOT (l_quantity#20 <=> 5) */
+    assert_spark_view_agrees(&t, "c1_casts_math");
+    tagged_free(&t);
+
+    t = tag_json("extra/c1_casts_math.json",
+                 "\"type\":\"decimal(10,0)\",\"nullable\":false,\"value\":\"5\"",
+                 "\"type\":\"decimal(11,1)\",\"nullable\":false,\"value\":\"5\"", false);
+    const char *why = "Ember types 5 as decimal(10,0), Spark as decimal(11,1)";
+    assert_fallback(&t, 3, why);
+    em_strbuf sb;
+    em_strbuf_init(&sb);
+    em_error err = {0};
+    EM_ASSERT_OK(em_exec_plan_report(t.xp, EM_EXPLAIN_ALL, &sb, &err), &err);
+    const char *rep = em_strbuf_cstr(&sb);
+    if (!strstr(rep, "!Exec <FilterExec> cannot run natively because") ||
+        !strstr(rep, "!Expression <Literal> 5 cannot run natively because Ember types 5 as "
+                     "decimal(10,0), Spark as decimal(11,1)"))
+        fail_msg("report:\n%s", rep);
+    em_strbuf_reset(&sb);
+    tagged_free(&t);
+}
+
+/* round's result type: the reason names the expression where the types part
+ * (round, not the alias over it) with both types. */
+static void test_round_type_differs(void **state) {
+    (void)state;
+    const char *why = "Ember types round((l_extendedprice#21 * 1.1), 2) as decimal(14,1), Spark "
+                      "as decimal(15,2)";
+    tagged t = tag_json("extra/c1_casts_math.json", NULL, NULL, false);
+    assert_false(has_reason(dec(&t, 4), "Ember types"));
+    tagged_free(&t);
+    t = tag_json("extra/c1_casts_math.json", "\"pretty\":\"round\",\"type\":\"decimal(14,1)\"",
+                 "\"pretty\":\"round\",\"type\":\"decimal(15,2)\"", false);
+    assert_fallback(&t, 4, why);
+    assert_false(has_reason(dec(&t, 4), "Ember types round((l_extendedprice#21 * 1.1), 2) AS"));
+    tagged_free(&t);
+}
+
+/* A column typed otherwise (ReadSchema changed under Spark's attributes): every
+ * node producing it falls back, joins that only pass it on included. */
+static void test_column_type_differs(void **state) {
+    (void)state;
+    tagged t = tag_json("q3.json", NULL, NULL, false);
+    int joins = 0;
+    for (int i = 0; i < em_exec_plan_n_decisions(t.xp); i++) {
+        const em_node_decision *d = em_exec_plan_decision_at(t.xp, i);
+        if (d->node->kind == EM_NODE_BROADCAST_HASH_JOIN) {
+            assert_native(&t, d->node->id);
+            joins++;
+        }
+    }
+    assert_true(joins > 0);
+    tagged_free(&t);
+    t = tag_json("q3.json", "l_extendedprice:decimal(10,0)", "l_extendedprice:decimal(12,2)",
+                 false);
+    const char *why = "Ember types l_extendedprice#21 as decimal(12,2), Spark as decimal(10,0)";
+    int passing = 0;
+    for (int i = 0; i < em_exec_plan_n_decisions(t.xp); i++) {
+        const em_node_decision *d = em_exec_plan_decision_at(t.xp, i);
+        bool carries = false;
+        for (int c = 0; c < d->node->n_output; c++)
+            carries |= d->node->output[c]->name &&
+                       !strcmp(d->node->output[c]->name, "l_extendedprice");
+        if (d->node->kind == EM_NODE_BROADCAST_HASH_JOIN) {
+            if (carries) {
+                assert_fallback(&t, d->node->id, why);
+                passing++;
+            } else {
+                assert_native(&t, d->node->id);
+            }
+        }
+        if (d->node->kind == EM_NODE_SCAN && d->node->table_name &&
+            !strcmp(d->node->table_name, "lineitem"))
+            assert_fallback(&t, d->node->id, why);
+    }
+    assert_true(passing > 0);
+    tagged_free(&t);
+}
+
+/* evalMode: TRY never runs natively; ANSI and LEGACY only in a session of the
+ * same setting (the native engine follows the session's). */
+static void test_eval_modes(void **state) {
+    (void)state;
+    /* q1: (5) is the partial HashAggregate (sums of decimal products) */
+    tagged t = tag_json("q1.json", NULL, NULL, false);
+    assert_native(&t, 5);
+    tagged_free(&t);
+
+    t = tag_json("q1.json", "\"evalMode\":\"LEGACY\"", "\"evalMode\":\"TRY\"", false);
+    assert_fallback(&t, 5,
+                    "Spark evaluates (l_extendedprice#21 * (1 - l_discount#22)) in TRY mode (null "
+                    "on error), which the native engine does not implement");
+    tagged_free(&t);
+
+    t = tag_json("q1.json", NULL, NULL, true);
+    assert_fallback(&t, 5,
+                    "Spark evaluates partial_sum(l_quantity#20) in LEGACY mode, but the native "
+                    "engine follows the session's spark.sql.ansi.enabled=true");
+    tagged_free(&t);
+
+    t = tag_json("q1.json", "\"evalMode\":\"LEGACY\"", "\"evalMode\":\"ANSI\"", false);
+    assert_fallback(&t, 5,
+                    "Spark evaluates partial_sum(l_quantity#20) in ANSI mode, but the native "
+                    "engine follows the session's spark.sql.ansi.enabled=false");
+    tagged_free(&t);
+
+    t = tag_json("q1.json", "\"evalMode\":\"LEGACY\"", "\"evalMode\":\"ANSI\"", true);
+    assert_native(&t, 5);
+    assert_spark_view_agrees(&t, "q1 (ANSI)");
+    tagged_free(&t);
+}
+
+/* Parsed text carries no Spark view: the same reasons never appear. */
+static void test_text_has_no_spark_view(void **state) {
+    (void)state;
+    size_t len = 0;
+    char *text = json_text("extra/c1_casts_math.txt", &len);
+    em_plan_parse_options po = {.shim = em_shim_for_version("3.5", NULL)};
+    em_plan *p = NULL;
+    em_error err = {0};
+    EM_ASSERT_OK(em_plan_parse(text, len, &po, &p, &err), &err);
+    free(text);
+    em_exec_plan *xp = NULL;
+    EM_ASSERT_OK(em_overrides_apply_host(p, NULL, EM_HOST_SPARK, &xp, &err), &err);
+    tagged t = {p, xp};
+    assert_spark_view_agrees(&t, "c1_casts_math.txt");
+    tagged_free(&t);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tpch_agrees),
+        cmocka_unit_test(test_literal_type_differs),
+        cmocka_unit_test(test_round_type_differs),
+        cmocka_unit_test(test_column_type_differs),
+        cmocka_unit_test(test_eval_modes),
+        cmocka_unit_test(test_text_has_no_spark_view),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
