@@ -109,11 +109,13 @@ em_status em_overrides_apply(const em_plan *plan, const em_conf *conf, em_exec_p
  * Spark (the plugin; Spark is then the fallback engine). */
 typedef enum em_overrides_host {
     EM_HOST_EMBER = 0,
-    /* Inside Spark: exchanges, broadcasts and AQE's stages stay Spark's
-     * (Ember has no columnar shuffle yet), as do operators that gather rows
-     * across partitions themselves (TakeOrderedAndProject, CollectLimit),
-     * fragment inputs, and nodes whose types Ember would compute otherwise
-     * than Spark did; EM_ENGINE_ROW then means "Spark runs it". */
+    /* Inside Spark: broadcasts, range and round-robin exchanges, hash and
+     * single-partition exchanges over a non-native child, and AQE's stages
+     * stay Spark's, as do operators that gather rows across partitions
+     * themselves (TakeOrderedAndProject, CollectLimit), fragment inputs,
+     * nodes whose types Ember would compute otherwise than Spark did, and
+     * expressions whose evalMode the native engine does not honour;
+     * EM_ENGINE_ROW then means "Spark runs it". */
     EM_HOST_SPARK,
 } em_overrides_host;
 

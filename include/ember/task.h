@@ -155,6 +155,22 @@ typedef struct em_fragment_task_inputs {
 em_status em_fragment_task_create(const em_fragment *f, const em_fragment_task_inputs *in,
                                   em_task **out, em_error *err) EM_MUST_CHECK;
 
+/*
+ * The map side of a shuffle: a fragment whose root is an exchange (a hash or
+ * single-partition ShuffleExchangeExec Ember runs) gives its tasks' output
+ * partitioned as the exchange says, in blocks (include/ember/chunk.h) for
+ * the host's shuffle writer. Each call appends records [int32 partition]
+ * [int32 length][block] to out, at least one, until out holds about
+ * `target` bytes; EM_DONE when the task's output is exhausted and every
+ * block was given (out unchanged). Rows are kept per partition until a
+ * partition holds a batch's worth (or all kept rows reach a bound), so blocks
+ * are few and full.
+ */
+bool em_fragment_is_map(const em_fragment *f);
+int em_fragment_map_partitions(const em_fragment *f);
+em_status em_task_map_next(em_task *t, em_strbuf *out, int64_t target,
+                           em_error *err) EM_MUST_CHECK;
+
 /* Per plan node of a finished or failed task, its operators' metrics summed:
  * calls fn(ctx, node, op_name, metrics) once per node that ran. */
 void em_task_node_metrics(const em_task *t, em_op_visit_fn fn, void *ctx);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/chunk.h"
 #include "ember/spark.h"
 #include "ember/task.h"
 #include "ember/value_text.h"
@@ -188,6 +189,14 @@ JNIEXPORT jbooleanArray JNICALL Java_dev_ember_spark_Native_fragmentBroadcastInp
     return a;
 }
 
+/* The number of reduce partitions of a map fragment (root an exchange), or 0. */
+JNIEXPORT jint JNICALL Java_dev_ember_spark_Native_fragmentMapPartitions(JNIEnv *env, jclass cls,
+                                                                       jlong h) {
+    (void)env;
+    (void)cls;
+    return em_fragment_map_partitions((const em_fragment *)(intptr_t)h);
+}
+
 /* The scans' source indices, in the order taskCreate takes their splits. */
 JNIEXPORT jintArray JNICALL Java_dev_ember_spark_Native_fragmentScans(JNIEnv *env, jclass cls,
                                                                      jlong h) {
@@ -353,7 +362,8 @@ JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
                                   "Spark's memory manager (spark.memory.offHeap.size)");
         }
     }
-    if (s == EM_OK)
+    /* a map task (the fragment's root is an exchange) has no output stream */
+    if (s == EM_OK && out_stream)
         s = em_task_output_stream(t, (struct ArrowArrayStream *)(intptr_t)out_stream, &err);
     splits_free(&ts);
     json_decref(doc);
@@ -416,6 +426,63 @@ JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_taskMetrics(JNIEnv *env, j
     if (!r)
         throw_msg(env, "out of memory writing task metrics");
     return r;
+}
+
+/* A map task's next records [int32 partition][int32 length][block] (about
+ * 1 MiB of them), or null at the end. */
+JNIEXPORT jbyteArray JNICALL Java_dev_ember_spark_Native_taskMapNext(JNIEnv *env, jclass cls,
+                                                                   jlong h) {
+    (void)cls;
+    jni_task *jt = (jni_task *)(intptr_t)h;
+    em_error err;
+    memset(&err, 0, sizeof err);
+    em_strbuf sb;
+    em_strbuf_init(&sb);
+    em_status s = em_task_map_next(jt->t, &sb, (int64_t)1 << 20, &err);
+    jbyteArray r = NULL;
+    if (s == EM_OK) {
+        r = (*env)->NewByteArray(env, (jsize)sb.len);
+        if (r)
+            (*env)->SetByteArrayRegion(env, r, 0, (jsize)sb.len, (const jbyte *)sb.data);
+    }
+    em_strbuf_reset(&sb);
+    if (s != EM_OK && s != EM_DONE) {
+        em_error_prefix(&err, "%s", em_status_name(s));
+        throw_msg(env, err.msg);
+    }
+    return r;
+}
+
+/* A shuffle block as an Arrow struct array and its schema, exported into
+ * the structs at the two addresses (Arrow Java's, which then owns them). */
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_blockToArrow(JNIEnv *env, jclass cls,
+                                                               jbyteArray block, jlong array,
+                                                               jlong schema) {
+    (void)cls;
+    em_error err;
+    memset(&err, 0, sizeof err);
+    jsize n = (*env)->GetArrayLength(env, block);
+    jbyte *p = (*env)->GetPrimitiveArrayCritical(env, block, NULL);
+    if (!p) {
+        throw_msg(env, "out of memory reading a shuffle block");
+        return;
+    }
+    em_batch *b = NULL;
+    em_status s = em_block_read((const uint8_t *)p, n, NULL, &b, "shuffle block", &err);
+    (*env)->ReleasePrimitiveArrayCritical(env, block, p, JNI_ABORT);
+    if (s == EM_OK)
+        s = em_arrow_export_schema(&b->schema, (struct ArrowSchema *)(intptr_t)schema, &err);
+    if (s == EM_OK) {
+        s = em_arrow_export_batch(b, (struct ArrowArray *)(intptr_t)array, &err);
+        if (s != EM_OK) {
+            struct ArrowSchema *sc = (struct ArrowSchema *)(intptr_t)schema;
+            if (sc->release)
+                sc->release(sc);
+        }
+    }
+    em_batch_destroy(b);
+    if (s != EM_OK)
+        throw_err(env, &err, s);
 }
 
 /* Gives back what Spark granted beyond what the task's native pool uses

@@ -35,6 +35,15 @@ JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
 JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskCancel(JNIEnv *env, jclass cls, jlong h);
 JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_taskMetrics(JNIEnv *env, jclass cls,
                                                                  jlong h);
+JNIEXPORT jint JNICALL Java_dev_ember_spark_Native_fragmentMapPartitions(JNIEnv *env, jclass cls,
+                                                                       jlong h);
+/* A map task's next packed blocks, or null at the end (em_task_map_next). */
+JNIEXPORT jbyteArray JNICALL Java_dev_ember_spark_Native_taskMapNext(JNIEnv *env, jclass cls,
+                                                                   jlong h);
+/* blockToArrow(block, arrowArrayAddress, arrowSchemaAddress). */
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_blockToArrow(JNIEnv *env, jclass cls,
+                                                               jbyteArray block, jlong array,
+                                                               jlong schema);
 JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskReleaseSlack(JNIEnv *env, jclass cls,
                                                                     jlong h);
 JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskDestroy(JNIEnv *env, jclass cls, jlong h);

@@ -7,13 +7,8 @@
  * operator may keep many spills open for writing at once (one per hash
  * partition) at no memory cost.
  *
- * File: chunks of at most EM_BATCH_CAP rows, each written and read with
- * one call:
- *   header   "EMSP", uint32 columns, int64 rows, int64 bytes that follow
- *   column   uint8 has-validity, [validity bitmap], values (booleans: a
- *            bitmap; strings: rows + 1 int32 offsets from 0; none for the
- *            NULL type), [string bytes: offsets[rows] of them]
- * in the machine's byte order. Reading checks every length against the
+ * File: chunks (include/ember/chunk.h) of at most EM_BATCH_CAP rows, each
+ * written and read with one call. Reading checks every length against the
  * schema and the bytes left, so a damaged file fails with EM_ERR_CORRUPT
  * naming it instead of crashing.
  */
@@ -25,10 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ember/chunk.h"
 #include "ops/op_util.h"
 #include "ops/spill.h"
-
-#define SPILL_MAGIC 0x50534D45u /* "EMSP" */
 
 struct em_spill {
     char *path;
@@ -97,75 +91,6 @@ static em_status spill_put(em_spill *s, const void *p, int64_t n, em_error *err)
     return EM_OK;
 }
 
-/* Bytes of the values buffer of n rows of type t. */
-static int64_t spill_values_bytes(em_type t, int64_t n) {
-    if (t.id == EM_TYPE_NULL)
-        return 0;
-    if (t.id == EM_TYPE_BOOLEAN)
-        return em_bitmap_bytes(n);
-    if (em_type_is_varlen(t))
-        return (n + 1) * 4;
-    return n * em_type_width(t);
-}
-
-/* Bytes that rows sel[0..n) of c take in a chunk. */
-static int64_t spill_column_bytes(const em_column *c, const int32_t *sel, int64_t n) {
-    int64_t bytes = 1 + (c->validity ? em_bitmap_bytes(n) : 0) + spill_values_bytes(c->type, n);
-    if (em_type_is_varlen(c->type)) {
-        const int32_t *o = em_column_offsets(c);
-        for (int64_t i = 0; i < n; i++)
-            bytes += o[sel[i] + 1] - o[sel[i]];
-    }
-    return bytes;
-}
-
-/* Bits sel[0..n) of a bitmap, packed at p. */
-static uint8_t *spill_pack_bits(const uint8_t *bits, const int32_t *sel, int64_t n, uint8_t *p) {
-    int64_t nb = em_bitmap_bytes(n);
-    memset(p, 0, (size_t)nb);
-    for (int64_t i = 0; i < n; i++)
-        if (em_bit_get(bits, sel[i]))
-            em_bit_set(p, i);
-    return p + nb;
-}
-
-/* Rows sel[0..n) of c in the chunk layout at p; returns the end. */
-static uint8_t *spill_pack_column(const em_column *c, const int32_t *sel, int64_t n, uint8_t *p) {
-    *p++ = c->validity != NULL;
-    if (c->validity)
-        p = spill_pack_bits(c->validity->data, sel, n, p);
-    if (c->type.id == EM_TYPE_NULL)
-        return p;
-    const uint8_t *v = c->values->data;
-    if (c->type.id == EM_TYPE_BOOLEAN)
-        return spill_pack_bits(v, sel, n, p);
-    if (em_type_is_varlen(c->type)) {
-        const int32_t *o = em_column_offsets(c);
-        int32_t at = 0;
-        memcpy(p, &at, 4);
-        for (int64_t i = 0; i < n; i++) {
-            at += o[sel[i] + 1] - o[sel[i]];
-            memcpy(p + 4 * (i + 1), &at, 4);
-        }
-        p += 4 * (n + 1);
-        for (int64_t i = 0; i < n; i++) {
-            int32_t len = o[sel[i] + 1] - o[sel[i]];
-            memcpy(p, c->data->data + o[sel[i]], (size_t)len);
-            p += len;
-        }
-        return p;
-    }
-    int w = em_type_width(c->type);
-    for (int64_t i = 0; i < n; i++, p += w)
-        memcpy(p, v + (int64_t)sel[i] * w, (size_t)w);
-    return p;
-}
-
-typedef struct spill_chunk_header {
-    uint32_t magic, n_cols;
-    int64_t rows, bytes; /* bytes: the columns', after the header */
-} spill_chunk_header;
-
 em_status em_spill_write(em_spill *s, const em_batch *b, em_error *err) {
     if (s->finished || s->fd < 0)
         return EM_FAIL(err, EM_ERR_INTERNAL, "spill file '%s': write after the end", s->path);
@@ -183,9 +108,7 @@ em_status em_spill_write(em_spill *s, const em_batch *b, em_error *err) {
         if (!b->sel)
             for (int64_t i = 0; i < n; i++)
                 iota[i] = (int32_t)(at + i);
-        int64_t size = (int64_t)sizeof(spill_chunk_header);
-        for (int c = 0; c < b->n_cols; c++)
-            size += spill_column_bytes(&b->cols[c], sel, n);
+        int64_t size = em_chunk_bytes(b, sel, n);
         if (size > cap) {
             em_pool_free(s->pool, buf, cap);
             cap = 0;
@@ -195,12 +118,7 @@ em_status em_spill_write(em_spill *s, const em_batch *b, em_error *err) {
             }
             cap = size;
         }
-        spill_chunk_header h = {SPILL_MAGIC, (uint32_t)b->n_cols, n,
-                                size - (int64_t)sizeof(spill_chunk_header)};
-        memcpy(buf, &h, sizeof h);
-        uint8_t *p = buf + sizeof h;
-        for (int c = 0; c < b->n_cols; c++)
-            p = spill_pack_column(&b->cols[c], sel, n, p);
+        em_chunk_pack(b, sel, n, buf);
         st = spill_put(s, buf, size, err);
     }
     if (buf)
@@ -248,48 +166,6 @@ static em_status spill_get(em_spill *s, void *p, int64_t n, bool *eof, em_error 
     return EM_OK;
 }
 
-/* A chunk being parsed: the bytes left of it. */
-typedef struct spill_cursor {
-    const uint8_t *p, *end;
-} spill_cursor;
-
-/* A fresh buffer holding the chunk's next n bytes. */
-static em_status spill_get_buffer(em_spill *s, spill_cursor *cur, int64_t n, em_buffer **out,
-                                  em_error *err) {
-    if (n < 0 || n > cur->end - cur->p)
-        return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': a chunk is shorter than its columns",
-                       s->path);
-    EM_TRY(em_buffer_create(s->pool, n, out, err));
-    if (n > 0)
-        memcpy((*out)->data, cur->p, (size_t)n);
-    (*out)->size = n;
-    cur->p += n;
-    return EM_OK;
-}
-
-static em_status spill_get_column(em_spill *s, spill_cursor *cur, em_column *c, int64_t n,
-                                  em_error *err) {
-    c->length = n;
-    c->null_count = -1;
-    if (cur->p >= cur->end)
-        return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': a chunk is shorter than its columns",
-                       s->path);
-    if (*cur->p++)
-        EM_TRY(spill_get_buffer(s, cur, em_bitmap_bytes(n), &c->validity, err));
-    int64_t vb = spill_values_bytes(c->type, n);
-    if (vb > 0)
-        EM_TRY(spill_get_buffer(s, cur, vb, &c->values, err));
-    if (!em_type_is_varlen(c->type))
-        return EM_OK;
-    const int32_t *off = em_column_offsets(c);
-    bool ok = off[0] == 0;
-    for (int64_t i = 0; ok && i < n; i++)
-        ok = off[i + 1] >= off[i];
-    if (!ok)
-        return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': bad string offsets", s->path);
-    return spill_get_buffer(s, cur, off[n], &c->data, err);
-}
-
 em_status em_spill_read(em_spill *s, em_batch **out, em_error *err) {
     *out = NULL;
     if (!s->finished)
@@ -305,12 +181,12 @@ em_status em_spill_read(em_spill *s, em_batch **out, em_error *err) {
             return EM_FAIL(err, EM_ERR_IO, "spill file '%s': cannot open: %s", s->path,
                            strerror(errno));
     }
-    spill_chunk_header h;
+    em_chunk_header h;
     bool eof = false;
     EM_TRY(spill_get(s, &h, sizeof h, &eof, err));
     if (eof)
         return EM_DONE;
-    if (h.magic != SPILL_MAGIC || h.n_cols != (uint32_t)s->schema.n_fields || h.rows <= 0 ||
+    if (h.magic != EM_CHUNK_MAGIC || h.n_cols != (uint32_t)s->schema.n_fields || h.rows <= 0 ||
         h.rows > EM_BATCH_CAP || h.bytes < 0 || h.bytes > ((int64_t)1 << 40))
         return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': bad chunk header", s->path);
     /* the chunk in one read, then copied into the batch's buffers */
@@ -322,15 +198,10 @@ em_status em_spill_read(em_spill *s, em_batch **out, em_error *err) {
         s->rcap = h.bytes;
     }
     EM_TRY(spill_get(s, s->rbuf, h.bytes, NULL, err));
-    spill_cursor cur = {s->rbuf, s->rbuf + h.bytes};
-    em_batch *b = s->batch;
-    for (int c = 0; c < b->n_cols; c++)
-        EM_TRY(spill_get_column(s, &cur, &b->cols[c], h.rows, err));
-    if (cur.p != cur.end)
-        return EM_FAIL(err, EM_ERR_CORRUPT, "spill file '%s': a chunk is longer than its columns",
-                       s->path);
-    b->n_rows = h.rows;
-    *out = b;
+    char what[300];
+    snprintf(what, sizeof what, "spill file '%s'", s->path);
+    EM_TRY(em_chunk_unpack(&h, s->rbuf, s->batch, s->pool, what, err));
+    *out = s->batch;
     return EM_OK;
 }
 

@@ -1009,6 +1009,25 @@ static void fix_exchange_overhead(em_exec_plan *xp, const em_plan_node *n) {
                 xp->dec[i].class_name, NULL);
 }
 
+/* Inside Spark an exchange is native only over a native map side: its
+ * blocks come from the child's fragment. */
+static void spark_exchanges(em_exec_plan *xp) {
+    for (int i = 0; i < xp->n; i++) {
+        em_node_decision *d = &xp->dec[i];
+        const em_plan_node *n = d->node;
+        if (n->kind != EM_NODE_EXCHANGE || d->engine != EM_ENGINE_NATIVE)
+            continue;
+        int c = n->n_children == 1 ? map_find(xp, n->children[0]) : -1;
+        if (c >= 0 && xp->dec[c].engine == EM_ENGINE_NATIVE)
+            continue;
+        d->engine = EM_ENGINE_ROW;
+        node_reason(xp, i,
+                    arena_printf(xp, "%s: its input runs in Spark, so does its map side",
+                                 d->class_name),
+                    d->class_name, NULL);
+    }
+}
+
 static void lore_tag(em_exec_plan *xp, const em_plan_node *n, int *next) {
     if (!n)
         return;
@@ -1071,14 +1090,33 @@ static em_status build_decisions(em_exec_plan *xp, const em_plan *plan) {
 }
 
 /* Inside Spark, what stays Spark's whatever the rules say; NULL otherwise. */
+/* The partitioning an exchange's Arguments start with, as printed. */
+static const char *exchange_partitioning(const em_plan_node *n) {
+    const em_plan_field *f = em_plan_node_field(n, EM_FIELD_ARGUMENTS);
+    const em_expr *p = f && f->n_exprs > 0 ? f->exprs[0] : NULL;
+    if (!p)
+        return "";
+    if (p->kind == EM_EXPR_CALL && p->name)
+        return p->name;
+    return (p->kind == EM_EXPR_LITERAL || p->kind == EM_EXPR_RAW) && p->text ? p->text : "";
+}
+
 static const char *spark_keeps(const em_plan_node *n) {
     if (n->is_input)
         return "it is an input of an Ember fragment (its rows come from Spark)";
     switch (n->kind) {
-    case EM_NODE_EXCHANGE:
+    case EM_NODE_EXCHANGE: {
+        /* Ember writes the map side of hash and single-partition shuffles
+         * into Spark's shuffle; a range partitioning's bounds come from
+         * Spark's sampling of its input, and round robin sorts it first */
+        const char *p = exchange_partitioning(n);
+        if (!strcmp(p, "hashpartitioning") || !strcmp(p, "SinglePartition"))
+            return NULL;
+        return "only hash and single-partition shuffles are written natively";
+    }
     case EM_NODE_BROADCAST_EXCHANGE:
     case EM_NODE_REUSED_EXCHANGE:
-        return "exchanges run in Spark (Ember has no columnar shuffle yet)";
+        return "broadcasts and reused exchanges run in Spark";
     case EM_NODE_SHUFFLE_QUERY_STAGE:
     case EM_NODE_BROADCAST_QUERY_STAGE:
     case EM_NODE_AQE_SHUFFLE_READ:
@@ -1169,6 +1207,8 @@ em_status em_overrides_apply_host(const em_plan *plan, const em_conf *conf,
                         "enable it",
                         d->class_name, "spark.ember.sql.enabled");
         }
+    if (host == EM_HOST_SPARK)
+        spark_exchanges(xp);
     fix_exchange_overhead(xp, em_plan_root(plan));
     for (int q = 0; q < em_plan_n_subqueries(plan); q++) {
         const em_plan_subquery *sq = em_plan_subquery_at(plan, q);

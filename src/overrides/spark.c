@@ -5,7 +5,9 @@
  * overrides (host Spark: Spark runs whatever Ember does not), and cut the
  * main tree into fragments, each a maximal connected set of native nodes
  * whose non-native children are its inputs, in the order a pre-order walk
- * meets them (the order the plugin writes the fragment's inputs in).
+ * meets them (the order the plugin writes the fragment's inputs in). A
+ * native exchange ends the fragment above it (an input there) and roots
+ * one of its own: its map side.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +21,17 @@ static bool native(const em_exec_plan *xp, const em_plan_node *n) {
     return d && d->engine == EM_ENGINE_NATIVE;
 }
 
+/* A native exchange is its own fragment (its map side), read by the
+ * fragment above it as an input. */
+static bool own_fragment(const em_exec_plan *xp, const em_plan_node *n) {
+    return n->kind == EM_NODE_EXCHANGE && native(xp, n);
+}
+
 static void put_inputs(const em_exec_plan *xp, const em_plan_node *n, em_strbuf *sb,
                        bool *first) {
     for (int c = 0; c < n->n_children; c++) {
         const em_plan_node *k = n->children[c];
-        if (native(xp, k)) {
+        if (native(xp, k) && !own_fragment(xp, k)) {
             put_inputs(xp, k, sb, first);
             continue;
         }
@@ -37,7 +45,7 @@ static void put_inputs(const em_exec_plan *xp, const em_plan_node *n, em_strbuf 
 static void put_fragments(const em_exec_plan *xp, const em_plan_node *n, bool parent_native,
                           em_strbuf *sb, bool *first) {
     bool nat = native(xp, n);
-    if (nat && !parent_native && n->source_index >= 0) {
+    if (nat && (!parent_native || own_fragment(xp, n)) && n->source_index >= 0) {
         em_strbuf_appendf(sb, NULL, "%s{\"root\":%d,\"inputs\":[", *first ? "" : ",",
                           n->source_index);
         bool f = true;

@@ -25,9 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/chunk.h"
 #include "ember/overrides.h"
 #include "ember/task.h"
 #include "expr/internal.h"
+#include "runtime/internal.h"
 #include "runtime/task_internal.h"
 
 typedef struct frag_subquery {
@@ -51,6 +53,8 @@ struct em_fragment {
     frag_subquery *subqueries;
     bool ansi;
     const char *time_zone; /* borrowed from conf */
+    bool map;              /* the root is an exchange: tasks write its map side */
+    rt_partitioning part;  /* map: the exchange's partitioning (borrows the plan) */
 };
 
 /* ------------------------------------------------------------ reading */
@@ -180,6 +184,14 @@ em_status em_fragment_create(const char *json, size_t len, em_fragment **out, em
     for (int i = 0; s == EM_OK && i < f->n_inputs; i++)
         if (!f->inputs[i])
             s = EM_FAIL(err, EM_ERR_PARSE, "fragment: input %d is missing", i);
+    if (s == EM_OK && f->root->kind == EM_NODE_EXCHANGE && !f->root->is_input) {
+        f->map = true;
+        s = rt_partitioning_parse(f->root, &f->part, err);
+        if (s == EM_OK && f->part.kind != RT_PART_HASH && f->part.kind != RT_PART_SINGLE)
+            s = EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                        "fragment: the map side of a %s exchange is not written natively",
+                        rt_part_kind_name(f->part.kind));
+    }
     if (s == EM_OK) {
         f->ansi = em_shim_ansi_default(em_plan_shim(f->plan));
         if (em_conf_is_set(f->conf, "spark.sql.ansi.enabled"))
@@ -214,6 +226,8 @@ bool em_fragment_input_is_broadcast(const em_fragment *f, int i) {
     return i >= 0 && i < f->n_inputs && f->inputs[i]->input_broadcast;
 }
 int em_fragment_n_scans(const em_fragment *f) { return f->n_scans; }
+bool em_fragment_is_map(const em_fragment *f) { return f->map; }
+int em_fragment_map_partitions(const em_fragment *f) { return f->map ? f->part.n : 0; }
 int em_fragment_scan_source(const em_fragment *f, int i) {
     return i >= 0 && i < f->n_scans ? f->scans[i]->source_index : -1;
 }
@@ -234,12 +248,25 @@ typedef struct frag_scan {
     em_scan_split *splits;
 } frag_scan;
 
+/* A map task's rows kept per reduce partition until they make a block. */
+typedef struct frag_map {
+    rt_partitioner *pt;
+    em_batch **kept;   /* per partition; NULL until a row comes */
+    int64_t kept_rows; /* over every partition */
+    int32_t *ids, *order;
+    int64_t *counts;
+    int64_t cap;       /* of ids and order */
+    int flush_from;    /* the end: partitions still to flush from here */
+    bool input_done;
+} frag_map;
+
 typedef struct frag_task {
     const em_fragment *f;
     frag_input *inputs;
     frag_scan *scans;
     char **strings; /* copies of paths and partition values */
     int n_strings, cap_strings;
+    frag_map map;
 } frag_task;
 
 static const char *keep_string(frag_task *ft, const char *s) {
@@ -427,10 +454,22 @@ static em_status cb_subquery(void *vf, const em_expr *e, em_type type, em_pool *
     return EM_FAIL(err, EM_ERR_INTERNAL, "%s: its value was not handed over", what);
 }
 
+static void map_free(frag_map *m, int n) {
+    for (int i = 0; m->kept && i < n; i++)
+        em_batch_destroy(m->kept[i]);
+    free(m->kept);
+    free(m->ids);
+    free(m->order);
+    free(m->counts);
+    rt_partitioner_free(m->pt);
+    memset(m, 0, sizeof *m);
+}
+
 static void frag_task_free(em_task *t) {
     frag_task *ft = t->ctx.runtime;
     if (!ft)
         return;
+    map_free(&ft->map, ft->f->part.n);
     for (int i = 0; ft->inputs && i < ft->f->n_inputs; i++) {
         frag_input *in = &ft->inputs[i];
         em_batch_destroy(in->current);
@@ -533,5 +572,153 @@ em_status em_fragment_task_create(const em_fragment *f, const em_fragment_task_i
     }
     t->on_destroy = frag_task_free;
     *out = t;
+    return EM_OK;
+}
+
+/* ------------------------------------------------------------ the map side */
+
+/* Rows kept over all partitions before every partition is flushed, whatever
+ * its size: bounds a map task's memory with many partitions. */
+#define MAP_KEEP_ROWS ((int64_t)64 * EM_BATCH_CAP)
+
+static em_status map_block(frag_map *m, int p, em_strbuf *out, em_error *err) {
+    em_batch *b = m->kept[p];
+    int64_t n = b ? b->n_rows : 0;
+    if (n == 0)
+        return EM_OK;
+    int32_t *iota = malloc(sizeof *iota * (size_t)n);
+    if (!iota)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory writing a shuffle block");
+    for (int64_t i = 0; i < n; i++)
+        iota[i] = (int32_t)i;
+    size_t at = out->len;
+    int32_t rec[2] = {p, 0};
+    em_status s = em_strbuf_append(out, rec, sizeof rec, err);
+    if (s == EM_OK)
+        s = em_block_append(b, iota, n, out, err);
+    free(iota);
+    if (s != EM_OK)
+        return s;
+    rec[1] = (int32_t)(out->len - at - sizeof rec);
+    memcpy(out->data + at, rec, sizeof rec);
+    m->kept_rows -= n;
+    em_batch_destroy(b); /* its memory back to the task's pool */
+    m->kept[p] = NULL;
+    return EM_OK;
+}
+
+/* Bytes a batch's buffers hold. */
+static int64_t batch_bytes(const em_batch *b) {
+    int64_t n = 0;
+    for (int c = 0; c < b->n_cols; c++) {
+        const em_column *col = &b->cols[c];
+        n += (col->validity ? col->validity->size : 0) + (col->values ? col->values->size : 0) +
+             (col->data ? col->data->size : 0);
+    }
+    return n;
+}
+
+/* Whether the task's pool can take about twice b's bytes more: otherwise
+ * the rows kept per partition are written out first (a budget Spark sets
+ * bounds what a map task keeps). */
+static bool map_room(em_task *t, const em_batch *b) {
+    int64_t need = 2 * batch_bytes(b);
+    em_error ignored;
+    if (em_pool_reserve(t->ctx.pool, need, &ignored) != EM_OK)
+        return false;
+    em_pool_release(t->ctx.pool, need);
+    return true;
+}
+
+/* Keeps b's present rows in their partitions' batches. */
+static em_status map_keep(frag_task *ft, em_task *t, const em_batch *b, em_error *err) {
+    frag_map *m = &ft->map;
+    int np = ft->f->part.n;
+    int64_t n = em_batch_rows(b);
+    if (n > m->cap) {
+        int32_t *ni = realloc(m->ids, sizeof *ni * (size_t)n);
+        if (ni)
+            m->ids = ni;
+        int32_t *no = ni ? realloc(m->order, sizeof *no * (size_t)n) : NULL;
+        if (no)
+            m->order = no;
+        if (!ni || !no)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory partitioning a batch");
+        m->cap = n;
+    }
+    EM_TRY(rt_partitioner_ids(m->pt, b, m->ids, err));
+    /* a counting sort of the present rows by partition */
+    memset(m->counts, 0, sizeof *m->counts * (size_t)(np + 1));
+    for (int64_t k = 0; k < n; k++)
+        m->counts[m->ids[k] + 1]++;
+    for (int r = 0; r < np; r++)
+        m->counts[r + 1] += m->counts[r];
+    for (int64_t k = 0; k < n; k++)
+        m->order[m->counts[m->ids[k]]++] = b->sel ? b->sel[k] : (int32_t)k;
+    int64_t start = 0;
+    for (int p = 0; p < np; p++) {
+        int64_t end = m->counts[p];
+        if (end == start)
+            continue;
+        if (!m->kept[p])
+            EM_TRY(em_batch_create(&b->schema, end - start, t->ctx.pool, &m->kept[p], err));
+        em_batch *k = m->kept[p];
+        for (int c = 0; c < b->n_cols; c++)
+            EM_TRY(em_column_append_rows(&k->cols[c], &b->cols[c], m->order + start,
+                                         end - start, err));
+        k->n_rows += end - start;
+        m->kept_rows += end - start;
+        start = end;
+    }
+    return EM_OK;
+}
+
+em_status em_task_map_next(em_task *t, em_strbuf *out, int64_t target, em_error *err) {
+    frag_task *ft = t->ctx.runtime;
+    if (!ft || !ft->f->map)
+        return EM_FAIL(err, EM_ERR_INVALID, "%s: not the map side of an exchange", t->name);
+    frag_map *m = &ft->map;
+    int np = ft->f->part.n;
+    if (!t->opened)
+        EM_TRY(em_task_open(t, err));
+    if (!m->kept) {
+        const em_op *op = em_task_op(t);
+        m->kept = calloc((size_t)np, sizeof *m->kept);
+        m->counts = calloc((size_t)np + 1, sizeof *m->counts);
+        if (!m->kept || !m->counts)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting a map task");
+        EM_TRY(rt_partitioner_create(&ft->f->part, (const em_expr *const *)op->output,
+                                     op->n_output, &t->ctx.expr_opts, t->ctx.partition, &m->pt,
+                                     err));
+    }
+    size_t start = out->len;
+    while (out->len == start || (int64_t)(out->len - start) < target) {
+        if (m->input_done) {
+            /* the end: every partition's rest, a block per call round */
+            while (m->flush_from < np && (!m->kept[m->flush_from] ||
+                                          m->kept[m->flush_from]->n_rows == 0))
+                m->flush_from++;
+            if (m->flush_from == np)
+                return out->len > start ? EM_OK : EM_DONE;
+            EM_TRY(map_block(m, m->flush_from, out, err));
+            continue;
+        }
+        em_batch *b = NULL;
+        em_status s = em_task_next(t, &b, err);
+        if (s == EM_DONE) {
+            m->input_done = true;
+            continue;
+        }
+        if (s != EM_OK)
+            return s;
+        bool all = m->kept_rows > 0 && !map_room(t, b);
+        for (int p = 0; all && p < np; p++)
+            EM_TRY(map_block(m, p, out, err));
+        EM_TRY(map_keep(ft, t, b, err));
+        all = m->kept_rows >= MAP_KEEP_ROWS;
+        for (int p = 0; p < np; p++)
+            if (m->kept[p] && (all || m->kept[p]->n_rows >= EM_BATCH_CAP))
+                EM_TRY(map_block(m, p, out, err));
+    }
     return EM_OK;
 }

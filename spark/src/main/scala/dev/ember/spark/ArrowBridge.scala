@@ -58,6 +58,64 @@ final class RowsArrowReader(alloc: BufferAllocator, schema: StructType, timeZone
   override protected def closeReadSource(): Unit = ()
 }
 
+/**
+ * Spark ColumnarBatches as an Arrow stream for Ember. Batches of Arrow
+ * vectors (an Ember shuffle's reduce side, another plugin's output) move
+ * into the stream's vectors without copying (each batch's vectors are fresh:
+ * their buffers' ownership is transferred); other batches are written row
+ * by row as RowsArrowReader does.
+ */
+final class BatchesArrowReader(alloc: BufferAllocator, schema: StructType, timeZone: String,
+                               batches: Iterator[ColumnarBatch], batchRows: Int, ctx: TaskContext,
+                               failed: Throwable => Unit, counted: Int => Unit)
+  extends ArrowReader(alloc) {
+  private var writer: ArrowWriter = _
+
+  override protected def readSchema(): Schema = SparkInternals.toArrowSchema(schema, timeZone)
+
+  override def loadNextBatch(): Boolean =
+    try fill()
+    catch {
+      case t: Throwable =>
+        failed(t)
+        throw t
+    }
+
+  private def arrowVectors(b: ColumnarBatch): Option[Seq[org.apache.arrow.vector.ValueVector]] = {
+    val vs = (0 until b.numCols).map(b.column)
+    if (vs.forall(_.isInstanceOf[ArrowColumnVector]))
+      Some(vs.map(_.asInstanceOf[ArrowColumnVector].getValueVector))
+    else None
+  }
+
+  private def fill(): Boolean = {
+    if (ctx != null && ctx.isInterrupted())
+      throw new TaskKilledException(SparkInternals.killReason(ctx))
+    if (!batches.hasNext) return false
+    val b = batches.next()
+    val root = getVectorSchemaRoot
+    root.clear()
+    counted(b.numRows)
+    arrowVectors(b) match {
+      case Some(vs) if vs.size == root.getFieldVectors.size =>
+        vs.zipWithIndex.foreach { case (v, i) =>
+          v.makeTransferPair(root.getVector(i)).transfer()
+        }
+        root.setRowCount(b.numRows)
+      case _ =>
+        import scala.jdk.CollectionConverters._
+        if (writer == null) writer = ArrowWriter.create(root)
+        writer.reset()
+        b.rowIterator().asScala.foreach(writer.write)
+        writer.finish()
+    }
+    true
+  }
+
+  override def bytesRead(): Long = 0L
+  override protected def closeReadSource(): Unit = ()
+}
+
 /** Ember's output stream as Spark ColumnarBatches over the imported Arrow
  *  vectors (zero-copy; each batch valid until the next is loaded). */
 final class ArrowBatchIterator(reader: ArrowReader, onEnd: () => Unit)

@@ -95,21 +95,32 @@ case class EmberExec(
   override protected def doExecute(): RDD[InternalRow] =
     throw new UnsupportedOperationException("Ember's node produces columnar batches only")
 
-  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = {
+  override protected def doExecuteColumnar(): RDD[ColumnarBatch] =
+    prepare(mapSide = false).asInstanceOf[RDD[ColumnarBatch]]
+
+  /** The map side of the exchange this fragment is rooted at: (reduce
+   *  partition, block) records for EmberShuffleExchangeExec. */
+  def executeBlocks(): RDD[Product2[Int, EmberBlock]] =
+    executeQuery(prepare(mapSide = true)).asInstanceOf[RDD[Product2[Int, EmberBlock]]]
+
+  private def prepare(mapSide: Boolean): RDD[Any] = {
     val lib = Native.lib
     val spec = taskSpec()
     val fragment = lib.fragmentCreate(spec)
-    val (broadcastFlags, scanSources) =
-      try (lib.fragmentBroadcastInputs(fragment), lib.fragmentScans(fragment))
+    val (broadcastFlags, scanSources, mapPartitions) =
+      try (lib.fragmentBroadcastInputs(fragment), lib.fragmentScans(fragment),
+        lib.fragmentMapPartitions(fragment))
       finally lib.fragmentDestroy(fragment)
     if (broadcastFlags.length != children.length)
       throw new EmberException(s"Ember fragment has ${broadcastFlags.length} inputs, the node " +
         s"${children.length} children")
+    if (mapSide != (mapPartitions > 0))
+      throw new EmberException(s"Ember fragment ${if (mapSide) "is not" else "is"} an exchange's map side")
     val inputs: Seq[EmberInput] = children.zip(broadcastFlags).map {
       case (c, true) => BroadcastInput(c.executeBroadcast[Any](), c.schema)
       case (c, false) if c.supportsColumnar =>
-        StreamInput(c.executeColumnar().mapPartitions(_.flatMap(b => rowsOf(b))), c.schema)
-      case (c, false) => StreamInput(c.execute(), c.schema)
+        StreamInput(c.executeColumnar().asInstanceOf[RDD[Any]], c.schema, columnar = true)
+      case (c, false) => StreamInput(c.execute().asInstanceOf[RDD[Any]], c.schema, columnar = false)
     }
     val splits: Array[Array[FilePartition]] = scanSources.map { s =>
       val scan = scans.getOrElse(s, throw new EmberException(s"Ember fragment scan $s is unknown"))
@@ -127,7 +138,8 @@ case class EmberExec(
       splitsJson(scanSources, splits.map(ps => if (p < ps.length) ps(p) else null))
     }
     new EmberRDD(sparkContext, spec, numPartitions, inputs, splitJson, timeZone, batchRows,
-      EmberMetrics(metrics), sparkContext.getConf.getBoolean("spark.memory.offHeap.enabled", false))
+      EmberMetrics(metrics), sparkContext.getConf.getBoolean("spark.memory.offHeap.enabled", false),
+      mapSide)
   }
 
   private def timeZone: String = conf.sessionLocalTimeZone
@@ -184,17 +196,13 @@ case class EmberExec(
     w.sb.toString
   }
 
-  private def rowsOf(b: ColumnarBatch): Iterator[InternalRow] = {
-    import scala.jdk.CollectionConverters._
-    b.rowIterator().asScala
-  }
 }
 
 /** An input of a fragment: this task's partition of an RDD, or a broadcast
  *  relation every task reads whole. */
 sealed trait EmberInput extends Serializable
-case class StreamInput(rdd: RDD[InternalRow], schema: org.apache.spark.sql.types.StructType)
-  extends EmberInput
+case class StreamInput(rdd: RDD[Any], schema: org.apache.spark.sql.types.StructType,
+                       columnar: Boolean) extends EmberInput
 case class BroadcastInput(value: Broadcast[Any], schema: org.apache.spark.sql.types.StructType)
   extends EmberInput
 

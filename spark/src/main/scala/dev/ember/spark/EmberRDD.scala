@@ -37,50 +37,73 @@ class EmberRDD(
     timeZone: String,
     batchRows: Int,
     metrics: EmberMetrics,
-    offHeap: Boolean)
-  extends RDD[ColumnarBatch](sc, EmberRDD.dependencies(inputs)) {
+    offHeap: Boolean,
+    mapSide: Boolean)
+  extends RDD[Any](sc, EmberRDD.dependencies(inputs)) {
 
-  private val streamRdds: Seq[RDD[InternalRow]] = inputs.collect { case s: StreamInput => s.rdd }
+  private val streamRdds: Seq[RDD[Any]] = inputs.collect { case s: StreamInput => s.rdd }
 
   override protected def getPartitions: Array[Partition] =
     Array.tabulate(numParts)(i => EmberPartition(i, streamRdds.map(_.partitions(i)), splitsJson(i)))
 
-  override def compute(split: Partition, ctx: TaskContext): Iterator[ColumnarBatch] = {
+  override def compute(split: Partition, ctx: TaskContext): Iterator[Any] = {
     val part = split.asInstanceOf[EmberPartition]
     val lib = Native.lib
     val alloc: BufferAllocator =
       SparkInternals.arrowAllocator.newChildAllocator(s"ember task ${ctx.taskAttemptId()}", 0, Long.MaxValue)
     val run = new EmberTaskRun(lib, alloc)
-    ctx.addTaskCompletionListener[Unit](_ => run.close(metrics))
+    try start(run, lib, part, ctx)
+    catch {
+      case t: Throwable =>
+        run.close(metrics)
+        throw t
+    }
+  }
+
+  private def start(run: EmberTaskRun, lib: Native, part: EmberPartition,
+                    ctx: TaskContext): Iterator[Any] = {
+    val alloc = run.alloc
     run.fragment = lib.fragmentCreate(spec)
     var streamNo = 0
+    val failed = (t: Throwable) => if (run.inputFailure == null) run.inputFailure = t
     val addresses = inputs.map { in =>
-      val (rows, schema) = in match {
-        case s: StreamInput =>
-          val it = s.rdd.iterator(part.parents(streamNo), ctx)
+      val reader = in match {
+        case s: StreamInput if s.columnar =>
+          val it = s.rdd.iterator(part.parents(streamNo), ctx).asInstanceOf[Iterator[ColumnarBatch]]
           streamNo += 1
-          (it, s.schema)
+          new BatchesArrowReader(alloc, s.schema, timeZone, it, batchRows, ctx, failed,
+            n => run.inputRows += n)
+        case s: StreamInput =>
+          val it = s.rdd.iterator(part.parents(streamNo), ctx).asInstanceOf[Iterator[InternalRow]]
+          streamNo += 1
+          new RowsArrowReader(alloc, s.schema, timeZone, it.map { r => run.inputRows += 1; r },
+            batchRows, ctx, failed)
         case b: BroadcastInput =>
-          (EmberInput.broadcastRows(b.value.value, b.schema.length), b.schema)
+          val rows = EmberInput.broadcastRows(b.value.value, b.schema.length)
+          new RowsArrowReader(alloc, b.schema, timeZone, rows.map { r => run.inputRows += 1; r },
+            batchRows, ctx, failed)
       }
-      val counted = rows.map { r => run.inputRows += 1; r }
-      val reader = new RowsArrowReader(alloc, schema, timeZone, counted, batchRows, ctx,
-        t => if (run.inputFailure == null) run.inputFailure = t)
       val stream = ArrowArrayStream.allocateNew(alloc)
       run.inputStreams += stream
       run.readers += reader
       Data.exportArrayStream(alloc, reader, stream)
       stream.memoryAddress()
     }
-    val out = ArrowArrayStream.allocateNew(alloc)
+    // registered after the inputs' iterators (Spark runs completion listeners
+    // last registered first): the native task, which may hold an input's
+    // Arrow buffers, is released before the inputs close their allocators
+    ctx.addTaskCompletionListener[Unit](_ => run.close(metrics))
+    val out = if (mapSide) null else ArrowArrayStream.allocateNew(alloc)
     run.output = out
     if (offHeap) run.memory = new EmberMemoryConsumer(SparkInternals.taskMemoryManager(ctx))
     val t0 = System.nanoTime()
     run.task = lib.taskCreate(run.fragment, part.index, numParts, part.splitsJson,
-      addresses.toArray, out.memoryAddress(), localDir, -1L, run.memory, EmberMemory.GrantChunk)
+      addresses.toArray, if (out == null) 0L else out.memoryAddress(), localDir, -1L, run.memory,
+      EmberMemory.GrantChunk)
     if (run.memory != null) run.memory.task = run.task
     run.elapsed += System.nanoTime() - t0
     TaskCancelWatcher.register(run, ctx)
+    if (mapSide) return mapBlocks(lib, run)
     val reader = Data.importArrayStream(alloc, out)
     run.outReader = reader
     val batches = new ArrowBatchIterator(reader, () => run.finish(metrics))
@@ -100,6 +123,41 @@ class EmberRDD(
     }
   }
 
+  /** A map task's (reduce partition, block) records, parsed from the
+   *  packed arrays C returns ([int32 partition][int32 length][block]...). */
+  private def mapBlocks(lib: Native, run: EmberTaskRun): Iterator[Any] = new Iterator[Any] {
+    private var buf: Array[Byte] = _
+    private var at = 0
+    private var done = false
+    private val order = java.nio.ByteOrder.nativeOrder()
+
+    override def hasNext: Boolean = {
+      while (!done && (buf == null || at >= buf.length)) {
+        val t = System.nanoTime()
+        buf = try lib.taskMapNext(run.task)
+              catch { case e: EmberException => throw run.mapFailure(e) }
+              finally run.elapsed += System.nanoTime() - t
+        at = 0
+        if (buf == null) {
+          done = true
+          run.finish(metrics)
+        }
+      }
+      !done
+    }
+
+    override def next(): Any = {
+      if (!hasNext) throw new NoSuchElementException("end of Ember's map output")
+      val bb = java.nio.ByteBuffer.wrap(buf, at, 8).order(order)
+      val p = bb.getInt()
+      val len = bb.getInt()
+      val block = EmberBlock(buf, at + 8, len)
+      at += 8 + len
+      metrics.add("numOutputBatches", 1)
+      (p, block)
+    }
+  }
+
   private def localDir: String =
     Option(System.getenv("SPARK_LOCAL_DIRS")).flatMap(_.split(",").headOption)
       .getOrElse(SparkInternals.localDir())
@@ -111,7 +169,7 @@ object EmberRDD {
 }
 
 /** The native state of one task, closed exactly once. */
-final class EmberTaskRun(lib: Native, alloc: BufferAllocator) extends Logging {
+final class EmberTaskRun(lib: Native, val alloc: BufferAllocator) extends Logging {
   var fragment = 0L
   @volatile var task = 0L
   var memory: EmberMemoryConsumer = _
@@ -124,6 +182,9 @@ final class EmberTaskRun(lib: Native, alloc: BufferAllocator) extends Logging {
   var elapsed = 0L
   private var reported = false
   private var closed = false
+
+  /** A map task's failure: Spark's own (from an input) as it is. */
+  def mapFailure(e: EmberException): Throwable = if (inputFailure != null) inputFailure else e
 
   /** The error an output pull met: Ember's message when it came from C. */
   def failure(e: java.io.IOException): Throwable = {

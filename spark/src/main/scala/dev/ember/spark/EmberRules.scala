@@ -7,7 +7,10 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{ColumnarRule, ExecSubqueryExpression, FileSourceScanExec, RowToColumnarExec, SparkPlan}
+import org.apache.spark.sql.execution.{ColumnarRule, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, RowToColumnarExec, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, ShuffleQueryStageExec}
+import org.apache.spark.sql.execution.ember.{EmberColumnarToRowExec, EmberShuffleExchangeExec}
+import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExchangeExec}
 import org.apache.spark.sql.internal.SQLConf
 
 /** The decisions C made for one plan (em_spark_plan's answer). */
@@ -76,7 +79,13 @@ object EmberOverrides extends Logging {
     val batchRows = EmberConf.batchRows(EmberConf.collect(conf))
     val replacements: Map[SparkPlan, SparkPlan] = d.fragments.map { case (root, inputs) =>
       val rootNode = nodes(root)
-      rootNode -> fragmentNode(rootNode, inputs.map(nodes), nodes, d, confJson, batchRows)
+      val ember = fragmentNode(rootNode, inputs.map(nodes), nodes, d, confJson, batchRows)
+      rootNode -> (rootNode match {
+        // an exchange's fragment is its map side, under Ember's shuffle
+        case x: ShuffleExchangeExec =>
+          EmberShuffleExchangeExec(x.outputPartitioning, ember, x.shuffleOrigin, x.advisoryPartitionSize)
+        case _ => ember
+      })
     }.toMap
     // top-down and by identity: a fragment below another one sits in that one's inputs,
     // which are the original nodes, reached after the outer replacement
@@ -129,7 +138,20 @@ class EmberColumnarRule(session: SparkSession) extends ColumnarRule {
           case r: RowToColumnarExec => r.child
           case c => c
         })
+      // Ember's shuffle takes its map side's batches as they are
+      case x @ EmberShuffleExchangeExec(_, ColumnarToRowExec(e: EmberExec), _, _) =>
+        x.withNewChildren(Seq(e))
+      case c: ColumnarToRowExec if readsEmberShuffle(c.child) => EmberColumnarToRowExec(c.child)
     }
+  }
+
+  /** A read of Ember's shuffle through AQE's stage (and its reads). */
+  private def readsEmberShuffle(p: SparkPlan): Boolean = p match {
+    case _: EmberShuffleExchangeExec => true
+    case s: ShuffleQueryStageExec => readsEmberShuffle(s.plan)
+    case r: AQEShuffleReadExec => readsEmberShuffle(r.child)
+    case r: ReusedExchangeExec => readsEmberShuffle(r.child)
+    case _ => false
   }
 }
 

@@ -25,6 +25,12 @@ final class Native private () {
   @native def fragmentDestroy(fragment: Long): Unit
   @native def fragmentBroadcastInputs(fragment: Long): Array[Boolean]
   @native def fragmentScans(fragment: Long): Array[Int]
+  /** Reduce partitions when the fragment is an exchange's map side, else 0. */
+  @native def fragmentMapPartitions(fragment: Long): Int
+  /** A map task's next packed blocks, or null at the end. */
+  @native def taskMapNext(task: Long): Array[Byte]
+  /** A shuffle block decoded into the Arrow structs at the two addresses. */
+  @native def blockToArrow(block: Array[Byte], arrowArray: Long, arrowSchema: Long): Unit
   @native def taskCreate(fragment: Long, partition: Int, numPartitions: Int, splitsJson: String,
                          inputStreams: Array[Long], outputStream: Long, spillDir: String,
                          nativeBudget: Long, memory: EmberMemoryConsumer, grantChunk: Long): Long

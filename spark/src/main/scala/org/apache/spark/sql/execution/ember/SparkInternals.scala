@@ -34,6 +34,11 @@ object SparkInternals {
 
   def localDir(): String = Utils.getLocalDir(SparkEnv.get.conf)
 
+  def postDriverMetrics(sc: SparkContext, m: org.apache.spark.sql.execution.metric.SQLMetric): Unit = {
+    val id = sc.getLocalProperty(org.apache.spark.sql.execution.SQLExecution.EXECUTION_ID_KEY)
+    org.apache.spark.sql.execution.metric.SQLMetrics.postDriverMetricUpdates(sc, id, m :: Nil)
+  }
+
   /** The rows of a broadcast relation: a HashedRelation (what a hash join's
    *  broadcast holds: every row with a non-null key, which is every row such
    *  a join can match) or an array of rows (IdentityBroadcastMode). A

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+package org.apache.spark.sql.execution.ember
+
+import scala.concurrent.Future
+
+import org.apache.spark.{MapOutputStatistics, ShuffleDependency}
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.catalyst.plans.logical.Statistics
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning
+import org.apache.spark.sql.execution.{ColumnarToRowExec, ShufflePartitionSpec, SparkPlan}
+import org.apache.spark.sql.execution.exchange.{ShuffleExchangeExec, ShuffleExchangeLike, ShuffleOrigin}
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
+import org.apache.spark.sql.vectorized.ColumnarBatch
+
+import dev.ember.spark.{EmberBlockSerializer, EmberExec, EmberPartitionIdPassThrough, EmberShuffle}
+
+/**
+ * A shuffle whose map side Ember runs: the child is the Ember node of the
+ * exchange's fragment (its root the exchange), whose tasks partition their
+ * output in C (Spark's hash partitioning, Murmur3 and pmod, or a single
+ * partition) and hand Spark's shuffle writer ready blocks, keyed by reduce
+ * partition (Spark's own sort-based shuffle, its files, compression,
+ * fetching and retries). The reduce side reads the blocks back as Arrow
+ * ColumnarBatches (decoded in C): an Ember node above takes them zero-copy,
+ * a Spark node through ColumnarToRow. AQE sees an ordinary
+ * ShuffleExchangeLike: map statistics, coalesced and skew-split reads.
+ * (In Spark's package: ShuffleExchangeLike's contract names private[spark]
+ * types.)
+ */
+case class EmberShuffleExchangeExec(
+    override val outputPartitioning: Partitioning,
+    child: SparkPlan, // the map side's EmberExec (Spark's transitions may wrap it for a moment)
+    shuffleOrigin: ShuffleOrigin,
+    advisoryPartitionSize: Option[Long] = None)
+  extends ShuffleExchangeLike with org.apache.spark.sql.catalyst.trees.UnaryLike[SparkPlan] {
+
+  override def supportsColumnar: Boolean = true
+  // AQE requires a stage's root to stay a shuffle, which wants rows out as
+  // well: a row parent gets rows converted here
+  override def supportsRowBased: Boolean = true
+  override def output: Seq[Attribute] = child.output
+  override def nodeName: String = "EmberExchange"
+
+  private lazy val writeMetrics = SQLShuffleWriteMetricsReporter.createShuffleWriteMetrics(sparkContext)
+  lazy val readMetrics = SQLShuffleReadMetricsReporter.createShuffleReadMetrics(sparkContext)
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "dataSize" -> SQLMetrics.createSizeMetric(sparkContext, "data size"),
+    "numPartitions" -> SQLMetrics.createMetric(sparkContext, "number of partitions")) ++
+    readMetrics ++ writeMetrics
+
+  override def numMappers: Int = shuffleDependency.rdd.getNumPartitions
+  override def numPartitions: Int = shuffleDependency.partitioner.numPartitions
+
+  override def runtimeStatistics: Statistics = {
+    val dataSize = metrics("dataSize").value
+    val rowCount = metrics(SQLShuffleWriteMetricsReporter.SHUFFLE_RECORDS_WRITTEN).value
+    Statistics(dataSize, Some(rowCount))
+  }
+
+  /** The map side: (reduce partition, block) records from C. */
+  private def mapSide: EmberExec = child match {
+    case e: EmberExec => e
+    case c: ColumnarToRowExec if c.child.isInstanceOf[EmberExec] => c.child.asInstanceOf[EmberExec]
+    case other => throw new IllegalStateException(s"Ember's shuffle over ${other.nodeName}")
+  }
+
+  @transient lazy val shuffleDependency: ShuffleDependency[Int, Any, Any] = {
+    val blocks = mapSide.executeBlocks()
+    val n = outputPartitioning.numPartitions
+    metrics("numPartitions").set(n)
+    SparkInternals.postDriverMetrics(sparkContext, metrics("numPartitions"))
+    new ShuffleDependency[Int, Any, Any](
+      blocks.asInstanceOf[RDD[Product2[Int, Any]]],
+      new EmberPartitionIdPassThrough(n),
+      new EmberBlockSerializer(metrics("dataSize")),
+      shuffleWriterProcessor = ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics))
+  }
+
+  @transient override lazy val mapOutputStatisticsFuture: Future[MapOutputStatistics] =
+    if (shuffleDependency.rdd.getNumPartitions == 0) Future.successful(null)
+    else sparkContext.submitMapStage(shuffleDependency)
+
+  override def getShuffleRDD(partitionSpecs: Array[ShufflePartitionSpec]): RDD[ColumnarBatch] =
+    EmberShuffle.readBlocks(new EmberShuffledRDD(shuffleDependency, readMetrics, partitionSpecs))
+
+  private lazy val cachedRDD: RDD[ColumnarBatch] =
+    EmberShuffle.readBlocks(new EmberShuffledRDD(shuffleDependency, readMetrics, null))
+
+  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = cachedRDD
+
+  override protected def doExecute(): RDD[InternalRow] =
+    cachedRDD.mapPartitions { batches =>
+      import scala.jdk.CollectionConverters._
+      batches.flatMap(_.rowIterator().asScala.map(_.copy()))
+    }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan =
+    copy(child = newChild)
+}
+
+
+/**
+ * Rows from Ember's shuffle for a Spark operator. Spark's ColumnarToRowExec
+ * cannot sit over a query stage of this shuffle: AQE keeps, as the stage's
+ * canonical form, the row-based exchange Ember replaced, and Spark's
+ * transition insists on a columnar child even in canonical form (exchange
+ * and stage reuse canonicalize plans). This one reads the batches and
+ * projects each row to an UnsafeRow.
+ */
+case class EmberColumnarToRowExec(child: SparkPlan)
+  extends org.apache.spark.sql.execution.ColumnarToRowTransition {
+  override def output: Seq[Attribute] = child.output
+  override def outputPartitioning: Partitioning = child.outputPartitioning
+  override def outputOrdering: Seq[org.apache.spark.sql.catalyst.expressions.SortOrder] =
+    child.outputOrdering
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    val schema = child.schema
+    child.executeColumnar().mapPartitionsInternal { batches =>
+      import scala.jdk.CollectionConverters._
+      val project = org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(schema)
+      batches.flatMap(_.rowIterator().asScala.map(project))
+    }
+  }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)
+}
