@@ -137,6 +137,21 @@ typedef struct em_file_split {
     const char *const *partition_values;
 } em_file_split;
 
+/*
+ * A broadcast relation held for many tasks (the Spark plugin keeps one per
+ * broadcast per executor): its batches, and the objects tasks derive from
+ * it once (a hash join's table), shared read-only by every task given it,
+ * from any thread. Destroy it after the last task that uses it.
+ */
+typedef struct em_relation em_relation;
+/* Drains stream (moved in; released here) into a new relation. */
+em_status em_relation_create(struct ArrowArrayStream *stream, em_relation **out,
+                             em_error *err) EM_MUST_CHECK;
+int64_t em_relation_rows(const em_relation *r);
+/* Bytes its batches and derived objects hold. */
+int64_t em_relation_bytes(const em_relation *r);
+void em_relation_destroy(em_relation *r); /* NULL allowed */
+
 typedef struct em_fragment_task_inputs {
     int partition;      /* this task's partition */
     int num_partitions; /* of its stage */
@@ -144,8 +159,11 @@ typedef struct em_fragment_task_inputs {
     const int *n_splits;
     const em_file_split *const *splits;
     /* input i: a stream of Arrow struct arrays, moved into the task (its
-     * release set to NULL); the task releases it when destroyed */
+     * release set to NULL); the task releases it when destroyed. A
+     * broadcast input may instead be given as relations[i] (borrowed; then
+     * streams[i] may be NULL). relations may be NULL. */
     struct ArrowArrayStream *const *streams;
+    em_relation *const *relations;
     const char *spill_dir;   /* spill files; NULL: $TMPDIR or /tmp */
     int64_t native_budget;   /* < 0: unlimited */
 } em_fragment_task_inputs;

@@ -129,6 +129,11 @@ static const em_conf_key keys[] = {
      .default_note = "the copy inside the plugin jar",
      .doc = "Path of libember_jni.so for the Spark plugin to load instead of the one its jar "
             "carries (also the EMBER_NATIVE_LIB environment variable)."},
+    {.name = "spark.ember.spark.broadcastCache", .type = EM_CONF_BYTES, .scope = EM_CONF_STARTUP,
+     .unit = 1, .default_value = "1g",
+     .doc = "Bytes of broadcast relations an executor keeps in C for the Spark plugin after "
+            "the tasks that read them end (each broadcast crosses into C once per executor "
+            "and its hash tables are built once); the least recently used go first."},
     {.name = "spark.ember.spark.batchRows", .type = EM_CONF_INT, .scope = EM_CONF_QUERY,
      .default_value = "2048", .ranged = true, .lo = 1, .hi = 1 << 20,
      .doc = "Rows per Arrow batch when the Spark plugin hands Spark's rows (a shuffle's "

@@ -284,8 +284,8 @@ static em_status splits_read(json_t *doc, int n_scans, task_splits *ts, em_error
 
 JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
     JNIEnv *env, jclass cls, jlong fh, jint partition, jint num_partitions, jstring splits_json,
-    jlongArray input_streams, jlong out_stream, jstring spill_dir, jlong native_budget,
-    jobject memory, jlong grant_chunk) {
+    jlongArray input_streams, jlongArray input_relations, jlong out_stream, jstring spill_dir,
+    jlong native_budget, jobject memory, jlong grant_chunk) {
     (void)cls;
     const em_fragment *f = (const em_fragment *)(intptr_t)fh;
     em_error err;
@@ -305,18 +305,30 @@ JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
         streams[i] = (struct ArrowArrayStream *)(intptr_t)addrs[i];
     if (addrs)
         (*env)->ReleaseLongArrayElements(env, input_streams, addrs, JNI_ABORT);
+    jsize n_rel = input_relations ? (*env)->GetArrayLength(env, input_relations) : 0;
+    jlong *rels = n_rel == n_in && n_in ? (*env)->GetLongArrayElements(env, input_relations, NULL)
+                                        : NULL;
+    em_relation **relations = calloc((size_t)n_in + 1, sizeof *relations);
+    for (int i = 0; relations && rels && i < n_in; i++)
+        relations[i] = (em_relation *)(intptr_t)rels[i];
+    if (rels)
+        (*env)->ReleaseLongArrayElements(env, input_relations, rels, JNI_ABORT);
     jtext sj, sd;
-    if (!streams) {
+    if (!streams || !relations) {
+        free(streams);
+        free(relations);
         throw_msg(env, "out of memory creating a task");
         return 0;
     }
     if (!jtext_get(env, splits_json, &sj)) {
         free(streams);
+        free(relations);
         return 0;
     }
     if (!jtext_get(env, spill_dir, &sd)) {
         jtext_release(&sj);
         free(streams);
+        free(relations);
         return 0;
     }
     json_error_t je;
@@ -335,6 +347,7 @@ JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
         in.n_splits = ts.n;
         in.splits = (const em_file_split *const *)ts.splits;
         in.streams = streams;
+        in.relations = relations;
         in.spill_dir = sd.p;
         in.native_budget = native_budget;
         s = em_fragment_task_create(f, &in, &t, &err);
@@ -370,6 +383,7 @@ JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
     jtext_release(&sj);
     jtext_release(&sd);
     free(streams);
+    free(relations);
     if (s != EM_OK) {
         em_task_destroy(t);
         if (jt && jt->memory)
@@ -483,6 +497,36 @@ JNIEXPORT void JNICALL Java_dev_ember_spark_Native_blockToArrow(JNIEnv *env, jcl
     em_batch_destroy(b);
     if (s != EM_OK)
         throw_err(env, &err, s);
+}
+
+/* A broadcast held for many tasks, drained from the stream at the address
+ * (Arrow Java's, moved in). */
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_relationCreate(JNIEnv *env, jclass cls,
+                                                                  jlong stream) {
+    (void)cls;
+    em_error err;
+    memset(&err, 0, sizeof err);
+    em_relation *r = NULL;
+    em_status s = em_relation_create((struct ArrowArrayStream *)(intptr_t)stream, &r, &err);
+    if (s != EM_OK) {
+        throw_err(env, &err, s);
+        return 0;
+    }
+    return (jlong)(intptr_t)r;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_relationBytes(JNIEnv *env, jclass cls,
+                                                                 jlong h) {
+    (void)env;
+    (void)cls;
+    return (jlong)em_relation_bytes((const em_relation *)(intptr_t)h);
+}
+
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_relationDestroy(JNIEnv *env, jclass cls,
+                                                                  jlong h) {
+    (void)env;
+    (void)cls;
+    em_relation_destroy((em_relation *)(intptr_t)h);
 }
 
 /* Gives back what Spark granted beyond what the task's native pool uses

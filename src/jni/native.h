@@ -24,14 +24,23 @@ JNIEXPORT jintArray JNICALL Java_dev_ember_spark_Native_fragmentScans(JNIEnv *en
                                                                      jlong h);
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved);
 /* taskCreate(fragment, partition, numPartitions, splitsJson, inputStreamAddresses,
- * outputStreamAddress, spillDir, nativeBudget, memoryConsumer, grantChunk) ->
- * handle; the input streams are moved into the task, the output stream is
- * filled; memoryConsumer (may be null) has acquire(long): long, from which
- * the task's native pool takes grants of grantChunk bytes at least. */
+ * inputRelations, outputStreamAddress, spillDir, nativeBudget, memoryConsumer,
+ * grantChunk) -> handle; the input streams are moved into the task (a
+ * broadcast input may be a relation handle instead, its stream 0), the
+ * output stream is filled (0: a map task); memoryConsumer (may be null) has
+ * acquire(long): long, from which the task's native pool takes grants of
+ * grantChunk bytes at least. */
 JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
     JNIEnv *env, jclass cls, jlong fh, jint partition, jint num_partitions, jstring splits_json,
-    jlongArray input_streams, jlong out_stream, jstring spill_dir, jlong native_budget,
-    jobject memory, jlong grant_chunk);
+    jlongArray input_streams, jlongArray input_relations, jlong out_stream, jstring spill_dir,
+    jlong native_budget, jobject memory, jlong grant_chunk);
+/* relationCreate(streamAddress) -> handle: a broadcast for many tasks. */
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_relationCreate(JNIEnv *env, jclass cls,
+                                                                  jlong stream);
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_relationBytes(JNIEnv *env, jclass cls,
+                                                                 jlong h);
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_relationDestroy(JNIEnv *env, jclass cls,
+                                                                  jlong h);
 JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskCancel(JNIEnv *env, jclass cls, jlong h);
 JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_taskMetrics(JNIEnv *env, jclass cls,
                                                                  jlong h);

@@ -322,6 +322,8 @@ static const em_plan_node *shared_exchange(const hj_state *h) {
     const em_plan_node *x = child->node;
     if (h->j.op->node->kind != EM_NODE_BROADCAST_HASH_JOIN || child->n_children != 0 || !x)
         return NULL;
+    if (x->is_input) /* a fragment's broadcast, whatever node Spark read it through */
+        return x->input_broadcast ? x : NULL;
     if (x->kind == EM_NODE_REUSED_EXCHANGE)
         x = x->reuses;
     return x && x->kind == EM_NODE_BROADCAST_EXCHANGE ? x : NULL;

@@ -234,7 +234,14 @@ int em_fragment_scan_source(const em_fragment *f, int i) {
 
 /* ------------------------------------------------------------ a task's inputs */
 
+struct em_relation {
+    em_batch_list list; /* owned batches */
+    em_pool *pool;      /* charged for the batches and the objects derived from them */
+    rt_shared *shared;  /* objects built once over the relation */
+};
+
 typedef struct frag_input {
+    em_relation *relation;          /* borrowed: a broadcast held for many tasks, or NULL */
     struct ArrowArrayStream stream; /* owned; release NULL once released */
     struct ArrowSchema schema;      /* the stream's, read on first use */
     bool have_schema;
@@ -377,6 +384,10 @@ static em_status cb_broadcast(em_exec_ctx *ctx, const em_plan_node *node,
     frag_input *in = input_of(ctx, node, err);
     if (!in)
         return err ? err->code : EM_ERR_INTERNAL;
+    if (in->relation) {
+        *out = &in->relation->list;
+        return EM_OK;
+    }
     while (!in->drained) {
         em_batch *b = NULL;
         em_status s = input_pull(ctx, node, in, &b, err);
@@ -398,6 +409,25 @@ static em_status cb_broadcast(em_exec_ctx *ctx, const em_plan_node *node,
     }
     *out = &in->all;
     return EM_OK;
+}
+
+/* A hash join's table over a broadcast held for many tasks: built once,
+ * by the first task asking. */
+static em_status cb_broadcast_shared(em_exec_ctx *ctx, const em_plan_node *node, const char *what,
+                                     rt_shared_build_fn build, void (*free_obj)(void *obj),
+                                     void *arg, void **out, em_error *err) {
+    frag_input *in = input_of(ctx, node, err);
+    if (!in)
+        return err ? err->code : EM_ERR_INTERNAL;
+    if (!in->relation)
+        return EM_FAIL(err, EM_ERR_INTERNAL, "input %d is not a shared relation",
+                       node->input_index);
+    char name[96];
+    snprintf(name, sizeof name, "broadcast input %d (%s)", node->input_index,
+             node->name ? node->name : "?");
+    bool built = false;
+    return rt_shared_get(in->relation->shared, in->relation, name, what, &in->relation->list,
+                         build, free_obj, arg, ctx->cancel, out, &built, err);
 }
 
 static em_status cb_scan_splits(em_exec_ctx *ctx, const em_plan_node *scan,
@@ -506,12 +536,18 @@ em_status em_fragment_task_create(const em_fragment *f, const em_fragment_task_i
                       : EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a fragment task");
     /* the streams first: moved in whatever happens next, so the caller never
      * releases them twice */
+    bool shared = false;
     for (int i = 0; ft->inputs && i < f->n_inputs; i++) {
         struct ArrowArrayStream *src = in->streams ? in->streams[i] : NULL;
-        if (src) {
+        em_relation *rel = in->relations ? in->relations[i] : NULL;
+        if (src && src->release) {
             ft->inputs[i].stream = *src;
             src->release = NULL;
-        } else if (s == EM_OK) {
+        }
+        if (rel && f->inputs[i]->input_broadcast) {
+            ft->inputs[i].relation = rel;
+            shared = true;
+        } else if (!ft->inputs[i].stream.release && s == EM_OK) {
             s = EM_FAIL(err, EM_ERR_INVALID, "fragment task: no stream for input %d", i);
         }
     }
@@ -559,6 +595,7 @@ em_status em_fragment_task_create(const em_fragment *f, const em_fragment_task_i
     o.ctx.shuffle_stream_next = cb_stream_next;
     o.ctx.shuffle_stream_close = cb_stream_close;
     o.ctx.broadcast_input = cb_broadcast;
+    o.ctx.broadcast_shared = shared ? cb_broadcast_shared : NULL;
     o.ctx.runtime = ft;
     em_task *t = NULL;
     if (s == EM_OK)
@@ -721,4 +758,67 @@ em_status em_task_map_next(em_task *t, em_strbuf *out, int64_t target, em_error 
                 EM_TRY(map_block(m, p, out, err));
     }
     return EM_OK;
+}
+
+/* ------------------------------------------------------------ relations */
+
+em_status em_relation_create(struct ArrowArrayStream *stream, em_relation **out, em_error *err) {
+    *out = NULL;
+    struct ArrowArrayStream st = *stream;
+    stream->release = NULL;
+    em_relation *r = calloc(1, sizeof *r);
+    em_status s = r ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory holding a broadcast");
+    if (s == EM_OK && !(r->pool = em_pool_create("broadcast relation", NULL, -1)))
+        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory holding a broadcast");
+    if (s == EM_OK)
+        s = rt_shared_create(r->pool, &r->shared, err);
+    struct ArrowSchema schema;
+    memset(&schema, 0, sizeof schema);
+    if (s == EM_OK && st.get_schema(&st, &schema) != 0) {
+        const char *m = st.get_last_error ? st.get_last_error(&st) : NULL;
+        s = EM_FAIL(err, EM_ERR_IO, "broadcast: %s", m ? m : "no schema");
+    }
+    while (s == EM_OK) {
+        em_batch *b = NULL;
+        s = em_arrow_stream_next_batch(&st, &schema, r->pool, &b, err);
+        if (s == EM_DONE) {
+            s = EM_OK;
+            break;
+        }
+        if (s != EM_OK)
+            break;
+        em_batch **nb = realloc(r->list.batches, sizeof *nb * (size_t)(r->list.n_batches + 1));
+        if (!nb) {
+            em_batch_destroy(b);
+            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory holding a broadcast");
+            break;
+        }
+        r->list.batches = nb;
+        r->list.batches[r->list.n_batches++] = b;
+        r->list.n_rows += em_batch_rows(b);
+    }
+    if (schema.release)
+        schema.release(&schema);
+    if (st.release)
+        st.release(&st);
+    if (s != EM_OK) {
+        em_relation_destroy(r);
+        return s;
+    }
+    *out = r;
+    return EM_OK;
+}
+
+int64_t em_relation_rows(const em_relation *r) { return r ? r->list.n_rows : 0; }
+int64_t em_relation_bytes(const em_relation *r) { return r ? em_pool_used(r->pool) : 0; }
+
+void em_relation_destroy(em_relation *r) {
+    if (!r)
+        return;
+    rt_shared_destroy(r->shared); /* the derived objects first: they borrow the batches */
+    for (int64_t i = 0; i < r->list.n_batches; i++)
+        em_batch_destroy(r->list.batches[i]);
+    free(r->list.batches);
+    em_pool_destroy(r->pool);
+    free(r);
 }

@@ -39,6 +39,10 @@ object EmberConf {
   def enabled(conf: SQLConf): Boolean =
     conf.getConfString("spark.ember.sql.enabled", "true").trim.equalsIgnoreCase("true")
 
+  /** Bytes of broadcast relations an executor keeps in C after their tasks end. */
+  def broadcastCache(conf: org.apache.spark.SparkConf): Long =
+    conf.getSizeAsBytes("spark.ember.spark.broadcastCache", "1g")
+
   def batchRows(conf: Map[String, String]): Int =
     conf.get("spark.ember.spark.batchRows").map(_.trim.toInt).getOrElse(2048)
 }

@@ -139,7 +139,7 @@ case class EmberExec(
     }
     new EmberRDD(sparkContext, spec, numPartitions, inputs, splitJson, timeZone, batchRows,
       EmberMetrics(metrics), sparkContext.getConf.getBoolean("spark.memory.offHeap.enabled", false),
-      mapSide)
+      mapSide, EmberConf.broadcastCache(sparkContext.getConf))
   }
 
   private def timeZone: String = conf.sessionLocalTimeZone

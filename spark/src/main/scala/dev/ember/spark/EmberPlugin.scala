@@ -44,7 +44,10 @@ class EmberExecutorPlugin extends ExecutorPlugin with Logging {
     Native.load(ctx.conf.getOption("spark.ember.native.libraryPath"))
     TaskCancelWatcher.start()
   }
-  override def shutdown(): Unit = TaskCancelWatcher.stop()
+  override def shutdown(): Unit = {
+    TaskCancelWatcher.stop()
+    EmberBroadcasts.clear()
+  }
 }
 
 /** Installed through spark.sql.extensions. */

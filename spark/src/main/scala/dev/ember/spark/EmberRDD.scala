@@ -38,7 +38,8 @@ class EmberRDD(
     batchRows: Int,
     metrics: EmberMetrics,
     offHeap: Boolean,
-    mapSide: Boolean)
+    mapSide: Boolean,
+    broadcastCache: Long)
   extends RDD[Any](sc, EmberRDD.dependencies(inputs)) {
 
   private val streamRdds: Seq[RDD[Any]] = inputs.collect { case s: StreamInput => s.rdd }
@@ -52,6 +53,7 @@ class EmberRDD(
     val alloc: BufferAllocator =
       SparkInternals.arrowAllocator.newChildAllocator(s"ember task ${ctx.taskAttemptId()}", 0, Long.MaxValue)
     val run = new EmberTaskRun(lib, alloc)
+    run.broadcastCache = broadcastCache
     try start(run, lib, part, ctx)
     catch {
       case t: Throwable =>
@@ -66,7 +68,9 @@ class EmberRDD(
     run.fragment = lib.fragmentCreate(spec)
     var streamNo = 0
     val failed = (t: Throwable) => if (run.inputFailure == null) run.inputFailure = t
-    val addresses = inputs.map { in =>
+    val streams = Array.fill(inputs.size)(0L)
+    val relations = Array.fill(inputs.size)(0L)
+    inputs.zipWithIndex.foreach { case (in, i) =>
       val reader = in match {
         case s: StreamInput if s.columnar =>
           val it = s.rdd.iterator(part.parents(streamNo), ctx).asInstanceOf[Iterator[ColumnarBatch]]
@@ -79,15 +83,17 @@ class EmberRDD(
           new RowsArrowReader(alloc, s.schema, timeZone, it.map { r => run.inputRows += 1; r },
             batchRows, ctx, failed)
         case b: BroadcastInput =>
-          val rows = EmberInput.broadcastRows(b.value.value, b.schema.length)
-          new RowsArrowReader(alloc, b.schema, timeZone, rows.map { r => run.inputRows += 1; r },
-            batchRows, ctx, failed)
+          relations(i) = EmberBroadcasts.acquire(b.value, b.schema, timeZone, batchRows, broadcastCache)
+          run.broadcasts += b.value.id
+          null
       }
-      val stream = ArrowArrayStream.allocateNew(alloc)
-      run.inputStreams += stream
-      run.readers += reader
-      Data.exportArrayStream(alloc, reader, stream)
-      stream.memoryAddress()
+      if (reader != null) {
+        val stream = ArrowArrayStream.allocateNew(alloc)
+        run.inputStreams += stream
+        run.readers += reader
+        Data.exportArrayStream(alloc, reader, stream)
+        streams(i) = stream.memoryAddress()
+      }
     }
     // registered after the inputs' iterators (Spark runs completion listeners
     // last registered first): the native task, which may hold an input's
@@ -98,7 +104,7 @@ class EmberRDD(
     if (offHeap) run.memory = new EmberMemoryConsumer(SparkInternals.taskMemoryManager(ctx))
     val t0 = System.nanoTime()
     run.task = lib.taskCreate(run.fragment, part.index, numParts, part.splitsJson,
-      addresses.toArray, if (out == null) 0L else out.memoryAddress(), localDir, -1L, run.memory,
+      streams, relations, if (out == null) 0L else out.memoryAddress(), localDir, -1L, run.memory,
       EmberMemory.GrantChunk)
     if (run.memory != null) run.memory.task = run.task
     run.elapsed += System.nanoTime() - t0
@@ -177,6 +183,8 @@ final class EmberTaskRun(lib: Native, val alloc: BufferAllocator) extends Loggin
   var outReader: org.apache.arrow.vector.ipc.ArrowReader = _
   val inputStreams = scala.collection.mutable.ArrayBuffer.empty[ArrowArrayStream]
   val readers = scala.collection.mutable.ArrayBuffer.empty[org.apache.arrow.vector.ipc.ArrowReader]
+  val broadcasts = scala.collection.mutable.ArrayBuffer.empty[Long] // held relations' ids
+  var broadcastCache = 0L
   var inputRows = 0L
   @volatile var inputFailure: Throwable = _
   var elapsed = 0L
@@ -227,6 +235,7 @@ final class EmberTaskRun(lib: Native, val alloc: BufferAllocator) extends Loggin
       quietly(if (output != null) output.close())
       if (memory != null) memory.task = 0L
       if (task != 0L) { val t = task; task = 0L; lib.taskDestroy(t) }
+      broadcasts.foreach(id => quietly(EmberBroadcasts.release(id, broadcastCache)))
       if (memory != null) quietly(memory.releaseAll())
       if (fragment != 0L) { lib.fragmentDestroy(fragment); fragment = 0L }
       inputStreams.foreach(s => quietly(s.close()))

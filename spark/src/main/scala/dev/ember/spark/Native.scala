@@ -32,8 +32,13 @@ final class Native private () {
   /** A shuffle block decoded into the Arrow structs at the two addresses. */
   @native def blockToArrow(block: Array[Byte], arrowArray: Long, arrowSchema: Long): Unit
   @native def taskCreate(fragment: Long, partition: Int, numPartitions: Int, splitsJson: String,
-                         inputStreams: Array[Long], outputStream: Long, spillDir: String,
-                         nativeBudget: Long, memory: EmberMemoryConsumer, grantChunk: Long): Long
+                         inputStreams: Array[Long], inputRelations: Array[Long], outputStream: Long,
+                         spillDir: String, nativeBudget: Long, memory: EmberMemoryConsumer,
+                         grantChunk: Long): Long
+  /** A broadcast relation for many tasks, drained from the stream. */
+  @native def relationCreate(stream: Long): Long
+  @native def relationBytes(relation: Long): Long
+  @native def relationDestroy(relation: Long): Unit
   @native def taskReleaseSlack(task: Long): Long
   @native def taskCancel(task: Long): Unit
   @native def taskMetrics(task: Long): String
