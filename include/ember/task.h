@@ -147,6 +147,10 @@ typedef struct em_relation em_relation;
 /* Drains stream (moved in; released here) into a new relation. */
 em_status em_relation_create(struct ArrowArrayStream *stream, em_relation **out,
                              em_error *err) EM_MUST_CHECK;
+/* A relation of n shuffle blocks (include/ember/chunk.h: what an Ember
+ * broadcast exchange collects), copied in. */
+em_status em_relation_from_blocks(const uint8_t *const *blocks, const int64_t *lens, int n,
+                                  em_relation **out, em_error *err) EM_MUST_CHECK;
 int64_t em_relation_rows(const em_relation *r);
 /* Bytes its batches and derived objects hold. */
 int64_t em_relation_bytes(const em_relation *r);
@@ -175,7 +179,8 @@ em_status em_fragment_task_create(const em_fragment *f, const em_fragment_task_i
 
 /*
  * The map side of a shuffle: a fragment whose root is an exchange (a hash or
- * single-partition ShuffleExchangeExec Ember runs) gives its tasks' output
+ * single-partition ShuffleExchangeExec Ember runs, or a broadcast exchange,
+ * whose output is one partition) gives its tasks' output
  * partitioned as the exchange says, in blocks (include/ember/chunk.h) for
  * the host's shuffle writer. Each call appends records [int32 partition]
  * [int32 length][block] to out, at least one, until out holds about

@@ -515,6 +515,47 @@ JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_relationCreate(JNIEnv *env, 
     return (jlong)(intptr_t)r;
 }
 
+/* A broadcast held for many tasks, from the blocks an Ember broadcast
+ * exchange collected. */
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_relationFromBlocks(JNIEnv *env, jclass cls,
+                                                                      jobjectArray blocks) {
+    (void)cls;
+    jsize n = blocks ? (*env)->GetArrayLength(env, blocks) : 0;
+    const uint8_t **ptrs = calloc((size_t)n + 1, sizeof *ptrs);
+    int64_t *lens = calloc((size_t)n + 1, sizeof *lens);
+    jbyteArray *arrays = calloc((size_t)n + 1, sizeof *arrays);
+    em_error err;
+    memset(&err, 0, sizeof err);
+    em_status s = ptrs && lens && arrays ? EM_OK
+                                         : EM_FAIL(&err, EM_ERR_NOMEM, "out of memory");
+    jsize got = 0;
+    for (; s == EM_OK && got < n; got++) {
+        arrays[got] = (jbyteArray)(*env)->GetObjectArrayElement(env, blocks, got);
+        lens[got] = arrays[got] ? (*env)->GetArrayLength(env, arrays[got]) : 0;
+        ptrs[got] = arrays[got] ? (const uint8_t *)(*env)->GetByteArrayElements(env, arrays[got], NULL)
+                                : NULL;
+        if (!ptrs[got])
+            s = EM_FAIL(&err, EM_ERR_NOMEM, "broadcast block %d: not readable", (int)got);
+    }
+    em_relation *r = NULL;
+    if (s == EM_OK)
+        s = em_relation_from_blocks(ptrs, lens, (int)n, &r, &err);
+    for (jsize i = 0; i < got; i++) {
+        if (ptrs[i])
+            (*env)->ReleaseByteArrayElements(env, arrays[i], (jbyte *)ptrs[i], JNI_ABORT);
+        if (arrays[i])
+            (*env)->DeleteLocalRef(env, arrays[i]);
+    }
+    free(ptrs);
+    free(lens);
+    free(arrays);
+    if (s != EM_OK) {
+        throw_err(env, &err, s);
+        return 0;
+    }
+    return (jlong)(intptr_t)r;
+}
+
 JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_relationBytes(JNIEnv *env, jclass cls,
                                                                  jlong h) {
     (void)env;

@@ -37,6 +37,9 @@ JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
 /* relationCreate(streamAddress) -> handle: a broadcast for many tasks. */
 JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_relationCreate(JNIEnv *env, jclass cls,
                                                                   jlong stream);
+/* relationFromBlocks(byte[][]) -> handle. */
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_relationFromBlocks(JNIEnv *env, jclass cls,
+                                                                      jobjectArray blocks);
 JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_relationBytes(JNIEnv *env, jclass cls,
                                                                  jlong h);
 JNIEXPORT void JNICALL Java_dev_ember_spark_Native_relationDestroy(JNIEnv *env, jclass cls,

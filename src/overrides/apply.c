@@ -1009,13 +1009,14 @@ static void fix_exchange_overhead(em_exec_plan *xp, const em_plan_node *n) {
                 xp->dec[i].class_name, NULL);
 }
 
-/* Inside Spark an exchange is native only over a native map side: its
- * blocks come from the child's fragment. */
+/* Inside Spark an exchange (shuffle or broadcast) is native only over a
+ * native map side: its blocks come from the child's fragment. */
 static void spark_exchanges(em_exec_plan *xp) {
     for (int i = 0; i < xp->n; i++) {
         em_node_decision *d = &xp->dec[i];
         const em_plan_node *n = d->node;
-        if (n->kind != EM_NODE_EXCHANGE || d->engine != EM_ENGINE_NATIVE)
+        if ((n->kind != EM_NODE_EXCHANGE && n->kind != EM_NODE_BROADCAST_EXCHANGE) ||
+            d->engine != EM_ENGINE_NATIVE)
             continue;
         int c = n->n_children == 1 ? map_find(xp, n->children[0]) : -1;
         if (c >= 0 && xp->dec[c].engine == EM_ENGINE_NATIVE)
@@ -1115,8 +1116,14 @@ static const char *spark_keeps(const em_plan_node *n) {
         return "only hash and single-partition shuffles are written natively";
     }
     case EM_NODE_BROADCAST_EXCHANGE:
+        /* a hash join's broadcast: Ember collects its blocks, and a Spark
+         * join reading it gets a HashedRelation made from them on demand;
+         * a nested-loop join's array of rows stays Spark's */
+        if (!strcmp(exchange_partitioning(n), "HashedRelationBroadcastMode"))
+            return NULL;
+        return "only hash joins' broadcasts are collected natively";
     case EM_NODE_REUSED_EXCHANGE:
-        return "broadcasts and reused exchanges run in Spark";
+        return "reused exchanges run in Spark";
     case EM_NODE_SHUFFLE_QUERY_STAGE:
     case EM_NODE_BROADCAST_QUERY_STAGE:
     case EM_NODE_AQE_SHUFFLE_READ:

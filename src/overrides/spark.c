@@ -24,7 +24,7 @@ static bool native(const em_exec_plan *xp, const em_plan_node *n) {
 /* A native exchange is its own fragment (its map side), read by the
  * fragment above it as an input. */
 static bool own_fragment(const em_exec_plan *xp, const em_plan_node *n) {
-    return n->kind == EM_NODE_EXCHANGE && native(xp, n);
+    return (n->kind == EM_NODE_EXCHANGE || n->kind == EM_NODE_BROADCAST_EXCHANGE) && native(xp, n);
 }
 
 static void put_inputs(const em_exec_plan *xp, const em_plan_node *n, em_strbuf *sb,

@@ -184,7 +184,12 @@ em_status em_fragment_create(const char *json, size_t len, em_fragment **out, em
     for (int i = 0; s == EM_OK && i < f->n_inputs; i++)
         if (!f->inputs[i])
             s = EM_FAIL(err, EM_ERR_PARSE, "fragment: input %d is missing", i);
-    if (s == EM_OK && f->root->kind == EM_NODE_EXCHANGE && !f->root->is_input) {
+    if (s == EM_OK && f->root->kind == EM_NODE_BROADCAST_EXCHANGE && !f->root->is_input) {
+        /* a broadcast's map side: its whole output, in blocks */
+        f->map = true;
+        f->part.kind = RT_PART_SINGLE;
+        f->part.n = 1;
+    } else if (s == EM_OK && f->root->kind == EM_NODE_EXCHANGE && !f->root->is_input) {
         f->map = true;
         s = rt_partitioning_parse(f->root, &f->part, err);
         if (s == EM_OK && f->part.kind != RT_PART_HASH && f->part.kind != RT_PART_SINGLE)
@@ -385,7 +390,17 @@ static em_status cb_broadcast(em_exec_ctx *ctx, const em_plan_node *node,
     if (!in)
         return err ? err->code : EM_ERR_INTERNAL;
     if (in->relation) {
-        *out = &in->relation->list;
+        const em_batch_list *l = &in->relation->list;
+        for (int c = 0; l->n_batches > 0 && c < node->n_output; c++) {
+            const em_batch *b = l->batches[0];
+            if (b->n_cols != node->n_output ||
+                (node->output[c]->type_known && !em_type_equal(b->cols[c].type, node->output[c]->type)))
+                return EM_FAIL(err, EM_ERR_TYPE,
+                               "broadcast input %d (%s): the relation's columns do not match the "
+                               "plan's output",
+                               node->input_index, node->name ? node->name : "?");
+        }
+        *out = l;
         return EM_OK;
     }
     while (!in->drained) {
@@ -801,6 +816,52 @@ em_status em_relation_create(struct ArrowArrayStream *stream, em_relation **out,
         schema.release(&schema);
     if (st.release)
         st.release(&st);
+    if (s != EM_OK) {
+        em_relation_destroy(r);
+        return s;
+    }
+    *out = r;
+    return EM_OK;
+}
+
+static bool same_types(const em_batch *a, const em_batch *b) {
+    if (a->n_cols != b->n_cols)
+        return false;
+    for (int c = 0; c < a->n_cols; c++)
+        if (!em_type_equal(a->cols[c].type, b->cols[c].type))
+            return false;
+    return true;
+}
+
+em_status em_relation_from_blocks(const uint8_t *const *blocks, const int64_t *lens, int n,
+                                  em_relation **out, em_error *err) {
+    *out = NULL;
+    em_relation *r = calloc(1, sizeof *r);
+    em_status s = r ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory holding a broadcast");
+    if (s == EM_OK && !(r->pool = em_pool_create("broadcast relation", NULL, -1)))
+        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory holding a broadcast");
+    if (s == EM_OK)
+        s = rt_shared_create(r->pool, &r->shared, err);
+    if (s == EM_OK && !(r->list.batches = calloc((size_t)n + 1, sizeof *r->list.batches)))
+        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory holding a broadcast");
+    for (int i = 0; s == EM_OK && i < n; i++) {
+        em_batch *b = NULL;
+        char what[48];
+        snprintf(what, sizeof what, "broadcast block %d", i);
+        s = em_block_read(blocks[i], lens[i], r->pool, &b, what, err);
+        if (s == EM_OK && r->list.n_batches > 0 && !same_types(b, r->list.batches[0]))
+            s = EM_FAIL(err, EM_ERR_CORRUPT, "%s: its columns differ from the first block's", what);
+        if (s != EM_OK) {
+            em_batch_destroy(b);
+            break;
+        }
+        if (b->n_rows == 0) {
+            em_batch_destroy(b);
+            continue;
+        }
+        r->list.batches[r->list.n_batches++] = b;
+        r->list.n_rows += b->n_rows;
+    }
     if (s != EM_OK) {
         em_relation_destroy(r);
         return s;

@@ -6,7 +6,7 @@ import scala.collection.mutable
 import org.apache.arrow.c.{ArrowArrayStream, Data}
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.spark.broadcast.Broadcast
-import org.apache.spark.sql.execution.ember.SparkInternals
+import org.apache.spark.sql.execution.ember.{EmberBroadcastRelation, SparkInternals}
 import org.apache.spark.sql.types.StructType
 
 /**
@@ -41,8 +41,13 @@ object EmberBroadcasts {
     }
     e.synchronized {
       if (e.handle == 0L && e.failure == null) {
-        try {
-          val rows = EmberInput.broadcastRows(b.value, schema.length)
+        try b.value match {
+          case r: EmberBroadcastRelation =>
+            // Ember's own broadcast: its blocks straight into C
+            e.handle = Native.lib.relationFromBlocks(r.blocks)
+            e.bytes = Native.lib.relationBytes(e.handle)
+          case other =>
+          val rows = EmberInput.broadcastRows(other, schema.length)
           val reader = new RowsArrowReader(alloc, schema, timeZone, rows, batchRows, null, _ => ())
           val stream = ArrowArrayStream.allocateNew(alloc)
           try {

@@ -8,9 +8,9 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, RowToColumnarExec, SparkPlan}
-import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, ShuffleQueryStageExec}
-import org.apache.spark.sql.execution.ember.{EmberColumnarToRowExec, EmberShuffleExchangeExec}
-import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExchangeExec}
+import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, BroadcastQueryStageExec, ShuffleQueryStageExec}
+import org.apache.spark.sql.execution.ember.{EmberBroadcastExchangeExec, EmberBroadcastToSparkExec, EmberColumnarToRowExec, EmberShuffleExchangeExec}
+import org.apache.spark.sql.execution.exchange.{BroadcastExchangeExec, ReusedExchangeExec, ShuffleExchangeExec}
 import org.apache.spark.sql.internal.SQLConf
 
 /** The decisions C made for one plan (em_spark_plan's answer). */
@@ -84,6 +84,7 @@ object EmberOverrides extends Logging {
         // an exchange's fragment is its map side, under Ember's shuffle
         case x: ShuffleExchangeExec =>
           EmberShuffleExchangeExec(x.outputPartitioning, ember, x.shuffleOrigin, x.advisoryPartitionSize)
+        case b: BroadcastExchangeExec => EmberBroadcastExchangeExec(b.mode, ember)
         case _ => ember
       })
     }.toMap
@@ -141,9 +142,25 @@ class EmberColumnarRule(session: SparkSession) extends ColumnarRule {
       // Ember's shuffle takes its map side's batches as they are
       case x @ EmberShuffleExchangeExec(_, ColumnarToRowExec(e: EmberExec), _, _) =>
         x.withNewChildren(Seq(e))
+      case b @ EmberBroadcastExchangeExec(_, ColumnarToRowExec(e: EmberExec)) => b.withNewChildren(Seq(e))
       case c: ColumnarToRowExec if readsEmberShuffle(c.child) => EmberColumnarToRowExec(c.child)
+      // a reader of an Ember broadcast that is not Ember's own wants a HashedRelation
+      case p if !p.isInstanceOf[EmberExec] && !p.isInstanceOf[EmberBroadcastToSparkExec] &&
+                p.children.exists(emberBroadcast(_).isDefined) =>
+        p.withNewChildren(p.children.map { c =>
+          emberBroadcast(c).map(mode => EmberBroadcastToSparkExec(mode, c)).getOrElse(c)
+        })
     }
   }
+
+  /** The mode of an Ember broadcast (through AQE's stage or reuse), if c is one. */
+  private def emberBroadcast(c: SparkPlan): Option[org.apache.spark.sql.catalyst.plans.physical.BroadcastMode] =
+    c match {
+      case b: EmberBroadcastExchangeExec => Some(b.mode)
+      case s: BroadcastQueryStageExec => emberBroadcast(s.plan)
+      case r: ReusedExchangeExec => emberBroadcast(r.child)
+      case _ => None
+    }
 
   /** A read of Ember's shuffle through AQE's stage (and its reads). */
   private def readsEmberShuffle(p: SparkPlan): Boolean = p match {

@@ -37,6 +37,8 @@ final class Native private () {
                          grantChunk: Long): Long
   /** A broadcast relation for many tasks, drained from the stream. */
   @native def relationCreate(stream: Long): Long
+  /** A broadcast relation from the blocks an Ember broadcast collected. */
+  @native def relationFromBlocks(blocks: Array[Array[Byte]]): Long
   @native def relationBytes(relation: Long): Long
   @native def relationDestroy(relation: Long): Unit
   @native def taskReleaseSlack(task: Long): Long

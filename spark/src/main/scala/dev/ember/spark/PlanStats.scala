@@ -3,6 +3,7 @@ package dev.ember.spark
 
 import org.apache.spark.sql.execution.{ColumnarToRowExec, InputAdapter, RowToColumnarExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, AdaptiveSparkPlanExec, QueryStageExec}
+import org.apache.spark.sql.execution.ember.{EmberBroadcastExchangeExec, EmberBroadcastToSparkExec, EmberColumnarToRowExec, EmberShuffleExchangeExec}
 import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
 
 /** How much of an executed plan Ember runs: its operators (Spark's
@@ -19,6 +20,10 @@ object PlanStats {
       case _: AdaptiveSparkPlanExec | _: QueryStageExec | _: AQEShuffleReadExec |
            _: WholeStageCodegenExec | _: InputAdapter | _: ColumnarToRowExec |
            _: RowToColumnarExec | _: ReusedExchangeExec => Stats(0, 0)
+      // Ember's exchanges are counted in their map side's Ember node; the
+      // transitions out of them are not operators
+      case _: EmberShuffleExchangeExec | _: EmberBroadcastExchangeExec | _: EmberColumnarToRowExec |
+           _: EmberBroadcastToSparkExec => Stats(0, 0)
       case _ => Stats(0, 1)
     }
     val below = plan match {

@@ -48,6 +48,7 @@ object SparkInternals {
     case HashedRelationWithAllNullKeys => Some(Iterator.single(new GenericInternalRow(width)))
     // an unsafe relation iterates one record per value (keys repeat), a long
     // relation each key once with its values chained
+    case r: EmberBroadcastRelation => Some(r.rows())
     case EmptyHashedRelation => Some(Iterator.empty)
     // a relation's lookups reuse its result rows: each task reads its own copy, as Spark's joins do
     case h: HashedRelation => h.asReadOnlyCopy() match {

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+package org.apache.spark.sql.execution.ember
+
+import java.util.concurrent.TimeUnit
+
+import scala.concurrent.Promise
+
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeProjection}
+import org.apache.spark.sql.catalyst.plans.logical.Statistics
+import org.apache.spark.sql.catalyst.plans.physical.{BroadcastMode, BroadcastPartitioning, Partitioning}
+import org.apache.spark.sql.execution.{ColumnarToRowExec, SQLExecution, SparkPlan}
+import org.apache.spark.sql.execution.exchange.{BroadcastExchangeExec, BroadcastExchangeLike}
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.types.StructType
+
+import dev.ember.spark.{EmberExec, EmberShuffle}
+
+/**
+ * A hash join's broadcast whose input Ember computes: the child is the Ember
+ * node of the exchange's fragment, whose tasks hand back their whole output
+ * as blocks; the driver collects them and broadcasts them as an
+ * EmberBroadcastRelation. An Ember join reads the blocks straight into C
+ * (once per executor); a Spark join (or dynamic partition pruning) reads it
+ * through EmberBroadcastToSparkExec, as the HashedRelation Spark would have
+ * built.
+ */
+case class EmberBroadcastExchangeExec(mode: BroadcastMode, child: SparkPlan)
+  extends BroadcastExchangeLike with org.apache.spark.sql.catalyst.trees.UnaryLike[SparkPlan] {
+
+  override def output: Seq[Attribute] = child.output
+  override def outputPartitioning: Partitioning = BroadcastPartitioning(mode)
+  override def nodeName: String = "EmberBroadcastExchange"
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "dataSize" -> SQLMetrics.createSizeMetric(sparkContext, "data size"),
+    "numBlocks" -> SQLMetrics.createMetric(sparkContext, "number of blocks"),
+    "collectTime" -> SQLMetrics.createTimingMetric(sparkContext, "time to collect"),
+    "broadcastTime" -> SQLMetrics.createTimingMetric(sparkContext, "time to broadcast"))
+
+  private def mapSide: EmberExec = child match {
+    case e: EmberExec => e
+    case c: ColumnarToRowExec if c.child.isInstanceOf[EmberExec] => c.child.asInstanceOf[EmberExec]
+    case other => throw new IllegalStateException(s"Ember's broadcast over ${other.nodeName}")
+  }
+
+  @transient private lazy val promise = Promise[Broadcast[Any]]()
+  @transient override lazy val completionFuture: scala.concurrent.Future[Broadcast[Any]] = promise.future
+
+  @transient override lazy val relationFuture: java.util.concurrent.Future[Broadcast[Any]] =
+    SQLExecution.withThreadLocalCaptured[Broadcast[Any]](session, BroadcastExchangeExec.executionContext) {
+      try {
+        val t0 = System.nanoTime()
+        val blocks: Array[Array[Byte]] = mapSide.executeBlocks().map { case (_, b) =>
+          java.util.Arrays.copyOfRange(b.bytes, b.offset, b.offset + b.length)
+        }.collect()
+        val t1 = System.nanoTime()
+        metrics("collectTime") += (t1 - t0) / 1000000
+        metrics("numBlocks") += blocks.length
+        metrics("dataSize") += blocks.map(_.length.toLong).sum
+        val bc = sparkContext.broadcast[Any](new EmberBroadcastRelation(blocks, child.schema))
+        metrics("broadcastTime") += (System.nanoTime() - t1) / 1000000
+        val id = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
+        SQLMetrics.postDriverMetricUpdates(sparkContext, id, metrics.values.toSeq)
+        promise.trySuccess(bc)
+        bc
+      } catch {
+        case t: Throwable =>
+          promise.tryFailure(t)
+          throw t
+      }
+    }
+
+  override def runtimeStatistics: Statistics = Statistics(metrics("dataSize").value)
+
+  override protected def doPrepare(): Unit = relationFuture // start collecting early, as Spark's does
+
+  override protected def doExecute(): RDD[InternalRow] =
+    throw new UnsupportedOperationException("a broadcast exchange is read by executeBroadcast")
+
+  override protected[sql] def doExecuteBroadcast[T](): Broadcast[T] =
+    relationFuture.get(conf.broadcastTimeout, TimeUnit.SECONDS).asInstanceOf[Broadcast[T]]
+
+  override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)
+}
+
+/** What an Ember broadcast holds: the blocks of its rows (decoded in C). */
+final class EmberBroadcastRelation(val blocks: Array[Array[Byte]], val schema: StructType)
+  extends Serializable {
+
+  /** Every row, decoded in C, as UnsafeRows (for a Spark reader). */
+  def rows(): Iterator[InternalRow] = {
+    import scala.jdk.CollectionConverters._
+    val alloc = SparkInternals.arrowAllocator.newChildAllocator("ember broadcast rows", 0, Long.MaxValue)
+    val batches = new EmberShuffle.BlockBatches(blocks.iterator, alloc)
+    try {
+      val project = UnsafeProjection.create(schema)
+      batches.flatMap(_.rowIterator().asScala.map(r => project(r).copy())).toArray[InternalRow].iterator
+    } finally batches.close()
+  }
+}
+
+/**
+ * An Ember broadcast for a Spark reader (a join Ember does not run, dynamic
+ * partition pruning): the HashedRelation Spark's own broadcast exchange
+ * would have built (its mode over the rows), made from the blocks once on
+ * the driver and broadcast again. Ember's rules put it between an Ember
+ * broadcast and any reader that is not an Ember node.
+ */
+case class EmberBroadcastToSparkExec(mode: BroadcastMode, child: SparkPlan)
+  extends org.apache.spark.sql.execution.UnaryExecNode {
+  override def output: Seq[Attribute] = child.output
+  override def outputPartitioning: Partitioning = BroadcastPartitioning(mode)
+
+  @transient private lazy val relation: Broadcast[Any] = {
+    val blocks = child.executeBroadcast[EmberBroadcastRelation]().value
+    sparkContext.broadcast[Any](mode.transform(blocks.rows(), None))
+  }
+
+  override protected def doExecute(): RDD[InternalRow] =
+    throw new UnsupportedOperationException("a broadcast is read by executeBroadcast")
+
+  override protected[sql] def doExecuteBroadcast[T](): Broadcast[T] = relation.asInstanceOf[Broadcast[T]]
+
+  override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)
+}
