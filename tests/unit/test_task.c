@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The embeddable task API (include/ember/task.h) as the Spark plugin uses
+ * it, without a JVM: fragments written as the plugin writes them, inputs as
+ * Arrow C streams, output as an Arrow C stream, the map side of a shuffle
+ * as blocks, broadcast relations shared by tasks; and the failures: a
+ * fragment that does not read, inputs that do not match, an input stream
+ * whose batches have other types, cancellation. Run under ASan too: the
+ * ownership rules (streams moved in, arrays exported zero-copy) are what
+ * this checks as much as the values.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ember/arrow.h"
+#include "ember/chunk.h"
+#include "ember/hash.h"
+#include "ember/task.h"
+
+#define ATTR_A                                                                                     \
+    "{\"class\":\"org.apache.spark.sql.catalyst.expressions.AttributeReference\","                \
+    "\"pretty\":\"attributereference\",\"type\":\"int\",\"nullable\":true,\"exprId\":1,"           \
+    "\"fields\":{\"name\":\"a\",\"dataType\":\"int\",\"nullable\":true,\"metadata\":\"{}\"}}"
+#define ATTR_B                                                                                     \
+    "{\"class\":\"org.apache.spark.sql.catalyst.expressions.AttributeReference\","                \
+    "\"pretty\":\"attributereference\",\"type\":\"int\",\"nullable\":true,\"exprId\":2,"           \
+    "\"fields\":{\"name\":\"b\",\"dataType\":\"int\",\"nullable\":true,\"metadata\":\"{}\"}}"
+#define LIT(v)                                                                                     \
+    "{\"class\":\"org.apache.spark.sql.catalyst.expressions.Literal\",\"pretty\":\"literal\","     \
+    "\"type\":\"int\",\"nullable\":false,\"value\":" v "}"
+/* input 0: the rows of column a, as a Spark exchange the plugin reads */
+#define INPUT_A(broadcast)                                                                         \
+    "{\"class\":\"org.apache.spark.sql.execution.exchange.ShuffleExchangeExec\",\"id\":9,"         \
+    "\"name\":\"Exchange\",\"output\":[" ATTR_A "],\"input\":0,\"broadcast\":" broadcast ","      \
+    "\"fields\":{\"child\":{\"child\":0}},\"children\":[]}"
+
+/* Project [a, (a + 1) AS b] over Filter (a > 1) over input 0 */
+static const char *FRAGMENT =
+    "{\"format\":1,\"spark\":\"3.5.8\",\"conf\":{\"spark.sql.ansi.enabled\":\"false\"},"
+    "\"root\":{\"class\":\"org.apache.spark.sql.execution.ProjectExec\",\"id\":0,"
+    "\"name\":\"Project\",\"output\":[" ATTR_A "," ATTR_B "],\"fields\":{\"projectList\":[" ATTR_A
+    ",{\"class\":\"org.apache.spark.sql.catalyst.expressions.Alias\",\"pretty\":\"alias\","
+    "\"type\":\"int\",\"nullable\":true,\"exprId\":2,\"fields\":{\"child\":"
+    "{\"class\":\"org.apache.spark.sql.catalyst.expressions.Add\",\"pretty\":\"add\","
+    "\"type\":\"int\",\"nullable\":true,\"fields\":{\"left\":" ATTR_A ",\"right\":" LIT("1")
+    ",\"evalMode\":\"LEGACY\"}},\"name\":\"b\"}}],\"child\":{\"child\":0}},"
+    "\"children\":[{\"class\":\"org.apache.spark.sql.execution.FilterExec\",\"id\":1,"
+    "\"name\":\"Filter\",\"output\":[" ATTR_A "],\"fields\":{\"condition\":"
+    "{\"class\":\"org.apache.spark.sql.catalyst.expressions.GreaterThan\","
+    "\"pretty\":\"greaterthan\",\"type\":\"boolean\",\"nullable\":true,\"fields\":{\"left\":" ATTR_A
+    ",\"right\":" LIT("1") "}},\"child\":{\"child\":0}},\"children\":[" INPUT_A("false") "]}]}}";
+
+/* the map side of hash partitioning on a into 4 */
+static const char *MAP_FRAGMENT =
+    "{\"format\":1,\"spark\":\"3.5.8\",\"root\":{\"class\":"
+    "\"org.apache.spark.sql.execution.exchange.ShuffleExchangeExec\",\"id\":0,"
+    "\"name\":\"Exchange\",\"output\":[" ATTR_A "],\"fields\":{\"outputPartitioning\":"
+    "{\"class\":\"org.apache.spark.sql.catalyst.plans.physical.HashPartitioning\","
+    "\"pretty\":\"hashpartitioning\",\"type\":\"int\",\"nullable\":false,\"fields\":"
+    "{\"expressions\":[" ATTR_A "],\"numPartitions\":4}},\"child\":{\"child\":0},"
+    "\"shuffleOrigin\":\"ENSURE_REQUIREMENTS\",\"advisoryPartitionSize\":null},"
+    "\"children\":[" INPUT_A("false") "]}}";
+
+/* ------------------------------------------------------------ input streams */
+
+typedef struct source {
+    int32_t next, end, batch; /* values next..end-1, batch rows per batch; every 5th null */
+} source;
+
+static em_schema schema_a(em_type t) {
+    em_schema s = {0};
+    em_error err = {0};
+    EM_ASSERT_OK(em_schema_init(&s, 1, &err), &err);
+    EM_ASSERT_OK(em_schema_set(&s, 0, "a", t, true, &err), &err);
+    return s;
+}
+
+static em_status source_next(void *ctx, em_batch **out, em_error *err) {
+    source *src = ctx;
+    if (src->next >= src->end)
+        return EM_DONE;
+    em_schema s = schema_a(em_type_make(EM_TYPE_INT));
+    em_status st = em_batch_create(&s, src->batch, NULL, out, err);
+    em_schema_reset(&s);
+    EM_TRY(st);
+    for (int i = 0; i < src->batch && src->next < src->end; i++, src->next++) {
+        if (src->next % 5 == 0)
+            EM_TRY(em_column_append_null(&(*out)->cols[0], err));
+        else
+            EM_TRY(em_column_append_fixed(&(*out)->cols[0], &src->next, err));
+        (*out)->n_rows++;
+    }
+    return EM_OK;
+}
+
+static void free_source(void *ctx) { free(ctx); }
+
+static void make_stream(int32_t from, int32_t to, int32_t batch, struct ArrowArrayStream *out) {
+    source *src = malloc(sizeof *src);
+    *src = (source){from, to, batch};
+    em_schema s = schema_a(em_type_make(EM_TYPE_INT));
+    em_error err = {0};
+    EM_ASSERT_OK(em_arrow_stream_from_batches(&s, source_next, free_source, src, out, &err), &err);
+    em_schema_reset(&s);
+}
+
+/* ------------------------------------------------------------ tests */
+
+static void test_fragment_task_stream_in_out(void **state) {
+    (void)state;
+    em_error err = {0};
+    em_fragment *f = NULL;
+    EM_ASSERT_OK(em_fragment_create(FRAGMENT, strlen(FRAGMENT), &f, &err), &err);
+    assert_int_equal(em_fragment_n_inputs(f), 1);
+    assert_false(em_fragment_input_is_broadcast(f, 0));
+    assert_int_equal(em_fragment_n_scans(f), 0);
+    assert_false(em_fragment_is_map(f));
+
+    struct ArrowArrayStream in;
+    make_stream(0, 1000, 97, &in);
+    struct ArrowArrayStream *streams[] = {&in};
+    em_fragment_task_inputs ti = {.partition = 0, .num_partitions = 1, .streams = streams,
+                                  .native_budget = -1};
+    em_task *t = NULL;
+    EM_ASSERT_OK(em_fragment_task_create(f, &ti, &t, &err), &err);
+    assert_null(in.release); /* moved into the task */
+    struct ArrowArrayStream out;
+    EM_ASSERT_OK(em_task_output_stream(t, &out, &err), &err);
+    struct ArrowSchema sc;
+    assert_int_equal(out.get_schema(&out, &sc), 0);
+    assert_int_equal(sc.n_children, 2);
+    int64_t rows = 0, sum_a = 0, sum_b = 0;
+    for (;;) {
+        struct ArrowArray a;
+        assert_int_equal(out.get_next(&out, &a), 0);
+        if (!a.release)
+            break;
+        const int32_t *va = a.children[0]->buffers[1];
+        const int32_t *vb = a.children[1]->buffers[1];
+        for (int64_t i = 0; i < a.length; i++) {
+            sum_a += va[i];
+            sum_b += vb[i];
+            assert_int_equal(vb[i], va[i] + 1);
+        }
+        rows += a.length;
+        a.release(&a); /* arrays outlive the next pull: released here, in any order */
+    }
+    /* a > 1 drops 0, 1 and the nulls (every fifth value) */
+    int64_t want_rows = 0, want_sum = 0;
+    for (int32_t v = 2; v < 1000; v++)
+        if (v % 5 != 0) {
+            want_rows++;
+            want_sum += v;
+        }
+    assert_int_equal(rows, want_rows);
+    assert_int_equal(sum_a, want_sum);
+    assert_int_equal(sum_b, want_sum + want_rows);
+    sc.release(&sc);
+    out.release(&out);
+    em_task_destroy(t);
+    em_fragment_destroy(f);
+}
+
+static void test_map_side_blocks(void **state) {
+    (void)state;
+    em_error err = {0};
+    em_fragment *f = NULL;
+    EM_ASSERT_OK(em_fragment_create(MAP_FRAGMENT, strlen(MAP_FRAGMENT), &f, &err), &err);
+    assert_true(em_fragment_is_map(f));
+    assert_int_equal(em_fragment_map_partitions(f), 4);
+    struct ArrowArrayStream in;
+    make_stream(0, 5000, 256, &in);
+    struct ArrowArrayStream *streams[] = {&in};
+    em_fragment_task_inputs ti = {.streams = streams, .num_partitions = 1, .native_budget = -1};
+    em_task *t = NULL;
+    EM_ASSERT_OK(em_fragment_task_create(f, &ti, &t, &err), &err);
+    int64_t rows = 0;
+    bool seen[5000] = {false};
+    for (;;) {
+        em_strbuf out = {0};
+        em_status s = em_task_map_next(t, &out, 4096, &err);
+        if (s == EM_DONE) {
+            assert_int_equal(out.len, 0);
+            em_strbuf_reset(&out);
+            break;
+        }
+        EM_ASSERT_OK(s, &err);
+        size_t at = 0;
+        while (at < out.len) {
+            int32_t rec[2];
+            memcpy(rec, out.data + at, sizeof rec);
+            assert_true(rec[0] >= 0 && rec[0] < 4);
+            em_batch *b = NULL;
+            EM_ASSERT_OK(em_block_read((const uint8_t *)out.data + at + 8, rec[1], NULL, &b,
+                                       "map block", &err),
+                         &err);
+            for (int64_t r = 0; r < b->n_rows; r++) {
+                int32_t p = 0; /* Spark puts null keys in partition 0 (hash 42, pmod 4 = 2) */
+                if (em_column_is_valid(&b->cols[0], r)) {
+                    int32_t v = ((const int32_t *)b->cols[0].values->data)[r];
+                    assert_false(seen[v]);
+                    seen[v] = true;
+                    int32_t h = em_murmur3_int(v, 42);
+                    em_hash_partition_ids(&h, 1, 4, &p);
+                } else {
+                    int32_t h = 42;
+                    em_hash_partition_ids(&h, 1, 4, &p);
+                }
+                assert_int_equal(rec[0], p);
+            }
+            rows += b->n_rows;
+            em_batch_destroy(b);
+            at += 8 + (size_t)rec[1];
+        }
+        em_strbuf_reset(&out);
+    }
+    assert_int_equal(rows, 5000);
+    em_task_destroy(t);
+    em_fragment_destroy(f);
+}
+
+/* A broadcast relation shared by two tasks: the fragment reads input 0 as
+ * a broadcast (the relation), both tasks see all of it. */
+static void test_relation_shared_by_tasks(void **state) {
+    (void)state;
+    em_error err = {0};
+    char *json = strdup(FRAGMENT);
+    char *b = strstr(json, "\"broadcast\":false");
+    assert_non_null(b);
+    memcpy(b, "\"broadcast\":true ", strlen("\"broadcast\":false"));
+    em_fragment *f = NULL;
+    EM_ASSERT_OK(em_fragment_create(json, strlen(json), &f, &err), &err);
+    assert_true(em_fragment_input_is_broadcast(f, 0));
+    struct ArrowArrayStream rs;
+    make_stream(0, 100, 7, &rs);
+    em_relation *rel = NULL;
+    EM_ASSERT_OK(em_relation_create(&rs, &rel, &err), &err);
+    assert_int_equal(em_relation_rows(rel), 100);
+    for (int task = 0; task < 2; task++) {
+        em_relation *rels[] = {rel};
+        struct ArrowArrayStream *none[] = {NULL};
+        em_fragment_task_inputs ti = {.partition = task, .num_partitions = 2, .streams = none,
+                                      .relations = rels, .native_budget = -1};
+        em_task *t = NULL;
+        EM_ASSERT_OK(em_fragment_task_create(f, &ti, &t, &err), &err);
+        int64_t rows = 0;
+        em_batch *out = NULL;
+        em_status s;
+        while ((s = em_task_next(t, &out, &err)) == EM_OK)
+            rows += em_batch_rows(out);
+        assert_int_equal(s, EM_DONE);
+        assert_int_equal(rows, 79); /* 2..99 but the 19 multiples of 5 (nulls) */
+        em_task_destroy(t);
+    }
+    em_relation_destroy(rel);
+    em_fragment_destroy(f);
+    free(json);
+}
+
+/* A stream of the one batch *ctx holds. */
+static em_status one_batch(void *ctx, em_batch **out, em_error *err) {
+    (void)err;
+    em_batch **holder = ctx;
+    if (!*holder)
+        return EM_DONE;
+    *out = *holder;
+    *holder = NULL;
+    return EM_OK;
+}
+
+static void free_holder(void *ctx) {
+    em_batch **holder = ctx;
+    em_batch_destroy(*holder);
+    free(holder);
+}
+
+static void test_failures(void **state) {
+    (void)state;
+    em_error err = {0};
+    em_fragment *f = NULL;
+    /* a fragment that does not read names the place */
+    assert_int_equal(em_fragment_create("{\"format\":1,\"root\":[]}", 22, &f, &err), EM_ERR_PARSE);
+    assert_null(f);
+    assert_int_equal(em_fragment_create("{not json", 9, &f, &err), EM_ERR_PARSE);
+    assert_non_null(strstr(err.msg, "fragment:1:"));
+    /* an unknown Ember setting */
+    char *bad = strdup(FRAGMENT);
+    char *c = strstr(bad, "spark.sql.ansi.enabled");
+    memcpy(c, "spark.ember.sql.nosuch ", 22);
+    assert_int_equal(em_fragment_create(bad, strlen(bad), &f, &err), EM_ERR_INVALID);
+    free(bad);
+
+    EM_ASSERT_OK(em_fragment_create(FRAGMENT, strlen(FRAGMENT), &f, &err), &err);
+    /* no stream for the input */
+    em_fragment_task_inputs none = {.native_budget = -1};
+    em_task *t = NULL;
+    assert_int_equal(em_fragment_task_create(f, &none, &t, &err), EM_ERR_INVALID);
+    assert_null(t);
+
+    /* an input whose batches have another type than the plan's (bigint, not int) */
+    struct ArrowArrayStream in;
+    em_schema ls = schema_a(em_type_make(EM_TYPE_LONG));
+    em_batch *lb = NULL;
+    EM_ASSERT_OK(em_batch_create(&ls, 1, NULL, &lb, &err), &err);
+    int64_t v = 5;
+    EM_ASSERT_OK(em_column_append_fixed(&lb->cols[0], &v, &err), &err);
+    lb->n_rows = 1;
+    em_batch **holder = malloc(sizeof *holder);
+    *holder = lb;
+    EM_ASSERT_OK(em_arrow_stream_from_batches(&ls, one_batch, free_holder, holder, &in, &err), &err);
+    em_schema_reset(&ls);
+    struct ArrowArrayStream *streams[] = {&in};
+    em_fragment_task_inputs ti = {.streams = streams, .native_budget = -1};
+    EM_ASSERT_OK(em_fragment_task_create(f, &ti, &t, &err), &err);
+    em_batch *out = NULL;
+    assert_int_equal(em_task_next(t, &out, &err), EM_ERR_TYPE);
+    assert_non_null(strstr(err.msg, "input 0"));
+    em_task_destroy(t);
+
+    /* cancellation stops a running task at its next batch */
+    struct ArrowArrayStream in2;
+    make_stream(0, 100000, 100, &in2);
+    struct ArrowArrayStream *streams2[] = {&in2};
+    em_fragment_task_inputs ti2 = {.streams = streams2, .native_budget = -1};
+    EM_ASSERT_OK(em_fragment_task_create(f, &ti2, &t, &err), &err);
+    EM_ASSERT_OK(em_task_next(t, &out, &err), &err);
+    em_task_cancel(t);
+    assert_int_equal(em_task_next(t, &out, &err), EM_ERR_CANCELLED);
+    em_task_destroy(t);
+    em_fragment_destroy(f);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fragment_task_stream_in_out),
+        cmocka_unit_test(test_map_side_blocks),
+        cmocka_unit_test(test_relation_shared_by_tasks),
+        cmocka_unit_test(test_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
