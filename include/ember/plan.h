@@ -407,6 +407,22 @@ const char *em_join_type_name(em_join_type jt);
  */
 em_status em_plan_print(const em_plan *plan, const em_shim *shim, char **out, size_t *out_len,
                         em_error *err) EM_MUST_CHECK;
+/*
+ * Whether the two readers give one model for one plan: text (EXPLAIN
+ * FORMATTED) and json (the same executed plan, structured) are read (the
+ * text given the leaf column types it never prints from the JSON's model),
+ * written by em_plan_to_json, and compared with the plan ids (which the
+ * JSON cannot carry) and the shim's reason blanked. *same tells; diff (may
+ * be NULL) gets the first differing line. shim NULL: the JSON's version.
+ * Errors: either reader's.
+ */
+struct em_strbuf;
+em_status em_plan_readers_agree(const char *text, size_t text_len, const char *json,
+                                size_t json_len, const em_shim *shim, bool *same,
+                                struct em_strbuf *diff, em_error *err) EM_MUST_CHECK;
+/* Blanks plan ids ("[plan_id=N]", "[id=#N]", "\"plan_id\": N") in s, in place. */
+void em_plan_blank_ids(char *s);
+
 /* The parsed model as JSON (nodes by id with outputs, types, fields and
  * expression trees; see src/plan/plan_json.c); same ownership as em_plan_print. */
 em_status em_plan_to_json(const em_plan *plan, char **out, size_t *out_len,

@@ -148,6 +148,38 @@ JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_plan(JNIEnv *env, jclass c
     return r;
 }
 
+/* The readers check (em_plan_readers_agree): "" when the text and the JSON
+ * of one plan read into one model, else the first difference. */
+JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_planReadersAgree(JNIEnv *env, jclass cls,
+                                                                      jstring text,
+                                                                      jstring json) {
+    (void)cls;
+    jtext t, j;
+    if (!jtext_get(env, text, &t))
+        return NULL;
+    if (!jtext_get(env, json, &j)) {
+        jtext_release(&t);
+        return NULL;
+    }
+    em_error err;
+    memset(&err, 0, sizeof err);
+    em_strbuf diff;
+    em_strbuf_init(&diff);
+    bool same = false;
+    em_status s = t.p && j.p ? em_plan_readers_agree(t.p, strlen(t.p), j.p, strlen(j.p), NULL,
+                                                     &same, &diff, &err)
+                             : EM_FAIL(&err, EM_ERR_INVALID, "no plan");
+    jtext_release(&t);
+    jtext_release(&j);
+    jstring r = NULL;
+    if (s == EM_OK)
+        r = new_string(env, same ? "" : em_strbuf_cstr(&diff), same ? 0 : diff.len);
+    else
+        throw_err(env, &err, s);
+    em_strbuf_reset(&diff);
+    return r;
+}
+
 JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_fragmentCreate(JNIEnv *env, jclass cls,
                                                                   jstring spec) {
     (void)cls;

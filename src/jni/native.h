@@ -12,6 +12,9 @@ JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_version(JNIEnv *env, jclas
 /* plan(planJson, confJson): em_spark_plan's answer (include/ember/spark.h). */
 JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_plan(JNIEnv *env, jclass cls, jstring plan,
                                                           jstring conf);
+/* planReadersAgree(explainFormattedText, planJson) -> "" or the first difference. */
+JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_planReadersAgree(JNIEnv *env, jclass cls,
+                                                                      jstring text, jstring json);
 /* fragmentCreate(taskSpecJson) -> handle (include/ember/task.h, em_fragment). */
 JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_fragmentCreate(JNIEnv *env, jclass cls,
                                                                   jstring spec);

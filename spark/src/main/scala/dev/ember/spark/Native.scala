@@ -21,6 +21,8 @@ final class Native private () {
   @native def version(): String
   /** em_spark_plan: the decisions and fragments for a structured plan. */
   @native def plan(planJson: String, confJson: String): String
+  /** "" when EXPLAIN FORMATTED text and the JSON of one plan read into one model in C. */
+  @native def planReadersAgree(explainText: String, planJson: String): String
   @native def fragmentCreate(specJson: String): Long
   @native def fragmentDestroy(fragment: Long): Unit
   @native def fragmentBroadcastInputs(fragment: Long): Array[Boolean]

@@ -210,6 +210,12 @@ object PlanJson {
         sb.append('}')
       case s: Iterable[_] => sb.append('['); sep(s.toSeq)(x => value(x, kids)); sb.append(']')
       case p: Product if p.getClass.getName.endsWith("$") => str(objectName(p))
+      // a pushed data source filter nests as deep as its predicate
+      case f: org.apache.spark.sql.sources.Filter with Product =>
+        sb.append("{\"class\":"); str(f.getClass.getName)
+        sb.append(",\"fields\":")
+        fields(f, kids)
+        sb.append('}')
       case p: Product if productDepth < MaxProductDepth =>
         productDepth += 1
         try {
