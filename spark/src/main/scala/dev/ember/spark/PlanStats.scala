@@ -10,13 +10,15 @@ import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
  *  wrappers, transitions and AQE's stage nodes not counted), and of them
  *  those inside Ember nodes; subquery plans included. */
 object PlanStats {
-  final case class Stats(emberNodes: Int, sparkNodes: Int) {
-    def +(o: Stats): Stats = Stats(emberNodes + o.emberNodes, sparkNodes + o.sparkNodes)
+  /** emberNanos: the time Ember's tasks spent in C (summed over tasks). */
+  final case class Stats(emberNodes: Int, sparkNodes: Int, emberNanos: Long = 0L) {
+    def +(o: Stats): Stats =
+      Stats(emberNodes + o.emberNodes, sparkNodes + o.sparkNodes, emberNanos + o.emberNanos)
   }
 
   def of(plan: SparkPlan): Stats = {
     val own: Stats = plan match {
-      case e: EmberExec => Stats(e.nodes.size, e.nodes.size)
+      case e: EmberExec => Stats(e.nodes.size, e.nodes.size, e.metrics("emberTime").value)
       case _: AdaptiveSparkPlanExec | _: QueryStageExec | _: AQEShuffleReadExec |
            _: WholeStageCodegenExec | _: InputAdapter | _: ColumnarToRowExec |
            _: RowToColumnarExec | _: ReusedExchangeExec => Stats(0, 0)

@@ -28,7 +28,8 @@ object EmberSparkSql {
       |  --format F          table (default), csv or json
       |  --compare           run each statement on vanilla Spark too and compare
       |  --report FILE       per statement: name, equal, ember_ms, vanilla_ms,
-      |                      ember_nodes, spark_nodes, error (JSON)
+      |                      ember_nodes, spark_nodes, rows, native_ms (time Ember's
+      |                      tasks spent in C, summed over tasks), error (JSON)
       |  --repeat N          run each statement N times, report the median (default 1)
       |  --warmup N          untimed runs before (default 0)
       |  --quiet             print no result rows
@@ -48,7 +49,7 @@ object EmberSparkSql {
 
   final case class Outcome(
       name: String, equal: Option[Boolean], emberMs: Double, vanillaMs: Option[Double],
-      emberNodes: Int, sparkNodes: Int, rows: Long, error: Option[String])
+      emberNodes: Int, sparkNodes: Int, rows: Long, error: Option[String], nativeMs: Double = 0)
 
   def main(args: Array[String]): Unit = {
     val opts = try parse(args.toList, Options()) catch {
@@ -165,7 +166,8 @@ object EmberSparkSql {
         equal.map(e => if (e) ", answers identical" else ", ANSWERS DIFFER").getOrElse("")
       System.err.println(line)
       error.foreach(e => System.err.println(s"-- $name: $e"))
-      Outcome(name, equal, emberMs, vanillaMs, stats.emberNodes, stats.sparkNodes, rows.size, error)
+      Outcome(name, equal, emberMs, vanillaMs, stats.emberNodes, stats.sparkNodes, rows.size, error,
+        stats.emberNanos / 1e6)
     } catch {
       case NonFatal(e) =>
         spark.conf.set("spark.ember.sql.enabled", "true")
@@ -232,6 +234,7 @@ object EmberSparkSql {
       w.sb.append(",\"ember_nodes\":").append(r.emberNodes)
       w.sb.append(",\"spark_nodes\":").append(r.sparkNodes)
       w.sb.append(",\"rows\":").append(r.rows)
+      w.sb.append(",\"native_ms\":").append(f"${r.nativeMs}%.1f")
       w.sb.append(",\"error\":")
       r.error match { case Some(e) => w.str(e); case None => w.sb.append("null") }
       w.sb.append('}')
