@@ -134,6 +134,14 @@ const em_node_decision *em_exec_plan_decision(const em_exec_plan *xp, const em_p
 int em_exec_plan_n_decisions(const em_exec_plan *xp);
 const em_node_decision *em_exec_plan_decision_at(const em_exec_plan *xp, int i);
 
+/* Test mode (spark.ember.sql.test.enabled, as spark-rapids' test mode): EM_OK
+ * when off, or when every node the host runs (the row engine, or Spark) is of
+ * a class listed in spark.ember.sql.test.allowedNonNative (comma-separated,
+ * plain or fully qualified); otherwise EM_ERR_UNSUPPORTED naming every such
+ * node with its reasons. */
+em_status em_exec_plan_check_test_mode(const em_exec_plan *xp, const em_conf *conf,
+                                       em_overrides_host host, em_error *err) EM_MUST_CHECK;
+
 typedef enum em_explain_mode {
     EM_EXPLAIN_NONE,
     EM_EXPLAIN_NOT_ON_ACCELERATOR,

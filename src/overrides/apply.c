@@ -1091,6 +1091,28 @@ static em_status build_decisions(em_exec_plan *xp, const em_plan *plan) {
 }
 
 /* Inside Spark, what stays Spark's whatever the rules say; NULL otherwise. */
+/* Inside Spark, nodes that belong to Spark whatever Ember supports. */
+static bool spark_structural(const em_plan_node *n) {
+    if (n->is_input)
+        return true;
+    switch (n->kind) {
+    case EM_NODE_SHUFFLE_QUERY_STAGE:
+    case EM_NODE_BROADCAST_QUERY_STAGE:
+    case EM_NODE_AQE_SHUFFLE_READ:
+    case EM_NODE_ADAPTIVE_SPARK_PLAN:
+    case EM_NODE_AQE_SECTION:
+    case EM_NODE_SUBQUERY:
+    case EM_NODE_REUSED_SUBQUERY:
+    case EM_NODE_COLUMNAR_TO_ROW:
+    case EM_NODE_ROW_TO_COLUMNAR:
+    case EM_NODE_INPUT_ADAPTER:
+    case EM_NODE_WHOLE_STAGE_CODEGEN:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* The partitioning an exchange's Arguments start with, as printed. */
 static const char *exchange_partitioning(const em_plan_node *n) {
     const em_plan_field *f = em_plan_node_field(n, EM_FIELD_ARGUMENTS);
@@ -1325,3 +1347,66 @@ em_status em_overrides_register_confs(em_error *err) {
     }
     return EM_OK;
 }
+
+/* ------------------------------------------------------------------ test mode */
+
+/* Whether class_name is in the comma-separated list (entries may be fully
+ * qualified: org.apache.spark.sql.execution.SortExec matches SortExec). */
+static bool class_listed(const char *list, const char *class_name) {
+    size_t cl = strlen(class_name);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        const char *e = p;
+        while (n && (*e == ' ' || *e == '\t'))
+            e++, n--;
+        while (n && (e[n - 1] == ' ' || e[n - 1] == '\t'))
+            n--;
+        const char *dot = memrchr(e, '.', n);
+        if (dot) {
+            n -= (size_t)(dot + 1 - e);
+            e = dot + 1;
+        }
+        if (n == cl && strncmp(e, class_name, n) == 0)
+            return true;
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+em_status em_exec_plan_check_test_mode(const em_exec_plan *xp, const em_conf *conf,
+                                       em_overrides_host host, em_error *err) {
+    bool on = false;
+    const char *allowed = NULL;
+    EM_TRY(em_conf_get_bool(conf, "spark.ember.sql.test.enabled", &on, err));
+    if (!on)
+        return EM_OK;
+    EM_TRY(em_conf_get_string(conf, "spark.ember.sql.test.allowedNonNative", &allowed, err));
+    em_strbuf sb;
+    em_strbuf_init(&sb);
+    int bad = 0;
+    for (int i = 0; i < em_exec_plan_n_decisions(xp); i++) {
+        const em_node_decision *d = em_exec_plan_decision_at(xp, i);
+        if (!d || d->engine != EM_ENGINE_ROW || class_listed(allowed, d->class_name))
+            continue;
+        /* inside Spark, the nodes that are Spark's by construction (a
+         * fragment's inputs, AQE's stages and reads, subquery roots,
+         * transitions) are not fallbacks */
+        if (host == EM_HOST_SPARK && spark_structural(d->node))
+            continue;
+        em_strbuf_appendf(&sb, err, "%s%s (node %d, %s)", bad++ ? "; " : "",
+                          d->node->name ? d->node->name : "?", d->node->id, d->class_name);
+        for (int r = 0; r < d->n_reasons; r++)
+            em_strbuf_appendf(&sb, err, "%s%s", r ? ", " : ": ", d->reasons[r].text);
+    }
+    em_status s = em_strbuf_status(&sb);
+    if (s == EM_OK && bad)
+        s = EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                    "test mode (spark.ember.sql.test.enabled): %d node%s would run %s, not "
+                    "allowed by spark.ember.sql.test.allowedNonNative: %s",
+                    bad, bad == 1 ? "" : "s",
+                    host == EM_HOST_SPARK ? "in Spark" : "on the row engine", em_strbuf_cstr(&sb));
+    em_strbuf_reset(&sb);
+    return s;
+}
+

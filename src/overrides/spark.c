@@ -108,6 +108,8 @@ em_status em_spark_plan(const char *plan_json, size_t plan_len, const char *conf
         s = em_plan_read_json(plan_json, plan_len, NULL, &plan, err);
     if (s == EM_OK)
         s = em_overrides_apply_host(plan, conf, EM_HOST_SPARK, &xp, err);
+    if (s == EM_OK)
+        s = em_exec_plan_check_test_mode(xp, conf, EM_HOST_SPARK, err);
     /* the registry lists spark.ember.sql.explain's values in em_explain_mode's order */
     if (s == EM_OK)
         s = em_exec_plan_report(xp, (em_explain_mode)mode, &report, err);

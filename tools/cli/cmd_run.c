@@ -586,60 +586,6 @@ static em_status print_report(const em_exec_plan *xp, const em_conf *conf, em_er
     return s;
 }
 
-/* Whether class_name is in the comma-separated list (entries may be fully
- * qualified: org.apache.spark.sql.execution.SortExec matches SortExec). */
-static bool class_listed(const char *list, const char *class_name) {
-    size_t cl = strlen(class_name);
-    for (const char *p = list; p && *p;) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        const char *e = p;
-        while (n && (*e == ' ' || *e == '\t'))
-            e++, n--;
-        while (n && (e[n - 1] == ' ' || e[n - 1] == '\t'))
-            n--;
-        const char *dot = memrchr(e, '.', n);
-        if (dot) {
-            n -= (size_t)(dot + 1 - e);
-            e = dot + 1;
-        }
-        if (n == cl && strncmp(e, class_name, n) == 0)
-            return true;
-        p = end ? end + 1 : NULL;
-    }
-    return false;
-}
-
-/* Test mode: every node on the row engine must be allowed by class. */
-static em_status check_test_mode(const em_exec_plan *xp, const em_conf *conf, em_error *err) {
-    bool on = false;
-    const char *allowed = NULL;
-    EM_TRY(em_conf_get_bool(conf, "spark.ember.sql.test.enabled", &on, err));
-    if (!on)
-        return EM_OK;
-    EM_TRY(em_conf_get_string(conf, "spark.ember.sql.test.allowedNonNative", &allowed, err));
-    em_strbuf sb;
-    em_strbuf_init(&sb);
-    int bad = 0;
-    for (int i = 0; i < em_exec_plan_n_decisions(xp); i++) {
-        const em_node_decision *d = em_exec_plan_decision_at(xp, i);
-        if (!d || d->engine != EM_ENGINE_ROW || class_listed(allowed, d->class_name))
-            continue;
-        em_strbuf_appendf(&sb, err, "%s%s (node %d, %s)", bad++ ? "; " : "",
-                          d->node->name ? d->node->name : "?", d->node->id, d->class_name);
-        for (int r = 0; r < d->n_reasons; r++)
-            em_strbuf_appendf(&sb, err, "%s%s", r ? ", " : ": ", d->reasons[r].text);
-    }
-    em_status s = em_strbuf_status(&sb);
-    if (s == EM_OK && bad)
-        s = EM_FAIL(err, EM_ERR_UNSUPPORTED,
-                    "test mode (spark.ember.sql.test.enabled): %d node%s would run on the row "
-                    "engine, not allowed by spark.ember.sql.test.allowedNonNative: %s",
-                    bad, bad == 1 ? "" : "s", em_strbuf_cstr(&sb));
-    em_strbuf_reset(&sb);
-    return s;
-}
-
 /* The runtime options the overrides' settings imply. */
 static em_status runtime_from_conf(run_args *a, em_exec_plan *xp, em_error *err) {
     int32_t slots = 0;
@@ -687,7 +633,7 @@ int em_cli_run(int argc, char **argv) {
     if (s == EM_OK)
         s = print_report(xp, a.conf, &err);
     if (s == EM_OK)
-        s = check_test_mode(xp, a.conf, &err);
+        s = em_exec_plan_check_test_mode(xp, a.conf, EM_HOST_EMBER, &err);
     if (s == EM_OK)
         s = runtime_from_conf(&a, xp, &err);
     em_cli_profile prof = {.enforced = false}; /* resource profiles, until em_query_create */

@@ -50,6 +50,9 @@ object EmberOverrides extends Logging {
       catch {
         case e: EmberException if e.getMessage.startsWith("EM_ERR_INVALID") =>
           throw new IllegalArgumentException(s"Ember: ${e.getMessage.stripPrefix("EM_ERR_INVALID: ")}", e)
+        // spark-rapids' test mode: a fallback the settings do not allow fails the query
+        case e: EmberException if e.getMessage.contains("spark.ember.sql.test.enabled") =>
+          throw new IllegalStateException(s"Ember: ${e.getMessage.stripPrefix("EM_ERR_UNSUPPORTED: ")}", e)
         case e: EmberException =>
           logWarning(s"Ember could not plan this query, Spark runs all of it: ${e.getMessage}")
           return None

@@ -88,6 +88,20 @@ class PluginTest {
     assertTrue(msg.contains("spark.ember.sql.enabeld") && msg.contains("spark.ember.sql.enabled"), msg)
   }
 
+  /** spark-rapids' test mode: a node left to Spark fails the query unless its
+   *  class is allowed; allowed, the query runs. */
+  @Test def testModeRefusesUnallowedFallback(): Unit = {
+    val e = assertThrows(classOf[Exception], () =>
+      TestSpark.run(filterQuery, ember = true, "spark.ember.sql.test.enabled" -> "true",
+        "spark.ember.sql.exec.FilterExec" -> "false"))
+    val msg = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString(" | ")
+    assertTrue(msg.contains("test mode") && msg.contains("FilterExec"), msg)
+    val (rows, _) = TestSpark.run(filterQuery, ember = true, "spark.ember.sql.test.enabled" -> "true",
+      "spark.ember.sql.exec.FilterExec" -> "false",
+      "spark.ember.sql.test.allowedNonNative" -> "FilterExec,TakeOrderedAndProjectExec,ShuffleExchangeExec")
+    assertEquals(3, rows.size)
+  }
+
   @Test def explainShowsEmberNodesWithLoreIds(): Unit = {
     val text = TestSpark.withConf("spark.sql.adaptive.enabled" -> "false") {
       spark.sql("EXPLAIN FORMATTED " + filterQuery).collect().map(_.getString(0)).mkString("\n")
