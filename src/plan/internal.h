@@ -102,6 +102,10 @@ em_expr **plan_parse_arg_list(expr_parser *p, int *n_out);
 /* Records a parse error at offset pos of the parser's text. Returns NULL. */
 void *plan_expr_error(expr_parser *p, size_t pos, const char *fmt, ...) EM_PRINTF(3, 4);
 
+/* The node kind of an operator name as Spark prints it ("HashAggregate"), or
+ * EM_NODE_UNKNOWN. */
+em_node_kind plan_node_kind_named(const char *name, size_t n);
+
 /* Parses a Spark simpleString/catalogString type name ("decimal(12,2)", "bigint"). */
 bool plan_type_from_text(const char *s, size_t n, em_type *out);
 

@@ -168,6 +168,13 @@ static const struct {
     {"CustomShuffleReader", EM_NODE_AQE_SHUFFLE_READ},
 };
 
+em_node_kind plan_node_kind_named(const char *name, size_t n) {
+    for (size_t k = 0; k < sizeof node_names / sizeof node_names[0]; k++)
+        if (strlen(node_names[k].name) == n && memcmp(node_names[k].name, name, n) == 0)
+            return node_names[k].kind;
+    return EM_NODE_UNKNOWN;
+}
+
 const char *em_node_kind_name(em_node_kind kind) {
     if (kind == EM_NODE_SCAN)
         return "Scan";
@@ -372,10 +379,7 @@ static em_status parse_tree_line(plan_parser *pp, int li, tree_section *sec, int
             name1++;
         node->kind = EM_NODE_SCAN;
     } else {
-        for (size_t k = 0; k < sizeof node_names / sizeof node_names[0]; k++)
-            if (strlen(node_names[k].name) == name1 - lab0 &&
-                memcmp(node_names[k].name, s + lab0, name1 - lab0) == 0)
-                node->kind = node_names[k].kind;
+        node->kind = plan_node_kind_named(s + lab0, name1 - lab0);
     }
     node->name = plan_arena_strndup(&pp->plan->arena, s + lab0, name1 - lab0);
     if (!node->name)

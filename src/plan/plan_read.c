@@ -213,47 +213,6 @@ static const struct {
     {"AQEShuffleReadExec", EM_NODE_AQE_SHUFFLE_READ},
 };
 
-/* The kinds the text parser gives a printed operator name (plan_parse.c's table), for
- * classes this reader does not know: their name decides, as it does in the text. */
-static const struct {
-    const char *name;
-    em_node_kind kind;
-} printed_names[] = {
-    {"ColumnarToRow", EM_NODE_COLUMNAR_TO_ROW},
-    {"RowToColumnar", EM_NODE_ROW_TO_COLUMNAR},
-    {"Filter", EM_NODE_FILTER},
-    {"Project", EM_NODE_PROJECT},
-    {"HashAggregate", EM_NODE_HASH_AGGREGATE},
-    {"SortAggregate", EM_NODE_SORT_AGGREGATE},
-    {"ObjectHashAggregate", EM_NODE_OBJECT_HASH_AGGREGATE},
-    {"Exchange", EM_NODE_EXCHANGE},
-    {"BroadcastExchange", EM_NODE_BROADCAST_EXCHANGE},
-    {"ReusedExchange", EM_NODE_REUSED_EXCHANGE},
-    {"BroadcastHashJoin", EM_NODE_BROADCAST_HASH_JOIN},
-    {"SortMergeJoin", EM_NODE_SORT_MERGE_JOIN},
-    {"ShuffledHashJoin", EM_NODE_SHUFFLED_HASH_JOIN},
-    {"BroadcastNestedLoopJoin", EM_NODE_BROADCAST_NESTED_LOOP_JOIN},
-    {"CartesianProduct", EM_NODE_CARTESIAN_PRODUCT},
-    {"Sort", EM_NODE_SORT},
-    {"TakeOrderedAndProject", EM_NODE_TAKE_ORDERED_AND_PROJECT},
-    {"CollectLimit", EM_NODE_COLLECT_LIMIT},
-    {"GlobalLimit", EM_NODE_GLOBAL_LIMIT},
-    {"LocalLimit", EM_NODE_LOCAL_LIMIT},
-    {"Union", EM_NODE_UNION},
-    {"Expand", EM_NODE_EXPAND},
-    {"Window", EM_NODE_WINDOW},
-    {"WindowGroupLimit", EM_NODE_WINDOW_GROUP_LIMIT},
-    {"LocalTableScan", EM_NODE_LOCAL_TABLE_SCAN},
-    {"Subquery", EM_NODE_SUBQUERY},
-    {"ReusedSubquery", EM_NODE_REUSED_SUBQUERY},
-    {"AdaptiveSparkPlan", EM_NODE_ADAPTIVE_SPARK_PLAN},
-    {"Coalesce", EM_NODE_COALESCE},
-    {"Generate", EM_NODE_GENERATE},
-    {"ShuffleQueryStage", EM_NODE_SHUFFLE_QUERY_STAGE},
-    {"BroadcastQueryStage", EM_NODE_BROADCAST_QUERY_STAGE},
-    {"AQEShuffleRead", EM_NODE_AQE_SHUFFLE_READ},
-};
-
 /*
  * Name and label arguments from a tree label, as plan_parse.c splits them: the
  * first word ("Scan <format>" takes two), then the rest after one space. The
@@ -276,10 +235,7 @@ static bool set_labels(read_ctx *c, em_plan_node *n, const char *label, const ch
     if (!(n->name = arena_str(c, label, name1)))
         return false;
     if (kind_from_name) {
-        n->kind = scan ? EM_NODE_SCAN : EM_NODE_UNKNOWN;
-        for (size_t k = 0; !scan && k < sizeof printed_names / sizeof printed_names[0]; k++)
-            if (strcmp(printed_names[k].name, n->name) == 0)
-                n->kind = printed_names[k].kind;
+        n->kind = scan ? EM_NODE_SCAN : plan_node_kind_named(n->name, strlen(n->name));
     }
     if (name1 < len && !(n->label_args = arena_str(c, label + name1 + 1, len - name1 - 1)))
         return false;
