@@ -777,16 +777,25 @@ em_status em_task_map_next(em_task *t, em_strbuf *out, int64_t target, em_error 
 
 /* ------------------------------------------------------------ relations */
 
-em_status em_relation_create(struct ArrowArrayStream *stream, em_relation **out, em_error *err) {
-    *out = NULL;
-    struct ArrowArrayStream st = *stream;
-    stream->release = NULL;
+/* An empty relation: its own unbounded pool (a broadcast is held once per executor,
+ * outside any task's budget) and the shared state its hash tables are built into. */
+static em_status relation_new(em_relation **out, em_error *err) {
     em_relation *r = calloc(1, sizeof *r);
     em_status s = r ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory holding a broadcast");
     if (s == EM_OK && !(r->pool = em_pool_create("broadcast relation", NULL, -1)))
         s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory holding a broadcast");
     if (s == EM_OK)
         s = rt_shared_create(r->pool, &r->shared, err);
+    *out = r;
+    return s;
+}
+
+em_status em_relation_create(struct ArrowArrayStream *stream, em_relation **out, em_error *err) {
+    *out = NULL;
+    struct ArrowArrayStream st = *stream;
+    stream->release = NULL;
+    em_relation *r = NULL;
+    em_status s = relation_new(&r, err);
     struct ArrowSchema schema;
     memset(&schema, 0, sizeof schema);
     if (s == EM_OK && st.get_schema(&st, &schema) != 0) {
@@ -836,12 +845,8 @@ static bool same_types(const em_batch *a, const em_batch *b) {
 em_status em_relation_from_blocks(const uint8_t *const *blocks, const int64_t *lens, int n,
                                   em_relation **out, em_error *err) {
     *out = NULL;
-    em_relation *r = calloc(1, sizeof *r);
-    em_status s = r ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory holding a broadcast");
-    if (s == EM_OK && !(r->pool = em_pool_create("broadcast relation", NULL, -1)))
-        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory holding a broadcast");
-    if (s == EM_OK)
-        s = rt_shared_create(r->pool, &r->shared, err);
+    em_relation *r = NULL;
+    em_status s = relation_new(&r, err);
     if (s == EM_OK && !(r->list.batches = calloc((size_t)n + 1, sizeof *r->list.batches)))
         s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory holding a broadcast");
     for (int i = 0; s == EM_OK && i < n; i++) {
