@@ -122,6 +122,11 @@ em_status em_arrow_import_schema(const struct ArrowSchema *schema, em_schema *ou
 em_status em_arrow_import_batch(struct ArrowArray *array, const struct ArrowSchema *schema,
                                 em_pool *pool, em_batch **out, em_error *err) EM_MUST_CHECK;
 
+/* The errno an ArrowArrayStream callback returns for a failed status: ENOMEM,
+ * EINVAL (bad input, parse, bind or type errors), ENOSYS (unsupported),
+ * ECANCELED, else EIO. */
+int em_arrow_errno(em_status s);
+
 /* A source of batches for a stream: returns EM_OK and a batch the stream
  * then owns, EM_DONE at the end, or an error. */
 typedef em_status (*em_batch_source_fn)(void *ctx, em_batch **out, em_error *err);
@@ -129,7 +134,7 @@ typedef em_status (*em_batch_source_fn)(void *ctx, em_batch **out, em_error *err
 /* Makes an ArrowArrayStream of schema (copied) that pulls batches from
  * next(ctx). release_ctx(ctx), when not NULL, runs when the stream is
  * released, also if it is released before the end. get_next errors map to
- * errno values (ENOMEM, EINVAL, ENOSYS, EIO) with get_last_error giving the
+ * errno values as em_arrow_errno does, with get_last_error giving the
  * Ember message; the end is a released (release == NULL) array. */
 em_status em_arrow_stream_from_batches(const em_schema *schema, em_batch_source_fn next,
                                        void (*release_ctx)(void *ctx), void *ctx,

@@ -706,13 +706,17 @@ typedef struct stream_priv {
     em_error last; /* last error; msg[0] == 0 when none */
 } stream_priv;
 
-static int errno_of(em_status s) {
+int em_arrow_errno(em_status s) {
     switch (s) {
+    case EM_OK: return 0;
     case EM_ERR_NOMEM:
     case EM_ERR_OOM_BUDGET: return ENOMEM;
     case EM_ERR_INVALID:
+    case EM_ERR_PARSE:
+    case EM_ERR_BIND:
     case EM_ERR_TYPE: return EINVAL;
     case EM_ERR_UNSUPPORTED: return ENOSYS;
+    case EM_ERR_CANCELLED: return ECANCELED;
     default: return EIO;
     }
 }
@@ -720,7 +724,7 @@ static int errno_of(em_status s) {
 static int stream_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
     stream_priv *p = st->private_data;
     em_status s = em_arrow_export_schema(&p->schema, out, &p->last);
-    return s == EM_OK ? 0 : errno_of(s);
+    return em_arrow_errno(s);
 }
 
 static int stream_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
@@ -743,7 +747,7 @@ static int stream_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) 
     if (s == EM_OK)
         s = em_arrow_export_batch(b, out, &p->last);
     em_batch_destroy(b);
-    return s == EM_OK ? 0 : errno_of(s);
+    return em_arrow_errno(s);
 }
 
 static const char *stream_last_error(struct ArrowArrayStream *st) {

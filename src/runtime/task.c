@@ -18,7 +18,6 @@
  * one flag among every task of a query), and em_task_cancel sets whichever
  * it watches.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,36 +133,17 @@ typedef struct task_stream {
     em_error err;
 } task_stream;
 
-static int status_errno(em_status s) {
-    switch (s) {
-    case EM_ERR_NOMEM:
-    case EM_ERR_OOM_BUDGET:
-        return ENOMEM;
-    case EM_ERR_INVALID:
-    case EM_ERR_PARSE:
-    case EM_ERR_BIND:
-    case EM_ERR_TYPE:
-        return EINVAL;
-    case EM_ERR_UNSUPPORTED:
-        return ENOSYS;
-    case EM_ERR_CANCELLED:
-        return ECANCELED;
-    default:
-        return EIO;
-    }
-}
-
 static int ts_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
     task_stream *ts = s->private_data;
     em_status st = em_arrow_export_schema(&ts->schema, out, &ts->err);
-    return st == EM_OK ? 0 : status_errno(st);
+    return em_arrow_errno(st);
 }
 
 /* A failed pull's message leads with Ember's status ("EM_ERR_CORRUPT: ..."):
  * the stream's errno alone loses it. */
 static int ts_failed(task_stream *ts, em_status st) {
     em_error_prefix(&ts->err, "%s", em_status_name(st));
-    return status_errno(st);
+    return em_arrow_errno(st);
 }
 
 static int ts_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
