@@ -13,34 +13,48 @@ import org.apache.spark.sql.execution.ember.SparkInternals
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
 
 /**
- * Spark's rows as an Arrow stream for Ember: each batch of up to batchRows
- * rows is written by Spark's own ArrowWriter into fresh buffers (the last
- * batch's are released, not reused: Ember may still hold them, and releases
- * its references when it is done with them). Exported through the C Stream
- * Interface (Data.exportArrayStream), Ember pulls it from its task thread.
+ * What Spark hands Ember as an Arrow stream, read on Ember's task thread
+ * through the C Stream Interface (Data.exportArrayStream). A kill is noticed
+ * between batches; Spark's own failures (a fetch failure above all) must
+ * reach Spark as they are, not as Ember's error, so they are recorded before
+ * C sees them.
  */
-final class RowsArrowReader(alloc: BufferAllocator, schema: StructType, timeZone: String,
-                            rows: Iterator[InternalRow], batchRows: Int, ctx: TaskContext,
-                            failed: Throwable => Unit)
+sealed abstract class SparkArrowReader(alloc: BufferAllocator, schema: StructType, timeZone: String,
+                                       ctx: TaskContext, failed: Throwable => Unit)
   extends ArrowReader(alloc) {
-  private var writer: ArrowWriter = _
+  /** Fills the schema root with the next batch; false at the end. */
+  protected def fill(): Boolean
 
-  override protected def readSchema(): Schema =
-    SparkInternals.toArrowSchema(schema, timeZone)
+  override protected def readSchema(): Schema = SparkInternals.toArrowSchema(schema, timeZone)
 
-  /** Spark's own failures (a fetch failure above all) must reach Spark as
-   *  they are, not as Ember's error: they are recorded before C sees them. */
   override def loadNextBatch(): Boolean =
-    try fill()
-    catch {
+    try {
+      if (ctx != null && ctx.isInterrupted())
+        throw new TaskKilledException(SparkInternals.killReason(ctx))
+      fill()
+    } catch {
       case t: Throwable =>
         failed(t)
         throw t
     }
 
-  private def fill(): Boolean = {
-    if (ctx != null && ctx.isInterrupted())
-      throw new TaskKilledException(SparkInternals.killReason(ctx))
+  override def bytesRead(): Long = 0L
+  override protected def closeReadSource(): Unit = ()
+}
+
+/**
+ * Spark's rows as an Arrow stream: each batch of up to batchRows rows is
+ * written by Spark's own ArrowWriter into fresh buffers (the last batch's are
+ * released, not reused: Ember may still hold them, and releases its
+ * references when it is done with them).
+ */
+final class RowsArrowReader(alloc: BufferAllocator, schema: StructType, timeZone: String,
+                            rows: Iterator[InternalRow], batchRows: Int, ctx: TaskContext,
+                            failed: Throwable => Unit)
+  extends SparkArrowReader(alloc, schema, timeZone, ctx, failed) {
+  private var writer: ArrowWriter = _
+
+  override protected def fill(): Boolean = {
     val root = getVectorSchemaRoot
     if (writer == null) writer = ArrowWriter.create(root)
     root.clear()
@@ -53,33 +67,20 @@ final class RowsArrowReader(alloc: BufferAllocator, schema: StructType, timeZone
     writer.finish()
     n > 0
   }
-
-  override def bytesRead(): Long = 0L
-  override protected def closeReadSource(): Unit = ()
 }
 
 /**
- * Spark ColumnarBatches as an Arrow stream for Ember. Batches of Arrow
- * vectors (an Ember shuffle's reduce side, another plugin's output) move
- * into the stream's vectors without copying (each batch's vectors are fresh:
- * their buffers' ownership is transferred); other batches are written row
- * by row as RowsArrowReader does.
+ * Spark ColumnarBatches as an Arrow stream. Batches of Arrow vectors (an
+ * Ember shuffle's reduce side, another plugin's output) move into the
+ * stream's vectors without copying (each batch's vectors are fresh: their
+ * buffers' ownership is transferred); other batches are written row by row
+ * as RowsArrowReader does.
  */
 final class BatchesArrowReader(alloc: BufferAllocator, schema: StructType, timeZone: String,
-                               batches: Iterator[ColumnarBatch], batchRows: Int, ctx: TaskContext,
+                               batches: Iterator[ColumnarBatch], ctx: TaskContext,
                                failed: Throwable => Unit, counted: Int => Unit)
-  extends ArrowReader(alloc) {
+  extends SparkArrowReader(alloc, schema, timeZone, ctx, failed) {
   private var writer: ArrowWriter = _
-
-  override protected def readSchema(): Schema = SparkInternals.toArrowSchema(schema, timeZone)
-
-  override def loadNextBatch(): Boolean =
-    try fill()
-    catch {
-      case t: Throwable =>
-        failed(t)
-        throw t
-    }
 
   private def arrowVectors(b: ColumnarBatch): Option[Seq[org.apache.arrow.vector.ValueVector]] = {
     val vs = (0 until b.numCols).map(b.column)
@@ -88,9 +89,7 @@ final class BatchesArrowReader(alloc: BufferAllocator, schema: StructType, timeZ
     else None
   }
 
-  private def fill(): Boolean = {
-    if (ctx != null && ctx.isInterrupted())
-      throw new TaskKilledException(SparkInternals.killReason(ctx))
+  override protected def fill(): Boolean = {
     if (!batches.hasNext) return false
     val b = batches.next()
     val root = getVectorSchemaRoot
@@ -111,9 +110,6 @@ final class BatchesArrowReader(alloc: BufferAllocator, schema: StructType, timeZ
     }
     true
   }
-
-  override def bytesRead(): Long = 0L
-  override protected def closeReadSource(): Unit = ()
 }
 
 /** Ember's output stream as Spark ColumnarBatches over the imported Arrow

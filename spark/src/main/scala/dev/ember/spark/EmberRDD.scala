@@ -75,7 +75,7 @@ class EmberRDD(
         case s: StreamInput if s.columnar =>
           val it = s.rdd.iterator(part.parents(streamNo), ctx).asInstanceOf[Iterator[ColumnarBatch]]
           streamNo += 1
-          new BatchesArrowReader(alloc, s.schema, timeZone, it, batchRows, ctx, failed,
+          new BatchesArrowReader(alloc, s.schema, timeZone, it, ctx, failed,
             n => run.inputRows += n)
         case s: StreamInput =>
           val it = s.rdd.iterator(part.parents(streamNo), ctx).asInstanceOf[Iterator[InternalRow]]
