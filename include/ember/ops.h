@@ -64,6 +64,12 @@ typedef struct em_scan_split {
      * PartitionedFile, split by bytes as Spark's Parquet reader splits. */
     int64_t byte_start;
     int64_t byte_length;
+    /* The file's Hive partition columns (a scan's columns ReadSchema lacks):
+     * names, and values as Spark casts them to string (NULL for a null;
+     * timestamps in UTC with a 'Z'), read back with Spark's cast. */
+    int n_partition_values;
+    const char *const *partition_names;
+    const char *const *partition_values;
 } em_scan_split;
 
 typedef struct em_exec_ctx em_exec_ctx;

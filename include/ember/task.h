@@ -127,13 +127,15 @@ int em_fragment_scan_source(const em_fragment *f, int i);
 /* One file (or byte range of one) a scan reads in this task: Spark's
  * PartitionedFile. Row groups whose midpoint falls in [start, start +
  * length) are read, as Spark's Parquet reader assigns them; length < 0
- * reads the whole file. partition_values are the Hive partition columns'
- * values as text (NULL for a null), in the scan's partition schema order. */
+ * reads the whole file. The Hive partition columns of the file are named by
+ * partition_names, their values are text as Spark's cast to string gives
+ * them (NULL for a null; timestamps in UTC with a 'Z' suffix). */
 typedef struct em_file_split {
     const char *path;
     int64_t start;
     int64_t length;
     int n_partition_values;
+    const char *const *partition_names;
     const char *const *partition_values;
 } em_file_split;
 

@@ -244,19 +244,20 @@ JNIEXPORT jintArray JNICALL Java_dev_ember_spark_Native_fragmentScans(JNIEnv *en
 }
 
 /* The splits JSON: one array per scan (fragmentScans order) of
- * {"path", "start", "length", "partitionValues": [text or null, ...]}. */
+ * {"path", "start", "length", "partitionNames": [name, ...],
+ *  "partitionValues": [text or null, ...]}. */
 typedef struct task_splits {
     int n_scans;
     int *n;
     em_file_split **splits;
-    const char ***values;
+    const char ***values; /* per scan, per file: the names' and values' arrays, one block */
 } task_splits;
 
 static void splits_free(task_splits *ts) {
     for (int i = 0; i < ts->n_scans; i++) {
         free(ts->splits ? ts->splits[i] : NULL);
         if (ts->values && ts->values[i])
-            for (int k = 0; k < ts->n[i]; k++)
+            for (int k = 0; ts->n && k < ts->n[i]; k++)
                 free((void *)ts->values[i][k]);
         free(ts->values ? ts->values[i] : NULL);
     }
@@ -288,6 +289,7 @@ static em_status splits_read(json_t *doc, int n_scans, task_splits *ts, em_error
             json_t *f = json_array_get(files, k);
             json_t *path = json_object_get(f, "path"), *start = json_object_get(f, "start");
             json_t *len = json_object_get(f, "length"), *pv = json_object_get(f, "partitionValues");
+            json_t *pn = json_object_get(f, "partitionNames");
             if (!json_is_string(path) || !json_is_integer(start) || !json_is_integer(len))
                 return EM_FAIL(err, EM_ERR_INVALID,
                                "task splits: scan %d file %zu: expected path, start, length", i, k);
@@ -296,17 +298,32 @@ static em_status splits_read(json_t *doc, int n_scans, task_splits *ts, em_error
             sp->start = json_integer_value(start);
             sp->length = json_integer_value(len);
             size_t nv = json_is_array(pv) ? json_array_size(pv) : 0;
+            if (nv != (json_is_array(pn) ? json_array_size(pn) : 0))
+                return EM_FAIL(err, EM_ERR_INVALID,
+                               "task splits: scan %d file %zu: partitionNames and "
+                               "partitionValues differ in length",
+                               i, k);
             if (nv) {
-                const char **vals = calloc(nv + 1, sizeof *vals);
-                if (!vals)
+                const char **names = calloc(2 * nv, sizeof *names);
+                if (!names)
                     return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading task splits");
+                ts->values[i][ts->n[i]] = (const char *)names; /* freed with the splits */
+                const char **vals = names + nv;
                 for (size_t v = 0; v < nv; v++) {
-                    json_t *x = json_array_get(pv, v);
+                    json_t *x = json_array_get(pv, v), *nm = json_array_get(pn, v);
+                    if (!json_is_string(nm) || !(json_is_string(x) || json_is_null(x))) {
+                        ts->n[i]++; /* so the block is freed */
+                        return EM_FAIL(err, EM_ERR_INVALID,
+                                       "task splits: scan %d file %zu: partition column %zu: "
+                                       "expected a name and a text or null",
+                                       i, k, v);
+                    }
+                    names[v] = json_string_value(nm);
                     vals[v] = json_is_string(x) ? json_string_value(x) : NULL;
                 }
                 sp->n_partition_values = (int)nv;
+                sp->partition_names = names;
                 sp->partition_values = vals;
-                ts->values[i][ts->n[i]] = (const char *)vals; /* freed with the splits */
             }
             ts->n[i]++;
         }

@@ -19,9 +19,14 @@
  * literals print unquoted, so a value may have lost trailing spaces: the
  * "below the minimum" test is skipped when the minimum starts with the value.
  *
+ * Output attributes ReadSchema lacks are Hive partition columns (Spark's
+ * FileSourceScanExec outputs the required schema, then the partition
+ * columns): each split names their values as text, read back with Spark's
+ * cast from string and repeated down every batch of the file.
+ *
  * Invariant: the reader's batches are shared (not copied) through a shell
  * labelled with the node's schema; all-null columns for missing file
- * columns are built per batch.
+ * columns and constant ones for partition columns are built per batch.
  */
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +35,7 @@
 #include <strings.h>
 
 #include "ember/parquet.h"
+#include "ember/tz.h"
 #include "expr/internal.h"
 #include "ops/op_util.h"
 
@@ -44,6 +50,9 @@ typedef struct scan_state {
     em_type *out_types; /* from ReadSchema */
     int *file_col;      /* per output: file column, -1 = missing (nulls) */
     int *reader_col;    /* per output: column of the reader's batches, -1 = nulls */
+    bool *is_part;      /* per output: a partition column */
+    ex_value *part_val; /* per output: a partition column's value in this split */
+    const em_tz *tz;    /* the session's, for timestamp partition values */
     em_batch *shell;
     const em_plan_field *pushed;
 } scan_state;
@@ -231,7 +240,9 @@ static em_status scan_bind(em_op *op, scan_state *st, em_error *err) {
     st->out_types = calloc((size_t)st->n_out + 1, sizeof *st->out_types);
     st->file_col = calloc((size_t)st->n_out + 1, sizeof *st->file_col);
     st->reader_col = calloc((size_t)st->n_out + 1, sizeof *st->reader_col);
-    if (!st->out_types || !st->file_col || !st->reader_col)
+    st->is_part = calloc((size_t)st->n_out + 1, sizeof *st->is_part);
+    st->part_val = calloc((size_t)st->n_out + 1, sizeof *st->part_val);
+    if (!st->out_types || !st->file_col || !st->reader_col || !st->is_part || !st->part_val)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
     for (int i = 0; i < st->n_out; i++) {
         const em_expr *a = op->output[i];
@@ -250,11 +261,7 @@ static em_status scan_bind(em_op *op, scan_state *st, em_error *err) {
             st->out_types[i] = rs->schema[k].type;
         else
             return EM_FAIL(err, EM_ERR_UNSUPPORTED, "column %s: type not known", a->name);
-        if (k < 0)
-            return EM_FAIL(err, EM_ERR_UNSUPPORTED,
-                           "column %s is not in ReadSchema (partition columns are not "
-                           "supported yet)",
-                           a->name);
+        st->is_part[i] = k < 0;
     }
     return EM_OK;
 }
@@ -264,6 +271,9 @@ static em_status scan_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     if (scan_bind(op, st, err) != EM_OK)
         return em_op_fail(op, err);
     st->pushed = em_plan_node_field(op->node, EM_FIELD_PUSHED_FILTERS);
+    const char *tz = ctx->expr_opts.time_zone;
+    if (tz && em_tz_find(tz, &st->tz, err) != EM_OK)
+        return em_op_fail(op, err);
     if (!ctx->scan_splits) {
         EM_FAIL(err, EM_ERR_INTERNAL, "no scan split provider");
         return em_op_fail(op, err);
@@ -307,6 +317,68 @@ static void scan_close_file(scan_state *st) {
     st->file = NULL;
 }
 
+/* The split's values of the partition columns, as Spark's cast from string
+ * reads them (an invalid text is an error, not a null: Spark wrote it). */
+static em_status split_partition_values(em_op *op, scan_state *st, const em_scan_split *sp,
+                                        em_error *err) {
+    for (int i = 0; i < st->n_out; i++) {
+        if (!st->is_part[i])
+            continue;
+        const char *name = op->output[i]->name;
+        int k = -1;
+        for (int j = 0; j < sp->n_partition_values && k < 0; j++)
+            if (sp->partition_names[j] && strcmp(sp->partition_names[j], name) == 0)
+                k = j;
+        for (int j = 0; j < sp->n_partition_values && k < 0; j++)
+            if (sp->partition_names[j] && strcasecmp(sp->partition_names[j], name) == 0)
+                k = j;
+        if (k < 0)
+            return EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                           "column %s is neither in ReadSchema nor a partition column of %s", name,
+                           sp->path);
+        const char *text = sp->partition_values[k];
+        ex_value *v = &st->part_val[i];
+        memset(v, 0, sizeof *v);
+        if (!text) {
+            v->null = true;
+            continue;
+        }
+        ex_value in = {.s = text, .len = (int32_t)strlen(text)};
+        if (st->out_types[i].id == EM_TYPE_STRING) {
+            *v = in; /* the split's text outlives the task's batches */
+            continue;
+        }
+        em_strbuf scratch;
+        em_strbuf_init(&scratch);
+        char what[160];
+        snprintf(what, sizeof what, "partition column %s of %s", name, sp->path);
+        em_status s = ex_cast_value_tz(&in, em_type_make(EM_TYPE_STRING), st->out_types[i], st->tz,
+                                       true, what, v, &scratch, err);
+        em_strbuf_reset(&scratch); /* no fixed-width result borrows it */
+        EM_TRY(s);
+    }
+    return EM_OK;
+}
+
+/* A column of n rows all holding v. */
+static em_status constant_column(em_column *c, em_type t, const ex_value *v, int64_t n,
+                                 em_pool *pool, em_error *err) {
+    if (v->null)
+        return opu_null_column(c, t, n, pool, err);
+    if (em_type_is_varlen(t)) {
+        EM_TRY(em_column_init(c, t, n, pool, err));
+        EM_TRY(em_column_reserve(c, n, (int64_t)v->len * n, err));
+        for (int64_t r = 0; r < n; r++)
+            EM_TRY(em_column_append_bytes(c, v->s, v->len, err));
+        return EM_OK;
+    }
+    EM_TRY(ex_col_alloc(c, t, n, pool, err));
+    for (int64_t r = 0; r < n; r++)
+        ex_put_fixed(c, r, v);
+    c->null_count = 0;
+    return EM_OK;
+}
+
 /* Opens split st->split: maps columns, checks types, prunes row groups. */
 static em_status scan_open_split(em_op *op, scan_state *st, em_error *err) {
     const em_scan_split *sp = &st->splits[st->split];
@@ -321,8 +393,12 @@ static em_status scan_open_split(em_op *op, scan_state *st, em_error *err) {
         free(rgs);
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory opening %s", sp->path);
     }
-    em_status s = EM_OK;
+    em_status s = split_partition_values(op, st, sp, err);
     for (int i = 0; i < st->n_out && s == EM_OK; i++) {
+        if (st->is_part[i]) {
+            st->file_col[i] = st->reader_col[i] = -1;
+            continue;
+        }
         int fc = find_name(fs, op->output[i]->name);
         st->file_col[i] = fc;
         st->reader_col[i] = -1;
@@ -394,7 +470,11 @@ static em_status scan_next(em_op *op, em_batch **out, em_error *err) {
         for (int i = 0; i < st->n_out; i++) {
             if (st->reader_col[i] >= 0)
                 em_column_share(&sh->cols[i], &b->cols[st->reader_col[i]]);
-            else if (opu_null_column(&sh->cols[i], st->out_types[i], b->n_rows, op->ctx->pool,
+            else if (st->is_part[i]) {
+                if (constant_column(&sh->cols[i], st->out_types[i], &st->part_val[i], b->n_rows,
+                                    op->ctx->pool, err) != EM_OK)
+                    return em_op_fail(op, err);
+            } else if (opu_null_column(&sh->cols[i], st->out_types[i], b->n_rows, op->ctx->pool,
                                      err) != EM_OK)
                 return em_op_fail(op, err);
         }
@@ -416,6 +496,10 @@ static void scan_close(em_op *op) {
     free(st->out_types);
     free(st->file_col);
     free(st->reader_col);
+    free(st->is_part);
+    free(st->part_val);
+    st->is_part = NULL;
+    st->part_val = NULL;
     st->out_types = NULL;
     st->file_col = st->reader_col = NULL;
 }

@@ -757,7 +757,18 @@ static bool probe_slot(const slot *sl, const attr_set *in, const ov_settings *s,
 
 /* ------------------------------------------------------------------ nodes */
 
-static bool scan_columns_ok(em_exec_plan *xp, int i, const em_plan_node *n, const char *cls) {
+/* The types a Hive partition column is read natively as: those whose text
+ * Spark's cast from string gives back exactly (not binary). */
+static bool partition_type_ok(em_type t) {
+    return t.id != EM_TYPE_BINARY && t.id != EM_TYPE_NULL;
+}
+
+/* A scan's columns are ReadSchema's, read from the files, and (inside Spark)
+ * its relation's partition columns, which each task's file splits carry as
+ * values. The plan text names no partition schema, so outside Spark a
+ * column ReadSchema lacks cannot be read. */
+static bool scan_columns_ok(em_exec_plan *xp, const ov_settings *s, int i, const em_plan_node *n,
+                            const char *cls) {
     bool ok = true;
     if (!n->name || strcmp(n->name, "Scan parquet") != 0) {
         node_reason(xp, i,
@@ -772,12 +783,18 @@ static bool scan_columns_ok(em_exec_plan *xp, int i, const em_plan_node *n, cons
         bool found = false;
         for (int j = 0; rs && j < rs->n_schema && !found; j++)
             found = a->name && !strcasecmp(rs->schema[j].name, a->name);
-        if (!found) {
+        const char *why = NULL;
+        if (found)
+            continue;
+        if (!s->spark_view)
+            why = "a partition column, which the plan text does not describe: partitioned "
+                  "tables are read natively inside Spark";
+        else if (!a->type_known || !partition_type_ok(a->type))
+            why = "a partition column of a type not read natively";
+        if (why) {
             node_reason(xp, i,
-                        arena_printf(xp,
-                                     "%s: column %s is not in ReadSchema (partition columns "
-                                     "are not read natively)",
-                                     cls, a->name ? a->name : "?"),
+                        arena_printf(xp, "%s: column %s is not in ReadSchema: %s", cls,
+                                     a->name ? a->name : "?", why),
                         cls, NULL);
             ok = false;
         }
@@ -802,7 +819,7 @@ static void node_checks(em_exec_plan *xp, ov_settings *s, int i) {
             cls, key);
     switch (n->kind) {
     case EM_NODE_SCAN:
-        scan_columns_ok(xp, i, n, cls);
+        scan_columns_ok(xp, s, i, n, cls);
         break;
     case EM_NODE_LOCAL_TABLE_SCAN: {
         const em_expr *a = argument(n, 0);

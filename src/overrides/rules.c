@@ -802,7 +802,7 @@ const ov_expr_rule *ov_expr_rule_at(size_t i) {
 static const ov_exec_rule exec_rules[] = {
     {EM_NODE_UNKNOWN, NULL, OV_EXEC_ROW, OV_T_ALL, NULL},
     {EM_NODE_SCAN, "FileSourceScanExec", OV_EXEC_NATIVE, OV_T_ALL,
-     "Parquet files only; partition columns are not read natively"},
+     "Parquet files only; Hive partition columns inside Spark only (each task's splits carry their values)"},
     {EM_NODE_COLUMNAR_TO_ROW, "ColumnarToRowExec", OV_EXEC_PASS, OV_T_ALL, NULL},
     {EM_NODE_ROW_TO_COLUMNAR, "RowToColumnarExec", OV_EXEC_PASS, OV_T_ALL, NULL},
     {EM_NODE_FILTER, "FilterExec", OV_EXEC_NATIVE, OV_T_ALL, NULL},

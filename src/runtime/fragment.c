@@ -281,21 +281,51 @@ typedef struct frag_task {
     frag_map map;
 } frag_task;
 
-static const char *keep_string(frag_task *ft, const char *s) {
-    if (!s)
+/* Keeps a block the task frees when it ends (NULL stays NULL). */
+static void *keep(frag_task *ft, void *p) {
+    if (!p)
         return NULL;
     if (ft->n_strings == ft->cap_strings) {
         int cap = ft->cap_strings ? 2 * ft->cap_strings : 16;
         char **ns = realloc(ft->strings, sizeof *ns * (size_t)cap);
-        if (!ns)
+        if (!ns) {
+            free(p);
             return NULL;
+        }
         ft->strings = ns;
         ft->cap_strings = cap;
     }
-    char *c = strdup(s);
-    if (c)
-        ft->strings[ft->n_strings++] = c;
-    return c;
+    ft->strings[ft->n_strings++] = p;
+    return p;
+}
+
+static const char *keep_string(frag_task *ft, const char *s) {
+    return s ? keep(ft, strdup(s)) : NULL;
+}
+
+/* The task's own copies of a split's partition names and values. */
+static em_status keep_partition_values(frag_task *ft, const em_file_split *src, em_scan_split *d,
+                                       em_error *err) {
+    int n = src->n_partition_values;
+    if (n <= 0)
+        return EM_OK;
+    const char **names = keep(ft, calloc((size_t)n, sizeof *names));
+    const char **values = keep(ft, calloc((size_t)n, sizeof *values));
+    if (!names || !values)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a fragment task");
+    for (int j = 0; j < n; j++) {
+        if (!src->partition_names || !src->partition_names[j])
+            return EM_FAIL(err, EM_ERR_INVALID, "%s: partition value %d has no column name",
+                           src->path, j);
+        names[j] = keep_string(ft, src->partition_names[j]);
+        values[j] = keep_string(ft, src->partition_values[j]);
+        if (!names[j] || (src->partition_values[j] && !values[j]))
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a fragment task");
+    }
+    d->n_partition_values = n;
+    d->partition_names = names;
+    d->partition_values = values;
+    return EM_OK;
 }
 
 static frag_input *input_of(em_exec_ctx *ctx, const em_plan_node *node, em_error *err) {
@@ -584,9 +614,8 @@ em_status em_fragment_task_create(const em_fragment *f, const em_fragment_task_i
             d->byte_length = src->length;
             if (!d->path)
                 s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a fragment task");
-            if (src->n_partition_values > 0)
-                s = EM_FAIL(err, EM_ERR_UNSUPPORTED,
-                            "fragment task: partition values are not read natively yet");
+            else
+                s = keep_partition_values(ft, src, d, err);
         }
     }
     em_task_options o;

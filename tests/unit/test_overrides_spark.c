@@ -287,6 +287,37 @@ static void test_text_has_no_spark_view(void **state) {
     tagged_free(&t);
 }
 
+/* A Hive partition column (a scan column ReadSchema lacks): inside Spark
+ * each task's splits carry its values, so the scan runs natively, unless its
+ * type is one the scan does not read; the plan text names no partition
+ * schema, so outside Spark the scan falls back, saying why. */
+static void test_partition_columns(void **state) {
+    (void)state;
+    tagged t = tag_json("dpp/d2_partition_filter.json", NULL, NULL, false);
+    assert_native(&t, 1);
+    tagged_free(&t);
+
+    t = tag_json("dpp/d2_partition_filter.json",
+                 "\"type\":\"int\",\"nullable\":true,\"exprId\":9,\"fields\":{\"name\":\"k\","
+                 "\"dataType\":\"int\"",
+                 "\"type\":\"binary\",\"nullable\":true,\"exprId\":9,\"fields\":{\"name\":\"k\","
+                 "\"dataType\":\"binary\"",
+                 false);
+    assert_fallback(&t, 1, "column k is not in ReadSchema: a partition column of a type not read");
+    tagged_free(&t);
+
+    size_t len = 0;
+    char *text = json_text("dpp/d2_partition_filter.txt", &len);
+    em_plan_parse_options po = {.shim = em_shim_for_version("3.5", NULL)};
+    em_error err = {0};
+    EM_ASSERT_OK(em_plan_parse(text, len, &po, &t.plan, &err), &err);
+    free(text);
+    EM_ASSERT_OK(em_overrides_apply(t.plan, NULL, &t.xp, &err), &err);
+    assert_fallback(&t, 1, "column k is not in ReadSchema: a partition column, which the plan "
+                           "text does not describe");
+    tagged_free(&t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tpch_agrees),
@@ -295,6 +326,7 @@ int main(void) {
         cmocka_unit_test(test_column_type_differs),
         cmocka_unit_test(test_eval_modes),
         cmocka_unit_test(test_text_has_no_spark_view),
+        cmocka_unit_test(test_partition_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

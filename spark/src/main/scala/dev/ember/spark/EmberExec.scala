@@ -7,12 +7,13 @@ import org.apache.spark.TaskContext
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Cast, Literal, SortOrder}
 import org.apache.spark.sql.catalyst.plans.physical.{BroadcastPartitioning, Partitioning}
 import org.apache.spark.sql.execution.{ExecSubqueryExpression, FileSourceScanExec, ScalarSubquery, SparkPlan}
 import org.apache.spark.sql.execution.datasources.{FilePartition, FileScanRDD}
 import org.apache.spark.sql.execution.ember.SparkInternals
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.types.{DataType, StringType, TimestampType}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
 /** What the planner decided for one node inside a fragment. */
@@ -166,6 +167,17 @@ case class EmberExec(
     w.sb.toString
   }
 
+  /** A partition value as Spark's cast to string gives it, which Ember reads
+   *  back with the cast from string; timestamps in UTC with a 'Z', so no
+   *  local time is ambiguous. */
+  private def partitionValueText(row: InternalRow, j: Int, dt: DataType): String =
+    if (row.isNullAt(j)) null
+    else {
+      val utc = dt == TimestampType
+      val text = Cast(Literal(row.get(j, dt), dt), StringType, Some(if (utc) "UTC" else timeZone)).eval(null)
+      if (utc) s"${text}Z" else text.toString
+    }
+
   private def splitsJson(sources: Array[Int], parts: Array[FilePartition]): String = {
     val w = new PlanJson.Writer
     w.sb.append('[')
@@ -181,12 +193,16 @@ case class EmberExec(
         w.sb.append("{\"path\":"); w.str(f.toPath.toUri.getPath)
         w.sb.append(",\"start\":").append(f.start)
         w.sb.append(",\"length\":").append(f.length)
-        w.sb.append(",\"partitionValues\":[")
+        w.sb.append(",\"partitionNames\":[")
         pschema.fields.indices.foreach { j =>
           if (j > 0) w.sb.append(',')
-          val dt = pschema.fields(j).dataType
-          if (f.partitionValues.isNullAt(j)) w.sb.append("null")
-          else w.str(String.valueOf(f.partitionValues.get(j, dt)))
+          w.str(pschema.fields(j).name)
+        }
+        w.sb.append("],\"partitionValues\":[")
+        pschema.fields.indices.foreach { j =>
+          if (j > 0) w.sb.append(',')
+          val text = partitionValueText(f.partitionValues, j, pschema.fields(j).dataType)
+          if (text == null) w.sb.append("null") else w.str(text)
         }
         w.sb.append("]}")
       }

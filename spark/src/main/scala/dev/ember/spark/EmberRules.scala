@@ -7,9 +7,9 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{ColumnarRule, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, RowToColumnarExec, SparkPlan}
+import org.apache.spark.sql.execution.{ColumnarRule, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, InSubqueryExec, RowToColumnarExec, SparkPlan, SubqueryBroadcastExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, BroadcastQueryStageExec, ShuffleQueryStageExec}
-import org.apache.spark.sql.execution.ember.{EmberBroadcastExchangeExec, EmberBroadcastToSparkExec, EmberColumnarToRowExec, EmberShuffleExchangeExec}
+import org.apache.spark.sql.execution.ember.{EmberBroadcastExchangeExec, EmberBroadcastToSparkExec, EmberColumnarToRowExec, EmberShuffleExchangeExec, EmberSubqueryBroadcastExec}
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeExec, ReusedExchangeExec, ShuffleExchangeExec}
 import org.apache.spark.sql.internal.SQLConf
 
@@ -133,8 +133,18 @@ object EmberOverrides extends Logging {
 class EmberColumnarRule(session: SparkSession) extends ColumnarRule {
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan =
-      EmberOverrides.apply(plan, conf, report = !conf.adaptiveExecutionEnabled)
+      EmberOverrides.apply(readsEmberBroadcastKeys(plan, conf), conf, report = !conf.adaptiveExecutionEnabled)
   }
+
+  /** Dynamic partition pruning reads a join's broadcast, which may be Ember's:
+   *  its subqueries become ones that read either kind. */
+  private def readsEmberBroadcastKeys(plan: SparkPlan, conf: SQLConf): SparkPlan =
+    if (!EmberConf.enabled(conf)) plan
+    else plan.transformAllExpressions {
+      case in: InSubqueryExec if in.plan.isInstanceOf[SubqueryBroadcastExec] =>
+        val s = in.plan.asInstanceOf[SubqueryBroadcastExec]
+        in.withNewPlan(EmberSubqueryBroadcastExec(s.name, s.index, s.buildKeys, s.child))
+    }
   override def postColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
       case e: EmberExec if e.children.exists(_.isInstanceOf[RowToColumnarExec]) =>

@@ -8,10 +8,11 @@ import scala.concurrent.Promise
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, UnsafeProjection}
+import org.apache.spark.sql.catalyst.plans.QueryPlan
 import org.apache.spark.sql.catalyst.plans.logical.Statistics
 import org.apache.spark.sql.catalyst.plans.physical.{BroadcastMode, BroadcastPartitioning, Partitioning}
-import org.apache.spark.sql.execution.{ColumnarToRowExec, SQLExecution, SparkPlan}
+import org.apache.spark.sql.execution.{BaseSubqueryExec, ColumnarToRowExec, SQLExecution, SparkPlan, SubqueryBroadcastExec, UnaryExecNode}
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeExec, BroadcastExchangeLike}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.types.StructType
@@ -23,9 +24,9 @@ import dev.ember.spark.{EmberExec, EmberShuffle}
  * node of the exchange's fragment, whose tasks hand back their whole output
  * as blocks; the driver collects them and broadcasts them as an
  * EmberBroadcastRelation. An Ember join reads the blocks straight into C
- * (once per executor); a Spark join (or dynamic partition pruning) reads it
- * through EmberBroadcastToSparkExec, as the HashedRelation Spark would have
- * built.
+ * (once per executor); a Spark join reads it through
+ * EmberBroadcastToSparkExec, as the HashedRelation Spark would have built,
+ * and dynamic partition pruning through EmberSubqueryBroadcastExec.
  */
 case class EmberBroadcastExchangeExec(mode: BroadcastMode, child: SparkPlan)
   extends BroadcastExchangeLike with org.apache.spark.sql.catalyst.trees.UnaryLike[SparkPlan] {
@@ -123,6 +124,52 @@ case class EmberBroadcastToSparkExec(mode: BroadcastMode, child: SparkPlan)
     throw new UnsupportedOperationException("a broadcast is read by executeBroadcast")
 
   override protected[sql] def doExecuteBroadcast[T](): Broadcast[T] = relation.asInstanceOf[Broadcast[T]]
+
+  override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)
+}
+
+/**
+ * Dynamic partition pruning's read of a join's broadcast: the distinct
+ * values of one of its build keys, which filter the partitions of the other
+ * side's scan. Spark's SubqueryBroadcastExec takes them out of the
+ * HashedRelation its exchange built; Ember's broadcast holds blocks, so here
+ * they are decoded and the key evaluated over the rows. Which broadcast
+ * arrives is known only when it runs (AQE plans the subquery's exchange
+ * later), so a HashedRelation is still left to Spark's node.
+ */
+case class EmberSubqueryBroadcastExec(name: String, index: Int, buildKeys: Seq[Expression], child: SparkPlan)
+  extends BaseSubqueryExec with UnaryExecNode {
+
+  @transient private lazy val sparkNode = SubqueryBroadcastExec(name, index, buildKeys, child)
+
+  override def output: Seq[Attribute] = sparkNode.output
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
+
+  override def doCanonicalize(): SparkPlan =
+    EmberSubqueryBroadcastExec("dpp", index, buildKeys.map(QueryPlan.normalizeExpressions(_, child.output)),
+      child.canonicalized)
+
+  @transient private lazy val keys: Array[InternalRow] = {
+    val out = child.executeBroadcast[Any]().value match {
+      case r: EmberBroadcastRelation =>
+        val project = UnsafeProjection.create(Seq(BindReferences.bindReference(buildKeys(index), child.output)))
+        r.rows().map(row => project(row).copy()).toArray[InternalRow].distinct
+      case _ => sparkNode.executeCollect()
+    }
+    metrics("numOutputRows") += out.length
+    SQLMetrics.postDriverMetricUpdates(sparkContext,
+      sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metrics.values.toSeq)
+    out
+  }
+
+  override def executeCollect(): Array[InternalRow] = keys
+
+  override protected def doExecute(): RDD[InternalRow] =
+    throw new UnsupportedOperationException("a broadcast's keys are read by executeCollect")
+
+  override def stringArgs: Iterator[Any] = super.stringArgs ++ Iterator(s"[id=#$id]")
 
   override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)
 }
