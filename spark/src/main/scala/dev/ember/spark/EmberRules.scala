@@ -157,9 +157,12 @@ class EmberColumnarRule(session: SparkSession) extends ColumnarRule {
         x.withNewChildren(Seq(e))
       case b @ EmberBroadcastExchangeExec(_, ColumnarToRowExec(e: EmberExec)) => b.withNewChildren(Seq(e))
       case c: ColumnarToRowExec if readsEmberShuffle(c.child) => EmberColumnarToRowExec(c.child)
-      // a reader of an Ember broadcast that is not Ember's own wants a HashedRelation
+      // a reader of an Ember broadcast that is not Ember's own wants a HashedRelation; the
+      // RowToColumnarExec Spark put over a broadcast child of an Ember node is no reader (it
+      // goes, above), and wrapping there would make the driver build a HashedRelation the
+      // Ember node then reads instead of its own blocks
       case p if !p.isInstanceOf[EmberExec] && !p.isInstanceOf[EmberBroadcastToSparkExec] &&
-                p.children.exists(emberBroadcast(_).isDefined) =>
+                !p.isInstanceOf[RowToColumnarExec] && p.children.exists(emberBroadcast(_).isDefined) =>
         p.withNewChildren(p.children.map { c =>
           emberBroadcast(c).map(mode => EmberBroadcastToSparkExec(mode, c)).getOrElse(c)
         })

@@ -8,6 +8,9 @@ import scala.jdk.CollectionConverters._
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.{DynamicTest, TestFactory}
 import org.apache.spark.sql.catalyst.plans.logical.Sort
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
+import org.apache.spark.sql.execution.ember.EmberBroadcastToSparkExec
 
 import dev.ember.spark.tools.ResultCompare
 
@@ -27,6 +30,21 @@ class TpchTest {
     }.toMap
   }
 
+  /** Ember nodes reading an Ember broadcast through the conversion for
+   *  Spark's readers (a HashedRelation built on the driver for nothing). */
+  private def emberReadsAsSpark(plan: SparkPlan): Int = {
+    val below = plan match {
+      case a: AdaptiveSparkPlanExec => Seq(a.executedPlan)
+      case s: QueryStageExec => Seq(s.plan)
+      case p => p.children
+    }
+    val own = plan match {
+      case e: EmberExec => e.children.count(_.isInstanceOf[EmberBroadcastToSparkExec])
+      case _ => 0
+    }
+    own + below.map(emberReadsAsSpark).sum
+  }
+
   @TestFactory
   def tpchQueries(): java.util.List[DynamicTest] = {
     TestSpark.tpchTables
@@ -44,6 +62,8 @@ class TpchTest {
         System.err.println(s"q$n: ${stats.emberNodes}/${stats.sparkNodes} nodes in Ember (recorded $want)")
         assertTrue(stats.emberNodes >= want,
           s"q$n: ${stats.emberNodes} nodes ran in Ember, tpch-coverage.tsv records $want\n$plan")
+        assertEquals(0, emberReadsAsSpark(plan),
+          s"q$n: an Ember node reads an Ember broadcast converted for Spark\n$plan")
       })
     }.asJava
   }
