@@ -29,6 +29,23 @@ lines.push('');
 lines.push(`Geometric mean speed-up over ${n} queries: **${n ? Math.exp(logSum / n).toFixed(2) : '-'}x**; ` +
            `sums: Ember ${f(emberSum)} ms, vanilla ${f(vanillaSum)} ms (${vanillaSum && emberSum ? (vanillaSum / emberSum).toFixed(2) : '-'}x). ` +
            `Answers identical: ${equal} of ${rows.length}.`);
+// where Ember's time goes: each operator's own time, summed over the queries
+const ops = {};
+let opTotal = 0;
+for (const r of rows)
+  for (const [op, ms] of Object.entries(r.native_ops_ms || {})) { ops[op] = (ops[op] || 0) + ms; opTotal += ms; }
+if (opTotal > 0) {
+  lines.push('');
+  lines.push('Where the time in Ember nodes goes, by operator (each operator\'s own time, its children\'s ' +
+             'not included, summed over tasks and queries): ' +
+             Object.entries(ops).sort((a, b) => b[1] - a[1]).slice(0, 8)
+               .map(([op, ms]) => `${op} ${(100 * ms / opTotal).toFixed(1)}%`).join(', ') + '.');
+  lines.push('');
+  lines.push('Per query, the three operators with the most own time: ' +
+             rows.filter(r => r.native_ops_ms && Object.keys(r.native_ops_ms).length)
+               .map(r => `${r.name} ` + Object.entries(r.native_ops_ms).sort((a, b) => b[1] - a[1]).slice(0, 3)
+                 .map(([op, ms]) => `${op} ${f(ms)}`).join(', ')).join('; ') + ' (ms).');
+}
 lines.push('');
 lines.push('"time in Ember nodes" is the time Spark tasks spent pulling from Ember nodes (their ' +
            'native work and the Spark input they pull through), summed over tasks.');

@@ -141,6 +141,7 @@ typedef struct em_op_metrics {
     int64_t rows_out;
     int64_t batches_out;
     int64_t time_ns;   /* inclusive of children */
+    int64_t self_ns;   /* time_ns less its children's: filled by em_op_visit only */
     int64_t peak_bytes; /* the operator's own state */
     int64_t spill_bytes;
 } em_op_metrics;

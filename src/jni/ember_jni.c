@@ -460,10 +460,11 @@ static void put_metrics(void *ctx, const em_plan_node *node, const char *op_name
     metrics_out *mo = ctx;
     em_strbuf_appendf(&mo->sb, NULL,
                       "%s{\"source\":%d,\"op\":\"%s\",\"rows\":%lld,\"batches\":%lld,"
-                      "\"timeNs\":%lld,\"peakBytes\":%lld,\"spillBytes\":%lld}",
+                      "\"timeNs\":%lld,\"selfNs\":%lld,\"peakBytes\":%lld,\"spillBytes\":%lld}",
                       mo->first ? "" : ",", node ? node->source_index : -1,
                       op_name ? op_name : "?", (long long)m->rows_out, (long long)m->batches_out,
-                      (long long)m->time_ns, (long long)m->peak_bytes, (long long)m->spill_bytes);
+                      (long long)m->time_ns, (long long)m->self_ns, (long long)m->peak_bytes,
+                      (long long)m->spill_bytes);
     mo->first = false;
 }
 

@@ -130,7 +130,14 @@ void em_op_close(em_op *op) {
 void em_op_visit(const em_op *op, em_op_visit_fn fn, void *ctx) {
     if (!op)
         return;
-    fn(ctx, op->node, op->vtab->name, &op->metrics);
+    em_op_metrics m = op->metrics;
+    m.self_ns = m.time_ns;
+    for (int i = 0; i < op->n_children; i++)
+        if (op->children[i])
+            m.self_ns -= op->children[i]->metrics.time_ns;
+    if (m.self_ns < 0)
+        m.self_ns = 0; /* clocks read at different moments */
+    fn(ctx, op->node, op->vtab->name, &m);
     for (int i = 0; i < op->n_children; i++)
         em_op_visit(op->children[i], fn, ctx);
     if (op->vtab->visit_hidden)

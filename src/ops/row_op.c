@@ -242,7 +242,16 @@ void em_row_op_destroy(em_row_op *op) {
 void em_row_op_visit(const em_row_op *op, em_op_visit_fn fn, void *ctx) {
     if (!op)
         return;
-    fn(ctx, op->node, op->vtab->name, &op->metrics);
+    em_op_metrics m = op->metrics;
+    m.self_ns = m.time_ns;
+    for (int i = 0; i < op->n_children; i++)
+        if (op->children[i])
+            m.self_ns -= op->children[i]->metrics.time_ns;
+    if (op->native_child)
+        m.self_ns -= op->native_child->metrics.time_ns;
+    if (m.self_ns < 0)
+        m.self_ns = 0;
+    fn(ctx, op->node, op->vtab->name, &m);
     for (int i = 0; i < op->n_children; i++)
         em_row_op_visit(op->children[i], fn, ctx);
     if (op->native_child)

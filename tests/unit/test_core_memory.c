@@ -185,7 +185,10 @@ static void test_fault_injection(void **state) {
 }
 
 /* Several threads charging sibling pools under one budgeted parent: the
- * counters stay exact and the parent never goes over its budget. */
+ * counters stay exact and the parent never goes over its budget. Racing
+ * charges may both fail (the safe direction), so one thread can lose every
+ * race under a slow scheduler; only the sum of successes and a quiet charge
+ * afterwards are certain. */
 typedef struct worker {
     em_pool *pool;
     int failures;
@@ -221,11 +224,17 @@ static void test_threads(void **state) {
         pthread_join(t[i], NULL);
     assert_int_equal(em_pool_used(root), 0);
     assert_true(em_pool_peak(root) <= 4000);
+    int failures = 0;
     for (int i = 0; i < 4; i++) {
         assert_int_equal(em_pool_used(w[i].pool), 0);
-        assert_true(w[i].failures < 20000);
+        failures += w[i].failures;
+        em_error err;
+        void *p = em_pool_alloc(w[i].pool, 1600, &err);
+        assert_non_null(p);
+        em_pool_free(w[i].pool, p, 1600);
         em_pool_destroy(w[i].pool);
     }
+    assert_true(failures < 4 * 20000);
     em_pool_destroy(root);
 }
 

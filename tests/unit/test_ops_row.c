@@ -879,6 +879,7 @@ typedef struct seen {
     int ids[32];
     int64_t rows[32];
     int64_t peak[32];
+    int64_t time[32], self[32];
 } seen;
 
 static void collect(void *ctx, const em_plan_node *node, const char *name, const em_op_metrics *m) {
@@ -888,6 +889,8 @@ static void collect(void *ctx, const em_plan_node *node, const char *name, const
         s->ids[s->n] = node ? node->id : -1;
         s->rows[s->n] = m->rows_out;
         s->peak[s->n] = m->peak_bytes;
+        s->time[s->n] = m->time_ns;
+        s->self[s->n] = m->self_ns;
         s->n++;
     }
 }
@@ -950,6 +953,15 @@ static void test_transitions(void **state) {
     assert_int_equal(s.rows[c2r], N_ROWS);
     assert_int_equal(s.rows[pr], 3);
     assert_true(find_op(&s, "CoalesceBatches", -1) >= 0);
+    /* each operator's own time is its share of the root's: never above its
+     * inclusive time, and together no less than the root's (the first visit
+     * is the root) */
+    int64_t own = 0;
+    for (int i = 0; i < s.n; i++) {
+        assert_true(s.self[i] >= 0 && s.self[i] <= s.time[i]);
+        own += s.self[i];
+    }
+    assert_true(s.time[0] > 0 && own >= s.time[0]);
     em_op_destroy(op);
 
     /* a stage entirely on rows: its root adapter takes no slot */

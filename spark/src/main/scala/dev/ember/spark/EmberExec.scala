@@ -78,8 +78,9 @@ case class EmberExec(
       "spillSize" -> SQLMetrics.createSizeMetric(sparkContext, "spill size"),
       "grantedMemory" -> SQLMetrics.createSizeMetric(sparkContext, "off-heap memory granted by Spark"),
       "numInputRows" -> SQLMetrics.createMetric(sparkContext, "number of input rows from Spark"))
-    m ++ nodes.map { n =>
-      s"rows.${n.source}" -> SQLMetrics.createMetric(sparkContext, s"rows out of ${n.name} (${n.id})")
+    m ++ nodes.flatMap { n =>
+      Seq(s"rows.${n.source}" -> SQLMetrics.createMetric(sparkContext, s"rows out of ${n.name} (${n.id})"),
+        s"time.${n.source}" -> SQLMetrics.createNanoTimingMetric(sparkContext, s"time in ${n.name} (${n.id})"))
     }
   }
 

@@ -215,6 +215,7 @@ final class EmberTaskRun(lib: Native, val alloc: BufferAllocator) extends Loggin
       m.get("ops").elements().asScala.foreach { op =>
         val src = op.get("source").asInt()
         metrics.add(s"rows.$src", op.get("rows").asLong())
+        metrics.add(s"time.$src", op.get("selfNs").asLong())
         metrics.add("spillSize", op.get("spillBytes").asLong())
       }
       metrics.add("emberTime", elapsed)

@@ -10,15 +10,24 @@ import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
  *  wrappers, transitions and AQE's stage nodes not counted), and of them
  *  those inside Ember nodes; subquery plans included. */
 object PlanStats {
-  /** emberNanos: the time Ember's tasks spent in C (summed over tasks). */
-  final case class Stats(emberNodes: Int, sparkNodes: Int, emberNanos: Long = 0L) {
+  /** emberNanos: the time Ember's tasks spent in C (summed over tasks);
+   *  opNanos: of it, each operator's own time (its children's not
+   *  included), summed by operator name. */
+  final case class Stats(emberNodes: Int, sparkNodes: Int, emberNanos: Long = 0L,
+                         opNanos: Map[String, Long] = Map.empty) {
     def +(o: Stats): Stats =
-      Stats(emberNodes + o.emberNodes, sparkNodes + o.sparkNodes, emberNanos + o.emberNanos)
+      Stats(emberNodes + o.emberNodes, sparkNodes + o.sparkNodes, emberNanos + o.emberNanos,
+        (opNanos.keySet ++ o.opNanos.keySet).map(k => k -> (opNanos.getOrElse(k, 0L) + o.opNanos.getOrElse(k, 0L))).toMap)
   }
+
+  private def opTimes(e: EmberExec): Map[String, Long] =
+    e.nodes.groupBy(_.name.trim).map { case (name, ns) =>
+      name -> ns.map(n => e.metrics.get(s"time.${n.source}").map(_.value).getOrElse(0L)).sum
+    }
 
   def of(plan: SparkPlan): Stats = {
     val own: Stats = plan match {
-      case e: EmberExec => Stats(e.nodes.size, e.nodes.size, e.metrics("emberTime").value)
+      case e: EmberExec => Stats(e.nodes.size, e.nodes.size, e.metrics("emberTime").value, opTimes(e))
       case _: AdaptiveSparkPlanExec | _: QueryStageExec | _: AQEShuffleReadExec |
            _: WholeStageCodegenExec | _: InputAdapter | _: ColumnarToRowExec |
            _: RowToColumnarExec | _: ReusedExchangeExec => Stats(0, 0)

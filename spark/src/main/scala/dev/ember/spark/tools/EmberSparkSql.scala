@@ -29,7 +29,8 @@ object EmberSparkSql {
       |  --compare           run each statement on vanilla Spark too and compare
       |  --report FILE       per statement: name, equal, ember_ms, vanilla_ms,
       |                      ember_nodes, spark_nodes, rows, native_ms (time Ember's
-      |                      tasks spent in C, summed over tasks), error (JSON)
+      |                      tasks spent in C, summed over tasks), native_ops_ms (of
+      |                      it, each operator's own time, by operator), error (JSON)
       |  --repeat N          run each statement N times, report the median (default 1)
       |  --warmup N          untimed runs before (default 0)
       |  --quiet             print no result rows
@@ -49,7 +50,8 @@ object EmberSparkSql {
 
   final case class Outcome(
       name: String, equal: Option[Boolean], emberMs: Double, vanillaMs: Option[Double],
-      emberNodes: Int, sparkNodes: Int, rows: Long, error: Option[String], nativeMs: Double = 0)
+      emberNodes: Int, sparkNodes: Int, rows: Long, error: Option[String], nativeMs: Double = 0,
+      opMs: Map[String, Double] = Map.empty)
 
   def main(args: Array[String]): Unit = {
     val opts = try parse(args.toList, Options()) catch {
@@ -167,7 +169,7 @@ object EmberSparkSql {
       System.err.println(line)
       error.foreach(e => System.err.println(s"-- $name: $e"))
       Outcome(name, equal, emberMs, vanillaMs, stats.emberNodes, stats.sparkNodes, rows.size, error,
-        stats.emberNanos / 1e6)
+        stats.emberNanos / 1e6, stats.opNanos.map { case (k, v) => k -> v / 1e6 })
     } catch {
       case NonFatal(e) =>
         spark.conf.set("spark.ember.sql.enabled", "true")
@@ -235,6 +237,12 @@ object EmberSparkSql {
       w.sb.append(",\"spark_nodes\":").append(r.sparkNodes)
       w.sb.append(",\"rows\":").append(r.rows)
       w.sb.append(",\"native_ms\":").append(f"${r.nativeMs}%.1f")
+      w.sb.append(",\"native_ops_ms\":{")
+      r.opMs.toSeq.sortBy(-_._2).zipWithIndex.foreach { case ((op, ms), k) =>
+        if (k > 0) w.sb.append(',')
+        w.str(op); w.sb.append(':').append(f"$ms%.1f")
+      }
+      w.sb.append('}')
       w.sb.append(",\"error\":")
       r.error match { case Some(e) => w.str(e); case None => w.sb.append("null") }
       w.sb.append('}')
