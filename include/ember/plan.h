@@ -324,6 +324,9 @@ struct em_plan_node {
     bool is_input;
     bool input_broadcast; /* the input is a broadcast relation, read whole by every task */
     int input_index;
+    /* A query stage (structured plans) over Ember's own shuffle: its batches
+     * are Ember's blocks decoded, so an Ember broadcast may take them. */
+    bool stage_of_ember;
 };
 
 typedef struct em_plan_subquery {

@@ -1026,8 +1026,18 @@ static void fix_exchange_overhead(em_exec_plan *xp, const em_plan_node *n) {
                 xp->dec[i].class_name, NULL);
 }
 
+/* Whether n reads Ember's own shuffle through AQE's stage (and its read). */
+static bool reads_ember_stage(const em_plan_node *n) {
+    if (n->kind == EM_NODE_AQE_SHUFFLE_READ && n->n_children == 1)
+        n = n->children[0];
+    return n->kind == EM_NODE_SHUFFLE_QUERY_STAGE && n->stage_of_ember;
+}
+
 /* Inside Spark an exchange (shuffle or broadcast) is native only over a
- * native map side: its blocks come from the child's fragment. */
+ * native map side: its blocks come from the child's fragment. A broadcast
+ * AQE plans over a finished Ember shuffle (a sort-merge join turned into a
+ * broadcast join) takes that shuffle's batches as its input: Spark's own
+ * would build a HashedRelation on the driver for Ember to unpack again. */
 static void spark_exchanges(em_exec_plan *xp) {
     for (int i = 0; i < xp->n; i++) {
         em_node_decision *d = &xp->dec[i];
@@ -1037,6 +1047,9 @@ static void spark_exchanges(em_exec_plan *xp) {
             continue;
         int c = n->n_children == 1 ? map_find(xp, n->children[0]) : -1;
         if (c >= 0 && xp->dec[c].engine == EM_ENGINE_NATIVE)
+            continue;
+        if (n->kind == EM_NODE_BROADCAST_EXCHANGE && n->n_children == 1 &&
+            reads_ember_stage(n->children[0]))
             continue;
         d->engine = EM_ENGINE_ROW;
         node_reason(xp, i,

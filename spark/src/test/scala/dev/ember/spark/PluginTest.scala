@@ -76,6 +76,36 @@ class PluginTest {
     assertTrue(report.contains("Substring"), report)
   }
 
+  /** AQE turns a sort-merge join into a broadcast join once a side's shuffle
+   *  is done and small: the broadcast then takes that Ember shuffle's batches
+   *  (no HashedRelation built by Spark for Ember to unpack). */
+  @Test def broadcastOverAFinishedEmberShuffle(): Unit = {
+    val q = "SELECT n_name, count(*) AS n FROM customer JOIN nation ON c_nationkey = n_nationkey " +
+      "WHERE n_regionkey = 1 GROUP BY n_name"
+    val conf = Seq("spark.sql.autoBroadcastJoinThreshold" -> "-1",
+      "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "10MB")
+    val (rows, plan) = TestSpark.run(q, ember = true, conf: _*)
+    val (vanilla, _) = TestSpark.run(q, ember = false, conf: _*)
+    assertEquals(None, ResultCompare.diff(rows, vanilla, ordered = false))
+    val all = Seq.newBuilder[SparkPlan]
+    def walk(p: SparkPlan): Unit = {
+      all += p
+      p match {
+        case a: org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec => walk(a.executedPlan)
+        case s: org.apache.spark.sql.execution.adaptive.QueryStageExec => walk(s.plan)
+        case _ =>
+      }
+      p.children.foreach(walk)
+    }
+    walk(plan)
+    val nodes = all.result()
+    assertTrue(nodes.exists(_.isInstanceOf[org.apache.spark.sql.execution.ember.EmberBroadcastExchangeExec]),
+      s"AQE's broadcast should be Ember's:\n$plan")
+    assertFalse(nodes.exists(_.isInstanceOf[org.apache.spark.sql.execution.exchange.BroadcastExchangeExec]),
+      s"no broadcast of Spark's expected:\n$plan")
+    assertTrue(emberNodes(plan).map(_.name).contains("BroadcastHashJoin"), s"$plan")
+  }
+
   @Test def emberOffRunsNothingInEmber(): Unit = {
     val (_, plan) = TestSpark.run(filterQuery, ember = false)
     assertTrue(emberNodes(plan).isEmpty)
