@@ -42,6 +42,10 @@ em_status em_op_hash_agg_create(const em_plan_node *node, em_op *child, em_op **
                                 em_error *err) EM_MUST_CHECK;
 em_status em_op_sort_create(const em_plan_node *node, em_op *child, em_op **out,
                             em_error *err) EM_MUST_CHECK;
+/* A Sort whose consumer wants its rows but not their order (the side a
+ * sort-merge join hashes): it passes them on unsorted. False when op is no
+ * Sort (a LORE wrapper, another operator), which then keeps its order. */
+bool em_op_sort_unordered(em_op *op);
 /* TakeOrderedAndProject */
 em_status em_op_top_n_create(const em_plan_node *node, em_op *child, em_op **out,
                              em_error *err) EM_MUST_CHECK;

@@ -47,6 +47,7 @@ typedef struct sort_state {
     int n_orders;
     sort_run *runs;
     int n_runs;
+    bool unordered; /* em_op_sort_unordered: rows pass as they come */
 } sort_state;
 
 static em_status sort_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
@@ -213,6 +214,8 @@ static em_status sort_drain(em_op *op, sort_state *st, em_error *err) {
 
 static em_status sort_next(em_op *op, em_batch **out, em_error *err) {
     sort_state *st = op->state;
+    if (st->unordered)
+        return em_op_next(op->children[0], out, err);
     if (!st->sorted) {
         st->sorted = true;
         int64_t base = opu_pool_used(op);
@@ -267,4 +270,11 @@ static const em_op_vtab SORT_VTAB = {.name = "Sort", .open = sort_open, .next = 
 em_status em_op_sort_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     EM_TRY(em_op_init(&SORT_VTAB, node, &child, 1, sizeof(sort_state), out, err));
     return opu_inherit_output(out, child, err);
+}
+
+bool em_op_sort_unordered(em_op *op) {
+    if (!op || op->vtab != &SORT_VTAB)
+        return false;
+    ((sort_state *)op->state)->unordered = true;
+    return true;
 }

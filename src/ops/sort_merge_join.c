@@ -15,6 +15,9 @@
  * joins emit a null-extended row where the stream row stands). FullOuter's
  * unmatched build rows come last; Spark promises no order for it either.
  *
+ * The side hashed needs no order, so the Sort Spark put below it passes its
+ * rows on unsorted (em_op_sort_unordered); the streamed side stays sorted.
+ *
  * Memory: the materialized side is the one Spark expected to stream too, so
  * a large right side costs memory that a merge would not; it is charged to
  * the task's pool and fails with EM_ERR_OOM_BUDGET naming the operator when
@@ -25,5 +28,6 @@
 em_status em_op_sort_merge_join_create(const em_plan_node *node, em_op *left, em_op *right,
                                        em_op **out, em_error *err) {
     int build = node->join_type == EM_JOIN_RIGHT_OUTER ? JN_LEFT : JN_RIGHT;
+    em_op_sort_unordered(build == JN_LEFT ? left : right);
     return jn_hash_join_create(node, left, right, build, out, err);
 }

@@ -300,6 +300,35 @@ static void test_sort(void **state) {
     em_plan_free(p);
 }
 
+/* A Sort told its order is not wanted (a sort-merge join's hashed side)
+ * hands its rows on as they came; any other operator refuses the hint. */
+static em_status unordered_sort_create(const em_plan_node *node, em_op *child, em_op **out,
+                                       em_error *err) {
+    assert_false(em_op_sort_unordered(child));
+    EM_TRY(em_op_sort_create(node, child, out, err));
+    assert_true(em_op_sort_unordered(*out));
+    return EM_OK;
+}
+
+static void test_sort_unordered(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(SORT);
+    static const char *const rows_in[] = {
+        "x", "1", "1.00", "NaN", /* */
+        "a", "3", "1.00", "0.0", /* */
+        "b", "4", "1.00", NULL,  /* */
+        "c", "5", "1.00", "1.0",
+    };
+    for (int per = 1; per <= 3; per++) {
+        int n;
+        char **rows = run_unary(p, 3, unordered_sort_create, rows_in, 4, per, &n);
+        static const char *const expect[] = {"x|1|1.00|NaN", "a|3|1.00|0.0", "b|4|1.00|null",
+                                             "c|5|1.00|1.0"};
+        tops_expect(rows, n, expect, 4, true);
+    }
+    em_plan_free(p);
+}
+
 static const char TOPN[] =
     UNARY_PLAN("TakeOrderedAndProject") "Arguments: 3, [g#2 DESC NULLS LAST, k#1 ASC NULLS FIRST], "
                                         "[k#1, (g#2 + 1) AS h#9]\n";
@@ -683,6 +712,7 @@ int main(void) {
         cmocka_unit_test(test_hash_agg_global),
         cmocka_unit_test(test_hash_agg_many_groups),
         cmocka_unit_test(test_sort),
+        cmocka_unit_test(test_sort_unordered),
         cmocka_unit_test(test_top_n),
         cmocka_unit_test(test_limit),
         cmocka_unit_test(test_union_expand),
