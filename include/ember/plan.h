@@ -327,6 +327,9 @@ struct em_plan_node {
     /* A query stage (structured plans) over Ember's own shuffle: its batches
      * are Ember's blocks decoded, so an Ember broadcast may take them. */
     bool stage_of_ember;
+    /* A sort-merge join whose output order nothing above relies on (set by
+     * em_plan_mark_order): its streamed side need not be sorted either. */
+    bool order_unwanted;
 };
 
 typedef struct em_plan_subquery {
@@ -383,6 +386,12 @@ const em_plan_node *em_plan_root(const em_plan *plan);
 /* The tree to execute: the root, or under an AdaptiveSparkPlan root the final/current plan
  * (or its only child before execution). */
 const em_plan_node *em_plan_exec_root(const em_plan *plan);
+/* Marks the sort-merge joins of the stage under stage_root whose output order
+ * no consumer relies on (order_unwanted): above them a shuffle, an aggregate
+ * or a sort, or only the side of a hash join that is hashed. A stage whose
+ * root is not an exchange hands its rows to someone unknown: its order is
+ * kept. */
+void em_plan_mark_order(em_plan *plan, const em_plan_node *stage_root);
 /* The node with this operator id (main tree and subquery trees), or NULL. */
 const em_plan_node *em_plan_node_by_id(const em_plan *plan, int id);
 int em_plan_max_id(const em_plan *plan);

@@ -16,7 +16,9 @@
  * unmatched build rows come last; Spark promises no order for it either.
  *
  * The side hashed needs no order, so the Sort Spark put below it passes its
- * rows on unsorted (em_op_sort_unordered); the streamed side stays sorted.
+ * rows on unsorted (em_op_sort_unordered); the streamed side stays sorted
+ * unless nothing above relies on the join's order (order_unwanted, marked
+ * by em_plan_mark_order: a shuffle, an aggregate or a sort above it).
  *
  * Memory: the materialized side is the one Spark expected to stream too, so
  * a large right side costs memory that a merge would not; it is charged to
@@ -29,5 +31,7 @@ em_status em_op_sort_merge_join_create(const em_plan_node *node, em_op *left, em
                                        em_op **out, em_error *err) {
     int build = node->join_type == EM_JOIN_RIGHT_OUTER ? JN_LEFT : JN_RIGHT;
     em_op_sort_unordered(build == JN_LEFT ? left : right);
+    if (node->order_unwanted)
+        em_op_sort_unordered(build == JN_LEFT ? right : left);
     return jn_hash_join_create(node, left, right, build, out, err);
 }

@@ -134,6 +134,69 @@ const em_plan_node *em_plan_exec_root(const em_plan *plan) {
     return root->children[0]->kind == EM_NODE_AQE_SECTION ? root : root->children[0];
 }
 
+/* wanted: whether n's consumer relies on the order of n's rows. */
+static void mark_order(em_plan_node *n, bool wanted) {
+    if (n->is_input)
+        return;
+    bool kids = wanted; /* what each child's order is wanted as */
+    int hashed = -1;    /* a join's side that is hashed: its order never matters */
+    switch (n->kind) {
+    case EM_NODE_EXCHANGE:
+    case EM_NODE_BROADCAST_EXCHANGE:
+    case EM_NODE_REUSED_EXCHANGE:
+        return; /* another stage below */
+    case EM_NODE_COLUMNAR_TO_ROW:
+    case EM_NODE_ROW_TO_COLUMNAR:
+    case EM_NODE_INPUT_ADAPTER:
+    case EM_NODE_WHOLE_STAGE_CODEGEN:
+    case EM_NODE_SHUFFLE_QUERY_STAGE:
+    case EM_NODE_BROADCAST_QUERY_STAGE:
+    case EM_NODE_AQE_SHUFFLE_READ:
+    case EM_NODE_PROJECT:
+    case EM_NODE_FILTER:
+    case EM_NODE_UNION:
+    case EM_NODE_EXPAND:
+    case EM_NODE_GENERATE:
+    case EM_NODE_COALESCE:
+        break; /* rows leave in the order they came */
+    case EM_NODE_SORT:
+    case EM_NODE_HASH_AGGREGATE:
+    case EM_NODE_OBJECT_HASH_AGGREGATE:
+    case EM_NODE_TAKE_ORDERED_AND_PROJECT:
+        kids = false; /* orders its rows anew, or hashes them */
+        break;
+    case EM_NODE_SORT_MERGE_JOIN:
+        n->order_unwanted = !wanted;
+        hashed = n->join_type == EM_JOIN_RIGHT_OUTER ? 0 : 1; /* as sort_merge_join.c builds */
+        break;
+    case EM_NODE_BROADCAST_HASH_JOIN:
+    case EM_NODE_SHUFFLED_HASH_JOIN:
+        hashed = n->build_side == EM_BUILD_LEFT ? 0 : 1;
+        break;
+    default:
+        /* limits (which rows they keep), windows and sort aggregates (they
+         * rely on it), anything else: the order stays as Spark made it */
+        kids = true;
+        break;
+    }
+    for (int i = 0; i < n->n_children; i++)
+        mark_order(n->children[i], i == hashed ? false : kids);
+}
+
+void em_plan_mark_order(em_plan *plan, const em_plan_node *stage_root) {
+    (void)plan; /* the nodes are the plan's own: marking them is the plan's business */
+    em_plan_node *root = (em_plan_node *)stage_root;
+    if (!root)
+        return;
+    bool map_side = root->kind == EM_NODE_EXCHANGE || root->kind == EM_NODE_BROADCAST_EXCHANGE;
+    if (map_side && !root->is_input) {
+        for (int i = 0; i < root->n_children; i++)
+            mark_order(root->children[i], false);
+        return;
+    }
+    mark_order(root, true);
+}
+
 const em_plan_node *em_plan_node_by_id(const em_plan *plan, int id) {
     return id >= 1 && id <= plan->max_id ? plan->by_id[id] : NULL;
 }

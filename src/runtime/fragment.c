@@ -179,8 +179,10 @@ em_status em_fragment_create(const char *json, size_t len, em_fragment **out, em
         else if (!f->inputs)
             s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading the fragment");
     }
-    if (s == EM_OK)
+    if (s == EM_OK) {
+        em_plan_mark_order(f->plan, f->root);
         s = collect_nodes(f, f->root, err);
+    }
     for (int i = 0; s == EM_OK && i < f->n_inputs; i++)
         if (!f->inputs[i])
             s = EM_FAIL(err, EM_ERR_PARSE, "fragment: input %d is missing", i);

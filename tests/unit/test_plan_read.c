@@ -567,6 +567,15 @@ static void test_query_stage_leaf(void **state) {
     int src = (int)json_integer_value(json_object_get(stage, "id"));
     const em_plan_node *s = node_with_source(p, src);
     assert_non_null(s);
+    assert_false(s->stage_of_ember);
+    em_plan_free(p);
+    /* a stage over Ember's own shuffle is known as one */
+    json_object_set_new(info, "plan",
+                        json_string("org.apache.spark.sql.execution.ember.EmberShuffleExchangeExec"));
+    EM_ASSERT_OK(read_doc(doc, &p, &err), &err);
+    s = node_with_source(p, src);
+    assert_non_null(s);
+    assert_true(s->stage_of_ember);
     assert_int_equal(s->kind, EM_NODE_SHUFFLE_QUERY_STAGE);
     assert_int_equal(s->n_children, 0);
     assert_false(s->is_input);
@@ -583,6 +592,34 @@ static void test_query_stage_leaf(void **state) {
         assert_true(em_plan_root(p)->output[i]->type_known);
     em_plan_free(p);
     json_decref(doc);
+}
+
+/* em_plan_mark_order: a sort-merge join under TakeOrderedAndProject (q2, through
+ * the streamed sides of broadcast joins) has no consumer of its order; one
+ * whose stage hands its rows to an unknown consumer keeps it; one under
+ * an exchange's map side does not. */
+static void test_order_marks(void **state) {
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/q2", data_dir());
+    em_plan *p = read_json_pair(path);
+    const em_plan_node *smj = em_plan_node_by_id(p, 41);
+    assert_non_null(smj);
+    assert_int_equal(smj->kind, EM_NODE_SORT_MERGE_JOIN);
+    assert_false(smj->order_unwanted);
+    em_plan_mark_order(p, em_plan_node_by_id(p, 42)); /* its Project as a stage's root */
+    assert_false(smj->order_unwanted);
+    em_plan_mark_order(p, em_plan_exec_root(p));
+    assert_true(smj->order_unwanted);
+    em_plan_free(p);
+
+    snprintf(path, sizeof path, "%s/extra/j2_full_outer_smj", data_dir());
+    p = read_json_pair(path);
+    smj = em_plan_node_by_id(p, 9);
+    assert_int_equal(smj->kind, EM_NODE_SORT_MERGE_JOIN);
+    em_plan_mark_order(p, em_plan_exec_root(p)); /* Project (10) at the top */
+    assert_false(smj->order_unwanted);
+    em_plan_free(p);
 }
 
 /* Unknown operator and expression classes: kept, named as the JSON names them. */
@@ -877,7 +914,7 @@ int main(void) {
         cmocka_unit_test(test_types_against_spark), cmocka_unit_test(test_beyond_the_text),
         cmocka_unit_test(test_fragment_input),      cmocka_unit_test(test_query_stage_leaf),
         cmocka_unit_test(test_unknown_classes),     cmocka_unit_test(test_objects_by_class_only),
-        cmocka_unit_test(test_version_and_ids),
+        cmocka_unit_test(test_version_and_ids),     cmocka_unit_test(test_order_marks),
         cmocka_unit_test(test_bad_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
