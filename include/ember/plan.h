@@ -172,6 +172,11 @@ struct em_expr {
     bool spark_type_known;  /* false: parsed text, no type written, or one Ember cannot hold */
     bool value_exact;       /* LITERAL: text is the exact value */
     bool value_null;        /* LITERAL with value_exact: the null literal */
+    /* LITERAL of a timestamp (value_us_type EM_TYPE_TIMESTAMP or _NTZ; else EM_TYPE_NULL):
+     * the microseconds Spark holds, which the text (local time in the session zone)
+     * cannot always give back: both instants of a DST overlap print alike */
+    em_type_id value_us_type;
+    int64_t value_us;
     em_eval_mode eval_mode; /* arithmetic, casts, sum/avg, abs, round, unary minus */
 };
 
@@ -351,6 +356,11 @@ typedef struct em_plan_parse_options {
     const char *source_name;            /* prefix of error messages; NULL means "plan" */
     em_plan_column_type_fn column_type; /* NULL: the text's types */
     void *column_type_ctx;
+    /* em_plan_read_json: the session time zone (spark.sql.session.timeZone) the
+     * plan's timestamp literals are printed in, as Spark prints them and as the
+     * expression compilers read them back; give the zone they are compiled with.
+     * NULL: the plan's first timeZoneId (casts carry the session's), else UTC. */
+    const char *time_zone;
 } em_plan_parse_options;
 
 /*

@@ -232,8 +232,13 @@ static em_status parse_literal(cctx *c, const char *text, em_type type, ex_value
 
 static int compile_const(cctx *c, const em_expr *src, const char *text, em_type type) {
     ex_value v;
-    if (parse_literal(c, text, type, &v) != EM_OK)
+    if (src && src->kind == EM_EXPR_LITERAL && src->value_us_type != EM_TYPE_NULL &&
+        src->value_us_type == type.id) {
+        memset(&v, 0, sizeof v); /* Spark's own microseconds: no reading of local time */
+        v.i = src->value_us;
+    } else if (parse_literal(c, text, type, &v) != EM_OK) {
         return -1;
+    }
     int s = add_step(c, EX_CONST, type, src, 0, NULL);
     if (s < 0)
         return -1;

@@ -310,8 +310,13 @@ static rnode *bind(binder *b, const em_expr *e, const em_type *hint);
 
 static rnode *bind_const(binder *b, const em_expr *src, const char *text, em_type t) {
     em_datum d;
-    if (!parse_lit(b, text, t, &d))
+    if (src && src->kind == EM_EXPR_LITERAL && src->value_us_type != EM_TYPE_NULL &&
+        src->value_us_type == t.id) {
+        memset(&d, 0, sizeof d); /* Spark's own microseconds: no reading of local time */
+        d.v.i64 = src->value_us;
+    } else if (!parse_lit(b, text, t, &d)) {
         return NULL;
+    }
     rnode *n = new_node(b, RK_CONST, t, src, 0);
     if (n)
         n->k = d;

@@ -270,9 +270,16 @@ typedef enum lit_role {
     LIT_MEMBER,
 } lit_role;
 
+/* A literal of a structured plan whose value and type are Spark's own: its type
+ * is that (the text only shows the value; a timestamp_ntz prints as a timestamp
+ * does), and Spark's coercions are already folded into it. */
+static bool spark_typed_literal(const em_expr *lit) {
+    return lit->kind == EM_EXPR_LITERAL && lit->value_exact && lit->spark_type_known;
+}
+
 /* Gives a literal the type its context needs, as Spark's coercion made it. */
 static void coerce_literal(em_expr *lit, em_type target, lit_role role) {
-    if (lit->kind != EM_EXPR_LITERAL)
+    if (lit->kind != EM_EXPR_LITERAL || spark_typed_literal(lit))
         return;
     const char *s = lit->text;
     if (strcmp(s, "null") == 0) {
@@ -749,7 +756,7 @@ static void infer_expr(infer_ctx *cx, em_expr *e) {
     switch (e->kind) {
     case EM_EXPR_LITERAL:
         if (!e->type_known)
-            set_type(e, literal_default_type(e->text));
+            set_type(e, spark_typed_literal(e) ? e->spark_type : literal_default_type(e->text));
         break;
     case EM_EXPR_BINARY:
         infer_binary(cx, e);

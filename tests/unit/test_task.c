@@ -64,6 +64,39 @@ static const char *MAP_FRAGMENT =
     "\"shuffleOrigin\":\"ENSURE_REQUIREMENTS\",\"advisoryPartitionSize\":null},"
     "\"children\":[" INPUT_A("false") "]}}";
 
+/* A literal of Spark type t with JSON value v, and an attribute of type t. */
+#define TLIT(t, v)                                                                                 \
+    "{\"class\":\"org.apache.spark.sql.catalyst.expressions.Literal\",\"pretty\":\"literal\","     \
+    "\"type\":\"" t "\",\"nullable\":false,\"value\":" v "}"
+#define TATTR(name, t, id)                                                                         \
+    "{\"class\":\"org.apache.spark.sql.catalyst.expressions.AttributeReference\","                \
+    "\"pretty\":\"attributereference\",\"type\":\"" t "\",\"nullable\":false,\"exprId\":" id     \
+    ",\"fields\":{\"name\":\"" name "\",\"dataType\":\"" t "\",\"nullable\":false,"                \
+    "\"metadata\":\"{}\"}}"
+#define TALIAS(lit, name, t, id)                                                                   \
+    "{\"class\":\"org.apache.spark.sql.catalyst.expressions.Alias\",\"pretty\":\"alias\","         \
+    "\"type\":\"" t "\",\"nullable\":false,\"exprId\":" id ",\"fields\":{\"child\":" lit           \
+    ",\"name\":\"" name "\"}}"
+
+/* Project [TIMESTAMP '2019-01-01 00:00:00' AS w, the second 2019-11-03 01:30:00 (PST, an
+ * hour after the first: a DST overlap) AS o, TIMESTAMP_NTZ '2019-01-01 00:00:00' AS n]
+ * over input 0, in session time zone America/Los_Angeles. No cast in the plan carries a
+ * timeZoneId: the zone comes from the settings alone. */
+static const char *TS_FRAGMENT =
+    "{\"format\":1,\"spark\":\"3.5.8\",\"conf\":{\"spark.sql.session.timeZone\":"
+    "\"America/Los_Angeles\"},"
+    "\"root\":{\"class\":\"org.apache.spark.sql.execution.ProjectExec\",\"id\":0,"
+    "\"name\":\"Project\",\"output\":[" TATTR("w", "timestamp", "11") "," TATTR(
+        "o", "timestamp", "12") "," TATTR("n", "timestamp_ntz", "13") "],"
+    "\"fields\":{\"projectList\":[" TALIAS(TLIT("timestamp", "1546329600000000"), "w", "timestamp",
+                                           "11") "," TALIAS(TLIT("timestamp", "1572773400000000"),
+                                                            "o", "timestamp",
+                                                            "12") "," TALIAS(TLIT("timestamp_ntz",
+                                                                                  "1546300800000000"),
+                                                                             "n", "timestamp_ntz",
+                                                                             "13") "],"
+    "\"child\":{\"child\":0}},\"children\":[" INPUT_A("false") "]}}";
+
 /* ------------------------------------------------------------ input streams */
 
 typedef struct source {
@@ -277,6 +310,53 @@ static void free_holder(void *ctx) {
     free(holder);
 }
 
+/* Timestamp literals come out as the instants Spark holds, whatever the session
+ * zone: not shifted by its offset (the plan reader once printed them in UTC and the
+ * compiler read them back in the session zone), the later of two instants with one
+ * local time kept, and timestamp_ntz never shifted. */
+static void test_timestamp_literals_in_session_zone(void **state) {
+    (void)state;
+    em_error err = {0};
+    em_fragment *f = NULL;
+    EM_ASSERT_OK(em_fragment_create(TS_FRAGMENT, strlen(TS_FRAGMENT), &f, &err), &err);
+    struct ArrowArrayStream in;
+    make_stream(0, 3, 3, &in);
+    struct ArrowArrayStream *streams[] = {&in};
+    em_fragment_task_inputs ti = {.partition = 0, .num_partitions = 1, .streams = streams,
+                                  .native_budget = -1};
+    em_task *t = NULL;
+    EM_ASSERT_OK(em_fragment_task_create(f, &ti, &t, &err), &err);
+    struct ArrowArrayStream out;
+    EM_ASSERT_OK(em_task_output_stream(t, &out, &err), &err);
+    struct ArrowSchema sc;
+    assert_int_equal(out.get_schema(&out, &sc), 0);
+    assert_int_equal(sc.n_children, 3);
+    assert_string_equal(sc.children[0]->format, "tsu:UTC");
+    assert_string_equal(sc.children[2]->format, "tsu:");
+    const int64_t want[3] = {1546329600000000LL, 1572773400000000LL, 1546300800000000LL};
+    int64_t rows = 0;
+    for (;;) {
+        struct ArrowArray a;
+        assert_int_equal(out.get_next(&out, &a), 0);
+        if (!a.release)
+            break;
+        for (int c = 0; c < 3; c++) {
+            const int64_t *v = a.children[c]->buffers[1];
+            for (int64_t i = 0; i < a.length; i++)
+                if (v[a.children[c]->offset + i] != want[c])
+                    fail_msg("column %d row %lld: %lld, expected %lld", c, (long long)(rows + i),
+                             (long long)v[a.children[c]->offset + i], (long long)want[c]);
+        }
+        rows += a.length;
+        a.release(&a);
+    }
+    assert_int_equal(rows, 3);
+    sc.release(&sc);
+    out.release(&out);
+    em_task_destroy(t);
+    em_fragment_destroy(f);
+}
+
 static void test_failures(void **state) {
     (void)state;
     em_error err = {0};
@@ -338,6 +418,7 @@ int main(void) {
         cmocka_unit_test(test_fragment_task_stream_in_out),
         cmocka_unit_test(test_map_side_blocks),
         cmocka_unit_test(test_relation_shared_by_tasks),
+        cmocka_unit_test(test_timestamp_literals_in_session_zone),
         cmocka_unit_test(test_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
