@@ -170,6 +170,8 @@ struct em_expr {
     /* structured plans only (see above) */
     em_type spark_type;     /* Spark's resolved data type ("type" in the JSON) */
     bool spark_type_known;  /* false: parsed text, no type written, or one Ember cannot hold */
+    const char *spark_type_foreign; /* Spark's type when Ember has none like it (array<int>,
+                                       interval day to second ...), as written; else NULL */
     bool value_exact;       /* LITERAL: text is the exact value */
     bool value_null;        /* LITERAL with value_exact: the null literal */
     /* LITERAL of a timestamp (value_us_type EM_TYPE_TIMESTAMP or _NTZ; else EM_TYPE_NULL):

@@ -576,9 +576,12 @@ static bool not_a_value(const char *cls) {
 
 static void set_spark_view(plan_reader *rd, em_expr *e, const json_t *j, const char *cls) {
     const char *t = json_string_value(json_object_get(j, "type"));
-    (void)rd;
-    if (t && !not_a_value(cls) && plan_type_from_text(t, strlen(t), &e->spark_type))
-        e->spark_type_known = true;
+    if (t && !not_a_value(cls)) {
+        if (plan_type_from_text(t, strlen(t), &e->spark_type))
+            e->spark_type_known = true;
+        else
+            e->spark_type_foreign = rd_strdup(rd, t); /* array<int>, interval day ... */
+    }
     const json_t *fields = json_object_get(j, "fields");
     em_eval_mode m = fields ? eval_mode_of(fields) : EM_EVAL_UNSPECIFIED;
     if (m != EM_EVAL_UNSPECIFIED)

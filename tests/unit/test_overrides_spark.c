@@ -207,6 +207,54 @@ static void test_literal_takes_spark_type(void **state) {
     tagged_free(&t);
 }
 
+/* A value of a type Ember has none like (an array, struct, map or interval: Spark
+ * folds array(1, 2) or INTERVAL '2' DAY into such a literal) keeps every node that
+ * holds it, and every node that passes on a column of it, in Spark, with a reason
+ * naming it, in the report too. */
+static void test_foreign_types(void **state) {
+    (void)state;
+    tagged t = tag_json("extra/c1_casts_math.json",
+                        "\"type\":\"decimal(10,0)\",\"nullable\":false,\"value\":\"5\"",
+                        "\"type\":\"interval day to second\",\"nullable\":false,\"value\":5000000",
+                        false);
+    const char *why = "Spark types 5000000 as interval day to second, which Ember has no type for";
+    assert_fallback(&t, 3, why);
+    assert_report_has(&t, "!Exec <FilterExec> cannot run natively because",
+                      "!Expression <Literal> 5000000 cannot run natively because Spark types "
+                      "5000000 as interval day to second, which Ember has no type for");
+    tagged_free(&t);
+
+    /* o_orderdate as an array: the scan reading it and every node passing it on */
+    t = tag_json("q3.json", "\"type\":\"date\",\"nullable\":true,\"exprId\":60,",
+                 "\"type\":\"array<date>\",\"nullable\":true,\"exprId\":60,", false);
+    int holding = 0;
+    for (int i = 0; i < em_exec_plan_n_decisions(t.xp); i++) {
+        const em_node_decision *d = em_exec_plan_decision_at(t.xp, i);
+        bool carries = false;
+        for (int c = 0; c < d->node->n_output; c++)
+            carries |= d->node->output[c]->name && !strcmp(d->node->output[c]->name, "o_orderdate");
+        if (!carries)
+            continue;
+        /* Spark's transitions and the nodes Spark keeps anyway need not say it again */
+        assert_int_not_equal(d->engine, EM_ENGINE_NATIVE);
+        if (d->node->kind == EM_NODE_SCAN || d->node->kind == EM_NODE_BROADCAST_HASH_JOIN ||
+            d->node->kind == EM_NODE_HASH_AGGREGATE || d->node->kind == EM_NODE_EXCHANGE) {
+            assert_fallback(&t, d->node->id, "as array<date>, which Ember has no type for");
+            holding++;
+        }
+    }
+    assert_true(holding >= 3);
+    tagged_free(&t);
+
+    /* a merged scalar subquery's struct, whose field is taken at once, is never a
+     * column (m1_merged_subqueries: (2) takes the fields, (8) makes the struct) */
+    t = tag_json("extra/m1_merged_subqueries.json", NULL, NULL, false);
+    assert_false(has_reason(dec(&t, 2), "which Ember has no type for"));
+    assert_fallback(&t, 8, "as struct<max(l_quantity):decimal(10,0),min(l_quantity):decimal(10,0),"
+                           "count(1):bigint>, which Ember has no type for");
+    tagged_free(&t);
+}
+
 /* round's result type: the reason names the expression where the types part
  * (round, not the alias over it) with both types. */
 static void test_round_type_differs(void **state) {
@@ -352,6 +400,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tpch_agrees),
         cmocka_unit_test(test_literal_takes_spark_type),
+        cmocka_unit_test(test_foreign_types),
         cmocka_unit_test(test_round_type_differs),
         cmocka_unit_test(test_column_type_differs),
         cmocka_unit_test(test_eval_modes),
