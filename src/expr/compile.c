@@ -955,18 +955,14 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
         /* Spark: decimal(p,s) -> decimal(p-s+1, 0); integral stays; the
          * rest goes through double to bigint */
         em_type t0 = step_type(c, argv[0]);
-        if (t0.id == EM_TYPE_DECIMAL) {
-            result = em_shim_decimal_adjust(t0.precision - t0.scale + 1, 0, false);
-        } else if (ex_type_is_integral(t0)) {
-            result = em_type_make(EM_TYPE_LONG);
-            argv[0] = cast_to(c, argv[0], result, e);
-        } else if (ex_type_is_numeric(t0)) {
-            result = em_type_make(EM_TYPE_LONG);
-            argv[0] = cast_to(c, argv[0], dbl, e);
-        } else {
+        if (!em_shim_floor_ceil_type(t0, &result)) {
             fail_unsupported(c, e, "floor/ceil of a non-numeric value");
             goto done;
         }
+        if (ex_type_is_integral(t0))
+            argv[0] = cast_to(c, argv[0], result, e);
+        else if (t0.id != EM_TYPE_DECIMAL)
+            argv[0] = cast_to(c, argv[0], dbl, e);
         if (argv[0] < 0)
             goto done;
         break;

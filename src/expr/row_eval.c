@@ -831,17 +831,12 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
         break;
     case RF_FLOOR:
     case RF_CEIL:
-        if (t0.id == EM_TYPE_DECIMAL) {
-            n->type = em_shim_decimal_adjust(t0.precision - t0.scale + 1, 0, false);
-        } else if (t_integral(t0)) {
-            n->type = em_type_make(EM_TYPE_LONG);
-            n->kids[0] = cast_node(b, n->kids[0], n->type, e);
-        } else if (t_numeric(t0)) {
-            n->type = em_type_make(EM_TYPE_LONG);
-            n->kids[0] = cast_node(b, n->kids[0], em_type_make(EM_TYPE_DOUBLE), e);
-        } else {
+        if (!em_shim_floor_ceil_type(t0, &n->type))
             return fail_un(b, e, "floor/ceil of a non-numeric value");
-        }
+        if (t_integral(t0))
+            n->kids[0] = cast_node(b, n->kids[0], n->type, e);
+        else if (t0.id != EM_TYPE_DECIMAL)
+            n->kids[0] = cast_node(b, n->kids[0], em_type_make(EM_TYPE_DOUBLE), e);
         if (!n->kids[0])
             return NULL;
         break;

@@ -55,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "plan/internal.h"
 
@@ -413,9 +414,11 @@ static void infer_binary(infer_ctx *cx, em_expr *e) {
                  em_type_make(e->op == EM_OP_SUB && lt.id == rt.id ? EM_TYPE_INT : EM_TYPE_DATE));
 }
 
+/* Spark's function names are case-insensitive, and it prints some in capitals
+ * (prettyName: CEIL, FLOOR, EXP, SQRT, POWER), others not (ln, log10). */
 static bool name_is(const em_expr *e, const char *const *names) {
     for (; *names; names++)
-        if (strcmp(e->name, *names) == 0)
+        if (strcasecmp(e->name, *names) == 0)
             return true;
     return false;
 }
@@ -537,6 +540,7 @@ static void infer_call(em_expr *e) {
     static const char *const double_fns[] = {
         "sqrt",  "exp",          "log",       "ln",  "log10", "log2", "pow",  "power", "rand",
         "randn", "percent_rank", "cume_dist", "sin", "cos",   "tan",  "cbrt", NULL};
+    static const char *const floor_ceil_fns[] = {"floor", "ceil", "ceiling", NULL};
     static const char *const first_known_fns[] = {"coalesce", "nvl",    "ifnull", "greatest",
                                                   "least",    "nullif", NULL};
     if (name_is(e, string_arg_fns))
@@ -568,6 +572,11 @@ static void infer_call(em_expr *e) {
         set_type(e, em_type_make(EM_TYPE_DATE));
     } else if (name_is(e, double_fns)) {
         set_type(e, em_type_make(EM_TYPE_DOUBLE));
+    } else if (name_is(e, floor_ceil_fns)) {
+        em_type t;
+        if (e->n_args == 1 && e->args[0]->type_known &&
+            em_shim_floor_ceil_type(e->args[0]->type, &t))
+            set_type(e, t);
     } else if (name_is(e, first_known_fns)) {
         em_type t;
         if (common_type(e->args, e->n_args, &t))
