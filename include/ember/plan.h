@@ -174,11 +174,16 @@ struct em_expr {
                                        interval day to second ...), as written; else NULL */
     bool value_exact;       /* LITERAL: text is the exact value */
     bool value_null;        /* LITERAL with value_exact: the null literal */
-    /* LITERAL of a timestamp (value_us_type EM_TYPE_TIMESTAMP or _NTZ; else EM_TYPE_NULL):
-     * the microseconds Spark holds, which the text (local time in the session zone)
-     * cannot always give back: both instants of a DST overlap print alike */
-    em_type_id value_us_type;
-    int64_t value_us;
+    /* LITERAL of a timestamp or date (value_int_type EM_TYPE_TIMESTAMP, _NTZ or _DATE;
+     * else EM_TYPE_NULL): the microseconds or days Spark holds, which the text cannot
+     * always give back: both instants of a DST overlap print alike, and a year before
+     * 1 or after 9999 prints in no form the date parsers read */
+    em_type_id value_int_type;
+    int64_t value_int;
+    /* LITERAL of binary: Spark's bytes (value_len of them), which the text prints as
+     * 0x and their hex; NULL when not known (parsed text) */
+    const uint8_t *value_bytes;
+    int32_t value_len;
     em_eval_mode eval_mode; /* arithmetic, casts, sum/avg, abs, round, unary minus */
 };
 

@@ -232,10 +232,15 @@ static em_status parse_literal(cctx *c, const char *text, em_type type, ex_value
 
 static int compile_const(cctx *c, const em_expr *src, const char *text, em_type type) {
     ex_value v;
-    if (src && src->kind == EM_EXPR_LITERAL && src->value_us_type != EM_TYPE_NULL &&
-        src->value_us_type == type.id) {
-        memset(&v, 0, sizeof v); /* Spark's own microseconds: no reading of local time */
-        v.i = src->value_us;
+    if (src && src->kind == EM_EXPR_LITERAL && src->value_int_type != EM_TYPE_NULL &&
+        src->value_int_type == type.id) {
+        memset(&v, 0, sizeof v); /* Spark's own days or microseconds: no reading of text */
+        v.i = src->value_int;
+    } else if (src && src->kind == EM_EXPR_LITERAL && src->value_bytes &&
+               type.id == EM_TYPE_BINARY) {
+        memset(&v, 0, sizeof v); /* Spark's bytes, not the 0x... they print as */
+        v.s = (const char *)src->value_bytes;
+        v.len = src->value_len;
     } else if (parse_literal(c, text, type, &v) != EM_OK) {
         return -1;
     }

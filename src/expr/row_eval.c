@@ -310,10 +310,15 @@ static rnode *bind(binder *b, const em_expr *e, const em_type *hint);
 
 static rnode *bind_const(binder *b, const em_expr *src, const char *text, em_type t) {
     em_datum d;
-    if (src && src->kind == EM_EXPR_LITERAL && src->value_us_type != EM_TYPE_NULL &&
-        src->value_us_type == t.id) {
-        memset(&d, 0, sizeof d); /* Spark's own microseconds: no reading of local time */
-        d.v.i64 = src->value_us;
+    if (src && src->kind == EM_EXPR_LITERAL && src->value_int_type != EM_TYPE_NULL &&
+        src->value_int_type == t.id) {
+        memset(&d, 0, sizeof d); /* Spark's own days or microseconds: no reading of text */
+        d.v.i64 = src->value_int;
+    } else if (src && src->kind == EM_EXPR_LITERAL && src->value_bytes &&
+               t.id == EM_TYPE_BINARY) {
+        memset(&d, 0, sizeof d); /* Spark's bytes, not the 0x... they print as */
+        d.v.str.ptr = src->value_bytes;
+        d.v.str.len = src->value_len;
     } else if (!parse_lit(b, text, t, &d)) {
         return NULL;
     }

@@ -414,22 +414,45 @@ static int b64_value(char c) {
     return -1;
 }
 
-/* Binary literals print as 0x + upper-case hex of the bytes (the JSON has base64). */
-static bool format_binary(plan_buf *b, const char *base64) {
-    plan_buf_puts(b, "0x");
+/* Decodes base64 (as PlanJson writes binary values) into out, which holds at least
+ * strlen(base64) * 3 / 4 + 1 bytes; the byte count, or -1 when it is not base64. */
+static int64_t b64_decode(const char *base64, uint8_t *out) {
+    int64_t len = 0;
     unsigned acc = 0;
     int bits = 0;
     for (const char *p = base64; *p && *p != '='; p++) {
         int v = b64_value(*p);
         if (v < 0)
-            return false;
+            return -1;
         acc = (acc << 6) | (unsigned)v;
         bits += 6;
         if (bits >= 8) {
             bits -= 8;
-            plan_buf_printf(b, "%02X", (acc >> bits) & 0xFFu);
+            out[len++] = (uint8_t)((acc >> bits) & 0xFFu);
         }
     }
+    return len;
+}
+
+/* A binary value's bytes in the plan's arena (*n of them); NULL when it is not
+ * base64 or on running out of memory (then rd's error). */
+static const uint8_t *binary_bytes(plan_reader *rd, const char *base64, int64_t *n) {
+    uint8_t *bytes = plan_arena_alloc(&rd->plan->arena, strlen(base64) * 3 / 4 + 1);
+    if (!bytes)
+        return plan_read_nomem(rd);
+    *n = b64_decode(base64, bytes);
+    return *n < 0 ? NULL : bytes;
+}
+
+/* Binary literals print as 0x + upper-case hex of the bytes (the JSON has base64). */
+static bool format_binary(plan_reader *rd, plan_buf *b, const char *base64) {
+    int64_t n = 0;
+    const uint8_t *bytes = binary_bytes(rd, base64, &n);
+    if (!bytes)
+        return false;
+    plan_buf_puts(b, "0x");
+    for (int64_t i = 0; i < n; i++)
+        plan_buf_printf(b, "%02X", bytes[i]);
     return true;
 }
 
@@ -521,7 +544,7 @@ static bool literal_text(plan_reader *rd, const json_t *v, const char *type_text
             plan_buf_puts(b, tmp);
             return true;
         case EM_TYPE_BINARY:
-            if (json_is_string(v) && format_binary(b, json_string_value(v)))
+            if (json_is_string(v) && format_binary(rd, b, json_string_value(v)))
                 return true;
             plan_read_fail(rd, path, "expected a base64 binary literal value");
             return false;
@@ -929,9 +952,11 @@ static em_expr *read_alias(plan_reader *rd, json_t *j, const char *cls, const rd
     return rd->failed ? NULL : e;
 }
 
-/* A literal of Spark's value v of type type_text: its printed text, exact, and for a
- * timestamp the microseconds themselves (text in the session zone names one local time
- * for the two instants of a DST overlap). */
+/* A literal of Spark's value v of type type_text: its printed text, exact, and what
+ * the text cannot always give back: a timestamp's microseconds (text in the session
+ * zone names one local time for the two instants of a DST overlap), a date's days (a
+ * year before 1 prints as no date parser reads it), a binary value's bytes (printed
+ * as their hex). */
 static em_expr *exact_literal(plan_reader *rd, const json_t *v, const char *type_text,
                               const rd_path *path) {
     plan_buf b = {0};
@@ -946,10 +971,17 @@ static em_expr *exact_literal(plan_reader *rd, const json_t *v, const char *type
     e->value_exact = true;
     e->value_null = json_is_null(v);
     em_type t;
-    if (json_is_integer(v) && type_text && plan_type_from_text(type_text, strlen(type_text), &t) &&
-        (t.id == EM_TYPE_TIMESTAMP || t.id == EM_TYPE_TIMESTAMP_NTZ)) {
-        e->value_us_type = t.id;
-        e->value_us = json_integer_value(v);
+    bool known = type_text && plan_type_from_text(type_text, strlen(type_text), &t);
+    if (known && json_is_integer(v) &&
+        (t.id == EM_TYPE_TIMESTAMP || t.id == EM_TYPE_TIMESTAMP_NTZ || t.id == EM_TYPE_DATE)) {
+        e->value_int_type = t.id;
+        e->value_int = json_integer_value(v);
+    } else if (known && t.id == EM_TYPE_BINARY && json_is_string(v)) {
+        /* the text is the bytes' hex: the compilers take these instead */
+        int64_t n = 0;
+        if (!(e->value_bytes = binary_bytes(rd, json_string_value(v), &n)))
+            return NULL; /* base64 already checked by the text: out of memory */
+        e->value_len = (int32_t)n;
     }
     return e;
 }

@@ -18,6 +18,8 @@
 #include "ember/arrow.h"
 #include "ember/chunk.h"
 #include "ember/hash.h"
+#include "ember/plan.h"
+#include "ember/rowexpr.h"
 #include "ember/task.h"
 
 #define ATTR_A                                                                                     \
@@ -95,6 +97,18 @@ static const char *TS_FRAGMENT =
                                                                                   "1546300800000000"),
                                                                              "n", "timestamp_ntz",
                                                                              "13") "],"
+    "\"child\":{\"child\":0}},\"children\":[" INPUT_A("false") "]}}";
+
+/* Project [DATE '-0044-03-15' AS d, X'616100FF' AS b] over input 0: values the
+ * literals' text does not give back (a year before 1 prints as '-044-03-15', which no
+ * date parser reads; binary prints as 0x616100FF), so the engines take Spark's days
+ * and bytes. */
+static const char *LIT_FRAGMENT =
+    "{\"format\":1,\"spark\":\"3.5.8\",\"conf\":{},"
+    "\"root\":{\"class\":\"org.apache.spark.sql.execution.ProjectExec\",\"id\":0,"
+    "\"name\":\"Project\",\"output\":[" TATTR("d", "date", "21") "," TATTR("b", "binary", "22") "],"
+    "\"fields\":{\"projectList\":[" TALIAS(TLIT("date", "-735526"), "d", "date", "21") "," TALIAS(
+        TLIT("binary", "\"YWEA/w==\""), "b", "binary", "22") "],"
     "\"child\":{\"child\":0}},\"children\":[" INPUT_A("false") "]}}";
 
 /* ------------------------------------------------------------ input streams */
@@ -314,20 +328,37 @@ static void free_holder(void *ctx) {
  * zone: not shifted by its offset (the plan reader once printed them in UTC and the
  * compiler read them back in the session zone), the later of two instants with one
  * local time kept, and timestamp_ntz never shifted. */
-static void test_timestamp_literals_in_session_zone(void **state) {
-    (void)state;
+/* One task of a one-input fragment over `rows` input rows, its output a stream. */
+typedef struct frag_run {
+    em_fragment *f;
+    em_task *t;
+    struct ArrowArrayStream out;
+} frag_run;
+
+static frag_run fragment_output(const char *json, int32_t rows) {
+    frag_run r = {0};
     em_error err = {0};
-    em_fragment *f = NULL;
-    EM_ASSERT_OK(em_fragment_create(TS_FRAGMENT, strlen(TS_FRAGMENT), &f, &err), &err);
+    EM_ASSERT_OK(em_fragment_create(json, strlen(json), &r.f, &err), &err);
     struct ArrowArrayStream in;
-    make_stream(0, 3, 3, &in);
+    make_stream(0, rows, rows, &in);
     struct ArrowArrayStream *streams[] = {&in};
     em_fragment_task_inputs ti = {.partition = 0, .num_partitions = 1, .streams = streams,
                                   .native_budget = -1};
-    em_task *t = NULL;
-    EM_ASSERT_OK(em_fragment_task_create(f, &ti, &t, &err), &err);
-    struct ArrowArrayStream out;
-    EM_ASSERT_OK(em_task_output_stream(t, &out, &err), &err);
+    EM_ASSERT_OK(em_fragment_task_create(r.f, &ti, &r.t, &err), &err);
+    EM_ASSERT_OK(em_task_output_stream(r.t, &r.out, &err), &err);
+    return r;
+}
+
+static void frag_run_end(frag_run *r) {
+    r->out.release(&r->out);
+    em_task_destroy(r->t);
+    em_fragment_destroy(r->f);
+}
+
+static void test_timestamp_literals_in_session_zone(void **state) {
+    (void)state;
+    frag_run r = fragment_output(TS_FRAGMENT, 3);
+    struct ArrowArrayStream out = r.out;
     struct ArrowSchema sc;
     assert_int_equal(out.get_schema(&out, &sc), 0);
     assert_int_equal(sc.n_children, 3);
@@ -352,9 +383,47 @@ static void test_timestamp_literals_in_session_zone(void **state) {
     }
     assert_int_equal(rows, 3);
     sc.release(&sc);
-    out.release(&out);
-    em_task_destroy(t);
-    em_fragment_destroy(f);
+    frag_run_end(&r);
+}
+
+static void test_literals_exact(void **state) {
+    (void)state;
+    em_error err = {0};
+    frag_run r = fragment_output(LIT_FRAGMENT, 2);
+    struct ArrowArray a;
+    assert_int_equal(r.out.get_next(&r.out, &a), 0);
+    assert_non_null(a.release);
+    assert_int_equal(a.length, 2);
+    for (int64_t i = 0; i < a.length; i++) {
+        const struct ArrowArray *d = a.children[0], *b = a.children[1];
+        assert_int_equal(((const int32_t *)d->buffers[1])[d->offset + i], -735526);
+        const int32_t *off = b->buffers[1];
+        assert_int_equal(off[b->offset + i + 1] - off[b->offset + i], 4);
+        assert_memory_equal((const char *)b->buffers[2] + off[b->offset + i], "aa\0\xff", 4);
+    }
+    a.release(&a);
+    frag_run_end(&r);
+
+    /* the row engine binds the same literals to the same values */
+    em_plan *p = NULL;
+    EM_ASSERT_OK(em_plan_read_json(LIT_FRAGMENT, strlen(LIT_FRAGMENT), NULL, &p, &err), &err);
+    const em_expr *const *list = (const em_expr *const *)em_plan_root(p)->output;
+    em_expr_compile_options o = {0};
+    for (int c = 0; c < 2; c++) {
+        em_rexpr *x = NULL;
+        EM_ASSERT_OK(em_rexpr_bind(list[c]->args[0], NULL, 0, &o, &x, &err), &err);
+        em_datum v;
+        EM_ASSERT_OK(em_rexpr_eval(x, NULL, NULL, &v, &err), &err);
+        assert_false(v.is_null);
+        if (c == 0) {
+            assert_int_equal(v.v.i64, -735526);
+        } else {
+            assert_int_equal(v.v.str.len, 4);
+            assert_memory_equal(v.v.str.ptr, "aa\0\xff", 4);
+        }
+        em_rexpr_free(x);
+    }
+    em_plan_free(p);
 }
 
 static void test_failures(void **state) {
@@ -419,6 +488,7 @@ int main(void) {
         cmocka_unit_test(test_map_side_blocks),
         cmocka_unit_test(test_relation_shared_by_tasks),
         cmocka_unit_test(test_timestamp_literals_in_session_zone),
+        cmocka_unit_test(test_literals_exact),
         cmocka_unit_test(test_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
