@@ -368,6 +368,21 @@ static const char *type_reason(em_exec_plan *xp, const em_expr *e, bool name_onl
                         et, st);
 }
 
+/* Whether Ember left the type of a column a node produces unknown where Spark has
+ * one: the operator's output schema would carry the column as Null, and Spark
+ * would get a Null vector holding the values of another type. */
+static bool type_unresolved(const em_expr *e) {
+    return e && !e->type_known && e->spark_type_known && e->spark_type.id != EM_TYPE_NULL;
+}
+
+/* "Ember cannot type <column>, Spark types it as Y" */
+static const char *unresolved_reason(em_exec_plan *xp, const em_expr *e) {
+    char st[48];
+    em_type_format(e->spark_type, st, sizeof st);
+    return arena_printf(xp, "Ember cannot type %s, Spark types it as %s",
+                        reason_subject(xp, e, true), st);
+}
+
 /* Whether Spark gave e a type Ember has none like (an array, struct, map or interval):
  * a node computing or passing on such a value would hand Spark a vector of another
  * type. A struct whose field is taken right away (a merged scalar subquery's value
@@ -1006,6 +1021,8 @@ static void node_spark_view(em_exec_plan *xp, const ov_settings *s, int i) {
             node_reason(xp, i, foreign_reason(xp, o, true), "AttributeReference", NULL);
         if (!listed && type_differs(o))
             node_reason(xp, i, type_reason(xp, o, true), "AttributeReference", NULL);
+        if (type_unresolved(o))
+            node_reason(xp, i, unresolved_reason(xp, o), "AttributeReference", NULL);
     }
 }
 
