@@ -170,8 +170,20 @@ struct em_expr {
     /* structured plans only (see above) */
     em_type spark_type;     /* Spark's resolved data type ("type" in the JSON) */
     bool spark_type_known;  /* false: parsed text, no type written, or one Ember cannot hold */
+    const char *spark_type_foreign; /* Spark's type when Ember has none like it (array<int>,
+                                       interval day to second ...), as written; else NULL */
     bool value_exact;       /* LITERAL: text is the exact value */
     bool value_null;        /* LITERAL with value_exact: the null literal */
+    /* LITERAL of a timestamp or date (value_int_type EM_TYPE_TIMESTAMP, _NTZ or _DATE;
+     * else EM_TYPE_NULL): the microseconds or days Spark holds, which the text cannot
+     * always give back: both instants of a DST overlap print alike, and a year before
+     * 1 or after 9999 prints in no form the date parsers read */
+    em_type_id value_int_type;
+    int64_t value_int;
+    /* LITERAL of binary: Spark's bytes (value_len of them), which the text prints as
+     * 0x and their hex; NULL when not known (parsed text) */
+    const uint8_t *value_bytes;
+    int32_t value_len;
     em_eval_mode eval_mode; /* arithmetic, casts, sum/avg, abs, round, unary minus */
 };
 
@@ -357,6 +369,11 @@ typedef struct em_plan_parse_options {
     const char *source_name;            /* prefix of error messages; NULL means "plan" */
     em_plan_column_type_fn column_type; /* NULL: the text's types */
     void *column_type_ctx;
+    /* em_plan_read_json: the session time zone (spark.sql.session.timeZone) the
+     * plan's timestamp literals are printed in, as Spark prints them and as the
+     * expression compilers read them back; give the zone they are compiled with.
+     * NULL: the plan's first timeZoneId (casts carry the session's), else UTC. */
+    const char *time_zone;
 } em_plan_parse_options;
 
 /*

@@ -380,12 +380,10 @@ static em_status wrap(const void *data, int64_t size, import_holder *h, em_buffe
     return EM_OK;
 }
 
-/* Number of buffers a child of type t and import kind must carry (a view
+/* Number of buffers a child of type t (not Null) and import kind must carry (a view
  * array has at least this many: validity, views, its variadic data buffers,
  * then the sizes of those). */
 static int64_t expected_buffers(em_type t, int kind) {
-    if (t.id == EM_TYPE_NULL)
-        return 0;
     if (kind == KIND_VIEW || kind == KIND_LARGE || (kind == KIND_NATIVE && em_type_is_varlen(t)))
         return 3;
     return 2;
@@ -401,6 +399,20 @@ static em_status validate_child(const struct ArrowArray *a, em_type t, int kind,
                                 int i, em_error *err) {
     if (!a || !a->release)
         return EM_FAIL(err, EM_ERR_INVALID, "Arrow column %d is missing or released", i);
+    if (t.id == EM_TYPE_NULL) {
+        /* A Null array has no buffers, so nothing is read from it and its length
+         * need not cover the batch: Spark's (Arrow Java's export of a NullVector)
+         * comes with length 0 whatever the batch's rows. import_child makes the
+         * batch's rows all null. */
+        if (a->length < 0 || a->offset < 0 || a->n_buffers > 1 || a->n_children != 0 ||
+            a->dictionary)
+            return EM_FAIL(err, EM_ERR_INVALID,
+                           "Arrow column %d: a Null array of length %lld at offset %lld with %lld "
+                           "buffers and %lld children",
+                           i, (long long)a->length, (long long)a->offset, (long long)a->n_buffers,
+                           (long long)a->n_children);
+        return EM_OK;
+    }
     if (a->length < 0 || a->offset < 0 || a->length < need_rows || a->length > INT32_MAX ||
         a->offset > INT32_MAX)
         return EM_FAIL(err, EM_ERR_INVALID,
@@ -412,9 +424,7 @@ static em_status validate_child(const struct ArrowArray *a, em_type t, int kind,
     if (a->n_children != 0 || a->dictionary)
         return EM_FAIL(err, EM_ERR_UNSUPPORTED, "Arrow column %d: nested or dictionary array", i);
     int64_t want = expected_buffers(t, kind);
-    bool count_ok = t.id == EM_TYPE_NULL ? a->n_buffers <= 1
-                    : kind == KIND_VIEW  ? a->n_buffers >= want
-                                         : a->n_buffers == want;
+    bool count_ok = kind == KIND_VIEW ? a->n_buffers >= want : a->n_buffers == want;
     if (!count_ok)
         return EM_FAIL(err, EM_ERR_INVALID, "Arrow column %d: %lld buffers, expected %lld", i,
                        (long long)a->n_buffers, (long long)want);

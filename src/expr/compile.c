@@ -232,8 +232,18 @@ static em_status parse_literal(cctx *c, const char *text, em_type type, ex_value
 
 static int compile_const(cctx *c, const em_expr *src, const char *text, em_type type) {
     ex_value v;
-    if (parse_literal(c, text, type, &v) != EM_OK)
+    if (src && src->kind == EM_EXPR_LITERAL && src->value_int_type != EM_TYPE_NULL &&
+        src->value_int_type == type.id) {
+        memset(&v, 0, sizeof v); /* Spark's own days or microseconds: no reading of text */
+        v.i = src->value_int;
+    } else if (src && src->kind == EM_EXPR_LITERAL && src->value_bytes &&
+               type.id == EM_TYPE_BINARY) {
+        memset(&v, 0, sizeof v); /* Spark's bytes, not the 0x... they print as */
+        v.s = (const char *)src->value_bytes;
+        v.len = src->value_len;
+    } else if (parse_literal(c, text, type, &v) != EM_OK) {
         return -1;
+    }
     int s = add_step(c, EX_CONST, type, src, 0, NULL);
     if (s < 0)
         return -1;
@@ -950,18 +960,14 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
         /* Spark: decimal(p,s) -> decimal(p-s+1, 0); integral stays; the
          * rest goes through double to bigint */
         em_type t0 = step_type(c, argv[0]);
-        if (t0.id == EM_TYPE_DECIMAL) {
-            result = em_shim_decimal_adjust(t0.precision - t0.scale + 1, 0, false);
-        } else if (ex_type_is_integral(t0)) {
-            result = em_type_make(EM_TYPE_LONG);
-            argv[0] = cast_to(c, argv[0], result, e);
-        } else if (ex_type_is_numeric(t0)) {
-            result = em_type_make(EM_TYPE_LONG);
-            argv[0] = cast_to(c, argv[0], dbl, e);
-        } else {
+        if (!em_shim_floor_ceil_type(t0, &result)) {
             fail_unsupported(c, e, "floor/ceil of a non-numeric value");
             goto done;
         }
+        if (ex_type_is_integral(t0))
+            argv[0] = cast_to(c, argv[0], result, e);
+        else if (t0.id != EM_TYPE_DECIMAL)
+            argv[0] = cast_to(c, argv[0], dbl, e);
         if (argv[0] < 0)
             goto done;
         break;

@@ -310,8 +310,18 @@ static rnode *bind(binder *b, const em_expr *e, const em_type *hint);
 
 static rnode *bind_const(binder *b, const em_expr *src, const char *text, em_type t) {
     em_datum d;
-    if (!parse_lit(b, text, t, &d))
+    if (src && src->kind == EM_EXPR_LITERAL && src->value_int_type != EM_TYPE_NULL &&
+        src->value_int_type == t.id) {
+        memset(&d, 0, sizeof d); /* Spark's own days or microseconds: no reading of text */
+        d.v.i64 = src->value_int;
+    } else if (src && src->kind == EM_EXPR_LITERAL && src->value_bytes &&
+               t.id == EM_TYPE_BINARY) {
+        memset(&d, 0, sizeof d); /* Spark's bytes, not the 0x... they print as */
+        d.v.str.ptr = src->value_bytes;
+        d.v.str.len = src->value_len;
+    } else if (!parse_lit(b, text, t, &d)) {
         return NULL;
+    }
     rnode *n = new_node(b, RK_CONST, t, src, 0);
     if (n)
         n->k = d;
@@ -826,17 +836,12 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
         break;
     case RF_FLOOR:
     case RF_CEIL:
-        if (t0.id == EM_TYPE_DECIMAL) {
-            n->type = em_shim_decimal_adjust(t0.precision - t0.scale + 1, 0, false);
-        } else if (t_integral(t0)) {
-            n->type = em_type_make(EM_TYPE_LONG);
-            n->kids[0] = cast_node(b, n->kids[0], n->type, e);
-        } else if (t_numeric(t0)) {
-            n->type = em_type_make(EM_TYPE_LONG);
-            n->kids[0] = cast_node(b, n->kids[0], em_type_make(EM_TYPE_DOUBLE), e);
-        } else {
+        if (!em_shim_floor_ceil_type(t0, &n->type))
             return fail_un(b, e, "floor/ceil of a non-numeric value");
-        }
+        if (t_integral(t0))
+            n->kids[0] = cast_node(b, n->kids[0], n->type, e);
+        else if (t0.id != EM_TYPE_DECIMAL)
+            n->kids[0] = cast_node(b, n->kids[0], em_type_make(EM_TYPE_DOUBLE), e);
         if (!n->kids[0])
             return NULL;
         break;

@@ -351,16 +351,60 @@ static const char *expr_text(em_exec_plan *xp, const em_expr *e) {
     return r;
 }
 
-/* "Ember types <e> as X, Spark as Y"; name_only prints an attribute or alias as
- * the column it produces (name#id). */
+/* e as a reason names it; name_only prints an attribute or alias as the column it
+ * produces (name#id). */
+static const char *reason_subject(em_exec_plan *xp, const em_expr *e, bool name_only) {
+    return name_only && e->name && (e->kind == EM_EXPR_ALIAS || e->kind == EM_EXPR_ATTR)
+               ? arena_printf(xp, "%s#%lld", e->name, (long long)e->id)
+               : expr_text(xp, e);
+}
+
+/* "Ember types <e> as X, Spark as Y" */
 static const char *type_reason(em_exec_plan *xp, const em_expr *e, bool name_only) {
     char et[48], st[48];
     em_type_format(e->type, et, sizeof et);
     em_type_format(e->spark_type, st, sizeof st);
-    const char *what = name_only && e->name && (e->kind == EM_EXPR_ALIAS || e->kind == EM_EXPR_ATTR)
-                           ? arena_printf(xp, "%s#%lld", e->name, (long long)e->id)
-                           : expr_text(xp, e);
-    return arena_printf(xp, "Ember types %s as %s, Spark as %s", what, et, st);
+    return arena_printf(xp, "Ember types %s as %s, Spark as %s", reason_subject(xp, e, name_only),
+                        et, st);
+}
+
+/* Whether Ember left the type of a column a node produces unknown where Spark has
+ * one: the operator's output schema would carry the column as Null, and Spark
+ * would get a Null vector holding the values of another type. */
+static bool type_unresolved(const em_expr *e) {
+    return e && !e->type_known && e->spark_type_known && e->spark_type.id != EM_TYPE_NULL;
+}
+
+/* "Ember cannot type <column>, Spark types it as Y" */
+static const char *unresolved_reason(em_exec_plan *xp, const em_expr *e) {
+    char st[48];
+    em_type_format(e->spark_type, st, sizeof st);
+    return arena_printf(xp, "Ember cannot type %s, Spark types it as %s",
+                        reason_subject(xp, e, true), st);
+}
+
+/* Whether Spark gave e a type Ember has none like (an array, struct, map or interval):
+ * a node computing or passing on such a value would hand Spark a vector of another
+ * type. A struct whose field is taken right away (a merged scalar subquery's value
+ * under GetStructField) never becomes a column. */
+static bool type_foreign(const em_expr *e, const em_expr *parent) {
+    return e && e->spark_type_foreign && !(parent && parent->kind == EM_EXPR_FIELD);
+}
+
+/* Whether e is where such a type starts: none of its operands has one. */
+static bool type_foreign_here(const em_expr *e, const em_expr *parent) {
+    if (!type_foreign(e, parent))
+        return false;
+    for (int i = 0; i < e->n_args; i++)
+        if (type_foreign(e->args[i], e))
+            return false;
+    return true;
+}
+
+/* "Spark types <e> as array<int>, which Ember has no type for" */
+static const char *foreign_reason(em_exec_plan *xp, const em_expr *e, bool name_only) {
+    return arena_printf(xp, "Spark types %s as %s, which Ember has no type for",
+                        reason_subject(xp, e, name_only), e->spark_type_foreign);
 }
 
 /* Why the native engine would not evaluate e as Spark's evalMode says, or NULL.
@@ -401,6 +445,8 @@ static void judge(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_expr *
                   const em_expr *parent, const ov_expr_rule *rule, const char *cls, bool fn_line) {
     /* what Spark said about it (structured plans): its type and evalMode */
     if (s->spark_view && !fn_line) {
+        if (type_foreign_here(e, parent))
+            expr_reason(v, foreign_reason(xp, e, false), cls, NULL);
         if (type_differs_here(e))
             expr_reason(v, type_reason(xp, e, false), cls, NULL);
         const char *why = eval_mode_reason(xp, s, e);
@@ -925,22 +971,25 @@ static void node_exprs(em_exec_plan *xp, ov_settings *s, int i) {
 /* One expression tree of a node under Spark's view: where a type disagreement
  * starts, and every evalMode the native engine would not follow. */
 static void spark_view_expr(em_exec_plan *xp, const ov_settings *s, int i, const em_expr *e,
-                            int depth) {
+                            const em_expr *parent, int depth) {
     if (!e || depth > 256)
         return;
     const char *cls = NULL;
-    if (type_differs_here(e) || e->eval_mode != EM_EVAL_UNSPECIFIED) {
+    bool foreign = type_foreign_here(e, parent);
+    if (foreign || type_differs_here(e) || e->eval_mode != EM_EVAL_UNSPECIFIED) {
         ov_expr_rule_for(e, &cls);
         if (!cls)
             cls = em_expr_kind_name(e->kind);
     }
+    if (foreign)
+        node_reason(xp, i, foreign_reason(xp, e, false), cls, NULL);
     if (type_differs_here(e))
         node_reason(xp, i, type_reason(xp, e, false), cls, NULL);
     const char *why = eval_mode_reason(xp, s, e);
     if (why)
         node_reason(xp, i, why, cls, NULL);
     for (int a = 0; a < e->n_args; a++)
-        spark_view_expr(xp, s, i, e->args ? e->args[a] : NULL, depth + 1);
+        spark_view_expr(xp, s, i, e->args ? e->args[a] : NULL, e, depth + 1);
 }
 
 /*
@@ -957,9 +1006,9 @@ static void node_spark_view(em_exec_plan *xp, const ov_settings *s, int i) {
     const em_plan_node *n = xp->dec[i].node;
     for (int f = 0; f < n->n_fields; f++)
         for (int k = 0; k < n->fields[f].n_exprs; k++)
-            spark_view_expr(xp, s, i, n->fields[f].exprs[k], 0);
+            spark_view_expr(xp, s, i, n->fields[f].exprs[k], NULL, 0);
     if (n->exists_attr)
-        spark_view_expr(xp, s, i, n->exists_attr, 0);
+        spark_view_expr(xp, s, i, n->exists_attr, NULL, 0);
     /* outputs passed on from the children (a join's, a filter's without an Input
      * list): the columns themselves, named as columns */
     for (int c = 0; c < n->n_output; c++) {
@@ -968,8 +1017,12 @@ static void node_spark_view(em_exec_plan *xp, const ov_settings *s, int i) {
         for (int f = 0; f < n->n_fields && !listed; f++)
             for (int k = 0; k < n->fields[f].n_exprs && !listed; k++)
                 listed = n->fields[f].exprs[k] == o;
+        if (!listed && type_foreign(o, NULL))
+            node_reason(xp, i, foreign_reason(xp, o, true), "AttributeReference", NULL);
         if (!listed && type_differs(o))
             node_reason(xp, i, type_reason(xp, o, true), "AttributeReference", NULL);
+        if (type_unresolved(o))
+            node_reason(xp, i, unresolved_reason(xp, o), "AttributeReference", NULL);
     }
 }
 

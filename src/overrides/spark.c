@@ -104,8 +104,12 @@ em_status em_spark_plan(const char *plan_json, size_t plan_len, const char *conf
     int mode = 0;
     if (s == EM_OK)
         s = em_conf_get_enum(conf, "spark.ember.sql.explain", &mode, err);
-    if (s == EM_OK)
-        s = em_plan_read_json(plan_json, plan_len, NULL, &plan, err);
+    if (s == EM_OK) {
+        /* timestamp literals as text in the zone the overrides compile them with */
+        const char *tz = em_conf_get_text(conf, "spark.sql.session.timeZone");
+        em_plan_parse_options po = {.time_zone = tz ? tz : "UTC"};
+        s = em_plan_read_json(plan_json, plan_len, &po, &plan, err);
+    }
     if (s == EM_OK)
         s = em_overrides_apply_host(plan, conf, EM_HOST_SPARK, &xp, err);
     if (s == EM_OK)

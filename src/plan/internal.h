@@ -156,7 +156,8 @@ typedef struct plan_reader {
     em_error *err;      /* the first error is kept */
     const char *src;    /* message prefix ("plan") */
     const em_shim *shim;
-    const void *tz;     /* const em_tz *: session time zone of timestamp literals; NULL = UTC */
+    const char *zone;   /* session time zone of timestamp literals (borrowed); NULL = UTC */
+    const void *tz;     /* const em_tz *: zone, loaded by the first timestamp literal */
     int depth;          /* nesting of nodes and expressions being read, bounded */
     bool failed;
 } plan_reader;

@@ -1257,7 +1257,8 @@ static bool link_subqueries(read_ctx *c) {
 
 /* ------------------------------------------------------------------ entry */
 
-/* The session time zone: the first timeZoneId in the plan (casts carry it). */
+/* A guess at the session time zone when none is given: the first timeZoneId in the
+ * plan (casts carry the session's). */
 static const char *find_time_zone(const json_t *v, int depth) {
     if (depth > 4 * PLAN_READ_MAX_DEPTH)
         return NULL;
@@ -1313,11 +1314,7 @@ static em_status read_plan(read_ctx *c, json_t *doc, const em_plan_parse_options
                  version);
     }
     c->rd.shim = plan->shim;
-    const char *zone = find_time_zone(doc, 0);
-    const em_tz *tz = NULL;
-    em_error zerr = {0};
-    if (zone && em_tz_find(zone, &tz, &zerr) == EM_OK)
-        c->rd.tz = tz;
+    c->rd.zone = options && options->time_zone ? options->time_zone : find_time_zone(doc, 0);
     rd_path proot = {&top, "root", -1, NULL};
     json_t *root = json_object_get(doc, "root");
     if (!root) {

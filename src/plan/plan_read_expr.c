@@ -359,8 +359,23 @@ static void format_date(char *out, size_t cap, int64_t days) {
 
 /* TimestampFormatter.getFractionFormatter: yyyy-MM-dd HH:mm:ss[.fraction without
  * trailing zeros], in the session zone (UTC when unknown). */
-static void format_timestamp(plan_reader *rd, char *out, size_t cap, int64_t us, bool ntz) {
-    if (!ntz && rd->tz)
+/* Literal.toString of a timestamp: the instant in the session time zone (Spark's
+ * sessionLocalTimeZone, which the expression compilers read the text back in); a
+ * timestamp_ntz as it is. The zone is loaded by the first timestamp literal, so a
+ * zone the system lacks fails only plans that hold one. */
+static bool format_timestamp(plan_reader *rd, char *out, size_t cap, int64_t us, bool ntz,
+                             const rd_path *path) {
+    if (!ntz && rd->zone && !rd->tz) {
+        const em_tz *tz = NULL;
+        em_error zerr = {0};
+        if (em_tz_find(rd->zone, &tz, &zerr) != EM_OK) {
+            plan_read_fail(rd, path, "a timestamp literal in session time zone %s: %s", rd->zone,
+                           zerr.msg);
+            return false;
+        }
+        rd->tz = tz;
+    }
+    if (!ntz && rd->tz && !em_tz_is_utc((const em_tz *)rd->tz))
         us = em_tz_utc_to_local_us((const em_tz *)rd->tz, us);
     int64_t day_us = 86400LL * 1000000LL;
     int64_t days = us / day_us, rem = us % day_us;
@@ -382,6 +397,7 @@ static void format_timestamp(plan_reader *rd, char *out, size_t cap, int64_t us,
         f[k] = '\0';
         snprintf(out + n, cap - (size_t)n, ".%s", f);
     }
+    return true;
 }
 
 static int b64_value(char c) {
@@ -398,22 +414,45 @@ static int b64_value(char c) {
     return -1;
 }
 
-/* Binary literals print as 0x + upper-case hex of the bytes (the JSON has base64). */
-static bool format_binary(plan_buf *b, const char *base64) {
-    plan_buf_puts(b, "0x");
+/* Decodes base64 (as PlanJson writes binary values) into out, which holds at least
+ * strlen(base64) * 3 / 4 + 1 bytes; the byte count, or -1 when it is not base64. */
+static int64_t b64_decode(const char *base64, uint8_t *out) {
+    int64_t len = 0;
     unsigned acc = 0;
     int bits = 0;
     for (const char *p = base64; *p && *p != '='; p++) {
         int v = b64_value(*p);
         if (v < 0)
-            return false;
+            return -1;
         acc = (acc << 6) | (unsigned)v;
         bits += 6;
         if (bits >= 8) {
             bits -= 8;
-            plan_buf_printf(b, "%02X", (acc >> bits) & 0xFFu);
+            out[len++] = (uint8_t)((acc >> bits) & 0xFFu);
         }
     }
+    return len;
+}
+
+/* A binary value's bytes in the plan's arena (*n of them); NULL when it is not
+ * base64 or on running out of memory (then rd's error). */
+static const uint8_t *binary_bytes(plan_reader *rd, const char *base64, int64_t *n) {
+    uint8_t *bytes = plan_arena_alloc(&rd->plan->arena, strlen(base64) * 3 / 4 + 1);
+    if (!bytes)
+        return plan_read_nomem(rd);
+    *n = b64_decode(base64, bytes);
+    return *n < 0 ? NULL : bytes;
+}
+
+/* Binary literals print as 0x + upper-case hex of the bytes (the JSON has base64). */
+static bool format_binary(plan_reader *rd, plan_buf *b, const char *base64) {
+    int64_t n = 0;
+    const uint8_t *bytes = binary_bytes(rd, base64, &n);
+    if (!bytes)
+        return false;
+    plan_buf_puts(b, "0x");
+    for (int64_t i = 0; i < n; i++)
+        plan_buf_printf(b, "%02X", bytes[i]);
     return true;
 }
 
@@ -485,8 +524,9 @@ static bool literal_text(plan_reader *rd, const json_t *v, const char *type_text
         case EM_TYPE_TIMESTAMP_NTZ:
             if (!json_is_integer(v))
                 break;
-            format_timestamp(rd, tmp, sizeof tmp, json_integer_value(v),
-                             t.id == EM_TYPE_TIMESTAMP_NTZ);
+            if (!format_timestamp(rd, tmp, sizeof tmp, json_integer_value(v),
+                                  t.id == EM_TYPE_TIMESTAMP_NTZ, path))
+                return false;
             plan_buf_puts(b, tmp);
             return true;
         case EM_TYPE_FLOAT:
@@ -504,7 +544,7 @@ static bool literal_text(plan_reader *rd, const json_t *v, const char *type_text
             plan_buf_puts(b, tmp);
             return true;
         case EM_TYPE_BINARY:
-            if (json_is_string(v) && format_binary(b, json_string_value(v)))
+            if (json_is_string(v) && format_binary(rd, b, json_string_value(v)))
                 return true;
             plan_read_fail(rd, path, "expected a base64 binary literal value");
             return false;
@@ -557,10 +597,14 @@ static bool not_a_value(const char *cls) {
     return false;
 }
 
-static void set_spark_view(em_expr *e, const json_t *j, const char *cls) {
+static void set_spark_view(plan_reader *rd, em_expr *e, const json_t *j, const char *cls) {
     const char *t = json_string_value(json_object_get(j, "type"));
-    if (t && !not_a_value(cls) && plan_type_from_text(t, strlen(t), &e->spark_type))
-        e->spark_type_known = true;
+    if (t && !not_a_value(cls)) {
+        if (plan_type_from_text(t, strlen(t), &e->spark_type))
+            e->spark_type_known = true;
+        else
+            e->spark_type_foreign = rd_strdup(rd, t); /* array<int>, interval day ... */
+    }
     const json_t *fields = json_object_get(j, "fields");
     em_eval_mode m = fields ? eval_mode_of(fields) : EM_EVAL_UNSPECIFIED;
     if (m != EM_EVAL_UNSPECIFIED)
@@ -908,28 +952,47 @@ static em_expr *read_alias(plan_reader *rd, json_t *j, const char *cls, const rd
     return rd->failed ? NULL : e;
 }
 
+/* A literal of Spark's value v of type type_text: its printed text, exact, and what
+ * the text cannot always give back: a timestamp's microseconds (text in the session
+ * zone names one local time for the two instants of a DST overlap), a date's days (a
+ * year before 1 prints as no date parser reads it), a binary value's bytes (printed
+ * as their hex). */
+static em_expr *exact_literal(plan_reader *rd, const json_t *v, const char *type_text,
+                              const rd_path *path) {
+    plan_buf b = {0};
+    if (!literal_text(rd, v, type_text, &b, path)) {
+        free(b.data);
+        return NULL;
+    }
+    em_expr *e = b.failed ? plan_read_nomem(rd) : make_literal(rd, b.data ? b.data : "");
+    free(b.data);
+    if (!e)
+        return NULL;
+    e->value_exact = true;
+    e->value_null = json_is_null(v);
+    em_type t;
+    bool known = type_text && plan_type_from_text(type_text, strlen(type_text), &t);
+    if (known && json_is_integer(v) &&
+        (t.id == EM_TYPE_TIMESTAMP || t.id == EM_TYPE_TIMESTAMP_NTZ || t.id == EM_TYPE_DATE)) {
+        e->value_int_type = t.id;
+        e->value_int = json_integer_value(v);
+    } else if (known && t.id == EM_TYPE_BINARY && json_is_string(v)) {
+        /* the text is the bytes' hex: the compilers take these instead */
+        int64_t n = 0;
+        if (!(e->value_bytes = binary_bytes(rd, json_string_value(v), &n)))
+            return NULL; /* base64 already checked by the text: out of memory */
+        e->value_len = (int32_t)n;
+    }
+    return e;
+}
+
 static em_expr *read_literal(plan_reader *rd, json_t *j, const char *cls, const rd_path *path) {
     (void)cls;
     json_t *v = json_object_get(j, "value");
     rd_path pv = {path, "value", -1, NULL};
     if (!v)
         return plan_read_fail(rd, &pv, "missing");
-    plan_buf b = {0};
-    if (!literal_text(rd, v, json_string_value(json_object_get(j, "type")), &b, &pv)) {
-        free(b.data);
-        return NULL;
-    }
-    if (b.failed) {
-        free(b.data);
-        return plan_read_nomem(rd);
-    }
-    em_expr *e = make_literal(rd, b.data ? b.data : "");
-    free(b.data);
-    if (e) {
-        e->value_exact = true;
-        e->value_null = json_is_null(v);
-    }
-    return e;
+    return exact_literal(rd, v, json_string_value(json_object_get(j, "type")), &pv);
 }
 
 static const struct {
@@ -1035,17 +1098,8 @@ static em_expr *read_inset(plan_reader *rd, json_t *j, const char *cls, const rd
     json_t *x;
     json_array_foreach(hset, i, x) {
         rd_path p = {&ph, NULL, (int)i, NULL};
-        plan_buf b = {0};
-        if (!literal_text(rd, x, type, &b, &p)) {
-            free(b.data);
+        if (!args_push(rd, &l, exact_literal(rd, x, type, &p)))
             return NULL;
-        }
-        em_expr *lit = b.failed ? plan_read_nomem(rd) : make_literal(rd, b.data ? b.data : "");
-        free(b.data);
-        if (!lit || !args_push(rd, &l, lit))
-            return NULL;
-        lit->value_exact = true;
-        lit->value_null = json_is_null(x);
     }
     if (l.n > 2)
         qsort(l.items + 1, (size_t)l.n - 1, sizeof *l.items, cmp_text);
@@ -1486,7 +1540,7 @@ static em_expr *read_agg(plan_reader *rd, json_t *j, const char *cls, const rd_p
         em_expr *cond = read_expr_at(rd, filter, &pfl);
         if (!cond)
             return NULL;
-        set_spark_view(e, j, "AggregateExpression");
+        set_spark_view(rd, e, j, "AggregateExpression");
         em_expr *raw = plan_read_new_expr(rd, EM_EXPR_RAW);
         arg_list r = {0};
         if (!raw || !args_push(rd, &r, e) || !args_push(rd, &r, cond))
@@ -1599,7 +1653,7 @@ static em_expr *read_expr_at(plan_reader *rd, json_t *j, const rd_path *path) {
     if (!e)
         return rd->failed ? NULL : plan_read_fail(rd, &here, "cannot read the expression");
     if (e->kind != EM_EXPR_RAW)
-        set_spark_view(e, j, cls);
+        set_spark_view(rd, e, j, cls);
     return e;
 }
 

@@ -55,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "plan/internal.h"
 
@@ -270,9 +271,16 @@ typedef enum lit_role {
     LIT_MEMBER,
 } lit_role;
 
+/* A literal of a structured plan whose value and type are Spark's own: its type
+ * is that (the text only shows the value; a timestamp_ntz prints as a timestamp
+ * does), and Spark's coercions are already folded into it. */
+static bool spark_typed_literal(const em_expr *lit) {
+    return lit->kind == EM_EXPR_LITERAL && lit->value_exact && lit->spark_type_known;
+}
+
 /* Gives a literal the type its context needs, as Spark's coercion made it. */
 static void coerce_literal(em_expr *lit, em_type target, lit_role role) {
-    if (lit->kind != EM_EXPR_LITERAL)
+    if (lit->kind != EM_EXPR_LITERAL || spark_typed_literal(lit))
         return;
     const char *s = lit->text;
     if (strcmp(s, "null") == 0) {
@@ -406,9 +414,11 @@ static void infer_binary(infer_ctx *cx, em_expr *e) {
                  em_type_make(e->op == EM_OP_SUB && lt.id == rt.id ? EM_TYPE_INT : EM_TYPE_DATE));
 }
 
+/* Spark's function names are case-insensitive, and it prints some in capitals
+ * (prettyName: CEIL, FLOOR, EXP, SQRT, POWER), others not (ln, log10). */
 static bool name_is(const em_expr *e, const char *const *names) {
     for (; *names; names++)
-        if (strcmp(e->name, *names) == 0)
+        if (strcasecmp(e->name, *names) == 0)
             return true;
     return false;
 }
@@ -530,6 +540,7 @@ static void infer_call(em_expr *e) {
     static const char *const double_fns[] = {
         "sqrt",  "exp",          "log",       "ln",  "log10", "log2", "pow",  "power", "rand",
         "randn", "percent_rank", "cume_dist", "sin", "cos",   "tan",  "cbrt", NULL};
+    static const char *const floor_ceil_fns[] = {"floor", "ceil", "ceiling", NULL};
     static const char *const first_known_fns[] = {"coalesce", "nvl",    "ifnull", "greatest",
                                                   "least",    "nullif", NULL};
     if (name_is(e, string_arg_fns))
@@ -561,6 +572,11 @@ static void infer_call(em_expr *e) {
         set_type(e, em_type_make(EM_TYPE_DATE));
     } else if (name_is(e, double_fns)) {
         set_type(e, em_type_make(EM_TYPE_DOUBLE));
+    } else if (name_is(e, floor_ceil_fns)) {
+        em_type t;
+        if (e->n_args == 1 && e->args[0]->type_known &&
+            em_shim_floor_ceil_type(e->args[0]->type, &t))
+            set_type(e, t);
     } else if (name_is(e, first_known_fns)) {
         em_type t;
         if (common_type(e->args, e->n_args, &t))
@@ -749,7 +765,7 @@ static void infer_expr(infer_ctx *cx, em_expr *e) {
     switch (e->kind) {
     case EM_EXPR_LITERAL:
         if (!e->type_known)
-            set_type(e, literal_default_type(e->text));
+            set_type(e, spark_typed_literal(e) ? e->spark_type : literal_default_type(e->text));
         break;
     case EM_EXPR_BINARY:
         infer_binary(cx, e);

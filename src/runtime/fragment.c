@@ -168,8 +168,12 @@ em_status em_fragment_create(const char *json, size_t len, em_fragment **out, em
         s = read_conf(f, json_object_get(doc, "conf"), err);
     if (s == EM_OK)
         s = read_subqueries(f, json_object_get(doc, "subqueries"), err);
-    if (s == EM_OK)
-        s = em_plan_read_json(json, len, NULL, &f->plan, err);
+    if (s == EM_OK) {
+        /* timestamp literals as text in the zone the task compiles them with */
+        f->time_zone = em_conf_get_text(f->conf, "spark.sql.session.timeZone");
+        em_plan_parse_options po = {.time_zone = f->time_zone ? f->time_zone : "UTC"};
+        s = em_plan_read_json(json, len, &po, &f->plan, err);
+    }
     if (s == EM_OK) {
         f->root = em_plan_exec_root(f->plan);
         f->n_inputs = f->root ? count_inputs(f->root) : 0;
@@ -203,7 +207,6 @@ em_status em_fragment_create(const char *json, size_t len, em_fragment **out, em
         f->ansi = em_shim_ansi_default(em_plan_shim(f->plan));
         if (em_conf_is_set(f->conf, "spark.sql.ansi.enabled"))
             s = em_conf_get_bool(f->conf, "spark.sql.ansi.enabled", &f->ansi, err);
-        f->time_zone = em_conf_get_text(f->conf, "spark.sql.session.timeZone");
     }
     json_decref(doc);
     if (s != EM_OK) {

@@ -94,6 +94,20 @@ em_type em_shim_decimal_adjust(int precision, int scale, bool allow_precision_lo
     return em_type_decimal(EM_DECIMAL_MAX_PRECISION, adjusted);
 }
 
+/* Spark's Ceil/Floor.dataType: a decimal of scale 0 is already whole and keeps its
+ * type; another decimal keeps its integral digits and one more for the carry
+ * (ceil(9.5) is 10), scale 0; every other number becomes a bigint (a fractional
+ * one through double). */
+bool em_shim_floor_ceil_type(em_type in, em_type *out) {
+    if (in.id == EM_TYPE_DECIMAL)
+        *out = in.scale == 0 ? in : em_shim_decimal_adjust(in.precision - in.scale + 1, 0, false);
+    else if (in.id >= EM_TYPE_BYTE && in.id <= EM_TYPE_DOUBLE) /* tinyint .. double */
+        *out = em_type_make(EM_TYPE_LONG);
+    else
+        return false;
+    return true;
+}
+
 static int imax(int a, int b) { return a > b ? a : b; }
 static int imin(int a, int b) { return a < b ? a : b; }
 

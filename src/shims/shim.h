@@ -84,6 +84,9 @@ bool em_shim_decimal_rule(em_binop op, em_type l, em_type r, bool allow_precisio
                           em_type *out);
 /* DecimalType.adjustPrecisionScale / DecimalType.bounded. */
 em_type em_shim_decimal_adjust(int precision, int scale, bool allow_precision_loss);
+/* The type of floor(x) and ceil(x) (Floor, Ceil) for x of type in; false when x is
+ * not numeric. */
+bool em_shim_floor_ceil_type(em_type in, em_type *out);
 
 /* Writes an exchange id in the shim's form ("[plan_id=3]" / "[id=#3]"); returns the length. */
 int em_shim_format_exchange_id(const em_shim *s, int64_t id, char *buf, size_t cap);

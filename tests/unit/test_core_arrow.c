@@ -448,6 +448,35 @@ static void test_foreign_invalid(void **state) {
     assert_non_null(strstr(err.msg, "released"));
 }
 
+/* Spark's Null columns (an inline table's all-NULL column, explode_outer of an empty
+ * array) reach Ember as Arrow Java exports them: no buffers and length 0 whatever
+ * the batch's rows. Such a column is the batch's rows, all null. */
+static void test_null_column_of_no_length(void **state) {
+    (void)state;
+    em_error err = {0};
+    foreign f;
+    foreign_init(&f);
+    f.cb = (struct ArrowArray){.length = 0, .null_count = 0, .n_buffers = 0,
+                               .release = foreign_child_release};
+    f.sbool.format = "n";
+    em_batch *b;
+    EM_ASSERT_OK(em_arrow_import_batch(&f.parent, &f.sp, NULL, &b, &err), &err);
+    assert_int_equal(b->n_rows, 3);
+    assert_int_equal(b->cols[2].type.id, EM_TYPE_NULL);
+    assert_int_equal(b->cols[2].length, 3);
+    assert_int_equal(em_column_null_count(&b->cols[2]), 3);
+    for (int r = 0; r < 3; r++)
+        assert_false(em_column_is_valid(&b->cols[2], r));
+    assert_int_equal(((const int32_t *)b->cols[0].values->data)[2], 105); /* the rest as before */
+    em_batch_destroy(b);
+
+    /* a Null array with a value buffer is not one */
+    foreign_init(&f);
+    f.cb.length = 0;
+    f.sbool.format = "n";
+    expect_invalid(&f, EM_ERR_INVALID, "a Null array");
+}
+
 /* Every allocation of an import failing in turn: the array goes back to the caller. */
 static void test_import_fault_injection(void **state) {
     (void)state;
@@ -727,6 +756,7 @@ int main(void) {
         cmocka_unit_test(test_sliced_roundtrip),
         cmocka_unit_test(test_foreign_offsets),
         cmocka_unit_test(test_foreign_invalid),
+        cmocka_unit_test(test_null_column_of_no_length),
         cmocka_unit_test(test_import_fault_injection),
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_converted_layouts),

@@ -426,6 +426,50 @@ static void test_math(void **state) {
     check("power(c#3, 2.0)", false, rows, 3, EXPECT("6.25", "6.25", "0.0"));
 }
 
+/* The plan's type of a math function (as Spark prints it: CEIL, FLOOR, EXP in
+ * capitals) is the type the compiled program gives; a column whose plan type stayed
+ * unknown went to Spark as an Arrow Null vector. Ceil/Floor.dataType: a decimal of
+ * scale 0 keeps its type, another decimal(p,s) becomes decimal(p-s+1,0), the rest
+ * bigint. */
+static void test_math_result_types(void **state) {
+    (void)state;
+    static const struct {
+        const char *expr, *type;
+    } cases[] = {
+        {"CEIL(c#3)", "bigint"},
+        {"ceiling(c#3)", "bigint"},
+        {"FLOOR(c#3)", "bigint"},
+        {"FLOOR(a#1)", "bigint"},
+        {"CEIL(d#4)", "decimal(14,0)"},
+        {"FLOOR(h#8)", "decimal(21,0)"},
+        {"CEIL(cast(b#2 as decimal(20,0)))", "decimal(20,0)"},
+        {"FLOOR(cast(b#2 as decimal(38,0)))", "decimal(38,0)"},
+        {"EXP(ln(c#3))", "double"},
+        {"SQRT(c#3)", "double"},
+        {"POWER(c#3, 2.0)", "double"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tc t;
+        if (tc_open(&t, cases[i].expr, false) != EM_OK)
+            fail_msg("compile %s: %s", cases[i].expr, t.err.msg);
+        const em_expr *e = t.expr->kind == EM_EXPR_ALIAS ? t.expr->args[0] : t.expr;
+        char plan_t[48], prog_t[48];
+        if (!e->type_known)
+            fail_msg("%s: the plan leaves its type unknown", cases[i].expr);
+        em_type_format(e->type, plan_t, sizeof plan_t);
+        em_type_format(em_expr_prog_type(t.prog), prog_t, sizeof prog_t);
+        if (strcmp(plan_t, cases[i].type) != 0 || strcmp(prog_t, cases[i].type) != 0)
+            fail_msg("%s: plan type %s, program type %s, expected %s", cases[i].expr, plan_t,
+                     prog_t, cases[i].type);
+        tc_close(&t);
+    }
+    static const char *const rows[][N_COLS] = {
+        R(NULL, "-12", NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+        R(NULL, "7", NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+    };
+    check("CEIL(cast(b#2 as decimal(20,0)))", false, rows, 2, EXPECT("-12", "7"));
+}
+
 /* UnscaledValue / MakeDecimal (decimalExpressions.scala), as the optimizer
  * rewrites sum and avg of small decimals. */
 static void test_unscaled_make_decimal(void **state) {
@@ -919,6 +963,7 @@ int main(void) {
         cmocka_unit_test(test_decimal_rounding),
         cmocka_unit_test(test_unscaled_make_decimal),
         cmocka_unit_test(test_math),
+        cmocka_unit_test(test_math_result_types),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_in),
         cmocka_unit_test(test_like),

@@ -461,6 +461,84 @@ static void test_beyond_the_text(void **state) {
     em_plan_free(p);
 }
 
+/* ------------------------------------------------------------------ timestamp literals */
+
+static bool is_ts_literal(const em_expr *e) {
+    return e->kind == EM_EXPR_LITERAL && (e->value_int_type == EM_TYPE_TIMESTAMP ||
+                                          e->value_int_type == EM_TYPE_TIMESTAMP_NTZ);
+}
+
+/* l1_literals' timestamp '2024-03-10 10:30:00.123456' (dumped in UTC), with its type
+ * written as `type`, read in session time zone `zone` (NULL: the plan's own guess). */
+static em_plan *read_l1_in_zone(const char *type, const char *zone) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/extra/l1_literals.json", data_dir());
+    size_t len = 0;
+    char *json = plan_test_read(path, &len);
+    assert_non_null(json);
+    const char *from = "\"type\":\"timestamp\",\"nullable\":false,\"value\":1710066600123456";
+    char *at = strstr(json, from);
+    assert_non_null(at);
+    char *doc = malloc(len + 64);
+    assert_non_null(doc);
+    snprintf(doc, len + 64, "%.*s\"type\":\"%s\",\"nullable\":false,\"value\":1710066600123456%s",
+             (int)(at - json), json, type, at + strlen(from));
+    free(json);
+    em_plan_parse_options opt = {.shim = shim35(), .time_zone = zone};
+    em_plan *p = NULL;
+    em_error err = {0};
+    EM_ASSERT_OK(em_plan_read_json(doc, strlen(doc), &opt, &p, &err), &err);
+    free(doc);
+    return p;
+}
+
+/* A timestamp literal's text is Literal.toString in the session zone the caller names
+ * (which the expression compilers read it back in), not in a zone guessed from the
+ * plan; a timestamp_ntz's is its wall-clock time in any zone. Both keep Spark's
+ * microseconds and are typed as Spark typed them. */
+static void test_timestamp_literal_zone(void **state) {
+    (void)state;
+    static const struct {
+        const char *type, *zone, *text;
+        em_type_id id;
+    } cases[] = {
+        {"timestamp", "America/Los_Angeles", "2024-03-10 03:30:00.123456", EM_TYPE_TIMESTAMP},
+        {"timestamp", "+05:30", "2024-03-10 16:00:00.123456", EM_TYPE_TIMESTAMP},
+        {"timestamp", "UTC", "2024-03-10 10:30:00.123456", EM_TYPE_TIMESTAMP},
+        /* no zone given: the casts' timeZoneId (Etc/UTC, as dumped) */
+        {"timestamp", NULL, "2024-03-10 10:30:00.123456", EM_TYPE_TIMESTAMP},
+        {"timestamp_ntz", "America/Los_Angeles", "2024-03-10 10:30:00.123456",
+         EM_TYPE_TIMESTAMP_NTZ},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        em_plan *p = read_l1_in_zone(cases[i].type, cases[i].zone);
+        const em_expr *lit = find_in_plan(p, is_ts_literal);
+        assert_non_null(lit);
+        if (strcmp(lit->text, cases[i].text))
+            fail_msg("%s in %s: text '%s', expected '%s'", cases[i].type,
+                     cases[i].zone ? cases[i].zone : "(none)", lit->text, cases[i].text);
+        assert_int_equal(lit->value_int_type, cases[i].id);
+        assert_int_equal(lit->value_int, 1710066600123456LL);
+        assert_true(lit->type_known);
+        assert_int_equal(lit->type.id, cases[i].id);
+        em_plan_free(p);
+    }
+    /* a zone the system does not know fails the literal that needs it, by its place */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/extra/l1_literals.json", data_dir());
+    size_t len = 0;
+    char *json = plan_test_read(path, &len);
+    assert_non_null(json);
+    em_plan_parse_options opt = {.shim = shim35(), .time_zone = "Nowhere/Atlantis"};
+    em_plan *p = NULL;
+    em_error err = {0};
+    assert_int_equal(em_plan_read_json(json, len, &opt, &p, &err), EM_ERR_PARSE);
+    assert_null(p);
+    assert_non_null(strstr(err.msg, "a timestamp literal in session time zone Nowhere/Atlantis"));
+    assert_non_null(strstr(err.msg, "(Literal).value"));
+    free(json);
+}
+
 /* ------------------------------------------------------------------ synthetic JSON */
 
 static json_t *load_json_pair(const char *name) {
@@ -915,6 +993,7 @@ int main(void) {
         cmocka_unit_test(test_fragment_input),      cmocka_unit_test(test_query_stage_leaf),
         cmocka_unit_test(test_unknown_classes),     cmocka_unit_test(test_objects_by_class_only),
         cmocka_unit_test(test_version_and_ids),     cmocka_unit_test(test_order_marks),
+        cmocka_unit_test(test_timestamp_literal_zone),
         cmocka_unit_test(test_bad_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,8 @@
 #include "ember/arrow.h"
 #include "ember/chunk.h"
 #include "ember/hash.h"
+#include "ember/plan.h"
+#include "ember/rowexpr.h"
 #include "ember/task.h"
 
 #define ATTR_A                                                                                     \
@@ -63,6 +65,51 @@ static const char *MAP_FRAGMENT =
     "{\"expressions\":[" ATTR_A "],\"numPartitions\":4}},\"child\":{\"child\":0},"
     "\"shuffleOrigin\":\"ENSURE_REQUIREMENTS\",\"advisoryPartitionSize\":null},"
     "\"children\":[" INPUT_A("false") "]}}";
+
+/* A literal of Spark type t with JSON value v, and an attribute of type t. */
+#define TLIT(t, v)                                                                                 \
+    "{\"class\":\"org.apache.spark.sql.catalyst.expressions.Literal\",\"pretty\":\"literal\","     \
+    "\"type\":\"" t "\",\"nullable\":false,\"value\":" v "}"
+#define TATTR(name, t, id)                                                                         \
+    "{\"class\":\"org.apache.spark.sql.catalyst.expressions.AttributeReference\","                \
+    "\"pretty\":\"attributereference\",\"type\":\"" t "\",\"nullable\":false,\"exprId\":" id     \
+    ",\"fields\":{\"name\":\"" name "\",\"dataType\":\"" t "\",\"nullable\":false,"                \
+    "\"metadata\":\"{}\"}}"
+#define TALIAS(lit, name, t, id)                                                                   \
+    "{\"class\":\"org.apache.spark.sql.catalyst.expressions.Alias\",\"pretty\":\"alias\","         \
+    "\"type\":\"" t "\",\"nullable\":false,\"exprId\":" id ",\"fields\":{\"child\":" lit           \
+    ",\"name\":\"" name "\"}}"
+
+/* Project [TIMESTAMP '2019-01-01 00:00:00' AS w, the second 2019-11-03 01:30:00 (PST, an
+ * hour after the first: a DST overlap) AS o, TIMESTAMP_NTZ '2019-01-01 00:00:00' AS n]
+ * over input 0, in session time zone America/Los_Angeles. No cast in the plan carries a
+ * timeZoneId: the zone comes from the settings alone. */
+static const char *TS_FRAGMENT =
+    "{\"format\":1,\"spark\":\"3.5.8\",\"conf\":{\"spark.sql.session.timeZone\":"
+    "\"America/Los_Angeles\"},"
+    "\"root\":{\"class\":\"org.apache.spark.sql.execution.ProjectExec\",\"id\":0,"
+    "\"name\":\"Project\",\"output\":[" TATTR("w", "timestamp", "11") "," TATTR(
+        "o", "timestamp", "12") "," TATTR("n", "timestamp_ntz", "13") "],"
+    "\"fields\":{\"projectList\":[" TALIAS(TLIT("timestamp", "1546329600000000"), "w", "timestamp",
+                                           "11") "," TALIAS(TLIT("timestamp", "1572773400000000"),
+                                                            "o", "timestamp",
+                                                            "12") "," TALIAS(TLIT("timestamp_ntz",
+                                                                                  "1546300800000000"),
+                                                                             "n", "timestamp_ntz",
+                                                                             "13") "],"
+    "\"child\":{\"child\":0}},\"children\":[" INPUT_A("false") "]}}";
+
+/* Project [DATE '-0044-03-15' AS d, X'616100FF' AS b] over input 0: values the
+ * literals' text does not give back (a year before 1 prints as '-044-03-15', which no
+ * date parser reads; binary prints as 0x616100FF), so the engines take Spark's days
+ * and bytes. */
+static const char *LIT_FRAGMENT =
+    "{\"format\":1,\"spark\":\"3.5.8\",\"conf\":{},"
+    "\"root\":{\"class\":\"org.apache.spark.sql.execution.ProjectExec\",\"id\":0,"
+    "\"name\":\"Project\",\"output\":[" TATTR("d", "date", "21") "," TATTR("b", "binary", "22") "],"
+    "\"fields\":{\"projectList\":[" TALIAS(TLIT("date", "-735526"), "d", "date", "21") "," TALIAS(
+        TLIT("binary", "\"YWEA/w==\""), "b", "binary", "22") "],"
+    "\"child\":{\"child\":0}},\"children\":[" INPUT_A("false") "]}}";
 
 /* ------------------------------------------------------------ input streams */
 
@@ -277,6 +324,108 @@ static void free_holder(void *ctx) {
     free(holder);
 }
 
+/* Timestamp literals come out as the instants Spark holds, whatever the session
+ * zone: not shifted by its offset (the plan reader once printed them in UTC and the
+ * compiler read them back in the session zone), the later of two instants with one
+ * local time kept, and timestamp_ntz never shifted. */
+/* One task of a one-input fragment over `rows` input rows, its output a stream. */
+typedef struct frag_run {
+    em_fragment *f;
+    em_task *t;
+    struct ArrowArrayStream out;
+} frag_run;
+
+static frag_run fragment_output(const char *json, int32_t rows) {
+    frag_run r = {0};
+    em_error err = {0};
+    EM_ASSERT_OK(em_fragment_create(json, strlen(json), &r.f, &err), &err);
+    struct ArrowArrayStream in;
+    make_stream(0, rows, rows, &in);
+    struct ArrowArrayStream *streams[] = {&in};
+    em_fragment_task_inputs ti = {.partition = 0, .num_partitions = 1, .streams = streams,
+                                  .native_budget = -1};
+    EM_ASSERT_OK(em_fragment_task_create(r.f, &ti, &r.t, &err), &err);
+    EM_ASSERT_OK(em_task_output_stream(r.t, &r.out, &err), &err);
+    return r;
+}
+
+static void frag_run_end(frag_run *r) {
+    r->out.release(&r->out);
+    em_task_destroy(r->t);
+    em_fragment_destroy(r->f);
+}
+
+static void test_timestamp_literals_in_session_zone(void **state) {
+    (void)state;
+    frag_run r = fragment_output(TS_FRAGMENT, 3);
+    struct ArrowArrayStream out = r.out;
+    struct ArrowSchema sc;
+    assert_int_equal(out.get_schema(&out, &sc), 0);
+    assert_int_equal(sc.n_children, 3);
+    assert_string_equal(sc.children[0]->format, "tsu:UTC");
+    assert_string_equal(sc.children[2]->format, "tsu:");
+    const int64_t want[3] = {1546329600000000LL, 1572773400000000LL, 1546300800000000LL};
+    int64_t rows = 0;
+    for (;;) {
+        struct ArrowArray a;
+        assert_int_equal(out.get_next(&out, &a), 0);
+        if (!a.release)
+            break;
+        for (int c = 0; c < 3; c++) {
+            const int64_t *v = a.children[c]->buffers[1];
+            for (int64_t i = 0; i < a.length; i++)
+                if (v[a.children[c]->offset + i] != want[c])
+                    fail_msg("column %d row %lld: %lld, expected %lld", c, (long long)(rows + i),
+                             (long long)v[a.children[c]->offset + i], (long long)want[c]);
+        }
+        rows += a.length;
+        a.release(&a);
+    }
+    assert_int_equal(rows, 3);
+    sc.release(&sc);
+    frag_run_end(&r);
+}
+
+static void test_literals_exact(void **state) {
+    (void)state;
+    em_error err = {0};
+    frag_run r = fragment_output(LIT_FRAGMENT, 2);
+    struct ArrowArray a;
+    assert_int_equal(r.out.get_next(&r.out, &a), 0);
+    assert_non_null(a.release);
+    assert_int_equal(a.length, 2);
+    for (int64_t i = 0; i < a.length; i++) {
+        const struct ArrowArray *d = a.children[0], *b = a.children[1];
+        assert_int_equal(((const int32_t *)d->buffers[1])[d->offset + i], -735526);
+        const int32_t *off = b->buffers[1];
+        assert_int_equal(off[b->offset + i + 1] - off[b->offset + i], 4);
+        assert_memory_equal((const char *)b->buffers[2] + off[b->offset + i], "aa\0\xff", 4);
+    }
+    a.release(&a);
+    frag_run_end(&r);
+
+    /* the row engine binds the same literals to the same values */
+    em_plan *p = NULL;
+    EM_ASSERT_OK(em_plan_read_json(LIT_FRAGMENT, strlen(LIT_FRAGMENT), NULL, &p, &err), &err);
+    const em_expr *const *list = (const em_expr *const *)em_plan_root(p)->output;
+    em_expr_compile_options o = {0};
+    for (int c = 0; c < 2; c++) {
+        em_rexpr *x = NULL;
+        EM_ASSERT_OK(em_rexpr_bind(list[c]->args[0], NULL, 0, &o, &x, &err), &err);
+        em_datum v;
+        EM_ASSERT_OK(em_rexpr_eval(x, NULL, NULL, &v, &err), &err);
+        assert_false(v.is_null);
+        if (c == 0) {
+            assert_int_equal(v.v.i64, -735526);
+        } else {
+            assert_int_equal(v.v.str.len, 4);
+            assert_memory_equal(v.v.str.ptr, "aa\0\xff", 4);
+        }
+        em_rexpr_free(x);
+    }
+    em_plan_free(p);
+}
+
 static void test_failures(void **state) {
     (void)state;
     em_error err = {0};
@@ -338,6 +487,8 @@ int main(void) {
         cmocka_unit_test(test_fragment_task_stream_in_out),
         cmocka_unit_test(test_map_side_blocks),
         cmocka_unit_test(test_relation_shared_by_tasks),
+        cmocka_unit_test(test_timestamp_literals_in_session_zone),
+        cmocka_unit_test(test_literals_exact),
         cmocka_unit_test(test_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
