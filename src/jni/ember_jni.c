@@ -491,7 +491,7 @@ JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_taskMetrics(JNIEnv *env, j
     return r;
 }
 
-/* A map task's next records [int32 partition][int32 length][block] (about
+/* A map task's next records [int32 partition][int32 rows][int32 length][block] (about
  * 1 MiB of them), or null at the end. */
 JNIEXPORT jbyteArray JNICALL Java_dev_ember_spark_Native_taskMapNext(JNIEnv *env, jclass cls,
                                                                    jlong h) {

@@ -154,12 +154,14 @@ class EmberRDD(
 
     override def next(): Any = {
       if (!hasNext) throw new NoSuchElementException("end of Ember's map output")
-      val bb = java.nio.ByteBuffer.wrap(buf, at, 8).order(order)
+      val bb = java.nio.ByteBuffer.wrap(buf, at, 12).order(order)
       val p = bb.getInt()
+      val rows = bb.getInt()
       val len = bb.getInt()
-      val block = EmberBlock(buf, at + 8, len)
-      at += 8 + len
+      val block = EmberBlock(buf, at + 12, len, rows)
+      at += 12 + len
       metrics.add("numOutputBatches", 1)
+      metrics.add("numOutputRows", rows)
       (p, block)
     }
   }
