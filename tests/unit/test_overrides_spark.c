@@ -318,6 +318,39 @@ static void test_partition_columns(void **state) {
     tagged_free(&t);
 }
 
+/* Joins whose rows depend on more than one partition of a side stay in
+ * Spark: a CartesianProduct pairs every left partition with every right one
+ * (an Ember task reads one partition of each input), and a nested-loop join
+ * that outputs build rows decides them over the whole stream side. */
+static void test_joins_across_partitions(void **state) {
+    (void)state;
+    tagged t = tag_json("extra/j6_cartesian.json", NULL, NULL, false);
+    assert_fallback(&t, 5, "joins every partition of its left side with every partition");
+    tagged_free(&t);
+
+    t = tag_json("extra/j5_nested_loop.json", NULL, NULL, false);
+    assert_native(&t, 8); /* Inner, BuildRight: each task joins its stream rows alone */
+    tagged_free(&t);
+    const char *keeps_build[][2] = {{"\"joinType\":\"FullOuter\"", "\"buildSide\":\"BuildRight\""},
+                                    {"\"joinType\":\"LeftOuter\"", "\"buildSide\":\"BuildLeft\""},
+                                    {"\"joinType\":\"LeftAnti\"", "\"buildSide\":\"BuildLeft\""}};
+    for (int i = 0; i < 3; i++) {
+        size_t len = 0;
+        char *text = json_text("extra/j5_nested_loop.json", &len);
+        char *a = replace_all(text, "\"joinType\":\"Inner\"", keeps_build[i][0]);
+        char *b = replace_all(a, "\"buildSide\":\"BuildRight\"", keeps_build[i][1]);
+        em_error err = {0};
+        t = (tagged){0};
+        EM_ASSERT_OK(em_plan_read_json(b, strlen(b), NULL, &t.plan, &err), &err);
+        EM_ASSERT_OK(em_overrides_apply_host(t.plan, NULL, EM_HOST_SPARK, &t.xp, &err), &err);
+        assert_fallback(&t, 8, "its build side's rows are output after matching them");
+        tagged_free(&t);
+        free(text);
+        free(a);
+        free(b);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tpch_agrees),
@@ -327,6 +360,7 @@ int main(void) {
         cmocka_unit_test(test_eval_modes),
         cmocka_unit_test(test_text_has_no_spark_view),
         cmocka_unit_test(test_partition_columns),
+        cmocka_unit_test(test_joins_across_partitions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
