@@ -714,9 +714,11 @@ static void test_null_aware_structured(void **state) {
     json_t *doc = json_load_file(path, 0, &jerr);
     if (!doc)
         fail_msg("%s: %s", path, jerr.text);
-    /* root: WholeStageCodegen > BroadcastHashJoin (NOT IN) > [.., InputAdapter > BroadcastExchange] */
+    /* root: WholeStageCodegen > BroadcastHashJoin (NOT IN) >
+     *   [.., InputAdapter > BroadcastExchange] */
     json_t *bhj = json_array_get(json_object_get(json_object_get(doc, "root"), "children"), 0);
-    assert_true(json_is_true(json_object_get(json_object_get(bhj, "fields"), "isNullAwareAntiJoin")));
+    json_t *fields = json_object_get(bhj, "fields");
+    assert_true(json_is_true(json_object_get(fields, "isNullAwareAntiJoin")));
     json_t *adapter = json_array_get(json_object_get(bhj, "children"), 1);
     json_t *bx = json_array_get(json_object_get(adapter, "children"), 0);
     assert_non_null(strstr(json_string_value(json_object_get(bx, "class")), "BroadcastExchange"));
