@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ember/overrides.h"
+#include "ember/spark.h"
 #include "test_plan_common.h"
 
 static char *json_text(const char *name, size_t *len) {
@@ -351,6 +352,32 @@ static void test_joins_across_partitions(void **state) {
     }
 }
 
+/* Ember's errors that Spark raises with an error class become Spark's
+ * exception with Spark's parameters; Ember's other errors stay Ember's. */
+static void test_spark_error(void **state) {
+    (void)state;
+    char *j = em_spark_error(
+        "EM_ERR_OVERFLOW: stage 1: [CAST_OVERFLOW] The value 4567890123456789L of the type "
+        "\"BIGINT\" cannot be cast to \"INT\" due to an overflow. Use `try_cast` to tolerate "
+        "overflow and return NULL instead. (cast(q1#3 as int))");
+    assert_non_null(j);
+    assert_string_equal(j, "{\"exception\":\"org.apache.spark.SparkArithmeticException\","
+                           "\"errorClass\":\"CAST_OVERFLOW\",\"messageParameters\":{"
+                           "\"value\":\"4567890123456789L\",\"sourceType\":\"\\\"BIGINT\\\"\","
+                           "\"targetType\":\"\\\"INT\\\"\",\"ansiConfig\":"
+                           "\"\\\"spark.sql.ansi.enabled\\\"\"}}");
+    free(j);
+    j = em_spark_error("EM_ERR_INVALID: [DIVIDE_BY_ZERO] division by zero in (a#1 / 0)");
+    assert_non_null(j);
+    assert_non_null(strstr(j, "\"errorClass\":\"DIVIDE_BY_ZERO\""));
+    free(j);
+    /* CAST_OVERFLOW without Spark's words around its parameters (a decimal or
+     * float source): Spark's parameters are not known */
+    assert_null(em_spark_error("[CAST_OVERFLOW] value out of range for int in cast(c#3 as int)"));
+    assert_null(em_spark_error("EM_ERR_CORRUPT: page header"));
+    assert_null(em_spark_error(NULL));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tpch_agrees),
@@ -361,6 +388,7 @@ int main(void) {
         cmocka_unit_test(test_text_has_no_spark_view),
         cmocka_unit_test(test_partition_columns),
         cmocka_unit_test(test_joins_across_partitions),
+        cmocka_unit_test(test_spark_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,4 +81,23 @@ class AnswersTest {
     same("SELECT id, rank() OVER (PARTITION BY id % 3 ORDER BY id) AS r FROM range(0, 30, 1, 3) " +
       "ORDER BY r DESC, id", ordered = true)
   }
+
+  /** @error-form: an error Spark raises with an error class (here a cast
+   *  overflow in ANSI mode) is Spark's exception, parameters and all, with
+   *  Ember on too. */
+  @Test def castOverflowIsSparksException(): Unit = {
+    val sql = "SELECT CAST(IF(id = 2, id * 3000000000, id) AS INT) FROM range(0, 4, 1, 2)"
+    def errorOf(ember: Boolean): org.apache.spark.SparkThrowable = {
+      val e = assertThrows(classOf[Exception], () =>
+        TestSpark.run(sql, ember, "spark.sql.ansi.enabled" -> "true"))
+      Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).collectFirst {
+        case a: org.apache.spark.SparkThrowable
+            if a.getClass.getName == "org.apache.spark.SparkArithmeticException" => a
+      }.getOrElse(throw new AssertionError(s"no SparkArithmeticException (ember=$ember)", e))
+    }
+    val (on, off) = (errorOf(ember = true), errorOf(ember = false))
+    assertEquals("CAST_OVERFLOW", on.getErrorClass)
+    assertEquals(off.getErrorClass, on.getErrorClass)
+    assertEquals(off.getMessageParameters, on.getMessageParameters)
+  }
 }
