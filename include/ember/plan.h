@@ -318,6 +318,11 @@ struct em_plan_node {
     const char *join_type_text; /* "Inner", "ExistenceJoin(exists#1)" */
     const em_expr *exists_attr; /* ExistenceJoin's boolean attribute */
     em_build_side build_side;
+    /* BroadcastHashJoin's isNullAwareAntiJoin (single-column NOT IN) as a
+     * structured plan gives it; printed text does not print it (its build
+     * side's HashedRelationBroadcastMode(..., true) does, which a fragment
+     * or an AQE stage may hide), so false there */
+    bool null_aware_anti;
     /* ReusedExchange */
     int reuses_id;
     const em_plan_node *reuses;

@@ -41,6 +41,14 @@ em_status em_spark_plan(const char *plan_json, size_t plan_len, const char *conf
                         size_t conf_len, char **out, size_t *out_len,
                         em_error *err) EM_MUST_CHECK;
 
+/* The exception Spark raises for an error Ember reported as msg, when msg is
+ * one of Spark's errors in Spark's form (its error class in brackets, and
+ * Spark's words around its message parameters): malloc'ed JSON
+ * {"exception": "org.apache.spark.SparkArithmeticException", "errorClass":
+ * "CAST_OVERFLOW", "messageParameters": {...}} (caller frees), else NULL: the
+ * plugin raises Ember's own exception. */
+char *em_spark_error(const char *msg);
+
 #ifdef __cplusplus
 }
 #endif

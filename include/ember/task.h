@@ -185,7 +185,7 @@ em_status em_fragment_task_create(const em_fragment *f, const em_fragment_task_i
  * whose output is one partition) gives its tasks' output
  * partitioned as the exchange says, in blocks (include/ember/chunk.h) for
  * the host's shuffle writer. Each call appends records [int32 partition]
- * [int32 length][block] to out, at least one, until out holds about
+ * [int32 rows][int32 length][block] to out, at least one, until out holds about
  * `target` bytes; EM_DONE when the task's output is exhausted and every
  * block was given (out unchanged). Rows are kept per partition until a
  * partition holds a batch's worth (or all kept rows reach a bound), so blocks

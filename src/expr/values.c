@@ -580,6 +580,31 @@ static em_status cast_fail(bool ansi, bool overflow, const char *what, em_type t
                    tn, what);
 }
 
+/* Spark's SQL name of an integral type and the suffix its literals print with
+ * (toSQLValue: 5L, 5S, 5Y). */
+static const char *int_sql_name(em_type_id t, const char **suffix) {
+    *suffix = t == EM_TYPE_LONG ? "L" : t == EM_TYPE_SHORT ? "S" : t == EM_TYPE_BYTE ? "Y" : "";
+    return t == EM_TYPE_LONG    ? "BIGINT"
+           : t == EM_TYPE_SHORT ? "SMALLINT"
+           : t == EM_TYPE_BYTE  ? "TINYINT"
+                                : "INT";
+}
+
+/* An integral value out of the range of a narrower integral type, in ANSI
+ * mode: Spark's own CAST_OVERFLOW message, word for word, so that the plugin
+ * raises Spark's exception with its parameters (em_spark_error). */
+static em_status int_cast_overflow(int64_t v, em_type_id from, em_type_id to, const char *what,
+                                   em_error *err) {
+    const char *suffix, *unused;
+    const char *src = int_sql_name(from, &suffix), *dst = int_sql_name(to, &unused);
+    return EM_FAIL(err, EM_ERR_OVERFLOW,
+                   "[CAST_OVERFLOW] The value %lld%s of the type \"%s\" cannot be cast to \"%s\" "
+                   "due to an overflow. Use `try_cast` to tolerate overflow and return NULL "
+                   "instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass "
+                   "this error. (%s)",
+                   (long long)v, suffix, src, dst, what);
+}
+
 static bool int_range(em_type_id t, int64_t v) {
     switch (t) {
     case EM_TYPE_BYTE:
@@ -797,6 +822,8 @@ em_status ex_cast_value_tz(const ex_value *in, em_type from, em_type to, const e
             goto unsupported;
         }
         if (!int_range(t, v)) {
+            if (ansi && fint)
+                return int_cast_overflow(v, f, t, what, err);
             if (ansi)
                 return cast_fail(ansi, true, what, to, out, err);
             v = int_wrap(t, v);

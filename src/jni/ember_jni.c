@@ -180,6 +180,20 @@ JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_planReadersAgree(JNIEnv *e
     return r;
 }
 
+/* sparkError(message): em_spark_error's JSON, or null when the error is Ember's own. */
+JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_sparkError(JNIEnv *env, jclass cls,
+                                                                jstring msg) {
+    (void)cls;
+    jtext m;
+    if (!jtext_get(env, msg, &m))
+        return NULL;
+    char *out = em_spark_error(m.p);
+    jtext_release(&m);
+    jstring r = out ? new_string(env, out, strlen(out)) : NULL;
+    free(out);
+    return r;
+}
+
 JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_fragmentCreate(JNIEnv *env, jclass cls,
                                                                   jstring spec) {
     (void)cls;
@@ -492,7 +506,7 @@ JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_taskMetrics(JNIEnv *env, j
     return r;
 }
 
-/* A map task's next records [int32 partition][int32 length][block] (about
+/* A map task's next records [int32 partition][int32 rows][int32 length][block] (about
  * 1 MiB of them), or null at the end. */
 JNIEXPORT jbyteArray JNICALL Java_dev_ember_spark_Native_taskMapNext(JNIEnv *env, jclass cls,
                                                                    jlong h) {

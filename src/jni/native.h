@@ -15,6 +15,9 @@ JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_plan(JNIEnv *env, jclass c
 /* planReadersAgree(explainFormattedText, planJson) -> "" or the first difference. */
 JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_planReadersAgree(JNIEnv *env, jclass cls,
                                                                       jstring text, jstring json);
+/* sparkError(message) -> em_spark_error's JSON, or null (include/ember/spark.h). */
+JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_sparkError(JNIEnv *env, jclass cls,
+                                                                jstring msg);
 /* fragmentCreate(taskSpecJson) -> handle (include/ember/task.h, em_fragment). */
 JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_fragmentCreate(JNIEnv *env, jclass cls,
                                                                   jstring spec);

@@ -206,6 +206,8 @@ static em_status bool_column(const uint8_t *flags, int64_t n, em_pool *pool, em_
 bool jn_node_null_aware(const em_plan_node *node) {
     if (!node || node->join_type != EM_JOIN_LEFT_ANTI || node->n_children < 2)
         return false;
+    if (node->null_aware_anti)
+        return true;
     const em_plan_node *b = node->children[node->build_side == EM_BUILD_LEFT ? 0 : 1];
     for (int guard = 0; b && guard < 64; guard++) {
         if (b->kind == EM_NODE_REUSED_EXCHANGE)

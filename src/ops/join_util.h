@@ -167,8 +167,10 @@ em_status jn_gather(em_type type, const em_column *src, const int32_t *idx, int6
 em_status jn_hash_join_create(const em_plan_node *node, em_op *left, em_op *right, int build_side,
                               em_op **out, em_error *err) EM_MUST_CHECK;
 
-/* True when the node's build side is a BroadcastExchange in null-aware mode
- * (HashedRelationBroadcastMode(keys, true)): Spark's single-column NOT IN. */
+/* True for Spark's single-column NOT IN: a LeftAnti join the structured plan
+ * marks isNullAwareAntiJoin, or (printed text) whose build side is a
+ * BroadcastExchange in null-aware mode (HashedRelationBroadcastMode(keys,
+ * true)). */
 bool jn_node_null_aware(const em_plan_node *node);
 
 #endif

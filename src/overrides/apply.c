@@ -48,6 +48,7 @@
 #include <strings.h>
 
 #include "ember/expr.h"
+#include "ember/ops.h"
 #include "overrides/internal.h"
 
 /* ------------------------------------------------------------------ arena */
@@ -1238,6 +1239,22 @@ static const char *spark_keeps(const em_plan_node *n) {
     case EM_NODE_TAKE_ORDERED_AND_PROJECT:
     case EM_NODE_COLLECT_LIMIT:
         return "it gathers its input across partitions itself, in Spark";
+    case EM_NODE_CARTESIAN_PRODUCT:
+        /* Spark's CartesianRDD makes a task of every pair (left partition i,
+         * right partition j); an Ember node's task p reads partition p of
+         * each stream input, which would join only the pairs (p, p) */
+        return "it joins every partition of its left side with every partition of its right "
+               "side, and an Ember task reads one partition of each input";
+    case EM_NODE_BROADCAST_NESTED_LOOP_JOIN:
+        /* the build rows it outputs (unmatched ones of an outer join, a
+         * semi/anti join's left side) are decided over the whole stream
+         * side: Spark gathers every partition's matches in a job of its
+         * own, where Ember's tasks could only share them through one
+         * executor's memory (nlj_matches.h), which Spark does not promise */
+        if (em_op_bnlj_keeps_build(n))
+            return "its build side's rows are output after matching them against every "
+                   "partition of the stream side, which Spark's tasks do not see together";
+        return NULL;
     case EM_NODE_SUBQUERY:
     case EM_NODE_REUSED_SUBQUERY:
         return "subqueries are planned and run by Spark";

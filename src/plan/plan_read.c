@@ -703,6 +703,7 @@ static bool join_fields(read_ctx *c, field_set *fs, em_plan_node *n, json_t *j,
         n->build_side = strcmp(bs, "BuildLeft") == 0    ? EM_BUILD_LEFT
                         : strcmp(bs, "BuildRight") == 0 ? EM_BUILD_RIGHT
                                                         : EM_BUILD_NONE;
+    n->null_aware_anti = json_is_true(json_object_get(fields, "isNullAwareAntiJoin"));
     json_t *lk = json_object_get(fields, "leftKeys"), *rk = json_object_get(fields, "rightKeys");
     rd_path pf = {path, "fields", -1, NULL};
     if (json_array_size(lk) > 0 || json_array_size(rk) > 0) {

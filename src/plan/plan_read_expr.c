@@ -1471,7 +1471,9 @@ static em_expr *read_window(plan_reader *rd, json_t *j, const char *cls, const r
 }
 
 /* Lag/Lead (FrameLessOffsetWindowFunction.toString): name(input, offset, default); Lag's
- * printed offset is its inputOffset negated. */
+ * printed offset is its inputOffset negated. Spark's print drops IGNORE NULLS (the
+ * ignoreNulls field), which changes which row is read: it is kept as a fourth argument
+ * `true`, the form the window functions read (ops/window_spec.c). */
 static em_expr *read_offset_window(plan_reader *rd, json_t *j, const char *cls,
                                    const rd_path *path) {
     bool lag = strcmp(cls, "Lag") == 0;
@@ -1492,7 +1494,14 @@ static em_expr *read_offset_window(plan_reader *rd, json_t *j, const char *cls,
         }
     }
     const char *pretty = json_string_value(json_object_get(j, "pretty"));
-    return named_call(rd, pretty ? pretty : (lag ? "lag" : "lead"), input, off, def);
+    em_expr *e = named_call(rd, pretty ? pretty : (lag ? "lag" : "lead"), input, off, def);
+    if (!e || !json_is_true(json_object_get(json_object_get(j, "fields"), "ignoreNulls")))
+        return e;
+    arg_list l = {e->args, e->n_args, e->n_args};
+    if (!args_push(rd, &l, make_literal(rd, "true")))
+        return NULL;
+    args_take(e, &l);
+    return e;
 }
 
 /* AggregateExpression: [partial_|merge_]name([distinct ]args) [FILTER (WHERE c)]. A FILTER

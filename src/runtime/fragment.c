@@ -678,14 +678,16 @@ static em_status map_block(frag_map *m, int p, em_strbuf *out, em_error *err) {
     for (int64_t i = 0; i < n; i++)
         iota[i] = (int32_t)i;
     size_t at = out->len;
-    int32_t rec[2] = {p, 0};
+    /* the rows ride in the record: the host counts them (its statistics) without
+     * reading the block */
+    int32_t rec[3] = {p, (int32_t)n, 0};
     em_status s = em_strbuf_append(out, rec, sizeof rec, err);
     if (s == EM_OK)
         s = em_block_append(b, iota, n, out, err);
     free(iota);
     if (s != EM_OK)
         return s;
-    rec[1] = (int32_t)(out->len - at - sizeof rec);
+    rec[2] = (int32_t)(out->len - at - sizeof rec);
     memcpy(out->data + at, rec, sizeof rec);
     m->kept_rows -= n;
     em_batch_destroy(b); /* its memory back to the task's pool */

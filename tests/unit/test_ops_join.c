@@ -22,6 +22,7 @@
  */
 #include "testutil.h"
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -699,6 +700,49 @@ static void test_null_aware_detection(void **state) {
     }
 }
 
+/* The JSON's BroadcastHashJoin node as Ember reads it, with its build side's
+ * BroadcastExchange made a fragment input: extra/s2_in_subquery's NOT IN keeps
+ * isNullAwareAntiJoin though the exchange's null-aware mode is no longer in
+ * the plan (an AQE stage or a fragment boundary hides it). */
+static void test_null_aware_structured(void **state) {
+    (void)state;
+    const char *src = getenv("EMBER_SOURCE");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/data/spark-json/extra/s2_in_subquery.json",
+             src && *src ? src : "..");
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    if (!doc)
+        fail_msg("%s: %s", path, jerr.text);
+    /* root: WholeStageCodegen > BroadcastHashJoin (NOT IN) >
+     *   [.., InputAdapter > BroadcastExchange] */
+    json_t *bhj = json_array_get(json_object_get(json_object_get(doc, "root"), "children"), 0);
+    json_t *fields = json_object_get(bhj, "fields");
+    assert_true(json_is_true(json_object_get(fields, "isNullAwareAntiJoin")));
+    json_t *adapter = json_array_get(json_object_get(bhj, "children"), 1);
+    json_t *bx = json_array_get(json_object_get(adapter, "children"), 0);
+    assert_non_null(strstr(json_string_value(json_object_get(bx, "class")), "BroadcastExchange"));
+    json_object_set_new(bx, "input", json_integer(0));
+    json_object_del(bx, "children");
+    char *text = json_dumps(doc, JSON_PRESERVE_ORDER | JSON_COMPACT);
+    json_decref(doc);
+    em_plan *p = NULL;
+    em_error err = {0};
+    EM_ASSERT_OK(em_plan_read_json(text, strlen(text), NULL, &p, &err), &err);
+    free(text);
+    int n_anti = 0;
+    for (int id = 1; id <= em_plan_max_id(p); id++) {
+        const em_plan_node *n = em_plan_node_by_id(p, id);
+        if (!n || n->join_type != EM_JOIN_LEFT_ANTI)
+            continue;
+        n_anti++;
+        assert_true(n->null_aware_anti);
+        assert_true(jn_node_null_aware(n));
+    }
+    assert_int_equal(n_anti, 1);
+    em_plan_free(p);
+}
+
 /* A build side over the pool's budget fails with EM_ERR_OOM_BUDGET naming the
  * join. */
 static void test_budget(void **state) {
@@ -929,6 +973,7 @@ int main(void) {
         cmocka_unit_test(test_skewed_key),
         cmocka_unit_test(test_null_aware_anti),
         cmocka_unit_test(test_null_aware_detection),
+        cmocka_unit_test(test_null_aware_structured),
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_double_keys),
         cmocka_unit_test(test_cancel_inside_next),

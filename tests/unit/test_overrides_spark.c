@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ember/overrides.h"
+#include "ember/spark.h"
 #include "test_plan_common.h"
 
 static char *json_text(const char *name, size_t *len) {
@@ -412,6 +413,65 @@ static void test_partition_columns(void **state) {
     tagged_free(&t);
 }
 
+/* Joins whose rows depend on more than one partition of a side stay in
+ * Spark: a CartesianProduct pairs every left partition with every right one
+ * (an Ember task reads one partition of each input), and a nested-loop join
+ * that outputs build rows decides them over the whole stream side. */
+static void test_joins_across_partitions(void **state) {
+    (void)state;
+    tagged t = tag_json("extra/j6_cartesian.json", NULL, NULL, false);
+    assert_fallback(&t, 5, "joins every partition of its left side with every partition");
+    tagged_free(&t);
+
+    t = tag_json("extra/j5_nested_loop.json", NULL, NULL, false);
+    assert_native(&t, 8); /* Inner, BuildRight: each task joins its stream rows alone */
+    tagged_free(&t);
+    const char *keeps_build[][2] = {{"\"joinType\":\"FullOuter\"", "\"buildSide\":\"BuildRight\""},
+                                    {"\"joinType\":\"LeftOuter\"", "\"buildSide\":\"BuildLeft\""},
+                                    {"\"joinType\":\"LeftAnti\"", "\"buildSide\":\"BuildLeft\""}};
+    for (int i = 0; i < 3; i++) {
+        size_t len = 0;
+        char *text = json_text("extra/j5_nested_loop.json", &len);
+        char *a = replace_all(text, "\"joinType\":\"Inner\"", keeps_build[i][0]);
+        char *b = replace_all(a, "\"buildSide\":\"BuildRight\"", keeps_build[i][1]);
+        em_error err = {0};
+        t = (tagged){0};
+        EM_ASSERT_OK(em_plan_read_json(b, strlen(b), NULL, &t.plan, &err), &err);
+        EM_ASSERT_OK(em_overrides_apply_host(t.plan, NULL, EM_HOST_SPARK, &t.xp, &err), &err);
+        assert_fallback(&t, 8, "its build side's rows are output after matching them");
+        tagged_free(&t);
+        free(text);
+        free(a);
+        free(b);
+    }
+}
+
+/* Ember's errors that Spark raises with an error class become Spark's
+ * exception with Spark's parameters; Ember's other errors stay Ember's. */
+static void test_spark_error(void **state) {
+    (void)state;
+    char *j = em_spark_error(
+        "EM_ERR_OVERFLOW: stage 1: [CAST_OVERFLOW] The value 4567890123456789L of the type "
+        "\"BIGINT\" cannot be cast to \"INT\" due to an overflow. Use `try_cast` to tolerate "
+        "overflow and return NULL instead. (cast(q1#3 as int))");
+    assert_non_null(j);
+    assert_string_equal(j, "{\"exception\":\"org.apache.spark.SparkArithmeticException\","
+                           "\"errorClass\":\"CAST_OVERFLOW\",\"messageParameters\":{"
+                           "\"value\":\"4567890123456789L\",\"sourceType\":\"\\\"BIGINT\\\"\","
+                           "\"targetType\":\"\\\"INT\\\"\",\"ansiConfig\":"
+                           "\"\\\"spark.sql.ansi.enabled\\\"\"}}");
+    free(j);
+    j = em_spark_error("EM_ERR_INVALID: [DIVIDE_BY_ZERO] division by zero in (a#1 / 0)");
+    assert_non_null(j);
+    assert_non_null(strstr(j, "\"errorClass\":\"DIVIDE_BY_ZERO\""));
+    free(j);
+    /* CAST_OVERFLOW without Spark's words around its parameters (a decimal or
+     * float source): Spark's parameters are not known */
+    assert_null(em_spark_error("[CAST_OVERFLOW] value out of range for int in cast(c#3 as int)"));
+    assert_null(em_spark_error("EM_ERR_CORRUPT: page header"));
+    assert_null(em_spark_error(NULL));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tpch_agrees),
@@ -423,6 +483,8 @@ int main(void) {
         cmocka_unit_test(test_eval_modes),
         cmocka_unit_test(test_text_has_no_spark_view),
         cmocka_unit_test(test_partition_columns),
+        cmocka_unit_test(test_joins_across_partitions),
+        cmocka_unit_test(test_spark_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

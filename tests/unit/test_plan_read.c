@@ -584,6 +584,52 @@ static const em_plan_node *node_with_source(const em_plan *p, int source) {
     return NULL;
 }
 
+/* Sets "ignoreNulls" of every Lag and Lead expression under j. */
+static void set_ignore_nulls(json_t *j, bool v) {
+    if (json_is_array(j)) {
+        size_t i;
+        json_t *k;
+        json_array_foreach(j, i, k) set_ignore_nulls(k, v);
+        return;
+    }
+    if (!json_is_object(j))
+        return;
+    const char *c = json_string_value(json_object_get(j, "class"));
+    const char *dot = c ? strrchr(c, '.') : NULL;
+    if (dot && (strcmp(dot, ".Lag") == 0 || strcmp(dot, ".Lead") == 0))
+        json_object_set_new(json_object_get(j, "fields"), "ignoreNulls", json_boolean(v));
+    const char *key;
+    json_t *k;
+    json_object_foreach(j, key, k) set_ignore_nulls(k, v);
+}
+
+static bool is_lag_or_lead(const em_expr *e) {
+    return e->kind == EM_EXPR_CALL && e->name &&
+           (strcmp(e->name, "lag") == 0 || strcmp(e->name, "lead") == 0);
+}
+
+/* lag/lead IGNORE NULLS: Spark's print drops it, the JSON's ignoreNulls keeps it, read as
+ * the fourth argument `true` the Window operator reads (ops/window_spec.c). */
+static void test_offset_window_ignore_nulls(void **state) {
+    (void)state;
+    for (int ignore = 0; ignore <= 1; ignore++) {
+        json_t *doc = load_json_pair("extra/w1_window_rank");
+        set_ignore_nulls(doc, ignore);
+        em_plan *p = NULL;
+        em_error err = {0};
+        EM_ASSERT_OK(read_doc(doc, &p, &err), &err);
+        const em_expr *e = find_in_plan(p, is_lag_or_lead);
+        assert_non_null(e);
+        assert_int_equal(e->n_args, ignore ? 4 : 3);
+        if (ignore) {
+            assert_int_equal(e->args[3]->kind, EM_EXPR_LITERAL);
+            assert_string_equal(e->args[3]->text, "true");
+        }
+        em_plan_free(p);
+        json_decref(doc);
+    }
+}
+
 /* q3 with its first broadcast exchange as fragment input 0: a leaf with the given output. */
 static void test_fragment_input(void **state) {
     (void)state;
@@ -991,6 +1037,7 @@ int main(void) {
         cmocka_unit_test(test_pairs_same_model),    cmocka_unit_test(test_pairs_print_as_spark),
         cmocka_unit_test(test_types_against_spark), cmocka_unit_test(test_beyond_the_text),
         cmocka_unit_test(test_fragment_input),      cmocka_unit_test(test_query_stage_leaf),
+        cmocka_unit_test(test_offset_window_ignore_nulls),
         cmocka_unit_test(test_unknown_classes),     cmocka_unit_test(test_objects_by_class_only),
         cmocka_unit_test(test_version_and_ids),     cmocka_unit_test(test_order_marks),
         cmocka_unit_test(test_timestamp_literal_zone),

@@ -237,13 +237,14 @@ static void test_map_side_blocks(void **state) {
         EM_ASSERT_OK(s, &err);
         size_t at = 0;
         while (at < out.len) {
-            int32_t rec[2];
+            int32_t rec[3];
             memcpy(rec, out.data + at, sizeof rec);
             assert_true(rec[0] >= 0 && rec[0] < 4);
             em_batch *b = NULL;
-            EM_ASSERT_OK(em_block_read((const uint8_t *)out.data + at + 8, rec[1], NULL, &b,
-                                       "map block", &err),
+            EM_ASSERT_OK(em_block_read((const uint8_t *)out.data + at + sizeof rec, rec[2], NULL,
+                                       &b, "map block", &err),
                          &err);
+            assert_int_equal(rec[1], b->n_rows); /* the record tells the block's rows */
             for (int64_t r = 0; r < b->n_rows; r++) {
                 int32_t p = 0; /* Spark puts null keys in partition 0 (hash 42, pmod 4 = 2) */
                 if (em_column_is_valid(&b->cols[0], r)) {
@@ -260,7 +261,7 @@ static void test_map_side_blocks(void **state) {
             }
             rows += b->n_rows;
             em_batch_destroy(b);
-            at += 8 + (size_t)rec[1];
+            at += sizeof rec + (size_t)rec[2];
         }
         em_strbuf_reset(&out);
     }

@@ -154,12 +154,14 @@ class EmberRDD(
 
     override def next(): Any = {
       if (!hasNext) throw new NoSuchElementException("end of Ember's map output")
-      val bb = java.nio.ByteBuffer.wrap(buf, at, 8).order(order)
+      val bb = java.nio.ByteBuffer.wrap(buf, at, 12).order(order)
       val p = bb.getInt()
+      val rows = bb.getInt()
       val len = bb.getInt()
-      val block = EmberBlock(buf, at + 8, len)
-      at += 8 + len
+      val block = EmberBlock(buf, at + 12, len, rows)
+      at += 12 + len
       metrics.add("numOutputBatches", 1)
+      metrics.add("numOutputRows", rows)
       (p, block)
     }
   }
@@ -192,7 +194,23 @@ final class EmberTaskRun(lib: Native, val alloc: BufferAllocator) extends Loggin
   private var closed = false
 
   /** A map task's failure: Spark's own (from an input) as it is. */
-  def mapFailure(e: EmberException): Throwable = if (inputFailure != null) inputFailure else e
+  def mapFailure(e: EmberException): Throwable = if (inputFailure != null) inputFailure else asSpark(e)
+
+  /** Spark's own exception (its class, error class and message parameters)
+   *  when C knows the error as one Spark raises (em_spark_error), else e. */
+  def asSpark(e: Throwable): Throwable = {
+    val form = try lib.sparkError(String.valueOf(e.getMessage)) catch { case _: Exception => null }
+    if (form == null) return e
+    val j = new ObjectMapper().readTree(form)
+    val params = j.get("messageParameters").fields().asScala.map(f => f.getKey -> f.getValue.asText()).toMap
+    j.get("exception").asText() match {
+      case "org.apache.spark.SparkArithmeticException" =>
+        val s = SparkInternals.arithmeticException(j.get("errorClass").asText(), params)
+        s.initCause(e) // Ember's message, with where the error arose
+        s
+      case _ => e
+    }
+  }
 
   /** The error an output pull met: Ember's message when it came from C. */
   def failure(e: java.io.IOException): Throwable = {
@@ -200,7 +218,7 @@ final class EmberTaskRun(lib: Native, val alloc: BufferAllocator) extends Loggin
     val root = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).toSeq.last
     root match {
       case k: org.apache.spark.TaskKilledException => k
-      case _ => new EmberException(s"Ember task failed: ${e.getMessage}", e)
+      case _ => asSpark(new EmberException(s"Ember task failed: ${e.getMessage}", e))
     }
   }
 

@@ -22,13 +22,15 @@ final class EmberPartitionIdPassThrough(n: Int) extends Partitioner {
   override def getPartition(key: Any): Int = key.asInstanceOf[Int]
 }
 
-/** A block as C wrote it: a slice of the array C returned. */
-final case class EmberBlock(bytes: Array[Byte], offset: Int, length: Int)
+/** A block as C wrote it: a slice of the array C returned, and its rows. */
+final case class EmberBlock(bytes: Array[Byte], offset: Int, length: Int, rows: Int)
 
 /** Writes (partition, block) records as [int key][int length][bytes]; reads
  *  the blocks back as byte arrays. Records are self-contained, so Spark may
- *  move them (its serialized, sort-free shuffle path). */
-final class EmberBlockSerializer(dataSize: SQLMetric) extends Serializer with Serializable {
+ *  move them (its serialized, sort-free shuffle path). A record is a block,
+ *  not a row: the rows written are counted into `rowsWritten`. */
+final class EmberBlockSerializer(dataSize: SQLMetric, rowsWritten: SQLMetric)
+  extends Serializer with Serializable {
   override def supportsRelocationOfSerializedObjects: Boolean = true
   override def newInstance(): SerializerInstance = new SerializerInstance {
     override def serialize[T: ClassTag](t: T): ByteBuffer =
@@ -44,6 +46,7 @@ final class EmberBlockSerializer(dataSize: SQLMetric) extends Serializer with Se
           out.writeInt(b.length)
           out.write(b.bytes, b.offset, b.length)
           dataSize.add(b.length)
+          rowsWritten.add(b.rows)
           this
         case k: Int => out.writeInt(k); this
         case other => throw new IllegalArgumentException(s"not an Ember block: ${other.getClass}")

@@ -23,6 +23,9 @@ final class Native private () {
   @native def plan(planJson: String, confJson: String): String
   /** "" when EXPLAIN FORMATTED text and the JSON of one plan read into one model in C. */
   @native def planReadersAgree(explainText: String, planJson: String): String
+  /** Spark's exception for an Ember error message, as JSON {exception, errorClass,
+   *  messageParameters}, or null when the error is Ember's own. */
+  @native def sparkError(message: String): String
   @native def fragmentCreate(specJson: String): Long
   @native def fragmentDestroy(fragment: Long): Unit
   @native def fragmentBroadcastInputs(fragment: Long): Array[Boolean]

@@ -47,15 +47,20 @@ case class EmberShuffleExchangeExec(
   lazy val readMetrics = SQLShuffleReadMetricsReporter.createShuffleReadMetrics(sparkContext)
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "dataSize" -> SQLMetrics.createSizeMetric(sparkContext, "data size"),
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
     "numPartitions" -> SQLMetrics.createMetric(sparkContext, "number of partitions")) ++
     readMetrics ++ writeMetrics
 
   override def numMappers: Int = shuffleDependency.rdd.getNumPartitions
   override def numPartitions: Int = shuffleDependency.partitioner.numPartitions
 
+  /** AQE's view of the stage. Its records are blocks, not rows (Spark's
+   *  exchange counts records as rows): AQE takes rowCount as the stage's
+   *  maxRows, and removes a limit, sort or aggregate over a stage of "fewer"
+   *  rows than it holds, so the rows are counted as they are written. */
   override def runtimeStatistics: Statistics = {
     val dataSize = metrics("dataSize").value
-    val rowCount = metrics(SQLShuffleWriteMetricsReporter.SHUFFLE_RECORDS_WRITTEN).value
+    val rowCount = metrics("numOutputRows").value
     Statistics(dataSize, Some(rowCount))
   }
 
@@ -74,7 +79,7 @@ case class EmberShuffleExchangeExec(
     new ShuffleDependency[Int, Any, Any](
       blocks.asInstanceOf[RDD[Product2[Int, Any]]],
       new EmberPartitionIdPassThrough(n),
-      new EmberBlockSerializer(metrics("dataSize")),
+      new EmberBlockSerializer(metrics("dataSize"), metrics("numOutputRows")),
       shuffleWriterProcessor = ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics))
   }
 

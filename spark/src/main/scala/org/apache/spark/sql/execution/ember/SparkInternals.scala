@@ -59,4 +59,8 @@ object SparkInternals {
     case _ => None
   }
 
+  /** Spark's SparkArithmeticException with its error class and parameters
+   *  (its constructor is private to Spark's packages). */
+  def arithmeticException(errorClass: String, params: Map[String, String]): Throwable =
+    new org.apache.spark.SparkArithmeticException(errorClass, params, Array.empty, "")
 }
