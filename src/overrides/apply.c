@@ -48,6 +48,7 @@
 #include <strings.h>
 
 #include "ember/expr.h"
+#include "ops/window_spec.h"
 #include "overrides/internal.h"
 
 /* ------------------------------------------------------------------ arena */
@@ -724,12 +725,18 @@ static bool probe_slot(const slot *sl, const attr_set *in, const ov_settings *s,
     if (sl->probe == PROBE_NONE)
         return true;
     if (sl->probe == PROBE_WINDOW) {
-        const em_expr *w = e->kind == EM_EXPR_ALIAS && e->n_args == 1 ? e->args[0] : e;
-        if (w->kind != EM_EXPR_WINDOW || w->n_args < 1 || w->args[0]->kind != EM_EXPR_AGG)
-            return true;
-        em_agg_fn *fn = NULL;
-        st = em_agg_compile(w->args[0], in->a, in->n, &s->copts, &fn, &err);
-        em_agg_fn_free(fn);
+        /* the Window operator's own reading of the expression (both engines'):
+         * Spark's optimizer leaves expressions over window functions there too
+         * (count(NULL) folded to 0, a decimal avg under a cast), which the
+         * operator refuses. The order key's type, checked for RANGE offsets,
+         * is not known here: a numeric one is assumed. */
+        em_win_desc desc;
+        st = em_win_describe(e, true, em_type_make(EM_TYPE_LONG), &desc, &err);
+        if (st == EM_OK && desc.kind == EM_WIN_AGG) {
+            em_agg_fn *fn = NULL;
+            st = em_agg_compile(desc.fn, in->a, in->n, &s->copts, &fn, &err);
+            em_agg_fn_free(fn);
+        }
     } else if (sl->probe == PROBE_AGG) {
         em_agg_fn *fn = NULL;
         st = em_agg_compile(e, in->a, in->n, &s->copts, &fn, &err);
