@@ -170,6 +170,9 @@ struct em_expr {
     /* structured plans only (see above) */
     em_type spark_type;     /* Spark's resolved data type ("type" in the JSON) */
     bool spark_type_known;  /* false: parsed text, no type written, or one Ember cannot hold */
+    /* Spark's type when Ember holds no such type (array, struct, map, the
+     * interval types ...), as Spark names it; NULL otherwise */
+    const char *spark_type_unheld;
     bool value_exact;       /* LITERAL: text is the exact value */
     bool value_null;        /* LITERAL with value_exact: the null literal */
     em_eval_mode eval_mode; /* arithmetic, casts, sum/avg, abs, round, unary minus */

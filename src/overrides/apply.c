@@ -950,6 +950,21 @@ static void spark_view_expr(em_exec_plan *xp, const ov_settings *s, int i, const
         spark_view_expr(xp, s, i, e->args ? e->args[a] : NULL, depth + 1);
 }
 
+/* A column of a type Ember holds no vector for (array, struct, map, the
+ * interval types): Spark's Arrow export of an input carrying one cannot be
+ * imported, a scan cannot read it, an operator cannot produce it. Such a node
+ * stays Spark's, whether or not it looks at the column. */
+static void unheld_columns(em_exec_plan *xp, int i, const em_plan_node *n, const char *which) {
+    for (int c = 0; n && c < n->n_output; c++) {
+        const em_expr *o = n->output[c];
+        if (o->spark_type_unheld)
+            node_reason(xp, i,
+                        arena_printf(xp, "%s column %s is of type %s, which Ember does not hold",
+                                     which, o->name ? o->name : "?", o->spark_type_unheld),
+                        xp->dec[i].class_name, NULL);
+    }
+}
+
 /*
  * Spark's own view of a node (structured plans: parsed text carries none): every
  * expression of every field, subexpressions included, and every column it
@@ -978,6 +993,9 @@ static void node_spark_view(em_exec_plan *xp, const ov_settings *s, int i) {
         if (!listed && type_differs(o))
             node_reason(xp, i, type_reason(xp, o, true), "AttributeReference", NULL);
     }
+    unheld_columns(xp, i, n, "output");
+    for (int c = 0; c < n->n_children; c++)
+        unheld_columns(xp, i, through_reuse(n->children[c]), "input");
 }
 
 /* ------------------------------------------------------------------ whole plan */

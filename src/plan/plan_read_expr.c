@@ -557,10 +557,12 @@ static bool not_a_value(const char *cls) {
     return false;
 }
 
-static void set_spark_view(em_expr *e, const json_t *j, const char *cls) {
+static void set_spark_view(plan_reader *rd, em_expr *e, const json_t *j, const char *cls) {
     const char *t = json_string_value(json_object_get(j, "type"));
     if (t && !not_a_value(cls) && plan_type_from_text(t, strlen(t), &e->spark_type))
         e->spark_type_known = true;
+    else if (t && !not_a_value(cls))
+        e->spark_type_unheld = rd_strdup(rd, t); /* out of memory fails the read */
     const json_t *fields = json_object_get(j, "fields");
     em_eval_mode m = fields ? eval_mode_of(fields) : EM_EVAL_UNSPECIFIED;
     if (m != EM_EVAL_UNSPECIFIED)
@@ -1486,7 +1488,7 @@ static em_expr *read_agg(plan_reader *rd, json_t *j, const char *cls, const rd_p
         em_expr *cond = read_expr_at(rd, filter, &pfl);
         if (!cond)
             return NULL;
-        set_spark_view(e, j, "AggregateExpression");
+        set_spark_view(rd, e, j, "AggregateExpression");
         em_expr *raw = plan_read_new_expr(rd, EM_EXPR_RAW);
         arg_list r = {0};
         if (!raw || !args_push(rd, &r, e) || !args_push(rd, &r, cond))
@@ -1599,7 +1601,7 @@ static em_expr *read_expr_at(plan_reader *rd, json_t *j, const rd_path *path) {
     if (!e)
         return rd->failed ? NULL : plan_read_fail(rd, &here, "cannot read the expression");
     if (e->kind != EM_EXPR_RAW)
-        set_spark_view(e, j, cls);
+        set_spark_view(rd, e, j, cls);
     return e;
 }
 
