@@ -19,7 +19,9 @@
  *      types ("Ember types round(x#1, 2) as decimal(15,2), Spark as
  *      decimal(14,1)"). Ember's own runtime gains nothing from that
  *      fallback (its row engine types and evaluates the same way), so it
- *      does not apply there;
+ *      does not apply there. Inside Spark a node also stays Spark's when it
+ *      outputs, or an input of it carries, a column of a type Ember has no
+ *      vector for (unheld_columns), and some kinds always do (spark_keeps);
  *   2. spark.ember.sql.enabled=false sends every node to the row engine;
  *   3. a native shuffle exchange between row nodes (child on rows, parent on
  *      rows or none) goes to rows as well: it would only add two transitions
@@ -1197,6 +1199,16 @@ static const char *spark_keeps(const em_plan_node *n) {
     case EM_NODE_TAKE_ORDERED_AND_PROJECT:
     case EM_NODE_COLLECT_LIMIT:
         return "it gathers its input across partitions itself, in Spark";
+    /* an Ember node's task reads partition p of every input; these two lay
+     * their inputs' partitions out otherwise, over as many partitions as
+     * their inputs have in all (a union: one after the other) or pairs of
+     * them (a cartesian product: every partition of one input with every
+     * partition of the other), which Spark's own nodes do */
+    case EM_NODE_UNION:
+        return "a union's partitions are its inputs' partitions one after the other";
+    case EM_NODE_CARTESIAN_PRODUCT:
+        return "a cartesian product's partitions pair every partition of one input with "
+               "every partition of the other";
     case EM_NODE_SUBQUERY:
     case EM_NODE_REUSED_SUBQUERY:
         return "subqueries are planned and run by Spark";
