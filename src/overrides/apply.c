@@ -786,6 +786,20 @@ static bool scan_columns_ok(em_exec_plan *xp, const ov_settings *s, int i, const
                     cls, NULL);
         return false;
     }
+    /* the Parquet reader maps every column of a file before it reads any, and
+     * has no nested ones: a file holding a struct, array or map column cannot
+     * be read natively even for its other columns. Only Spark's relation
+     * schema says so (structured plans); "<" past the outer struct's marks a
+     * nested type (decimal(p,s) has none). */
+    const char *ds = n->data_schema;
+    if (ds && !strncmp(ds, "struct<", 7) && strchr(ds + 7, '<')) {
+        node_reason(xp, i,
+                    arena_printf(xp, "%s: the files hold a nested column (%s), which the Parquet "
+                                     "reader does not map",
+                                 cls, ds),
+                    cls, NULL);
+        ok = false;
+    }
     const em_plan_field *rs = em_plan_node_field(n, EM_FIELD_READ_SCHEMA);
     for (int c = 0; c < n->n_output; c++) {
         const em_expr *a = n->output[c];

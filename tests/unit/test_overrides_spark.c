@@ -378,6 +378,16 @@ static void test_unheld_types(void **state) {
     assert_fallback(&t, 1,
                     "output column n_name is of type array<string>, which Ember does not hold");
     tagged_free(&t);
+
+    /* a nested column in the files, though the scan does not read it: the
+     * Parquet reader maps every column of a file */
+    t = tag_json("extra/t3_limit_offset.json", "\"dataSchema\":\"struct<n_nationkey:bigint,",
+                 "\"dataSchema\":\"struct<s:struct<x:int>,n_nationkey:bigint,", false);
+    assert_fallback(&t, 1, "the files hold a nested column");
+    tagged_free(&t);
+    t = tag_json("extra/t3_limit_offset.json", NULL, NULL, false);
+    assert_native(&t, 1);
+    tagged_free(&t);
 }
 
 /* Spark leaves expressions over window functions in a Window node (an avg of
