@@ -53,10 +53,13 @@ case class EmberShuffleExchangeExec(
   override def numMappers: Int = shuffleDependency.rdd.getNumPartitions
   override def numPartitions: Int = shuffleDependency.partitioner.numPartitions
 
+  // The records Spark's shuffle counts are Ember's blocks, not rows: as a row
+  // count they let AQE drop a LIMIT over a stage of more rows than blocks
+  // (EliminateLimits). No block means no row, which still marks a stage empty.
   override def runtimeStatistics: Statistics = {
     val dataSize = metrics("dataSize").value
-    val rowCount = metrics(SQLShuffleWriteMetricsReporter.SHUFFLE_RECORDS_WRITTEN).value
-    Statistics(dataSize, Some(rowCount))
+    val blocks = metrics(SQLShuffleWriteMetricsReporter.SHUFFLE_RECORDS_WRITTEN).value
+    Statistics(dataSize, if (blocks == 0) Some(0L) else None)
   }
 
   /** The map side: (reduce partition, block) records from C. */
