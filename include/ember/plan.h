@@ -313,6 +313,10 @@ struct em_plan_node {
     /* Scans */
     const char *table;      /* "spark_catalog.default.lineitem" */
     const char *table_name; /* last part: "lineitem" */
+    /* Structured plans: the relation's whole file schema as Spark's
+     * catalogString ("struct<a:int,s:struct<x:int>>"), read columns or not;
+     * NULL for parsed text */
+    const char *data_schema;
     /* Joins */
     em_join_type join_type;
     const char *join_type_text; /* "Inner", "ExistenceJoin(exists#1)" */

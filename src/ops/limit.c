@@ -7,7 +7,8 @@
  * the limit global is the runtime's job (a single-partition input).
  *
  * Arguments: CollectLimit prints `limit` (and `offset` when non-zero, 3.4+),
- * GlobalLimit/LocalLimit print `limit` (GlobalLimit `limit, offset`).
+ * GlobalLimit/LocalLimit print `limit` (GlobalLimit `limit, offset`); a limit
+ * of -1 (OFFSET alone) takes every row after the offset.
  */
 #include "ops/op_util.h"
 
@@ -24,10 +25,7 @@ static em_status limit_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     if (n < 1)
         return EM_FAIL(err, EM_ERR_PARSE, "%s (%d): no limit in Arguments", op->vtab->name,
                        op->node->id);
-    EM_TRY(opu_int_arg(op->node, args[0], "limit", &st->limit, err));
-    st->offset = 0;
-    if (n >= 2)
-        EM_TRY(opu_int_arg(op->node, args[1], "offset", &st->offset, err));
+    EM_TRY(opu_limit_args(op->node, args, n, 0, 1, &st->limit, &st->offset, err));
     st->seen = 0;
     EM_TRY(em_op_open(op->children[0], ctx, err));
     if (opu_shell_create(&op->children[0]->schema, ctx->pool, &st->shell, err) != EM_OK)

@@ -92,6 +92,21 @@ em_status opu_int_arg(const em_plan_node *node, const em_expr *e, const char *wh
     return EM_OK;
 }
 
+em_status opu_limit_args(const em_plan_node *node, const em_expr *const *args, int n,
+                         int limit_at, int offset_at, int64_t *limit, int64_t *offset,
+                         em_error *err) {
+    *offset = 0;
+    if (offset_at >= 0 && n > offset_at)
+        EM_TRY(opu_int_arg(node, args[offset_at], "offset", offset, err));
+    const em_expr *e = limit_at < n ? args[limit_at] : NULL;
+    if (e && (e->kind == EM_EXPR_LITERAL || e->kind == EM_EXPR_RAW) && e->text &&
+        (!strcmp(e->text, "-1") || !strcmp(e->text, "-1L"))) {
+        *limit = INT64_MAX - *offset;
+        return EM_OK;
+    }
+    return opu_int_arg(node, e, "limit", limit, err);
+}
+
 em_status opu_inherit_output(em_op **op, const em_op *child, em_error *err) {
     if ((*op)->n_output > 0 || child->n_output == 0)
         return EM_OK;

@@ -102,5 +102,12 @@ const em_expr *const *opu_arguments(const em_plan_node *node, int *n);
 /* Parses a non-negative integer literal argument (e.g. a limit). */
 em_status opu_int_arg(const em_plan_node *node, const em_expr *e, const char *what, int64_t *out,
                       em_error *err) EM_MUST_CHECK;
+/* A limit operator's Arguments: the limit at limit_at and, when present, the
+ * offset at offset_at (< 0: none). Spark 3.4+ plans OFFSET without LIMIT as
+ * limit -1, which reads as "no limit": INT64_MAX - offset, so that offset +
+ * limit (the rows to pull) cannot overflow. */
+em_status opu_limit_args(const em_plan_node *node, const em_expr *const *args, int n,
+                         int limit_at, int offset_at, int64_t *limit, int64_t *offset,
+                         em_error *err) EM_MUST_CHECK;
 
 #endif

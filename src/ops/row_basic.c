@@ -278,10 +278,7 @@ static em_status limit_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
         EM_FAIL(err, EM_ERR_PARSE, "no limit in Arguments");
         return rop_fail(op, err);
     }
-    EM_TRY(opu_int_arg(op->node, args[0], "limit", &st->limit, err));
-    st->offset = 0;
-    if (n >= 2)
-        EM_TRY(opu_int_arg(op->node, args[1], "offset", &st->offset, err));
+    EM_TRY(opu_limit_args(op->node, args, n, 0, 1, &st->limit, &st->offset, err));
     st->seen = 0;
     EM_TRY(em_row_op_open(op->children[0], ctx, err));
     memcpy(op->types, op->children[0]->types, sizeof *op->types * (size_t)op->n_output);

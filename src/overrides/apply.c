@@ -19,7 +19,9 @@
  *      types ("Ember types round(x#1, 2) as decimal(15,2), Spark as
  *      decimal(14,1)"). Ember's own runtime gains nothing from that
  *      fallback (its row engine types and evaluates the same way), so it
- *      does not apply there;
+ *      does not apply there. Inside Spark a node also stays Spark's when it
+ *      outputs, or an input of it carries, a column of a type Ember has no
+ *      vector for (unheld_columns), and some kinds always do (spark_keeps);
  *   2. spark.ember.sql.enabled=false sends every node to the row engine;
  *   3. a native shuffle exchange between row nodes (child on rows, parent on
  *      rows or none) goes to rows as well: it would only add two transitions
@@ -49,6 +51,7 @@
 
 #include "ember/expr.h"
 #include "ember/ops.h"
+#include "ops/window_spec.h"
 #include "overrides/internal.h"
 
 /* ------------------------------------------------------------------ arena */
@@ -771,12 +774,18 @@ static bool probe_slot(const slot *sl, const attr_set *in, const ov_settings *s,
     if (sl->probe == PROBE_NONE)
         return true;
     if (sl->probe == PROBE_WINDOW) {
-        const em_expr *w = e->kind == EM_EXPR_ALIAS && e->n_args == 1 ? e->args[0] : e;
-        if (w->kind != EM_EXPR_WINDOW || w->n_args < 1 || w->args[0]->kind != EM_EXPR_AGG)
-            return true;
-        em_agg_fn *fn = NULL;
-        st = em_agg_compile(w->args[0], in->a, in->n, &s->copts, &fn, &err);
-        em_agg_fn_free(fn);
+        /* the Window operator's own reading of the expression (both engines'):
+         * Spark's optimizer leaves expressions over window functions there too
+         * (count(NULL) folded to 0, a decimal avg under a cast), which the
+         * operator refuses. The order key's type, checked for RANGE offsets,
+         * is not known here: a numeric one is assumed. */
+        em_win_desc desc;
+        st = em_win_describe(e, true, em_type_make(EM_TYPE_LONG), &desc, &err);
+        if (st == EM_OK && desc.kind == EM_WIN_AGG) {
+            em_agg_fn *fn = NULL;
+            st = em_agg_compile(desc.fn, in->a, in->n, &s->copts, &fn, &err);
+            em_agg_fn_free(fn);
+        }
     } else if (sl->probe == PROBE_AGG) {
         em_agg_fn *fn = NULL;
         st = em_agg_compile(e, in->a, in->n, &s->copts, &fn, &err);
@@ -823,6 +832,20 @@ static bool scan_columns_ok(em_exec_plan *xp, const ov_settings *s, int i, const
                                  n->name ? n->name : "?"),
                     cls, NULL);
         return false;
+    }
+    /* the Parquet reader maps every column of a file before it reads any, and
+     * has no nested ones: a file holding a struct, array or map column cannot
+     * be read natively even for its other columns. Only Spark's relation
+     * schema says so (structured plans); "<" past the outer struct's marks a
+     * nested type (decimal(p,s) has none). */
+    const char *ds = n->data_schema;
+    if (ds && !strncmp(ds, "struct<", 7) && strchr(ds + 7, '<')) {
+        node_reason(xp, i,
+                    arena_printf(xp, "%s: the files hold a nested column (%s), which the Parquet "
+                                     "reader does not map",
+                                 cls, ds),
+                    cls, NULL);
+        ok = false;
     }
     const em_plan_field *rs = em_plan_node_field(n, EM_FIELD_READ_SCHEMA);
     for (int c = 0; c < n->n_output; c++) {
@@ -993,6 +1016,21 @@ static void spark_view_expr(em_exec_plan *xp, const ov_settings *s, int i, const
         spark_view_expr(xp, s, i, e->args ? e->args[a] : NULL, e, depth + 1);
 }
 
+/* A column of a type Ember holds no vector for (array, struct, map, the
+ * interval types): Spark's Arrow export of an input carrying one cannot be
+ * imported, a scan cannot read it, an operator cannot produce it. Such a node
+ * stays Spark's, whether or not it looks at the column. */
+static void unheld_columns(em_exec_plan *xp, int i, const em_plan_node *n, const char *which) {
+    for (int c = 0; n && c < n->n_output; c++) {
+        const em_expr *o = n->output[c];
+        if (o->spark_type_foreign)
+            node_reason(xp, i,
+                        arena_printf(xp, "%s column %s is of type %s, which Ember does not hold",
+                                     which, o->name ? o->name : "?", o->spark_type_foreign),
+                        xp->dec[i].class_name, NULL);
+    }
+}
+
 /*
  * Spark's own view of a node (structured plans: parsed text carries none): every
  * expression of every field, subexpressions included, and every column it
@@ -1025,6 +1063,9 @@ static void node_spark_view(em_exec_plan *xp, const ov_settings *s, int i) {
         if (type_unresolved(o))
             node_reason(xp, i, unresolved_reason(xp, o), "AttributeReference", NULL);
     }
+    unheld_columns(xp, i, n, "output");
+    for (int c = 0; c < n->n_children; c++)
+        unheld_columns(xp, i, through_reuse(n->children[c]), "input");
 }
 
 /* ------------------------------------------------------------------ whole plan */
@@ -1239,12 +1280,16 @@ static const char *spark_keeps(const em_plan_node *n) {
     case EM_NODE_TAKE_ORDERED_AND_PROJECT:
     case EM_NODE_COLLECT_LIMIT:
         return "it gathers its input across partitions itself, in Spark";
+    /* an Ember node's task reads partition p of every input; these two lay
+     * their inputs' partitions out otherwise, over as many partitions as
+     * their inputs have in all (a union: one after the other) or pairs of
+     * them (a cartesian product: every partition of one input with every
+     * partition of the other), which Spark's own nodes do */
+    case EM_NODE_UNION:
+        return "a union's partitions are its inputs' partitions one after the other";
     case EM_NODE_CARTESIAN_PRODUCT:
-        /* Spark's CartesianRDD makes a task of every pair (left partition i,
-         * right partition j); an Ember node's task p reads partition p of
-         * each stream input, which would join only the pairs (p, p) */
-        return "it joins every partition of its left side with every partition of its right "
-               "side, and an Ember task reads one partition of each input";
+        return "a cartesian product's partitions pair every partition of one input with "
+               "every partition of the other";
     case EM_NODE_BROADCAST_NESTED_LOOP_JOIN:
         /* the build rows it outputs (unmatched ones of an outer join, a
          * semi/anti join's left side) are decided over the whole stream

@@ -602,8 +602,8 @@ static bool read_schema_field(read_ctx *c, field_set *fs, const char *s, const r
     return true;
 }
 
-static bool scan_fields(read_ctx *c, field_set *fs, json_t *j, const char *parent_cls,
-                        const rd_path *path) {
+static bool scan_fields(read_ctx *c, field_set *fs, em_plan_node *node, json_t *j,
+                        const char *parent_cls, const rd_path *path) {
     rd_path po = {path, "output", -1, NULL};
     if (!list_field(c, fs, EM_FIELD_OUTPUT, "Output", json_object_get(j, "output"), &po))
         return false;
@@ -641,6 +641,9 @@ static bool scan_fields(read_ctx *c, field_set *fs, json_t *j, const char *paren
         }
         f->n_exprs = (int)n;
     }
+    const char *ds = json_string_value(json_object_get(scan, "dataSchema"));
+    if (ds && !(node->data_schema = arena_str(c, ds, strlen(ds))))
+        return false;
     json_t *rs = req(c, scan, "requiredSchema", JSON_STRING, "a struct type string", &ps);
     rd_path pr = {&ps, "requiredSchema", -1, NULL};
     return rs && read_schema_field(c, fs, json_string_value(rs), &pr);
@@ -748,7 +751,7 @@ static bool node_fields(read_ctx *c, em_plan_node *n, json_t *j, const char *cls
     switch (n->kind) {
     case EM_NODE_SCAN:
         if (strcmp(cls, "FileSourceScanExec") == 0) {
-            ok = scan_fields(c, &fs, j, parent_cls, path);
+            ok = scan_fields(c, &fs, n, j, parent_cls, path);
             break;
         }
         goto generic;

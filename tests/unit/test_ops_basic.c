@@ -378,6 +378,21 @@ static void test_limit(void **state) {
     em_plan_free(p);
 }
 
+/* Spark 3.4+ plans OFFSET without LIMIT as GlobalLimit -1, offset: every
+ * row after the offset, whatever the batch size. */
+static void test_limit_offset_only(void **state) {
+    (void)state;
+    em_plan *p = tops_parse(UNARY_PLAN("GlobalLimit") "Arguments: -1, 4\n");
+    for (int per = 1; per <= 3; per++) {
+        int n;
+        char **rows = run_unary(p, 3, em_op_limit_create, ROWS, N_ROWS, per, &n);
+        static const char *const expect[] = {"b|5|-1.00|2.0", "null|null|null|null",
+                                             "a|7|0.50|-0.0"};
+        tops_expect(rows, n, expect, 3, true);
+    }
+    em_plan_free(p);
+}
+
 static const char UNION_EXPAND[] =
     "== Physical Plan ==\n"
     "Expand (6)\n"
@@ -715,6 +730,7 @@ int main(void) {
         cmocka_unit_test(test_sort_unordered),
         cmocka_unit_test(test_top_n),
         cmocka_unit_test(test_limit),
+        cmocka_unit_test(test_limit_offset_only),
         cmocka_unit_test(test_union_expand),
         cmocka_unit_test(test_local_table),
         cmocka_unit_test(test_budget),

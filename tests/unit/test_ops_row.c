@@ -453,6 +453,10 @@ static void test_limits(void **state) {
     static const char *const skip[] = {"b|5|-1.00|2.0", "null|null|null|null"};
     check_unary(UNARY("GlobalLimit") "Arguments: 2, 4\n", skip, 2, true);
     check_unary(UNARY("CollectLimit") "Arguments: 0\n", NONE, 0, true);
+    /* OFFSET without LIMIT (Spark 3.4+): limit -1 keeps every row after the offset */
+    static const char *const rest[] = {"b|5|-1.00|2.0", "null|null|null|null", "a|7|0.50|-0.0",
+                                       "c|2|9.99|NaN"};
+    check_unary(UNARY("GlobalLimit") "Arguments: -1, 4\n", rest, 4, true);
 }
 
 static const char UNION_EXPAND[] =

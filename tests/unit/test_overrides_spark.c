@@ -7,6 +7,9 @@
  * follows (the session's ANSI setting; never TRY). Each test reads a real
  * plan, then the same plan with one "type" or "evalMode" changed in the JSON,
  * and checks the node flips to Spark with a reason naming the expression.
+ * Also what stays Spark's inside Spark whatever the rules say: unions and
+ * cartesian products, columns of types Ember holds no vector for, and Window
+ * nodes whose expressions the Window operator does not read.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +77,19 @@ static tagged tag_json(const char *name, const char *from, const char *to, bool 
     EM_ASSERT_OK(em_conf_set_kv(c, kv, &err), &err);
     EM_ASSERT_OK(em_overrides_apply_host(t.plan, c, EM_HOST_SPARK, &t.xp, &err), &err);
     em_conf_destroy(c);
+    return t;
+}
+
+/* The plan text of the pair (Spark 3.5), tagged for Ember's own runtime. */
+static tagged tag_text(const char *name) {
+    size_t len = 0;
+    char *text = json_text(name, &len);
+    em_plan_parse_options po = {.shim = em_shim_for_version("3.5", NULL)};
+    em_error err = {0};
+    tagged t = {0};
+    EM_ASSERT_OK(em_plan_parse(text, len, &po, &t.plan, &err), &err);
+    free(text);
+    EM_ASSERT_OK(em_overrides_apply(t.plan, NULL, &t.xp, &err), &err);
     return t;
 }
 
@@ -401,13 +417,7 @@ static void test_partition_columns(void **state) {
     assert_fallback(&t, 1, "column k is not in ReadSchema: a partition column of a type not read");
     tagged_free(&t);
 
-    size_t len = 0;
-    char *text = json_text("dpp/d2_partition_filter.txt", &len);
-    em_plan_parse_options po = {.shim = em_shim_for_version("3.5", NULL)};
-    em_error err = {0};
-    EM_ASSERT_OK(em_plan_parse(text, len, &po, &t.plan, &err), &err);
-    free(text);
-    EM_ASSERT_OK(em_overrides_apply(t.plan, NULL, &t.xp, &err), &err);
+    t = tag_text("dpp/d2_partition_filter.txt");
     assert_fallback(&t, 1, "column k is not in ReadSchema: a partition column, which the plan "
                            "text does not describe");
     tagged_free(&t);
@@ -420,7 +430,7 @@ static void test_partition_columns(void **state) {
 static void test_joins_across_partitions(void **state) {
     (void)state;
     tagged t = tag_json("extra/j6_cartesian.json", NULL, NULL, false);
-    assert_fallback(&t, 5, "joins every partition of its left side with every partition");
+    assert_fallback(&t, 5, "a cartesian product's partitions pair every partition");
     tagged_free(&t);
 
     t = tag_json("extra/j5_nested_loop.json", NULL, NULL, false);
@@ -472,6 +482,82 @@ static void test_spark_error(void **state) {
     assert_null(em_spark_error(NULL));
 }
 
+/* An Ember node's task reads partition p of each input. A union lays its
+ * inputs' partitions one after the other and a cartesian product pairs them,
+ * so both stay Spark's, their inputs running natively; outside Spark (the
+ * runtime lays partitions out itself) the cartesian product runs natively. */
+static void test_partition_layouts_stay_spark(void **state) {
+    (void)state;
+    tagged t = tag_json("extra/u1_union.json", NULL, NULL, false);
+    assert_fallback(&t, 10, "a union's partitions are its inputs' partitions one after the other");
+    assert_native(&t, 4);
+    assert_native(&t, 7);
+    assert_native(&t, 9);
+    tagged_free(&t);
+
+    t = tag_json("extra/j6_cartesian.json", NULL, NULL, false);
+    assert_fallback(&t, 5, "a cartesian product's partitions pair every partition");
+    assert_native(&t, 1);
+    assert_native(&t, 3);
+    tagged_free(&t);
+
+    t = tag_text("extra/j6_cartesian.txt");
+    assert_native(&t, 5);
+    tagged_free(&t);
+}
+
+/* A column of a type Ember holds no vector for (here n_regionkey made a
+ * day-time interval; arrays, structs and maps alike): the scan producing it,
+ * the filter passing it on and the project reading it as an input (Spark's
+ * Arrow export of a whole input) stay Spark's; the union's other branches do
+ * not carry it and run natively. */
+static void test_unheld_types(void **state) {
+    (void)state;
+    tagged t = tag_json("extra/u1_union.json",
+                        "\"type\":\"bigint\",\"nullable\":true,\"exprId\":50,",
+                        "\"type\":\"interval day to second\",\"nullable\":true,\"exprId\":50,",
+                        false);
+    const char *why =
+        "column n_regionkey is of type interval day to second, which Ember does not hold";
+    assert_fallback(&t, 1, why);
+    assert_fallback(&t, 3, why);
+    assert_fallback(&t, 4, "input column n_regionkey is of type interval day to second");
+    assert_native(&t, 7);
+    assert_native(&t, 9);
+    tagged_free(&t);
+
+    t = tag_json("extra/t3_limit_offset.json",
+                 "\"type\":\"string\",\"nullable\":true,\"exprId\":49",
+                 "\"type\":\"array<string>\",\"nullable\":true,\"exprId\":49", false);
+    assert_fallback(&t, 1,
+                    "output column n_name is of type array<string>, which Ember does not hold");
+    tagged_free(&t);
+
+    /* a nested column in the files, though the scan does not read it: the
+     * Parquet reader maps every column of a file */
+    t = tag_json("extra/t3_limit_offset.json", "\"dataSchema\":\"struct<n_nationkey:bigint,",
+                 "\"dataSchema\":\"struct<s:struct<x:int>,n_nationkey:bigint,", false);
+    assert_fallback(&t, 1, "the files hold a nested column");
+    tagged_free(&t);
+    t = tag_json("extra/t3_limit_offset.json", NULL, NULL, false);
+    assert_native(&t, 1);
+    tagged_free(&t);
+}
+
+/* Spark leaves expressions over window functions in a Window node (an avg of
+ * decimals as cast(avg(UnscaledValue(x)) OVER w / 1.0 as decimal), count(NULL)
+ * folded to 0), which the Window operator does not evaluate: the node stays
+ * Spark's, the windows of bare functions run natively. */
+static void test_window_expression(void **state) {
+    (void)state;
+    tagged t = tag_json("extra/w1_window_rank.json", NULL, NULL, false);
+    assert_fallback(&t, 9, "not a window function in window expression");
+    assert_native(&t, 6);
+    assert_native(&t, 8);
+    assert_native(&t, 12);
+    tagged_free(&t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tpch_agrees),
@@ -485,6 +571,9 @@ int main(void) {
         cmocka_unit_test(test_partition_columns),
         cmocka_unit_test(test_joins_across_partitions),
         cmocka_unit_test(test_spark_error),
+        cmocka_unit_test(test_partition_layouts_stay_spark),
+        cmocka_unit_test(test_unheld_types),
+        cmocka_unit_test(test_window_expression),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,8 +12,10 @@ import org.apache.spark.{Partitioner, TaskContext}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.serializer.{DeserializationStream, SerializationStream, Serializer, SerializerInstance}
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.sql.execution.ember.SparkInternals
 import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
 
 /** The map side's keys are reduce partitions already. */
@@ -98,6 +100,16 @@ final class EmberBlockSerializer(dataSize: SQLMetric, rowsWritten: SQLMetric)
 }
 
 object EmberShuffle {
+  /** Ember's batches as rows for a Spark operator: UnsafeRows, as Spark's row
+   *  operators take them (a broadcast's collect, for one, casts every row),
+   *  one reused row per task as Spark's own ColumnarToRowExec hands out. */
+  def unsafeRows(batches: RDD[ColumnarBatch], schema: StructType): RDD[InternalRow] =
+    batches.mapPartitions { it =>
+      import scala.jdk.CollectionConverters._
+      val project = UnsafeProjection.create(schema)
+      it.flatMap(_.rowIterator().asScala.map(project))
+    }
+
   /** The reduce side: each block decoded in C into Arrow, imported zero-copy. */
   def readBlocks(blocks: RDD[Array[Byte]]): RDD[ColumnarBatch] =
     blocks.mapPartitions { it =>

@@ -95,11 +95,8 @@ case class EmberShuffleExchangeExec(
 
   override protected def doExecuteColumnar(): RDD[ColumnarBatch] = cachedRDD
 
-  override protected def doExecute(): RDD[InternalRow] =
-    cachedRDD.mapPartitions { batches =>
-      import scala.jdk.CollectionConverters._
-      batches.flatMap(_.rowIterator().asScala.map(_.copy()))
-    }
+  // Spark's row operators take UnsafeRows (a broadcast's collect casts each row to one)
+  override protected def doExecute(): RDD[InternalRow] = EmberShuffle.unsafeRows(cachedRDD, schema)
 
   override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan =
     copy(child = newChild)
@@ -121,14 +118,8 @@ case class EmberColumnarToRowExec(child: SparkPlan)
   override def outputOrdering: Seq[org.apache.spark.sql.catalyst.expressions.SortOrder] =
     child.outputOrdering
 
-  override protected def doExecute(): RDD[InternalRow] = {
-    val schema = child.schema
-    child.executeColumnar().mapPartitionsInternal { batches =>
-      import scala.jdk.CollectionConverters._
-      val project = org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(schema)
-      batches.flatMap(_.rowIterator().asScala.map(project))
-    }
-  }
+  override protected def doExecute(): RDD[InternalRow] =
+    EmberShuffle.unsafeRows(child.executeColumnar(), child.schema)
 
   override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)
 }
