@@ -412,6 +412,10 @@ const em_plan_node *em_plan_root(const em_plan *plan);
 /* The tree to execute: the root, or under an AdaptiveSparkPlan root the final/current plan
  * (or its only child before execution). */
 const em_plan_node *em_plan_exec_root(const em_plan *plan);
+/* Spark's wrappers, which hand their one child's rows on as they are:
+ * row/columnar transitions, code generation, AQE's stages, reads and
+ * sections. */
+bool em_node_kind_is_wrapper(em_node_kind kind);
 /* Marks the sort-merge joins of the stage under stage_root whose output order
  * no consumer relies on (order_unwanted): above them a shuffle, an aggregate
  * or a sort, or only the side of a hash join that is hashed. A stage whose

@@ -28,20 +28,7 @@
 /* ------------------------------------------------------------------ helpers */
 
 bool lore_pass_through(const em_plan_node *n) {
-    switch (n->kind) {
-    case EM_NODE_COLUMNAR_TO_ROW:
-    case EM_NODE_ROW_TO_COLUMNAR:
-    case EM_NODE_INPUT_ADAPTER:
-    case EM_NODE_WHOLE_STAGE_CODEGEN:
-    case EM_NODE_SHUFFLE_QUERY_STAGE:
-    case EM_NODE_BROADCAST_QUERY_STAGE:
-    case EM_NODE_AQE_SHUFFLE_READ:
-    case EM_NODE_AQE_SECTION:
-    case EM_NODE_ADAPTIVE_SPARK_PLAN:
-        return n->n_children == 1;
-    default:
-        return false;
-    }
+    return em_node_kind_is_wrapper(n->kind) && n->n_children == 1;
 }
 
 const em_plan_node *lore_input_node(const em_plan_node *node, int k) {

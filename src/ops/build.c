@@ -28,19 +28,15 @@ static em_status build_node(const em_plan_node *node, bool stage_root, em_op **o
     if (node->is_input)
         return node->input_broadcast ? em_op_broadcast_read_create(node, out, err)
                                      : em_op_shuffle_read_create(node, out, err);
-    switch (node->kind) {
-    case EM_NODE_COLUMNAR_TO_ROW:
-    case EM_NODE_ROW_TO_COLUMNAR:
-    case EM_NODE_INPUT_ADAPTER:
-    case EM_NODE_WHOLE_STAGE_CODEGEN:
-    /* AQE's final plan: the stages it materialized are ours to run again; a
-     * coalesced or split read holds the same rows in other partitions */
-    case EM_NODE_SHUFFLE_QUERY_STAGE:
-    case EM_NODE_BROADCAST_QUERY_STAGE:
-    case EM_NODE_AQE_SHUFFLE_READ:
+    /* Spark's transitions and codegen; in AQE's final plan the stages it
+     * materialized are ours to run again, and a coalesced or split read
+     * holds the same rows in other partitions */
+    if (em_node_kind_is_wrapper(node->kind)) {
         if (node->n_children != 1)
             return unsupported(node, err);
         return build_node(node->children[0], stage_root, out, err);
+    }
+    switch (node->kind) {
     case EM_NODE_EXCHANGE:
         if (!stage_root)
             return em_op_shuffle_read_create(node, out, err);

@@ -30,24 +30,6 @@ static em_status no_row_op(const em_plan_node *node, const char *why, em_error *
                    node->name ? node->name : em_node_kind_name(node->kind), node->id, why);
 }
 
-/* Nodes that only mark Spark's own boundaries: their child's rows. */
-static bool is_wrapper(em_node_kind k) {
-    switch (k) {
-    case EM_NODE_COLUMNAR_TO_ROW:
-    case EM_NODE_ROW_TO_COLUMNAR:
-    case EM_NODE_INPUT_ADAPTER:
-    case EM_NODE_WHOLE_STAGE_CODEGEN:
-    case EM_NODE_SHUFFLE_QUERY_STAGE:
-    case EM_NODE_BROADCAST_QUERY_STAGE:
-    case EM_NODE_AQE_SHUFFLE_READ:
-    case EM_NODE_ADAPTIVE_SPARK_PLAN:
-    case EM_NODE_AQE_SECTION:
-        return true;
-    default:
-        return false;
-    }
-}
-
 em_status em_row_op_create(const em_plan_node *node, em_row_op **children, int n_children,
                            em_row_op **out, em_error *err) {
     *out = NULL;
@@ -309,7 +291,7 @@ static em_status build_node(const builder *bd, const em_plan_node *node, bool ro
     out->n = NULL;
     out->r = NULL;
     em_engine eng = engine_of(bd, node);
-    if (is_wrapper(node->kind) || eng == EM_ENGINE_PASS) {
+    if (em_node_kind_is_wrapper(node->kind) || eng == EM_ENGINE_PASS) {
         if (node->n_children != 1)
             return no_row_op(node, "a pass-through node needs one child", err);
         return build_node(bd, node->children[0], root, out, err);
@@ -348,7 +330,7 @@ static em_status build_node(const builder *bd, const em_plan_node *node, bool ro
 
 /* The exchange whose map side a stage rooted at root runs, or NULL. */
 static const em_plan_node *map_side_of(const builder *bd, const em_plan_node *root) {
-    while ((is_wrapper(root->kind) || engine_of(bd, root) == EM_ENGINE_PASS) &&
+    while ((em_node_kind_is_wrapper(root->kind) || engine_of(bd, root) == EM_ENGINE_PASS) &&
            root->n_children == 1)
         root = root->children[0];
     return root->kind == EM_NODE_EXCHANGE || root->kind == EM_NODE_BROADCAST_EXCHANGE ? root

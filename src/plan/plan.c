@@ -134,17 +134,8 @@ const em_plan_node *em_plan_exec_root(const em_plan *plan) {
     return root->children[0]->kind == EM_NODE_AQE_SECTION ? root : root->children[0];
 }
 
-/* wanted: whether n's consumer relies on the order of n's rows. */
-static void mark_order(em_plan_node *n, bool wanted) {
-    if (n->is_input)
-        return;
-    bool kids = wanted; /* what each child's order is wanted as */
-    int hashed = -1;    /* a join's side that is hashed: its order never matters */
-    switch (n->kind) {
-    case EM_NODE_EXCHANGE:
-    case EM_NODE_BROADCAST_EXCHANGE:
-    case EM_NODE_REUSED_EXCHANGE:
-        return; /* another stage below */
+bool em_node_kind_is_wrapper(em_node_kind kind) {
+    switch (kind) {
     case EM_NODE_COLUMNAR_TO_ROW:
     case EM_NODE_ROW_TO_COLUMNAR:
     case EM_NODE_INPUT_ADAPTER:
@@ -152,6 +143,25 @@ static void mark_order(em_plan_node *n, bool wanted) {
     case EM_NODE_SHUFFLE_QUERY_STAGE:
     case EM_NODE_BROADCAST_QUERY_STAGE:
     case EM_NODE_AQE_SHUFFLE_READ:
+    case EM_NODE_ADAPTIVE_SPARK_PLAN:
+    case EM_NODE_AQE_SECTION:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* wanted: whether n's consumer relies on the order of n's rows. */
+static void mark_order(em_plan_node *n, bool wanted) {
+    if (n->is_input)
+        return;
+    bool kids = wanted; /* what each child's order is wanted as */
+    int hashed = -1;    /* a join's side that is hashed: its order never matters */
+    switch (em_node_kind_is_wrapper(n->kind) ? EM_NODE_PROJECT : n->kind) {
+    case EM_NODE_EXCHANGE:
+    case EM_NODE_BROADCAST_EXCHANGE:
+    case EM_NODE_REUSED_EXCHANGE:
+        return; /* another stage below */
     case EM_NODE_PROJECT:
     case EM_NODE_FILTER:
     case EM_NODE_UNION:
