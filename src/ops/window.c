@@ -84,6 +84,7 @@ typedef struct win_ranges {
     int64_t n;
     int64_t *part_lo, *part_hi, *peer_lo, *peer_hi;
     const em_sort_key *order_key; /* the first order key (RangeFrame offsets) */
+    bool ansi; /* a RangeFrame bound past an integral key's range fails, as Spark's Add does */
 } win_ranges;
 
 /* Reads one window expression (an ALIAS of a WINDOW) and compiles what it
@@ -248,8 +249,9 @@ static int64_t clamp_offset(int64_t i, int64_t off, int64_t lo, int64_t hi) {
 }
 
 /* Moves an order key by d (days for a date; whole units for a decimal),
- * saturating at the type's range instead of wrapping. */
-static void shift_key(em_datum *k, em_type t, int64_t d) {
+ * saturating at the type's range instead of wrapping; false when an
+ * integral key left its type's range (Spark's Add of the bound overflowed). */
+static bool shift_key(em_datum *k, em_type t, int64_t d) {
     if (t.id == EM_TYPE_FLOAT || t.id == EM_TYPE_DOUBLE) {
         k->v.f64 += (double)d;
     } else if (t.id == EM_TYPE_DECIMAL) {
@@ -266,7 +268,14 @@ static void shift_key(em_datum *k, em_type t, int64_t d) {
             k->v.dec += m;
     } else if (__builtin_add_overflow(k->v.i64, d, &k->v.i64)) {
         k->v.i64 = d > 0 ? INT64_MAX : INT64_MIN;
+        return t.id != EM_TYPE_LONG;
+    } else {
+        int64_t hi = t.id == EM_TYPE_BYTE ? INT8_MAX : t.id == EM_TYPE_SHORT ? INT16_MAX
+                     : t.id == EM_TYPE_INT                                  ? INT32_MAX
+                                                                            : INT64_MAX;
+        return k->v.i64 <= hi && k->v.i64 >= -hi - 1;
     }
+    return true;
 }
 
 /* Orders key value a against b as the sort key does, nulls included. */
@@ -285,11 +294,11 @@ static int key_compare(const em_datum *a, const em_datum *b, const em_sort_key *
  * the offset for an ascending key and subtracts it for a descending one; a
  * null key stays null, compared as the order places nulls. */
 static int64_t range_edge(const em_sort_key *key, int64_t i, int64_t off, bool at, int64_t lo,
-                          int64_t hi) {
+                          int64_t hi, bool *overflow) {
     em_datum bound, v;
     em_datum_from_column(key->col, i, &bound);
-    if (!bound.is_null)
-        shift_key(&bound, key->col->type, key->ascending ? off : -off);
+    if (!bound.is_null && !shift_key(&bound, key->col->type, key->ascending ? off : -off))
+        *overflow = true;
     while (lo < hi) { /* keys are sorted within the partition */
         int64_t mid = lo + (hi - lo) / 2;
         em_datum_from_column(key->col, mid, &v);
@@ -302,23 +311,42 @@ static int64_t range_edge(const em_sort_key *key, int64_t i, int64_t off, bool a
     return lo;
 }
 
-/* Every row's frame [fs[i], fe[i]) (fe == fs when empty). */
-static void win_frames(const win_fn *f, const win_ranges *r, int64_t *fs, int64_t *fe) {
+/* The word Spark's overflow message uses for an integral type. */
+static const char *int_type_word(em_type t) {
+    return t.id == EM_TYPE_BYTE    ? "byte"
+           : t.id == EM_TYPE_SHORT ? "short"
+           : t.id == EM_TYPE_INT   ? "integer"
+                                   : "long";
+}
+
+/* Every row's frame [fs[i], fe[i]) (fe == fs when empty). Under ANSI a
+ * RangeFrame bound outside an integral key's type fails as Spark's does;
+ * otherwise it saturates. */
+static em_status win_frames(const win_fn *f, const win_ranges *r, int64_t *fs, int64_t *fe,
+                            em_error *err) {
+    bool overflow = false;
     for (int64_t i = 0; i < r->n; i++) {
         int64_t lo = r->part_lo[i], hi = r->part_hi[i], a = lo, b = hi;
         if (f->d.lo == EM_WIN_CURRENT)
             a = f->d.rows ? i : r->peer_lo[i];
         else if (f->d.lo == EM_WIN_OFFSET)
             a = f->d.rows ? clamp_offset(i, f->d.lo_off, lo, hi)
-                        : range_edge(r->order_key, i, f->d.lo_off, true, lo, hi);
+                        : range_edge(r->order_key, i, f->d.lo_off, true, lo, hi, &overflow);
         if (f->d.hi == EM_WIN_CURRENT)
             b = f->d.rows ? i + 1 : r->peer_hi[i];
         else if (f->d.hi == EM_WIN_OFFSET)
             b = f->d.rows ? clamp_offset(i + 1, f->d.hi_off, lo, hi)
-                        : range_edge(r->order_key, i, f->d.hi_off, false, lo, hi);
+                        : range_edge(r->order_key, i, f->d.hi_off, false, lo, hi, &overflow);
         fs[i] = a;
         fe[i] = b < a ? a : b;
+        if (overflow && r->ansi)
+            return EM_FAIL(err, EM_ERR_OVERFLOW,
+                           "[ARITHMETIC_OVERFLOW] %s overflow: a RANGE frame bound of the "
+                           "window's order key is out of its type's range (set "
+                           "spark.sql.ansi.enabled to false to bypass this error)",
+                           int_type_word(r->order_key->col->type));
     }
+    return EM_OK;
 }
 
 /* A frame that starts unbounded grows: one running state per partition
@@ -503,8 +531,9 @@ static em_status win_agg(const win_fn *f, const em_batch *b, const win_ranges *r
         s = row_buffers(f, st, pool, n, &bb, err);
     if (s == EM_OK)
         s = em_column_init(out, em_agg_result_type(f->agg), n, pool, err);
+    if (s == EM_OK)
+        s = win_frames(f, r, sc->fs, sc->fe, err);
     if (s == EM_OK) {
-        win_frames(f, r, sc->fs, sc->fe);
         if (f->d.lo == EM_WIN_UNBOUNDED)
             s = agg_growing(f, bb, r, sc->fe, sc->iota, sc->zeros, pool, out, err);
         else
@@ -585,7 +614,7 @@ static em_status win_value_at(const win_fn *f, const em_batch *b, const win_rang
         s = em_column_init(out, f->type, n, pool, err);
     bool nth = f->d.kind == EM_WIN_NTH_VALUE;
     if (s == EM_OK && nth)
-        win_frames(f, r, sc->fs, sc->fe);
+        s = win_frames(f, r, sc->fs, sc->fe, err);
     for (int64_t i = 0; s == EM_OK && i < n; i++) {
         int64_t t = nth ? nth_row(f, pre, sc->fs[i], sc->fe[i]) : offset_row(f, r, pos, pre, i);
         int32_t row = (int32_t)(t >= 0 ? t : i);
@@ -667,7 +696,7 @@ static em_status window_compute(em_op *op, window_state *st, em_error *err) {
     int64_t n = acc->n_rows;
     st->n = n;
     size_t n1 = (size_t)n + 1;
-    win_ranges r = {.n = n};
+    win_ranges r = {.n = n, .ansi = op->ctx->expr_opts.ansi};
     win_scratch sc = {0};
     int32_t *idx = malloc(sizeof *idx * n1);
     r.part_lo = malloc(sizeof *r.part_lo * n1);

@@ -112,6 +112,45 @@ static void test_window_unsupported_frame(void **state) {
     em_plan_free(p);
 }
 
+/* A RANGE frame's bound is the order key plus the offset, Spark's Add: past
+ * the key type's range it fails under ANSI (ARITHMETIC_OVERFLOW, as Spark
+ * does) and saturates otherwise. */
+static const char RANGE_NEAR_MAX[] =
+    WINDOW_HEAD "Arguments: [sum(v#3) windowspecdefinition(k#1, g#2 ASC NULLS FIRST, "
+                "specifiedwindowframe(RangeFrame, currentrow$(), 4)) AS s#4], [k#1], "
+                "[g#2 ASC NULLS FIRST]\n";
+
+static void test_window_range_overflow(void **state) {
+    (void)state;
+    static const char *const rows_in[] = {"a", "2147483645", "1.00", "a", "2147483647", "2.00"};
+    em_plan *p = tops_parse(RANGE_NEAR_MAX);
+    for (int ansi = 0; ansi < 2; ansi++) {
+        tops_ctx t;
+        tops_init(&t, NULL);
+        t.ctx.expr_opts.ansi = ansi;
+        tops_set_input(&t, SCHEMA, rows_in, 3, 2, 1);
+        em_error err = {0};
+        em_op *src, *w;
+        EM_ASSERT_OK(em_op_shuffle_read_create(tops_node(p, 2), &src, &err), &err);
+        EM_ASSERT_OK(em_op_window_create(tops_node(p, 3), src, &w, &err), &err);
+        if (ansi) {
+            EM_ASSERT_OK(em_op_open(w, &t.ctx, &err), &err);
+            em_batch *b = NULL;
+            assert_int_equal(em_op_next(w, &b, &err), EM_ERR_OVERFLOW);
+            assert_non_null(strstr(err.msg, "[ARITHMETIC_OVERFLOW] integer overflow"));
+            em_op_destroy(w);
+        } else {
+            int n;
+            char **rows = tops_run(w, &t, &n);
+            static const char *const expect[] = {"a|2147483645|1.00|3.00",
+                                                 "a|2147483647|2.00|2.00"};
+            tops_expect(rows, n, expect, 2, true);
+        }
+        em_batch_list_reset(&t.input);
+    }
+    em_plan_free(p);
+}
+
 static void run_group_limit(const char *fn, const char *const *expect, int n_expect) {
     char text[4096];
     snprintf(text, sizeof text,
@@ -166,6 +205,7 @@ static void test_window_group_limit(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_window),
                                        cmocka_unit_test(test_window_unsupported_frame),
+        cmocka_unit_test(test_window_range_overflow),
                                        cmocka_unit_test(test_window_group_limit)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
