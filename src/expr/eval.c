@@ -881,6 +881,67 @@ static bool fast_scalar(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_stat
     }
 }
 
+/* IN over a literal list of integers or strings, without a value per row:
+ * the list holds few items (Spark turns long ones into INSET, which Ember
+ * reads as the same step), so a linear scan of raw values wins over the
+ * generic row-wise search. Doubles (NaN) and decimals take the generic path. */
+static bool fast_in(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_status *rc) {
+    const ex_step *st = &x->prog->steps[s];
+    *rc = EM_OK;
+    if (st->n_args != 1 || x->prog->steps[st->args[0]].op == EX_CONST || st->n_list > 64)
+        return false;
+    const em_column *a = reg(x, st->args[0]);
+    em_column *o = reg(x, s);
+    const ex_value *list = st->list;
+    int nl = st->n_list;
+    bool miss_null = st->list_has_null; /* not found among a list holding NULL: NULL */
+    switch (a->type.id) {
+    case EM_TYPE_STRING:
+    case EM_TYPE_BINARY: {
+        const int32_t *off = (const int32_t *)a->values->data;
+        const char *bytes = a->data ? (const char *)a->data->data : "";
+        EX_FOR_ROWS(sel, n, i, {
+            if (valid(a, i)) {
+                const char *v = bytes + off[i];
+                int64_t len = off[i + 1] - off[i];
+                bool found = false;
+                for (int k = 0; k < nl && !found; k++)
+                    found = !list[k].null && list[k].len == len && memcmp(list[k].s, v, (size_t)len) == 0;
+                if (found || !miss_null) {
+                    em_bit_put(o->values->data, i, found);
+                    set_valid(o, i);
+                }
+            }
+        });
+        return true;
+    }
+    case EM_TYPE_BYTE:
+    case EM_TYPE_SHORT:
+    case EM_TYPE_INT:
+    case EM_TYPE_DATE:
+    case EM_TYPE_LONG:
+    case EM_TYPE_TIMESTAMP:
+    case EM_TYPE_TIMESTAMP_NTZ: {
+        ex_value v;
+        EX_FOR_ROWS(sel, n, i, {
+            if (valid(a, i)) {
+                ex_get(a, i, &v);
+                bool found = false;
+                for (int k = 0; k < nl && !found; k++)
+                    found = !list[k].null && list[k].i == v.i;
+                if (found || !miss_null) {
+                    em_bit_put(o->values->data, i, found);
+                    set_valid(o, i);
+                }
+            }
+        });
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
 static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
     ex_step *st = &x->prog->steps[s];
     if (st->op == EX_INPUT) {
@@ -959,6 +1020,12 @@ static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
     case EX_SCALAR: {
         em_status rc;
         if (fast_scalar(x, s, sel, n, &rc))
+            return rc;
+        return run_rowwise(x, s, sel, n);
+    }
+    case EX_IN: {
+        em_status rc;
+        if (fast_in(x, s, sel, n, &rc))
             return rc;
         return run_rowwise(x, s, sel, n);
     }
