@@ -88,6 +88,8 @@ em_status em_column_ensure_validity(em_column *c, em_error *err) EM_MUST_CHECK;
  * EM_ERR_NOMEM / EM_ERR_OOM_BUDGET, EM_ERR_TYPE for the wrong kind of column,
  * EM_ERR_OVERFLOW past 2 GiB of string bytes. */
 em_status em_column_append_null(em_column *c, em_error *err) EM_MUST_CHECK;
+/* n null rows at once (n >= 0). */
+em_status em_column_append_nulls(em_column *c, int64_t n, em_error *err) EM_MUST_CHECK;
 em_status em_column_append_bytes(em_column *c, const void *p, int32_t len,
                                  em_error *err) EM_MUST_CHECK;
 /* Appends one fixed-width value (width of the column's type; booleans: *(bool*)). */

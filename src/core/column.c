@@ -153,30 +153,47 @@ static void column_grew(em_column *c, bool valid) {
         c->null_count++;
 }
 
-em_status em_column_append_null(em_column *c, em_error *err) {
+em_status em_column_append_nulls(em_column *c, int64_t n, em_error *err) {
+    if (n < 0)
+        return EM_FAIL(err, EM_ERR_INVALID, "negative count of null rows");
+    if (n == 0)
+        return EM_OK;
     EM_TRY(em_column_ensure_validity(c, err));
-    EM_TRY(em_column_reserve(c, 1, 0, err));
-    int64_t i = c->length;
+    EM_TRY(em_column_reserve(c, n, 0, err));
+    int64_t at = c->length;
     switch (c->type.id) {
     case EM_TYPE_NULL:
         break;
     case EM_TYPE_BOOLEAN:
-        em_bit_clear(c->values->data, i);
+        for (int64_t i = at; i < at + n; i++)
+            em_bit_clear(c->values->data, i);
         break;
     case EM_TYPE_STRING:
     case EM_TYPE_BINARY: {
         int32_t *off = (int32_t *)c->values->data;
-        off[i + 1] = off[i];
+        for (int64_t i = at; i < at + n; i++)
+            off[i + 1] = off[at];
         break;
     }
     default: {
         int w = em_type_width(c->type);
-        memset(c->values->data + i * w, 0, (size_t)w);
+        memset(c->values->data + at * w, 0, (size_t)(n * w));
         break;
     }
     }
-    column_grew(c, false);
+    for (int64_t i = at; i < at + n; i++)
+        em_bit_clear(c->validity->data, i);
+    c->length = at + n;
+    c->validity->size = em_bitmap_bytes(c->length);
+    if (c->values)
+        c->values->size = values_bytes(c->type, c->length);
+    if (c->null_count >= 0)
+        c->null_count += n;
     return EM_OK;
+}
+
+em_status em_column_append_null(em_column *c, em_error *err) {
+    return em_column_append_nulls(c, 1, err);
 }
 
 em_status em_column_append_bytes(em_column *c, const void *p, int32_t len, em_error *err) {

@@ -148,9 +148,9 @@ em_status ex_col_alloc(em_column *c, em_type type, int64_t n, em_pool *pool, em_
 em_status ex_strw_put(ex_strw *w, int64_t row, const char *p, int32_t len, bool null,
                       em_error *err) {
     em_column *c = w->col;
-    while (w->next < row) {
-        EM_TRY(em_column_append_null(c, err));
-        w->next++;
+    if (w->next < row) { /* rows the selection skipped */
+        EM_TRY(em_column_append_nulls(c, row - w->next, err));
+        w->next = row;
     }
     if (null)
         EM_TRY(em_column_append_null(c, err));
@@ -161,9 +161,9 @@ em_status ex_strw_put(ex_strw *w, int64_t row, const char *p, int32_t len, bool 
 }
 
 em_status ex_strw_finish(ex_strw *w, int64_t n_rows, em_error *err) {
-    while (w->next < n_rows) {
-        EM_TRY(em_column_append_null(w->col, err));
-        w->next++;
+    if (w->next < n_rows) {
+        EM_TRY(em_column_append_nulls(w->col, n_rows - w->next, err));
+        w->next = n_rows;
     }
     w->col->null_count = -1;
     return EM_OK;

@@ -13,6 +13,44 @@
 
 #include "ember/column.h"
 
+/* Null rows appended in bulk read as the same rows appended one by one, for
+ * fixed, boolean and string columns, after values and at the start. */
+static void test_append_nulls(void **state) {
+    (void)state;
+    em_error err = {0};
+    em_type types[] = {em_type_make(EM_TYPE_LONG), em_type_make(EM_TYPE_BOOLEAN),
+                       em_type_make(EM_TYPE_STRING)};
+    for (int t = 0; t < 3; t++) {
+        em_column c;
+        EM_ASSERT_OK(em_column_init(&c, types[t], 1, NULL, &err), &err);
+        EM_ASSERT_OK(em_column_append_nulls(&c, 3, &err), &err);
+        int64_t one = 1;
+        bool yes = true;
+        if (t == 0)
+            EM_ASSERT_OK(em_column_append_fixed(&c, &one, &err), &err);
+        else if (t == 1)
+            EM_ASSERT_OK(em_column_append_fixed(&c, &yes, &err), &err);
+        else
+            EM_ASSERT_OK(em_column_append_bytes(&c, "abc", 3, &err), &err);
+        EM_ASSERT_OK(em_column_append_nulls(&c, 70, &err), &err);
+        EM_ASSERT_OK(em_column_append_nulls(&c, 0, &err), &err);
+        assert_int_equal(em_column_append_nulls(&c, -1, &err), EM_ERR_INVALID);
+        assert_int_equal(c.length, 74);
+        c.null_count = -1;
+        assert_int_equal(em_column_null_count(&c), 73);
+        for (int64_t i = 0; i < 74; i++)
+            assert_int_equal(em_column_is_valid(&c, i), i == 3);
+        if (t == 2) {
+            const int32_t *off = (const int32_t *)c.values->data;
+            assert_int_equal(off[3], 0);
+            assert_int_equal(off[4], 3);
+            assert_int_equal(off[74], 3);
+            assert_memory_equal(c.data->data, "abc", 3);
+        }
+        em_column_reset(&c);
+    }
+}
+
 static void test_fixed_append_and_take(void **state) {
     (void)state;
     em_error err = {0};
@@ -353,6 +391,7 @@ static void test_batch_append(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_append_and_take),
+        cmocka_unit_test(test_append_nulls),
         cmocka_unit_test(test_boolean_bits),
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_null_type),
