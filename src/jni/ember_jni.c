@@ -101,6 +101,17 @@ static void jtext_release(jtext *t) {
     t->p = NULL;
 }
 
+/* Two strings, or neither held (an exception pending) on failure. */
+static bool jtext_get2(JNIEnv *env, jstring a, jstring b, jtext *ta, jtext *tb) {
+    if (!jtext_get(env, a, ta))
+        return false;
+    if (!jtext_get(env, b, tb)) {
+        jtext_release(ta);
+        return false;
+    }
+    return true;
+}
+
 static jstring new_string(JNIEnv *env, const char *s, size_t n) {
     /* Ember's text is UTF-8; NewStringUTF wants modified UTF-8, which differs
      * only for NUL and supplementary characters: go through a byte array */
@@ -125,12 +136,8 @@ JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_plan(JNIEnv *env, jclass c
                                                           jstring conf) {
     (void)cls;
     jtext p, c;
-    if (!jtext_get(env, plan, &p))
+    if (!jtext_get2(env, plan, conf, &p, &c))
         return NULL;
-    if (!jtext_get(env, conf, &c)) {
-        jtext_release(&p);
-        return NULL;
-    }
     em_error err;
     memset(&err, 0, sizeof err);
     char *out = NULL;
@@ -155,12 +162,8 @@ JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_planReadersAgree(JNIEnv *e
                                                                       jstring json) {
     (void)cls;
     jtext t, j;
-    if (!jtext_get(env, text, &t))
+    if (!jtext_get2(env, text, json, &t, &j))
         return NULL;
-    if (!jtext_get(env, json, &j)) {
-        jtext_release(&t);
-        return NULL;
-    }
     em_error err;
     memset(&err, 0, sizeof err);
     em_strbuf diff;
@@ -383,13 +386,7 @@ JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskCreate(
         throw_msg(env, "out of memory creating a task");
         return 0;
     }
-    if (!jtext_get(env, splits_json, &sj)) {
-        free(streams);
-        free(relations);
-        return 0;
-    }
-    if (!jtext_get(env, spill_dir, &sd)) {
-        jtext_release(&sj);
+    if (!jtext_get2(env, splits_json, spill_dir, &sj, &sd)) {
         free(streams);
         free(relations);
         return 0;
