@@ -12,7 +12,7 @@ const lines = [];
 lines.push(`# TPC-H SF ${sf} through Spark 3.5: vanilla Spark vs Spark with Ember`);
 lines.push('');
 lines.push(`${master}, one warm session, ${warmup} warm-up and median of ${runs} runs per side, ` +
-           `Ember then vanilla per query. ${run.join('; ')}.`);
+           `the two sides taking turns run by run. ${run.join('; ')}.`);
 lines.push('');
 lines.push('| query | Ember ms | vanilla ms | speed-up | answers | nodes in Ember | time in Ember nodes ms |');
 lines.push('| --- | ---: | ---: | ---: | --- | ---: | ---: |');

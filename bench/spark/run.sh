@@ -10,8 +10,9 @@
 # 2. Generates TPC-H in Spark's schema once, into bench/results/data-sf<SF>-spark
 #    (gitignored), and reuses it.
 # 3. Runs tools/ember-spark-sql --compare: per query, --warmup untimed and
-#    --runs timed runs with Ember on, then the same with Ember off, in the same
-#    warm session (spark.ember.sql.enabled switched per run), answers compared;
+#    --runs timed runs of each side, Ember on and Ember off taking turns run by
+#    run in the same warm session (spark.ember.sql.enabled switched per run),
+#    answers compared;
 #    the median of each side is reported.
 # 4. bench/spark/report.mjs writes bench/results/spark-<UTC time>.md (and the
 #    raw report JSON and log beside it) and prints it, with the load average

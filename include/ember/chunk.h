@@ -7,9 +7,13 @@
  * after the column types, so a block reads alone).
  *
  *   chunk    header   uint32 "EMSP", uint32 columns, int64 rows, int64 bytes after it
- *            column   uint8 has-validity, [validity bitmap], values (booleans: a
- *                     bitmap; strings: rows + 1 int32 offsets from 0; none for the
- *                     NULL type), [string bytes: offsets[rows] of them]
+ *            column   uint8 flags (1: has validity, 2: narrowed), [validity bitmap],
+ *                     values (booleans: a bitmap; strings: rows + 1 int32 offsets
+ *                     from 0; none for the NULL type), [string bytes: offsets[rows]
+ *                     of them]; narrowed (integers, dates, timestamps, decimals
+ *                     that fit 64 bits): uint8 width (1, 2, 4 or 8, less than the
+ *                     type's), int64 base, then per row the value minus base in
+ *                     width bytes
  *   block    uint32 "EMSB", uint32 columns, per column uint8 type id, int8
  *            precision, int8 scale, uint8 0; then one chunk
  *
@@ -39,10 +43,11 @@ typedef struct em_chunk_header {
     int64_t rows, bytes; /* bytes: the columns', after the header */
 } em_chunk_header;
 
-/* Bytes rows sel[0..n) (physical row numbers) of b take as a chunk, the
- * header included. */
+/* Bytes rows sel[0..n) (physical row numbers) of b take as a chunk at most,
+ * the header included. */
 int64_t em_chunk_bytes(const em_batch *b, const int32_t *sel, int64_t n);
-/* Packs them at p (em_chunk_bytes of room); returns the end. */
+/* Packs them at p (em_chunk_bytes of room); returns the end (the chunk's
+ * size is end - p). */
 uint8_t *em_chunk_pack(const em_batch *b, const int32_t *sel, int64_t n, uint8_t *p);
 /* Reads the columns of a chunk whose header is h (already checked against
  * into's schema) from body[0..h->bytes) into into's columns, copying into

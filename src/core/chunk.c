@@ -22,7 +22,8 @@ static int64_t values_bytes(em_type t, int64_t n) {
     return n * em_type_width(t);
 }
 
-/* Bytes that rows sel[0..n) of c take in a chunk. */
+/* Bytes that rows sel[0..n) of c take in a chunk at most (narrowed values
+ * take less). */
 static int64_t column_bytes(const em_column *c, const int32_t *sel, int64_t n) {
     int64_t bytes = 1 + (c->validity ? em_bitmap_bytes(n) : 0) + values_bytes(c->type, n);
     if (em_type_is_varlen(c->type)) {
@@ -43,14 +44,98 @@ static uint8_t *pack_bits(const uint8_t *bits, const int32_t *sel, int64_t n, ui
     return p + nb;
 }
 
+/* A column's first byte. */
+enum { COL_VALIDITY = 1, COL_NARROW = 2 };
+
+/* Whether values of type t may be written narrowed (as offsets from a base). */
+static bool narrowable(em_type t) {
+    switch (t.id) {
+    case EM_TYPE_INT:
+    case EM_TYPE_DATE:
+    case EM_TYPE_LONG:
+    case EM_TYPE_TIMESTAMP:
+    case EM_TYPE_TIMESTAMP_NTZ:
+    case EM_TYPE_DECIMAL:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Row i of an integer-like column as an int64; false for a decimal that
+ * does not fit one. */
+static inline bool int_at(const em_column *c, int64_t i, int64_t *v) {
+    const uint8_t *p = c->values->data;
+    switch (c->type.id) {
+    case EM_TYPE_INT:
+    case EM_TYPE_DATE: {
+        int32_t x;
+        memcpy(&x, p + 4 * i, 4);
+        *v = x;
+        return true;
+    }
+    case EM_TYPE_DECIMAL: {
+        em_i128 x;
+        memcpy(&x, p + 16 * i, 16);
+        *v = (int64_t)x;
+        return (em_i128)*v == x;
+    }
+    default:
+        memcpy(v, p + 8 * i, 8);
+        return true;
+    }
+}
+
+/* The width (1, 2, 4 or 8 bytes, below the type's own) that rows sel[0..n)
+ * of c take as unsigned offsets from their least value *base; 0 when they
+ * take no less than the type's width. Shuffle keys, prices and dates span
+ * little of their type's range, so blocks shrink by half or more before
+ * Spark compresses them. Null rows do not count (they read back as base). */
+static int narrow_width(const em_column *c, const int32_t *sel, int64_t n, int64_t *base) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t v;
+        if (c->validity && !em_bit_get(c->validity->data, sel[k]))
+            continue;
+        if (!int_at(c, sel[k], &v))
+            return 0;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    if (lo > hi)
+        lo = hi = 0;
+    uint64_t span = (uint64_t)hi - (uint64_t)lo;
+    int w = span <= UINT8_MAX ? 1 : span <= UINT16_MAX ? 2 : span <= UINT32_MAX ? 4 : 8;
+    *base = lo;
+    int tw = em_type_width(c->type);
+    /* the width byte and base must pay for themselves */
+    return w < tw && 9 + n * w < n * tw ? w : 0;
+}
+
 /* Rows sel[0..n) of c in the chunk layout at p; returns the end. */
 static uint8_t *pack_column(const em_column *c, const int32_t *sel, int64_t n, uint8_t *p) {
-    *p++ = c->validity != NULL;
+    int64_t base = 0;
+    int w = narrowable(c->type) ? narrow_width(c, sel, n, &base) : 0;
+    *p++ = (uint8_t)((c->validity ? COL_VALIDITY : 0) | (w ? COL_NARROW : 0));
     if (c->validity)
         p = pack_bits(c->validity->data, sel, n, p);
     if (c->type.id == EM_TYPE_NULL)
         return p;
     const uint8_t *v = c->values->data;
+    if (w) {
+        *p++ = (uint8_t)w;
+        memcpy(p, &base, 8);
+        p += 8;
+        for (int64_t k = 0; k < n; k++, p += w) {
+            int64_t x = 0;
+            if (!c->validity || em_bit_get(c->validity->data, sel[k]))
+                (void)int_at(c, sel[k], &x);
+            uint64_t u = (uint64_t)x - (uint64_t)base;
+            /* little-endian machines only (the layout is the machine's order) */
+            memcpy(p, &u, (size_t)w);
+        }
+        return p;
+    }
     if (c->type.id == EM_TYPE_BOOLEAN)
         return pack_bits(v, sel, n, p);
     if (em_type_is_varlen(c->type)) {
@@ -69,9 +154,9 @@ static uint8_t *pack_column(const em_column *c, const int32_t *sel, int64_t n, u
         }
         return p;
     }
-    int w = em_type_width(c->type);
-    for (int64_t i = 0; i < n; i++, p += w)
-        memcpy(p, v + (int64_t)sel[i] * w, (size_t)w);
+    int tw = em_type_width(c->type);
+    for (int64_t i = 0; i < n; i++, p += tw)
+        memcpy(p, v + (int64_t)sel[i] * tw, (size_t)tw);
     return p;
 }
 
@@ -83,12 +168,13 @@ int64_t em_chunk_bytes(const em_batch *b, const int32_t *sel, int64_t n) {
 }
 
 uint8_t *em_chunk_pack(const em_batch *b, const int32_t *sel, int64_t n, uint8_t *p) {
-    em_chunk_header h = {EM_CHUNK_MAGIC, (uint32_t)b->n_cols, n,
-                         em_chunk_bytes(b, sel, n) - (int64_t)sizeof(em_chunk_header)};
-    memcpy(p, &h, sizeof h);
-    p += sizeof h;
+    uint8_t *start = p;
+    p += sizeof(em_chunk_header);
     for (int c = 0; c < b->n_cols; c++)
         p = pack_column(&b->cols[c], sel, n, p);
+    em_chunk_header h = {EM_CHUNK_MAGIC, (uint32_t)b->n_cols, n,
+                         (int64_t)(p - start) - (int64_t)sizeof(em_chunk_header)};
+    memcpy(start, &h, sizeof h);
     return p;
 }
 
@@ -115,14 +201,54 @@ static em_status take_buffer(chunk_cursor *cur, int64_t n, em_pool *pool, em_buf
     return EM_OK;
 }
 
+/* n narrowed values of c: a width, a base, then offsets from the base,
+ * widened back into a fresh values buffer. */
+static em_status take_narrowed(chunk_cursor *cur, em_column *c, int64_t n, em_pool *pool,
+                               em_error *err) {
+    if (cur->end - cur->p < 9)
+        return short_chunk(cur, err);
+    int w = *cur->p++;
+    int64_t base;
+    memcpy(&base, cur->p, 8);
+    cur->p += 8;
+    int tw = em_type_width(c->type);
+    if ((w != 1 && w != 2 && w != 4 && w != 8) || w >= tw)
+        return EM_FAIL(err, EM_ERR_CORRUPT, "%s: bad width %d of narrowed values", cur->what, w);
+    if (n > (cur->end - cur->p) / w)
+        return short_chunk(cur, err);
+    EM_TRY(em_buffer_create(pool, n * tw, &c->values, err));
+    c->values->size = n * tw;
+    uint8_t *out = c->values->data;
+    for (int64_t i = 0; i < n; i++, cur->p += w) {
+        uint64_t u = 0;
+        memcpy(&u, cur->p, (size_t)w);
+        int64_t x = (int64_t)((uint64_t)base + u);
+        if (tw == 4) {
+            int32_t y = (int32_t)x;
+            memcpy(out + 4 * i, &y, 4);
+        } else if (tw == 8) {
+            memcpy(out + 8 * i, &x, 8);
+        } else {
+            em_i128 y = x;
+            memcpy(out + 16 * i, &y, 16);
+        }
+    }
+    return EM_OK;
+}
+
 static em_status take_column(chunk_cursor *cur, em_column *c, int64_t n, em_pool *pool,
                              em_error *err) {
     c->length = n;
     c->null_count = -1;
     if (cur->p >= cur->end)
         return short_chunk(cur, err);
-    if (*cur->p++)
+    uint8_t flags = *cur->p++;
+    if ((flags & ~(COL_VALIDITY | COL_NARROW)) || ((flags & COL_NARROW) && !narrowable(c->type)))
+        return EM_FAIL(err, EM_ERR_CORRUPT, "%s: bad column flags %#x", cur->what, flags);
+    if (flags & COL_VALIDITY)
         EM_TRY(take_buffer(cur, em_bitmap_bytes(n), pool, &c->validity, err));
+    if (flags & COL_NARROW)
+        return take_narrowed(cur, c, n, pool, err);
     /* every type but NULL has a values buffer, if empty (a block of no rows) */
     if (c->type.id != EM_TYPE_NULL)
         EM_TRY(take_buffer(cur, values_bytes(c->type, n), pool, &c->values, err));
@@ -167,8 +293,8 @@ em_status em_block_append(const em_batch *b, const int32_t *sel, int64_t n, em_s
         p[3] = 0;
         p += 4;
     }
-    em_chunk_pack(b, sel, n, p);
-    out->len += (size_t)size;
+    uint8_t *end = em_chunk_pack(b, sel, n, p);
+    out->len = (size_t)(end - (uint8_t *)out->data);
     out->data[out->len] = '\0';
     return EM_OK;
 }

@@ -1079,24 +1079,171 @@ em_status em_expr_eval(em_expr_prog *prog, const em_batch *in, em_pool *pool, em
     return rc;
 }
 
-/* Narrows rows[0..*n) to those where step s is true. */
-static em_status filter_rows(ex_ctx *x, int s, int32_t *rows, int64_t *n, bool all) {
+/* Keeps the rows of rows[0..*n) (all rows 0..*n when *all) that KEEP(i)
+ * accepts; rows[] is written once the first row is dropped. */
+#define NARROW_ROWS(KEEP)                                                                          \
+    do {                                                                                           \
+        int64_t m_ = 0;                                                                            \
+        if (*all) {                                                                                \
+            for (int64_t i = 0; i < *n; i++)                                                       \
+                if (KEEP)                                                                          \
+                    rows[m_++] = (int32_t)i;                                                       \
+        } else {                                                                                   \
+            for (int64_t k_ = 0; k_ < *n; k_++) {                                                  \
+                int64_t i = rows[k_];                                                              \
+                if (KEEP)                                                                          \
+                    rows[m_++] = (int32_t)i;                                                       \
+            }                                                                                      \
+        }                                                                                          \
+        *n = m_;                                                                                   \
+        *all = false;                                                                              \
+    } while (0)
+
+#define NARROW_CMP(T, CMPEXPR)                                                                     \
+    do {                                                                                           \
+        const T *v_ = (const T *)c->values->data;                                                  \
+        const T r = K;                                                                             \
+        switch (op) {                                                                              \
+        case EM_OP_EQ: NARROW_ROWS(valid(c, i) && (CMPEXPR(v_[i], r)) == 0); break;                \
+        case EM_OP_LT: NARROW_ROWS(valid(c, i) && (CMPEXPR(v_[i], r)) < 0); break;                 \
+        case EM_OP_LE: NARROW_ROWS(valid(c, i) && (CMPEXPR(v_[i], r)) <= 0); break;                \
+        case EM_OP_GT: NARROW_ROWS(valid(c, i) && (CMPEXPR(v_[i], r)) > 0); break;                 \
+        default: NARROW_ROWS(valid(c, i) && (CMPEXPR(v_[i], r)) >= 0); break;                      \
+        }                                                                                          \
+    } while (0)
+
+#define CMP_ORDER(l, r) (((l) > (r)) - ((l) < (r)))
+
+/* UTF8String.compareTo: unsigned bytes, then length. */
+static inline int str_order(const char *a, int32_t la, const char *b, int32_t lb) {
+    int32_t m = la < lb ? la : lb;
+    int c = m > 0 ? memcmp(a, b, (size_t)m) : 0;
+    return c != 0 ? c : (la > lb) - (la < lb);
+}
+
+/* The operand of step s when it is an input column of the step's own type;
+ * NULL otherwise (the general path reports a mismatch). */
+static const em_column *input_operand(ex_ctx *x, int s) {
+    const ex_step *st = &x->prog->steps[s];
+    if (st->op != EX_INPUT || st->ordinal >= x->in->n_cols)
+        return NULL;
+    const em_column *c = &x->in->cols[st->ordinal];
+    return em_type_equal(c->type, st->type) ? c : NULL;
+}
+
+/* The conjuncts Spark's filters are mostly made of, a column's nulls and a
+ * column against a constant, narrow rows[] in one pass over the column: no
+ * register of result bits is filled to be read back, and a column without
+ * nulls leaves an isnotnull conjunct nothing to do. False when step s is not
+ * of such a shape. */
+static bool filter_fast(ex_ctx *x, int s, int32_t *rows, int64_t *n, bool *all) {
+    const ex_step *st = &x->prog->steps[s];
+    if (st->op == EX_ISNOTNULL || st->op == EX_ISNULL) {
+        const em_column *c = input_operand(x, st->args[0]);
+        if (!c || c->type.id == EM_TYPE_NULL)
+            return false;
+        if (st->op == EX_ISNOTNULL) {
+            if (c->validity)
+                NARROW_ROWS(valid(c, i));
+        } else if (c->validity) {
+            NARROW_ROWS(!valid(c, i));
+        } else {
+            *n = 0;
+            *all = false;
+        }
+        return true;
+    }
+    if (st->op != EX_CMP || st->bop == EM_OP_NULLSAFE_EQ)
+        return false;
+    em_binop op = st->bop;
+    int ci = st->args[0], ki = st->args[1];
+    if (x->prog->steps[ci].op == EX_CONST) {
+        /* k < col is col > k */
+        ci = st->args[1];
+        ki = st->args[0];
+        op = op == EM_OP_LT ? EM_OP_GT : op == EM_OP_LE ? EM_OP_GE
+           : op == EM_OP_GT ? EM_OP_LT : op == EM_OP_GE ? EM_OP_LE : op;
+    }
+    const ex_step *kst = &x->prog->steps[ki];
+    const em_column *c = input_operand(x, ci);
+    if (!c || kst->op != EX_CONST || !em_type_equal(kst->type, c->type))
+        return false;
+    const ex_value *k = &kst->k;
+    if (k->null) {
+        *n = 0;
+        *all = false;
+        return true;
+    }
+    switch (c->type.id) {
+    case EM_TYPE_INT:
+    case EM_TYPE_DATE:
+#define K ((int32_t)k->i)
+        NARROW_CMP(int32_t, CMP_ORDER);
+#undef K
+        return true;
+    case EM_TYPE_LONG:
+    case EM_TYPE_TIMESTAMP:
+    case EM_TYPE_TIMESTAMP_NTZ:
+#define K (k->i)
+        NARROW_CMP(int64_t, CMP_ORDER);
+#undef K
+        return true;
+    case EM_TYPE_DOUBLE:
+#define K (k->d)
+        NARROW_CMP(double, cmp_f64);
+#undef K
+        return true;
+    case EM_TYPE_DECIMAL:
+#define K (k->dec)
+        NARROW_CMP(em_i128, CMP_ORDER);
+#undef K
+        return true;
+    case EM_TYPE_STRING:
+    case EM_TYPE_BINARY: {
+        if (!c->data)
+            return false;
+        const int32_t *off = em_column_offsets(c);
+        const char *chars = em_column_chars(c);
+        const char *ks = k->s;
+        int32_t kl = k->len;
+        if (op == EM_OP_EQ) {
+            NARROW_ROWS(valid(c, i) && off[i + 1] - off[i] == kl &&
+                        (kl == 0 || memcmp(chars + off[i], ks, (size_t)kl) == 0));
+            return true;
+        }
+#define ORDER str_order(chars + off[i], off[i + 1] - off[i], ks, kl)
+        switch (op) {
+        case EM_OP_LT: NARROW_ROWS(valid(c, i) && ORDER < 0); break;
+        case EM_OP_LE: NARROW_ROWS(valid(c, i) && ORDER <= 0); break;
+        case EM_OP_GT: NARROW_ROWS(valid(c, i) && ORDER > 0); break;
+        default: NARROW_ROWS(valid(c, i) && ORDER >= 0); break;
+        }
+#undef ORDER
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+/* Narrows rows[0..*n) to those where step s is true. While *all, rows[] is
+ * not written yet and stands for every row 0..*n. */
+static em_status filter_rows(ex_ctx *x, int s, int32_t *rows, int64_t *n, bool *all) {
     const ex_step *st = &x->prog->steps[s];
     if (st->op == EX_AND) {
         EM_TRY(filter_rows(x, st->args[0], rows, n, all));
-        return filter_rows(x, st->args[1], rows, n, false);
+        return filter_rows(x, st->args[1], rows, n, all);
     }
-    EM_TRY(eval_step(x, s, all ? NULL : rows, *n));
+    if (filter_fast(x, s, rows, n, all))
+        return EM_OK;
+    EM_TRY(eval_step(x, s, *all ? NULL : rows, *n));
     const em_column *r = reg(x, s);
-    int64_t m = 0;
-    if (r->type.id == EM_TYPE_BOOLEAN) {
-        for (int64_t k = 0; k < *n; k++) {
-            int64_t i = all ? k : rows[k];
-            if (valid(r, i) && em_bit_get(r->values->data, i))
-                rows[m++] = (int32_t)i;
-        }
+    if (r->type.id == EM_TYPE_BOOLEAN)
+        NARROW_ROWS(valid(r, i) && em_bit_get(r->values->data, i));
+    else {
+        *n = 0;
+        *all = false;
     }
-    *n = m;
     return EM_OK;
 }
 
@@ -1112,11 +1259,11 @@ em_status em_expr_filter(em_expr_prog *prog, em_batch *in, em_error *err) {
     bool all = in->sel == NULL;
     if (!all)
         memcpy(rows, in->sel, (size_t)n * sizeof *rows);
-    /* with no selection, rows[] is filled by the first conjunct */
-    em_status rc = filter_rows(&x, prog->n_steps - 1, rows, &n, all);
+    /* with no selection, rows[] is filled by the first conjunct that drops a row */
+    em_status rc = filter_rows(&x, prog->n_steps - 1, rows, &n, &all);
     em_strbuf_reset(&x.scratch);
     release_regs(prog);
-    if (rc == EM_OK) {
+    if (rc == EM_OK && !all) {
         rc = em_batch_sel_reserve(in, n, err);
         if (rc == EM_OK) {
             if (n > 0)

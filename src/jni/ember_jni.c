@@ -42,6 +42,7 @@ typedef struct jni_task {
     em_task *t;
     jobject memory;
     jmethodID acquire;
+    em_strbuf map_out; /* a map task's records, its memory kept from call to call */
 } jni_task;
 
 /* em_pool_grant_fn over EmberMemoryConsumer.acquire(long): long, called on
@@ -504,23 +505,24 @@ JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_taskMetrics(JNIEnv *env, j
 }
 
 /* A map task's next records [int32 partition][int32 rows][int32 length][block] (about
- * 1 MiB of them), or null at the end. */
+ * MAP_RECORDS_TARGET bytes of them), or null at the end. */
+#define MAP_RECORDS_TARGET ((int64_t)1 << 20)
+
 JNIEXPORT jbyteArray JNICALL Java_dev_ember_spark_Native_taskMapNext(JNIEnv *env, jclass cls,
                                                                    jlong h) {
     (void)cls;
     jni_task *jt = (jni_task *)(intptr_t)h;
     em_error err;
     memset(&err, 0, sizeof err);
-    em_strbuf sb;
-    em_strbuf_init(&sb);
-    em_status s = em_task_map_next(jt->t, &sb, (int64_t)1 << 20, &err);
+    em_strbuf *sb = &jt->map_out;
+    em_strbuf_clear(sb);
+    em_status s = em_task_map_next(jt->t, sb, MAP_RECORDS_TARGET, &err);
     jbyteArray r = NULL;
     if (s == EM_OK) {
-        r = (*env)->NewByteArray(env, (jsize)sb.len);
+        r = (*env)->NewByteArray(env, (jsize)sb->len);
         if (r)
-            (*env)->SetByteArrayRegion(env, r, 0, (jsize)sb.len, (const jbyte *)sb.data);
+            (*env)->SetByteArrayRegion(env, r, 0, (jsize)sb->len, (const jbyte *)sb->data);
     }
-    em_strbuf_reset(&sb);
     if (s != EM_OK && s != EM_DONE) {
         em_error_prefix(&err, "%s", em_status_name(s));
         throw_msg(env, err.msg);
@@ -650,5 +652,6 @@ JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskDestroy(JNIEnv *env, jcla
     em_task_destroy(jt->t);
     if (jt->memory)
         (*env)->DeleteGlobalRef(env, jt->memory);
+    em_strbuf_reset(&jt->map_out);
     free(jt);
 }

@@ -118,8 +118,7 @@ em_status em_spill_write(em_spill *s, const em_batch *b, em_error *err) {
             }
             cap = size;
         }
-        em_chunk_pack(b, sel, n, buf);
-        st = spill_put(s, buf, size, err);
+        st = spill_put(s, buf, em_chunk_pack(b, sel, n, buf) - buf, err);
     }
     if (buf)
         em_pool_free(s->pool, buf, cap);

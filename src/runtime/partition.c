@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "ember/hash.h"
+#include "ops/op_util.h"
 #include "ops/sort_keys.h"
 #include "runtime/internal.h"
 
@@ -98,6 +99,7 @@ struct rt_partitioner {
     rt_partitioning part;
     int n_progs;
     em_expr_prog **progs;
+    int *pass;       /* hash keys that are input columns: their index, else -1 */
     int64_t rr_next; /* round robin: the next partition */
     int32_t *hashes;
     int64_t hashes_cap;
@@ -109,6 +111,7 @@ void rt_partitioner_free(rt_partitioner *pt) {
     for (int i = 0; i < pt->n_progs; i++)
         em_expr_prog_free(pt->progs[i]);
     free(pt->progs);
+    free(pt->pass);
     free(pt->hashes);
     free(pt);
 }
@@ -124,12 +127,15 @@ em_status rt_partitioner_create(const rt_partitioning *p, const em_expr *const *
     pt->rr_next = p->n > 0 ? task % p->n : 0;
     if (p->kind == RT_PART_HASH || p->kind == RT_PART_RANGE) {
         pt->progs = calloc((size_t)(p->n_keys > 0 ? p->n_keys : 1), sizeof *pt->progs);
-        if (!pt->progs) {
-            free(pt);
+        pt->pass = malloc(sizeof *pt->pass * (size_t)(p->n_keys > 0 ? p->n_keys : 1));
+        if (!pt->progs || !pt->pass) {
+            rt_partitioner_free(pt);
             return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
         }
         for (int i = 0; i < p->n_keys; i++) {
             const em_expr *k = p->kind == RT_PART_RANGE ? p->keys[i]->args[0] : p->keys[i];
+            /* a column is hashed where it lies, not copied out of the batch first */
+            pt->pass[i] = p->kind == RT_PART_HASH ? opu_passthrough_index(k, attrs, n_attrs) : -1;
             em_status s = em_expr_compile(k, attrs, n_attrs, opts, &pt->progs[i], err);
             if (s != EM_OK) {
                 em_error_prefix(err, "%s key %d", rt_part_kind_name(p->kind), i + 1);
@@ -170,6 +176,11 @@ em_status rt_partitioner_ids(rt_partitioner *pt, const em_batch *b, int32_t *ids
     for (int64_t k = 0; k < n; k++)
         pt->hashes[k] = EM_HASH_SEED;
     for (int i = 0; i < pt->n_progs; i++) {
+        if (pt->pass[i] >= 0 && pt->pass[i] < b->n_cols &&
+            em_type_equal(b->cols[pt->pass[i]].type, em_expr_prog_type(pt->progs[i]))) {
+            em_hash_column(&b->cols[pt->pass[i]], b->sel, n, pt->hashes);
+            continue;
+        }
         em_column c;
         memset(&c, 0, sizeof c);
         em_status s = em_expr_eval(pt->progs[i], b, b->pool, &c, err);

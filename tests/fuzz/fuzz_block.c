@@ -31,8 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         em_strbuf out;
         em_strbuf_init(&out);
         /* bits past a column's rows (a bitmap's padding) may differ from
-         * the input's: the lengths must agree */
-        if (em_block_append(b, sel, b->n_rows, &out, &err) == EM_OK && out.len != size)
+         * the input's, and the writer narrows values as far as they allow,
+         * which an input need not have: a block read back never grows */
+        if (em_block_append(b, sel, b->n_rows, &out, &err) == EM_OK && out.len > size)
             abort();
         em_strbuf_reset(&out);
         free(sel);

@@ -9,6 +9,7 @@
 #include "testutil.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ember/chunk.h"
@@ -160,6 +161,100 @@ static void test_block_damage(void **state) {
     em_batch_destroy(b);
 }
 
+/* One column of type t holding vals[0..n), read back through a block;
+ * returns the block's size. */
+static size_t round_trip_ints(em_type t, const int64_t *vals, const bool *nulls, int n) {
+    em_error err = {0};
+    em_schema s = {0};
+    EM_ASSERT_OK(em_schema_init(&s, 1, &err), &err);
+    EM_ASSERT_OK(em_schema_set(&s, 0, "v", t, true, &err), &err);
+    em_batch *b = NULL;
+    EM_ASSERT_OK(em_batch_create(&s, n, NULL, &b, &err), &err);
+    em_schema_reset(&s);
+    int32_t *sel = calloc((size_t)n, sizeof *sel);
+    assert_non_null(sel);
+    for (int i = 0; i < n; i++) {
+        uint8_t v[16] = {0};
+        if (t.id == EM_TYPE_INT) {
+            int32_t x = (int32_t)vals[i];
+            memcpy(v, &x, 4);
+        } else if (t.id == EM_TYPE_DECIMAL) {
+            /* beyond 64 bits when vals[i] is INT64_MAX: a decimal(38) value */
+            em_i128 x = vals[i] == INT64_MAX ? (em_i128)vals[i] * 1000 : (em_i128)vals[i];
+            memcpy(v, &x, 16);
+        } else {
+            memcpy(v, &vals[i], 8);
+        }
+        if (nulls && nulls[i])
+            EM_ASSERT_OK(em_column_append_null(&b->cols[0], &err), &err);
+        else
+            EM_ASSERT_OK(em_column_append_fixed(&b->cols[0], v, &err), &err);
+        sel[i] = n - 1 - i; /* backwards: the selection is honoured */
+    }
+    b->n_rows = n;
+    em_strbuf out = {0};
+    EM_ASSERT_OK(em_block_append(b, sel, n, &out, &err), &err);
+    em_batch *r = NULL;
+    EM_ASSERT_OK(em_block_read((const uint8_t *)out.data, (int64_t)out.len, NULL, &r, "ints", &err),
+                 &err);
+    assert_int_equal(r->n_rows, n);
+    for (int i = 0; i < n; i++)
+        assert_same_value(&b->cols[0], sel[i], &r->cols[0], i);
+    size_t size = out.len;
+    em_batch_destroy(r);
+    em_strbuf_reset(&out);
+    em_batch_destroy(b);
+    free(sel);
+    return size;
+}
+
+/* Integer-like values are written as offsets from their least value in as
+ * few bytes as their span needs, and read back the same at every width and
+ * at the edges of their types (a span of all 64 bits, decimals beyond 64
+ * bits, which stay as they are). */
+static void test_block_narrowed(void **state) {
+    (void)state;
+    enum { N = 1000 };
+    int64_t v[N];
+    bool nulls[N];
+    const int64_t spans[] = {0, 200, 60000, 4000000000LL, INT64_MAX};
+    const em_type types[] = {em_type_make(EM_TYPE_LONG), em_type_make(EM_TYPE_TIMESTAMP),
+                             em_type_decimal(12, 2), em_type_decimal(38, 0),
+                             em_type_make(EM_TYPE_INT)};
+    for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++) {
+        for (size_t si = 0; si < sizeof spans / sizeof *spans; si++) {
+            int64_t span = spans[si];
+            if (types[ti].id == EM_TYPE_INT && span > 60000)
+                span = INT32_MAX;
+            if (types[ti].id == EM_TYPE_DECIMAL && types[ti].precision == 12 && span > 60000)
+                span = 999999999999LL;
+            for (int i = 0; i < N; i++) {
+                /* from the type's bottom when the span is the whole range */
+                int64_t lo = span == INT64_MAX ? INT64_MIN
+                           : span == INT32_MAX ? INT32_MIN : -17;
+                v[i] = i == N - 1 ? (span == INT64_MAX ? INT64_MAX : lo + span)
+                                  : lo + (int64_t)((uint64_t)i * 7919u % ((uint64_t)span + 1));
+                if (types[ti].precision == 38 && i == 5)
+                    v[i] = INT64_MAX; /* one value beyond 64 bits */
+                nulls[i] = i % 11 == 3;
+            }
+            size_t size = round_trip_ints(types[ti], v, nulls, N);
+            size_t raw = (size_t)N * (size_t)em_type_width(types[ti]);
+            bool as_they_were = types[ti].precision == 38 ||
+                                (types[ti].id == EM_TYPE_INT ? span > UINT16_MAX
+                                 : types[ti].id == EM_TYPE_DECIMAL ? false
+                                                                   : span > UINT32_MAX);
+            if (as_they_were)
+                assert_true(size > raw);
+            else
+                assert_true(size < raw * 3 / 4);
+            size = round_trip_ints(types[ti], v, NULL, N);
+            if (span == 0 && types[ti].precision != 38)
+                assert_true(size < (size_t)N + 100); /* one byte a row */
+        }
+    }
+}
+
 /* One string column ["ab", "cd"]: its offsets 0, 2, 4 sit right after the
  * block header (8), the type (4), the chunk header (24) and the validity
  * flag (1); an offset running backwards is refused. */
@@ -200,6 +295,7 @@ int main(void) {
         cmocka_unit_test(test_block_round_trip),
         cmocka_unit_test(test_block_damage),
         cmocka_unit_test(test_block_string_offsets),
+        cmocka_unit_test(test_block_narrowed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -804,6 +804,78 @@ static void test_filter(void **state) {
     tc_close(&t);
 }
 
+/* A filter keeps exactly the rows where the same condition, evaluated as a
+ * value, is true: the filter's one-pass shapes (a column's nulls, a column
+ * against a constant on either side) agree with the general evaluator, with
+ * and without nulls in the column and with and without a selection. */
+static void test_filter_matches_eval(void **state) {
+    (void)state;
+    static const char *const with_nulls[][N_COLS] = {
+        R("1", "7", "1.5", "1.00", "a", "1998-09-01", NULL, NULL, NULL),
+        R(NULL, "3", NULL, NULL, "b", NULL, NULL, NULL, NULL),
+        R("5", NULL, "-0.0", "2.50", "c", "1998-09-02", NULL, NULL, NULL),
+        R("-4", "-9", "NaN", "-1.25", "d", "1998-09-03", NULL, NULL, NULL),
+        R("0", "0", "0.0", "0.00", "e", "1990-01-01", NULL, NULL, NULL),
+    };
+    static const char *const no_nulls[][N_COLS] = {
+        R("1", "7", "1.5", "1.00", "a", "1998-09-01", NULL, NULL, NULL),
+        R("3", "3", "2.0", "3.00", "b", "1998-09-04", NULL, NULL, NULL),
+        R("5", "1", "-0.0", "2.50", "c", "1998-09-02", NULL, NULL, NULL),
+        R("-4", "-9", "NaN", "-1.25", "d", "1998-09-03", NULL, NULL, NULL),
+        R("0", "0", "0.0", "0.00", "e", "1990-01-01", NULL, NULL, NULL),
+    };
+    static const char *const conds[] = {
+        "(a#1 > 0)", "(0 < a#1)", "(a#1 = 5)", "(a#1 <= 1)", "(1 >= a#1)", "(b#2 < 3)",
+        "(b#2 >= 0)", "(c#3 > 0.0)", "(c#3 = 0.0)", "(c#3 < NaN)", "(c#3 >= NaN)",
+        "(f#6 <= 1998-09-02)", "(1998-09-02 < f#6)", "(d#4 > 1.00)", "(d#4 = 2.50)",
+        "isnotnull(a#1)", "isnull(a#1)", "isnotnull(c#3)", "(a#1 > null)",
+        "((isnotnull(a#1) AND (a#1 > -5)) AND isnotnull(b#2))",
+        "((isnotnull(f#6) AND (f#6 < 1998-09-03)) AND (b#2 > 0))",
+        "(e#5 = c)", "(e#5 < c)", "(c <= e#5)", "(e#5 > bb)", "(e#5 >= cc)", "(e#5 = ccc)",
+    };
+    const char *const(*sets[2])[N_COLS] = {with_nulls, no_nulls};
+    int32_t some[] = {0, 2, 3};
+    for (size_t ci = 0; ci < sizeof conds / sizeof *conds; ci++) {
+        tc t;
+        EM_ASSERT_OK(tc_open(&t, conds[ci], false), &t.err);
+        for (int set = 0; set < 2; set++) {
+            for (int use_sel = 0; use_sel < 2; use_sel++) {
+                em_batch *b = make_batch(sets[set], 5);
+                const int32_t *sel = use_sel ? some : NULL;
+                int n = use_sel ? 3 : 5;
+                if (sel) {
+                    EM_ASSERT_OK(em_batch_sel_reserve(b, n, &t.err), &t.err);
+                    memcpy(b->sel, sel, sizeof some);
+                    b->n_sel = n;
+                }
+                em_column v;
+                EM_ASSERT_OK(em_expr_eval(t.prog, b, NULL, &v, &t.err), &t.err);
+                bool want[5] = {false};
+                int n_want = 0;
+                for (int k = 0; k < n; k++) {
+                    int i = sel ? sel[k] : k;
+                    want[i] = v.type.id == EM_TYPE_BOOLEAN && em_column_is_valid(&v, i) &&
+                              em_bit_get(v.values->data, i);
+                    n_want += want[i];
+                }
+                em_column_reset(&v);
+                EM_ASSERT_OK(em_expr_filter(t.prog, b, &t.err), &t.err);
+                int n_got = b->sel ? (int)b->n_sel : 5;
+                if (n_got != n_want)
+                    fail_msg("%s (set %d, sel %d): %d rows kept, expected %d", conds[ci], set,
+                             use_sel, n_got, n_want);
+                for (int k = 0; k < n_got; k++) {
+                    int i = b->sel ? b->sel[k] : k;
+                    if (!want[i])
+                        fail_msg("%s (set %d, sel %d): row %d kept", conds[ci], set, use_sel, i);
+                }
+                em_batch_destroy(b);
+            }
+        }
+        tc_close(&t);
+    }
+}
+
 /* Binding errors name the attribute; unsupported functions are refused at
  * compile time. */
 static void test_compile_errors(void **state) {
@@ -979,6 +1051,7 @@ int main(void) {
         cmocka_unit_test(test_case_if_coalesce),
         cmocka_unit_test(test_selection),
         cmocka_unit_test(test_filter),
+        cmocka_unit_test(test_filter_matches_eval),
         cmocka_unit_test(test_compile_errors),
         cmocka_unit_test(test_scalar_subquery),
         cmocka_unit_test(test_decimal_helpers),

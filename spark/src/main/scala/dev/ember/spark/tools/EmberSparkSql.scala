@@ -131,30 +131,40 @@ object EmberSparkSql {
 
   private def statement(spark: SparkSession, name: String, sql: String, o: Options,
                         out: PrintStream): Outcome = {
-    def timed(ember: Boolean): (Seq[Row], Double, SparkPlan, DataFrame) = {
-      spark.conf.set("spark.ember.sql.enabled", ember.toString)
-      var last: (Seq[Row], Double, SparkPlan, DataFrame) = null
-      val times = (0 until o.warmup + o.repeat).map { i =>
+    final class Side(val ember: Boolean) {
+      var last: (Seq[Row], SparkPlan, DataFrame) = _
+      val times = scala.collection.mutable.ArrayBuffer.empty[Double]
+      def run(i: Int): Unit = {
+        spark.conf.set("spark.ember.sql.enabled", ember.toString)
         val t0 = System.nanoTime()
         val df = spark.sql(sql)
         val rows = df.collect().toSeq
         val ms = (System.nanoTime() - t0) / 1e6
-        last = (rows, ms, df.queryExecution.executedPlan, df)
-        if (i >= o.warmup) ms else -1.0
-      }.filter(_ >= 0).sorted
-      (last._1, times(times.size / 2), last._3, last._4)
+        last = (rows, df.queryExecution.executedPlan, df)
+        if (i >= o.warmup) times += ms
+      }
+      def median: Double = { val t = times.sorted; t(t.size / 2) }
     }
     try {
-      val (rows, emberMs, plan, df) = timed(ember = true)
+      // with --compare the two sides take turns, run by run, so that neither
+      // gets a JVM the other has warmed up for this statement
+      val emberSide = new Side(ember = true)
+      val vanillaSide = if (o.compare) Some(new Side(ember = false)) else None
+      (0 until o.warmup + o.repeat).foreach { i =>
+        emberSide.run(i)
+        vanillaSide.foreach(_.run(i))
+      }
+      val (rows, plan, df) = emberSide.last
+      val emberMs = emberSide.median
       val stats = PlanStats.of(plan)
       if (sys.env.contains("EMBER_DEBUG")) System.err.println(plan.toString)
       if (!o.quiet) print(df, rows, o.format, out)
       var equal: Option[Boolean] = None
       var vanillaMs: Option[Double] = None
       var error: Option[String] = None
-      if (o.compare) {
-        val (vrows, vms, _, vdf) = timed(ember = false)
-        vanillaMs = Some(vms)
+      vanillaSide.foreach { v =>
+        val (vrows, _, vdf) = v.last
+        vanillaMs = Some(v.median)
         val ordered = vdf.queryExecution.optimizedPlan.isInstanceOf[LogicalSort] ||
           vdf.queryExecution.optimizedPlan.collectFirst { case s: LogicalSort if s.global => s }.nonEmpty
         val diff = ResultCompare.diff(rows, vrows, ordered)
