@@ -8,10 +8,11 @@ import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Cast, Literal, SortOrder}
-import org.apache.spark.sql.catalyst.plans.physical.{BroadcastPartitioning, Partitioning}
+import org.apache.spark.sql.catalyst.plans.physical.{BroadcastPartitioning, Distribution, Partitioning, UnknownPartitioning}
 import org.apache.spark.sql.execution.{ExecSubqueryExpression, FileSourceScanExec, ScalarSubquery, SparkPlan}
 import org.apache.spark.sql.execution.datasources.{FilePartition, FileScanRDD}
 import org.apache.spark.sql.execution.ember.SparkInternals
+import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ShuffleExchangeLike}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.types.{DataType, StringType, TimestampType}
 import org.apache.spark.sql.vectorized.ColumnarBatch
@@ -44,14 +45,33 @@ case class EmberExec(
     subqueryExprs: Seq[ExecSubqueryExpression])(
     @transient val original: SparkPlan,
     @transient val scans: Map[Int, FileSourceScanExec],
-    val batchRows: Int)
+    val batchRows: Int,
+    val inputDistributions: Seq[Distribution] = Nil)
   extends SparkPlan {
 
   override def supportsColumnar: Boolean = true
   override def supportsRowBased: Boolean = false
-  override def outputPartitioning: Partitioning = original.outputPartitioning
-  override def outputOrdering: Seq[SortOrder] = original.outputOrdering
-  override protected def otherCopyArgs: Seq[AnyRef] = Seq(original, scans, Int.box(batchRows))
+  /** As the replaced subtree's output is laid out; when it is an exchange,
+   *  this node is the exchange's map side, whose tasks hold its child's rows
+   *  (AQE's local shuffle read reports the map side's partitioning as its
+   *  own, and must not take it for the exchange's). */
+  private def laidOutAs: SparkPlan = original match {
+    case x: ShuffleExchangeLike => x.child
+    case b: BroadcastExchangeLike => b.child
+    case p => p
+  }
+  override def outputPartitioning: Partitioning =
+    if (original == null) UnknownPartitioning(0) else laidOutAs.outputPartitioning
+  override def outputOrdering: Seq[SortOrder] =
+    if (original == null) Nil else laidOutAs.outputOrdering
+  /** What the replaced nodes required of each input (EmberRules): AQE checks
+   *  a re-optimized plan against these, so inputs that a join inside matches
+   *  partition by partition are never read locally or coalesced apart. */
+  override def requiredChildDistribution: Seq[Distribution] =
+    if (inputDistributions.size == children.size) inputDistributions
+    else super.requiredChildDistribution
+  override protected def otherCopyArgs: Seq[AnyRef] =
+    Seq(original, scans, Int.box(batchRows), inputDistributions)
   override def nodeName: String = "Ember"
   /** The nodes Ember runs here, as C numbered them: `Filter (3) [loreId=1]`. */
   private def innerNodes: String = nodes.map { n =>
@@ -85,13 +105,14 @@ case class EmberExec(
   }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): SparkPlan =
-    copy(children = newChildren)(original, scans, batchRows)
+    copy(children = newChildren)(original, scans, batchRows, inputDistributions)
 
   /** Equal for equal replaced subtrees (exchange and subquery reuse compare
    *  canonical plans); still an Ember node, so it stays columnar. */
   override protected def doCanonicalize(): SparkPlan = {
     val key = if (original != null) original.canonicalized.treeString else planJson
-    EmberExec(key, "", Nil, Nil, children.map(_.canonicalized), Nil)(null, Map.empty, batchRows)
+    EmberExec(key, "", Nil, Nil, children.map(_.canonicalized), Nil)(null, Map.empty, batchRows,
+      inputDistributions)
   }
 
   override protected def doExecute(): RDD[InternalRow] =

@@ -6,6 +6,7 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.plans.physical.{Distribution, UnspecifiedDistribution}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, InSubqueryExec, RowToColumnarExec, SparkPlan, SubqueryBroadcastExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, BroadcastQueryStageExec, ShuffleQueryStageExec}
@@ -116,7 +117,24 @@ object EmberOverrides extends Logging {
       case e: ExecSubqueryExpression => e
     }))
     EmberExec(withLoreIds(json, infos), confJson, infos, root.output, inputs, subqueries)(
-      root, scans, batchRows)
+      root, scans, batchRows, inputs.map(requirementOf(root, _)))
+  }
+
+  /** What the replaced subtree required of an input's partitioning: the
+   *  nearest requirement above it that it met (a sort-merge join's clustering
+   *  through the sorts between them, a final aggregate's). A fused node
+   *  hides these from Spark, whose AQE would otherwise read such an input
+   *  locally after turning a join below into a broadcast one, and so pair
+   *  partitions that do not hold the same keys. */
+  private def requirementOf(root: SparkPlan, input: SparkPlan): Distribution = {
+    def path(p: SparkPlan): Option[List[(SparkPlan, Int)]] =
+      if (p eq input) Some(Nil)
+      else p.children.indices.iterator.map(j => path(p.children(j)).map((p, j) :: _))
+        .collectFirst { case Some(rest) => rest }
+    path(root).getOrElse(Nil).reverseIterator.map { case (p, j) =>
+      p.requiredChildDistribution.lift(j).getOrElse(UnspecifiedDistribution)
+    }.find(d => d != UnspecifiedDistribution && input.outputPartitioning.satisfies(d))
+      .getOrElse(UnspecifiedDistribution)
   }
 
   /** The fragment JSON with the LORE ids the whole plan's decisions gave. */
