@@ -80,6 +80,12 @@ em_status em_strbuf_appendf(em_strbuf *sb, em_error *err, const char *fmt, ...) 
 em_status em_value_text(const em_column *c, int64_t row, em_strbuf *out, bool *is_null,
                         em_error *err) EM_MUST_CHECK;
 
+/* The fewest significant digits of a finite v that read back as v (as a
+ * float when is_float, which is never rounded twice), in printf's %e form
+ * with the mantissa's trailing zeros dropped: "[-]d[.ddd]e[+-]XX". These are
+ * the digits Java's Double.toString and Float.toString print (JDK 19 on). */
+void em_shortest_e(double v, bool is_float, char *buf, size_t cap);
+
 /* Scalar formatters behind em_value_text, for callers holding loose values. */
 em_status em_text_double(em_strbuf *out, double v, em_error *err);
 em_status em_text_float(em_strbuf *out, float v, em_error *err);

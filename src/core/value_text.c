@@ -2,10 +2,9 @@
 /*
  * Canonical value text (format documented in value_text.h).
  *
- * Floating point: the shortest round-tripping digits are found by asking
- * printf for 1, 2, ... significant digits in %e form until strtod (strtof for
- * float, so a float is never double-rounded) reads the same value back; 17
- * (double) or 9 (float) digits always suffice. The digits and exponent are
+ * Floating point: the shortest round-tripping digits (em_shortest_e) come
+ * from printf's correctly rounded %e and strtod (strtof for float, so a
+ * float is never double-rounded) reading them back. The digits and exponent are
  * then laid out as Python's repr does, which is also the layout DuckDB
  * and most engines use for the common range.
  *
@@ -15,6 +14,7 @@
  * Timestamps split microseconds with floor division so instants before 1970
  * land on the right day.
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,6 +125,39 @@ static em_status layout_float(em_strbuf *out, bool neg, const char *digits, int 
     return em_strbuf_append(out, buf, (size_t)k, err);
 }
 
+static bool reads_back(const char *text, double v, bool is_float) {
+    return is_float ? strtof(text, NULL) == (float)v : strtod(text, NULL) == v;
+}
+
+/* Any decimal of at most DIG significant digits (15 for double, 6 for
+ * float) survives a trip through a normal value of the binary type and back
+ * to DIG digits.
+ * So when v printed with DIG digits does not read back as v, nothing
+ * shorter does; and when it does, its digits are those of the shortest such
+ * decimal, padded with zeros. One printf then decides what a search over
+ * 1, 2, ... digits would, and only 16 and 17 (7 to 9) remain to try. */
+void em_shortest_e(double v, bool is_float, char *buf, size_t cap) {
+    int dig = is_float ? 6 : 15, max = is_float ? 9 : 17;
+    /* subnormals carry fewer digits than DIG: they are searched from one */
+    bool normal = fabs(v) >= (is_float ? (double)FLT_MIN : DBL_MIN);
+    int prec = normal ? dig : 1;
+    snprintf(buf, cap, "%.*e", prec - 1, v);
+    while (!reads_back(buf, v, is_float) && prec < max) {
+        prec++;
+        snprintf(buf, cap, "%.*e", prec - 1, v);
+    }
+    char *e = strchr(buf, 'e'), *dot = strchr(buf, '.');
+    if (!e || !dot || dot > e)
+        return; /* one digit, or not finite (printf's own text) */
+    char *end = e;
+    while (end > dot + 1 && end[-1] == '0')
+        end--;
+    if (end == dot + 1)
+        end = dot;
+    if (end != e)
+        memmove(end, e, strlen(e) + 1);
+}
+
 /* Shared by float and double: digits of |v| with `prec` significant digits. */
 static em_status text_floating(em_strbuf *out, double v, bool is_float, em_error *err) {
     if (isnan(v))
@@ -136,13 +169,7 @@ static em_status text_floating(em_strbuf *out, double v, bool is_float, em_error
     if (a == 0.0)
         return em_strbuf_appends(out, neg ? "-0.0" : "0.0", err);
     char e[48];
-    int max = is_float ? 9 : 17;
-    for (int p = 1; p <= max; p++) {
-        snprintf(e, sizeof e, "%.*e", p - 1, a);
-        bool same = is_float ? strtof(e, NULL) == (float)a : strtod(e, NULL) == a;
-        if (same)
-            break;
-    }
+    em_shortest_e(a, is_float, e, sizeof e);
     /* e is "d[.ddd]e[+-]XX" */
     char digits[24];
     int nd = 0;

@@ -11,6 +11,7 @@
  * 128-bit remainder, which cannot overflow because the remainder stays below
  * the divisor before each shift.
  */
+#include "ember/value_text.h"
 #include "expr/decimal.h"
 
 #include <math.h>
@@ -517,11 +518,7 @@ bool em_dec_from_double(double d, int precision, int scale, em_i128 *out) {
         return false;
     /* shortest round-trip text, as Double.toString feeds BigDecimal */
     char buf[40];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
-        if (strtod(buf, NULL) == d)
-            break;
-    }
+    em_shortest_e(d, false, buf, sizeof buf);
     bool bad;
     return em_dec_parse(buf, (int64_t)strlen(buf), precision, scale, out, &bad);
 }

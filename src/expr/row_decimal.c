@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/value_text.h"
 #include "expr/row_internal.h"
 
 /* 10^0 .. 10^38: every precision a decimal type can have */
@@ -472,14 +473,7 @@ bool rdec_parse(const char *p, int64_t n, rdec *out) {
 
 void row_shortest_digits(double v, bool is_float, char *digits, int *exp10) {
     char buf[64];
-    int max = is_float ? 9 : 17;
-    for (int prec = 1; prec <= max; prec++) {
-        snprintf(buf, sizeof buf, "%.*e", prec - 1, fabs(v));
-        bool same = is_float ? (float)strtod(buf, NULL) == (float)fabs(v)
-                             : strtod(buf, NULL) == fabs(v);
-        if (same || prec == max)
-            break;
-    }
+    em_shortest_e(fabs(v), is_float, buf, sizeof buf);
     /* buf is d.ddde[+-]x */
     int n = 0;
     const char *q = buf;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ember/value_text.h"
 #include "expr/internal.h"
 
 bool ex_type_is_integral(em_type t) {
@@ -478,12 +479,7 @@ static em_status java_float_text(em_strbuf *out, double v, bool is_float, em_err
     if (v == 0)
         return em_strbuf_appends(out, signbit(v) ? "-0.0" : "0.0", err);
     char buf[48];
-    int maxp = is_float ? 9 : 17;
-    for (int prec = 1; prec <= maxp; prec++) {
-        snprintf(buf, sizeof buf, "%.*e", prec - 1, v);
-        if (is_float ? (float)strtod(buf, NULL) == (float)v : strtod(buf, NULL) == v)
-            break;
-    }
+    em_shortest_e(v, is_float, buf, sizeof buf);
     char digits[24];
     int nd = 0;
     const char *q = buf;

@@ -264,11 +264,7 @@ static void java_floating(char *out, size_t cap, double v, bool is_float) {
         return;
     }
     char tmp[64];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, v);
-        if (is_float ? strtof(tmp, NULL) == (float)v : strtod(tmp, NULL) == v)
-            break;
-    }
+    em_shortest_e(v, is_float, tmp, sizeof tmp);
     /* tmp: [-]d[.ddd]e[+-]xx */
     const char *p = tmp;
     bool neg = *p == '-';

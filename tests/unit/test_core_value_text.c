@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <float.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,69 @@ static const char *ts(int64_t us) {
     em_strbuf_clear(&sb);
     EM_ASSERT_OK(em_text_timestamp(&sb, us, NULL), &(em_error){0});
     return em_strbuf_cstr(&sb);
+}
+
+/* The shortest digits by search: 1, 2, ... significant digits until they
+ * read back, trailing zeros dropped (the definition em_shortest_e shortcuts). */
+static void shortest_by_search(double v, bool is_float, char *digits, int *exp10) {
+    char buf[64];
+    int max = is_float ? 9 : 17;
+    for (int p = 1; p <= max; p++) {
+        snprintf(buf, sizeof buf, "%.*e", p - 1, v);
+        if (is_float ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
+            break;
+    }
+    int n = 0;
+    const char *q = buf;
+    for (; *q && *q != 'e'; q++)
+        if (*q >= '0' && *q <= '9')
+            digits[n++] = *q;
+    while (n > 1 && digits[n - 1] == '0')
+        n--;
+    digits[n] = '\0';
+    *exp10 = atoi(q + 1);
+}
+
+/* em_shortest_e gives the search's digits for random doubles and floats of
+ * every magnitude, subnormals and the edges included. */
+static void test_shortest_digits(void **state) {
+    (void)state;
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    const double edges[] = {DBL_MIN, DBL_MAX, DBL_TRUE_MIN, 5e-324, 0.1, 0.3, 1e23, 9007199254740993.0,
+                            (double)FLT_MIN, (double)FLT_MAX, 1.17549421e-38, 0.0, -2.5};
+    for (int i = 0; i < 200000 + (int)(sizeof edges / sizeof *edges); i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double v;
+        if (i < (int)(sizeof edges / sizeof *edges)) {
+            v = edges[i];
+        } else if (i % 3 == 0) {
+            memcpy(&v, &x, 8); /* any bit pattern */
+        } else {
+            /* short decimals, as data holds them */
+            v = (double)(int64_t)(x % 100000000) / pow(10.0, (double)(x >> 59));
+        }
+        for (int f = 0; f < 2; f++) {
+            bool is_float = f == 1;
+            double w = is_float ? (double)(float)v : v;
+            if (!isfinite(w))
+                continue;
+            char want[32], got_digits[32], buf[64];
+            int want_exp;
+            shortest_by_search(w, is_float, want, &want_exp);
+            em_shortest_e(w, is_float, buf, sizeof buf);
+            int n = 0;
+            const char *q = buf;
+            for (; *q && *q != 'e'; q++)
+                if (*q >= '0' && *q <= '9')
+                    got_digits[n++] = *q;
+            got_digits[n] = '\0';
+            if (strcmp(want, got_digits) != 0 || want_exp != atoi(q + 1))
+                fail_msg("%.17g (%s): %se%d by search, %s", w, is_float ? "float" : "double", want,
+                         want_exp, buf);
+        }
+    }
 }
 
 static void test_floats(void **state) {
@@ -323,6 +387,7 @@ static int teardown(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_floats),  cmocka_unit_test(test_decimals),
+        cmocka_unit_test(test_shortest_digits),
         cmocka_unit_test(test_dates),   cmocka_unit_test(test_timestamps),
         cmocka_unit_test(test_columns), cmocka_unit_test(test_strbuf),
     };
