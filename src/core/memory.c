@@ -21,13 +21,23 @@
  * every EM_ERR_NOMEM path releases what it took. Sizes are charged before the
  * system allocation and refunded if it fails.
  *
+ * Large blocks (EM_LARGE_BLOCK and up) are mapped pages of their own, kept
+ * in a registry: growing one (em_pool_realloc) moves its pages with mremap
+ * instead of copying its bytes into fresh ones, which a doubling hash table
+ * or aggregation state would otherwise pay in copies and page faults on
+ * every growth. The registry, not the size a caller passes, tells a mapped
+ * block from a heap one when it is freed.
+ *
  * Buffers. An em_buffer is a header plus bytes; the header's atomic refcount
  * lets columns and exported Arrow arrays share bytes. Owned buffers return
  * their capacity to the pool on the last unref; wrapped (foreign) buffers
  * call their release callback instead and are never grown.
  */
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,13 +82,108 @@ static bool inject_failure(void) {
     return false;
 }
 
+#define EM_LARGE_BLOCK ((int64_t)2 << 20)
+
+/* The mapped blocks now live, and their mapped lengths. Few (a handful per
+ * task), so a locked array is enough. */
+static pthread_mutex_t large_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct large_block {
+    void *p;
+    size_t len;
+} *large;
+static size_t n_large, cap_large;
+
+static size_t page_round(int64_t size) {
+    size_t page = 4096;
+    return ((size_t)size + page - 1) & ~(page - 1);
+}
+
+/* Index of p in the registry, or -1; large_lock held. */
+static ptrdiff_t large_find(const void *p) {
+    for (size_t i = 0; i < n_large; i++)
+        if (large[i].p == p)
+            return (ptrdiff_t)i;
+    return -1;
+}
+
+static bool large_add(void *p, size_t len) {
+    if (n_large == cap_large) {
+        size_t cap = cap_large ? 2 * cap_large : 64;
+        struct large_block *nl = realloc(large, cap * sizeof *nl);
+        if (!nl)
+            return false;
+        large = nl;
+        cap_large = cap;
+    }
+    large[n_large++] = (struct large_block){p, len};
+    return true;
+}
+
+static void *large_alloc(int64_t size) {
+    size_t len = page_round(size);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    pthread_mutex_lock(&large_lock);
+    bool ok = large_add(p, len);
+    pthread_mutex_unlock(&large_lock);
+    if (!ok) {
+        munmap(p, len);
+        return NULL;
+    }
+    return p;
+}
+
 static void *sys_alloc(int64_t size) {
     if (size < 0 || inject_failure())
         return NULL;
+    if (size >= EM_LARGE_BLOCK)
+        return large_alloc(size);
     void *p = NULL;
     if (posix_memalign(&p, EM_ALIGNMENT, size > 0 ? (size_t)size : 1) != 0)
         return NULL;
     return p;
+}
+
+static void sys_free(void *p) {
+    /* mapped blocks start on a page: most heap blocks need no look-up */
+    if (((uintptr_t)p & 4095) != 0) {
+        free(p);
+        return;
+    }
+    pthread_mutex_lock(&large_lock);
+    ptrdiff_t i = large_find(p);
+    size_t len = 0;
+    if (i >= 0) {
+        len = large[i].len;
+        large[i] = large[--n_large];
+    }
+    pthread_mutex_unlock(&large_lock);
+    if (i >= 0)
+        munmap(p, len);
+    else
+        free(p);
+}
+
+/* Grows or shrinks mapped block p to at least size bytes in place or by
+ * moving its pages; NULL (p untouched) when p is not mapped or the system
+ * refuses. */
+static void *large_resize(void *p, int64_t size) {
+    size_t len = page_round(size);
+    pthread_mutex_lock(&large_lock);
+    ptrdiff_t i = large_find(p);
+    void *q = NULL;
+    if (i >= 0) {
+        q = mremap(p, large[i].len, len, MREMAP_MAYMOVE);
+        if (q == MAP_FAILED) {
+            q = NULL;
+        } else {
+            large[i].p = q;
+            large[i].len = len;
+        }
+    }
+    pthread_mutex_unlock(&large_lock);
+    return q;
 }
 
 em_pool *em_pool_create(const char *name, em_pool *parent, int64_t budget) {
@@ -262,6 +367,27 @@ void *em_pool_calloc(em_pool *pool, int64_t size, em_error *err) {
 }
 
 void *em_pool_realloc(em_pool *pool, void *p, int64_t old_size, int64_t new_size, em_error *err) {
+    if (p && old_size >= EM_LARGE_BLOCK && new_size >= EM_LARGE_BLOCK) {
+        int64_t more = new_size - old_size;
+        if (more > 0 && em_pool_reserve(pool, more, err) != EM_OK)
+            return NULL;
+        if (inject_failure()) {
+            if (more > 0)
+                em_pool_release(pool, more);
+            EM_FAIL(err, EM_ERR_NOMEM, "out of memory growing a block to %lld bytes in pool '%s'",
+                    (long long)new_size, em_pool_name(pool));
+            return NULL;
+        }
+        void *q = large_resize(p, new_size);
+        if (q) {
+            if (more < 0)
+                em_pool_release(pool, -more);
+            return q;
+        }
+        if (more > 0)
+            em_pool_release(pool, more);
+        /* not a mapped block after all, or no room to move it: copy it */
+    }
     void *q = em_pool_alloc(pool, new_size, err);
     if (!q)
         return NULL;
@@ -277,7 +403,7 @@ void *em_pool_realloc(em_pool *pool, void *p, int64_t old_size, int64_t new_size
 void em_pool_free(em_pool *pool, void *p, int64_t size) {
     if (!p)
         return;
-    free(p);
+    sys_free(p);
     em_pool_release(pool, size);
 }
 

@@ -64,6 +64,9 @@ struct em_agg_state {
     ex_value *b0; /* owned */
     int64_t *b1;  /* owned */
     double *mom;  /* owned: n, avg, m2 per group (moment aggregates only) */
+    /* groups b1 and mom have room for: cap, or more after a growth that
+     * failed half way */
+    int64_t cap1, cap_mom;
 };
 
 static bool is_moment(em_agg_kind k) {
@@ -320,12 +323,9 @@ void em_agg_state_free(em_agg_state *st) {
     if (owns_strings(st->fn))
         for (int64_t g = 0; g < st->n; g++)
             free_string(&st->b0[g]);
-    if (st->cap) {
-        em_pool_free(st->pool, st->b0, st->cap * (int64_t)sizeof *st->b0);
-        em_pool_free(st->pool, st->b1, st->cap * (int64_t)sizeof *st->b1);
-        if (st->mom)
-            em_pool_free(st->pool, st->mom, st->cap * 3 * (int64_t)sizeof *st->mom);
-    }
+    em_pool_free(st->pool, st->b0, st->cap * (int64_t)sizeof *st->b0);
+    em_pool_free(st->pool, st->b1, st->cap1 * (int64_t)sizeof *st->b1);
+    em_pool_free(st->pool, st->mom, st->cap_mom * 3 * (int64_t)sizeof *st->mom);
     free(st);
 }
 
@@ -336,35 +336,29 @@ em_status em_agg_state_resize(em_agg_state *st, int64_t n_groups, em_error *err)
         int64_t cap = st->cap ? st->cap : 16;
         while (cap < n_groups)
             cap *= 2;
-        /* both arrays first, so that a failure leaves the state as it was */
-        ex_value *b0 = em_pool_alloc(st->pool, cap * (int64_t)sizeof *b0, err);
+        /* grown in place where the blocks are large (em_pool_realloc); the
+         * side arrays first, so that a failure leaves cap groups usable */
+        if (st->cap1 < cap) {
+            int64_t *b1 = em_pool_realloc(st->pool, st->b1, st->cap1 * (int64_t)sizeof *b1,
+                                          cap * (int64_t)sizeof *b1, err);
+            if (!b1)
+                return err ? err->code : EM_ERR_NOMEM;
+            st->b1 = b1;
+            st->cap1 = cap;
+        }
+        if (is_moment(st->fn->kind) && st->cap_mom < cap) {
+            double *mom = em_pool_realloc(st->pool, st->mom, st->cap_mom * 3 * (int64_t)sizeof *mom,
+                                          cap * 3 * (int64_t)sizeof *mom, err);
+            if (!mom)
+                return err ? err->code : EM_ERR_NOMEM;
+            st->mom = mom;
+            st->cap_mom = cap;
+        }
+        ex_value *b0 = em_pool_realloc(st->pool, st->b0, st->cap * (int64_t)sizeof *b0,
+                                       cap * (int64_t)sizeof *b0, err);
         if (!b0)
             return err ? err->code : EM_ERR_NOMEM;
-        int64_t *b1 = em_pool_alloc(st->pool, cap * (int64_t)sizeof *b1, err);
-        double *mom = NULL;
-        if (b1 && is_moment(st->fn->kind))
-            mom = em_pool_alloc(st->pool, cap * 3 * (int64_t)sizeof *mom, err);
-        if (!b1 || (is_moment(st->fn->kind) && !mom)) {
-            em_pool_free(st->pool, b0, cap * (int64_t)sizeof *b0);
-            if (b1)
-                em_pool_free(st->pool, b1, cap * (int64_t)sizeof *b1);
-            return err ? err->code : EM_ERR_NOMEM;
-        }
-        if (st->n > 0) {
-            memcpy(b0, st->b0, (size_t)st->n * sizeof *b0);
-            memcpy(b1, st->b1, (size_t)st->n * sizeof *b1);
-            if (mom)
-                memcpy(mom, st->mom, (size_t)st->n * 3 * sizeof *mom);
-        }
-        if (st->cap) {
-            em_pool_free(st->pool, st->b0, st->cap * (int64_t)sizeof *b0);
-            em_pool_free(st->pool, st->b1, st->cap * (int64_t)sizeof *b1);
-            if (st->mom)
-                em_pool_free(st->pool, st->mom, st->cap * 3 * (int64_t)sizeof *mom);
-        }
         st->b0 = b0;
-        st->b1 = b1;
-        st->mom = mom;
         st->cap = cap;
     }
     for (int64_t g = st->n; g < n_groups; g++) {
