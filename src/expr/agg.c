@@ -64,9 +64,9 @@ struct em_agg_state {
     ex_value *b0; /* owned */
     int64_t *b1;  /* owned */
     double *mom;  /* owned: n, avg, m2 per group (moment aggregates only) */
-    /* groups b1 and mom have room for: cap, or more after a growth that
-     * failed half way */
-    int64_t cap1, cap_mom;
+    /* groups each array has room for: cap, or more after a growth that
+     * failed half way and could not be undone */
+    int64_t cap0, cap1, cap_mom;
 };
 
 static bool is_moment(em_agg_kind k) {
@@ -323,7 +323,7 @@ void em_agg_state_free(em_agg_state *st) {
     if (owns_strings(st->fn))
         for (int64_t g = 0; g < st->n; g++)
             free_string(&st->b0[g]);
-    em_pool_free(st->pool, st->b0, st->cap * (int64_t)sizeof *st->b0);
+    em_pool_free(st->pool, st->b0, st->cap0 * (int64_t)sizeof *st->b0);
     em_pool_free(st->pool, st->b1, st->cap1 * (int64_t)sizeof *st->b1);
     em_pool_free(st->pool, st->mom, st->cap_mom * 3 * (int64_t)sizeof *st->mom);
     free(st);
@@ -331,34 +331,41 @@ void em_agg_state_free(em_agg_state *st) {
 
 int64_t em_agg_state_groups(const em_agg_state *st) { return st->n; }
 
+/* Gives array *p (room for *have groups of `width` bytes) room for `want`;
+ * false when refused. Large arrays grow in place (em_pool_realloc). */
+static bool regrow(em_pool *pool, void **p, int64_t *have, int64_t want, int64_t width,
+                   em_error *err) {
+    if (*have == want)
+        return true;
+    void *q = em_pool_realloc(pool, *p, *have * width, want * width, err);
+    if (!q)
+        return false;
+    *p = q;
+    *have = want;
+    return true;
+}
+
 em_status em_agg_state_resize(em_agg_state *st, int64_t n_groups, em_error *err) {
     if (n_groups > st->cap) {
         int64_t cap = st->cap ? st->cap : 16;
         while (cap < n_groups)
             cap *= 2;
-        /* grown in place where the blocks are large (em_pool_realloc); the
-         * side arrays first, so that a failure leaves cap groups usable */
-        if (st->cap1 < cap) {
-            int64_t *b1 = em_pool_realloc(st->pool, st->b1, st->cap1 * (int64_t)sizeof *b1,
-                                          cap * (int64_t)sizeof *b1, err);
-            if (!b1)
-                return err ? err->code : EM_ERR_NOMEM;
-            st->b1 = b1;
-            st->cap1 = cap;
+        bool mom = is_moment(st->fn->kind);
+        bool ok = regrow(st->pool, (void **)&st->b0, &st->cap0, cap, sizeof *st->b0, err) &&
+                  regrow(st->pool, (void **)&st->b1, &st->cap1, cap, sizeof *st->b1, err) &&
+                  (!mom || regrow(st->pool, (void **)&st->mom, &st->cap_mom, cap,
+                                  3 * sizeof *st->mom, err));
+        if (!ok) {
+            /* as it was, so that what a spill frees is all the state held
+             * (shrinking needs no more than the growth had) */
+            em_status code = err ? err->code : EM_ERR_NOMEM;
+            (void)regrow(st->pool, (void **)&st->b0, &st->cap0, st->cap, sizeof *st->b0, NULL);
+            (void)regrow(st->pool, (void **)&st->b1, &st->cap1, st->cap, sizeof *st->b1, NULL);
+            if (mom)
+                (void)regrow(st->pool, (void **)&st->mom, &st->cap_mom, st->cap,
+                             3 * sizeof *st->mom, NULL);
+            return code;
         }
-        if (is_moment(st->fn->kind) && st->cap_mom < cap) {
-            double *mom = em_pool_realloc(st->pool, st->mom, st->cap_mom * 3 * (int64_t)sizeof *mom,
-                                          cap * 3 * (int64_t)sizeof *mom, err);
-            if (!mom)
-                return err ? err->code : EM_ERR_NOMEM;
-            st->mom = mom;
-            st->cap_mom = cap;
-        }
-        ex_value *b0 = em_pool_realloc(st->pool, st->b0, st->cap * (int64_t)sizeof *b0,
-                                       cap * (int64_t)sizeof *b0, err);
-        if (!b0)
-            return err ? err->code : EM_ERR_NOMEM;
-        st->b0 = b0;
         st->cap = cap;
     }
     for (int64_t g = st->n; g < n_groups; g++) {

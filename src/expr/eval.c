@@ -1099,16 +1099,48 @@ em_status em_expr_eval(em_expr_prog *prog, const em_batch *in, em_pool *pool, em
         *all = false;                                                                              \
     } while (0)
 
-#define NARROW_CMP(T, CMPEXPR)                                                                     \
+/* What a comparison keeps, once both sides are known not null. */
+typedef enum cmp_want { CW_EQ, CW_NE, CW_LT, CW_LE, CW_GT, CW_GE } cmp_want;
+
+static cmp_want want_of(em_binop op) {
+    return op == EM_OP_EQ ? CW_EQ : op == EM_OP_LT ? CW_LT : op == EM_OP_LE ? CW_LE
+         : op == EM_OP_GT ? CW_GT : CW_GE;
+}
+/* the operands swapped: k < col is col > k */
+static cmp_want want_swapped(cmp_want w) {
+    return w == CW_LT ? CW_GT : w == CW_LE ? CW_GE : w == CW_GT ? CW_LT : w == CW_GE ? CW_LE : w;
+}
+/* NOT (a op b), which is null where a op b is: the orders are total (NaN
+ * the greatest double), so NOT a < b is a >= b */
+static cmp_want want_negated(cmp_want w) {
+    static const cmp_want neg[] = {CW_NE, CW_EQ, CW_GE, CW_GT, CW_LE, CW_LT};
+    return neg[w];
+}
+
+/* Narrows rows to those where OK holds and ORDER (a three-way comparison of
+ * row i) is what w wants. */
+#define NARROW_ORDER(OK, ORDER)                                                                    \
+    do {                                                                                           \
+        switch (w) {                                                                               \
+        case CW_EQ: NARROW_ROWS((OK) && (ORDER) == 0); break;                                      \
+        case CW_NE: NARROW_ROWS((OK) && (ORDER) != 0); break;                                      \
+        case CW_LT: NARROW_ROWS((OK) && (ORDER) < 0); break;                                       \
+        case CW_LE: NARROW_ROWS((OK) && (ORDER) <= 0); break;                                      \
+        case CW_GT: NARROW_ROWS((OK) && (ORDER) > 0); break;                                       \
+        default: NARROW_ROWS((OK) && (ORDER) >= 0); break;                                         \
+        }                                                                                          \
+    } while (0)
+
+/* Column c against constant r, or against column d when d is not NULL. */
+#define NARROW_CMP(T, CMPEXPR, K)                                                                  \
     do {                                                                                           \
         const T *v_ = (const T *)c->values->data;                                                  \
-        const T r = K;                                                                             \
-        switch (op) {                                                                              \
-        case EM_OP_EQ: NARROW_ROWS(valid(c, i) && (CMPEXPR(v_[i], r)) == 0); break;                \
-        case EM_OP_LT: NARROW_ROWS(valid(c, i) && (CMPEXPR(v_[i], r)) < 0); break;                 \
-        case EM_OP_LE: NARROW_ROWS(valid(c, i) && (CMPEXPR(v_[i], r)) <= 0); break;                \
-        case EM_OP_GT: NARROW_ROWS(valid(c, i) && (CMPEXPR(v_[i], r)) > 0); break;                 \
-        default: NARROW_ROWS(valid(c, i) && (CMPEXPR(v_[i], r)) >= 0); break;                      \
+        if (d) {                                                                                   \
+            const T *u_ = (const T *)d->values->data;                                              \
+            NARROW_ORDER(valid(c, i) && valid(d, i), CMPEXPR(v_[i], u_[i]));                       \
+        } else {                                                                                   \
+            const T r_ = (K);                                                                      \
+            NARROW_ORDER(valid(c, i), CMPEXPR(v_[i], r_));                                         \
         }                                                                                          \
     } while (0)
 
@@ -1153,23 +1185,28 @@ static bool filter_fast(ex_ctx *x, int s, int32_t *rows, int64_t *n, bool *all) 
         }
         return true;
     }
+    bool negated = st->op == EX_NOT && x->prog->steps[st->args[0]].op == EX_CMP;
+    if (negated)
+        st = &x->prog->steps[st->args[0]];
     if (st->op != EX_CMP || st->bop == EM_OP_NULLSAFE_EQ)
         return false;
-    em_binop op = st->bop;
+    cmp_want w = want_of(st->bop);
     int ci = st->args[0], ki = st->args[1];
     if (x->prog->steps[ci].op == EX_CONST) {
-        /* k < col is col > k */
         ci = st->args[1];
         ki = st->args[0];
-        op = op == EM_OP_LT ? EM_OP_GT : op == EM_OP_LE ? EM_OP_GE
-           : op == EM_OP_GT ? EM_OP_LT : op == EM_OP_GE ? EM_OP_LE : op;
+        w = want_swapped(w);
     }
+    if (negated)
+        w = want_negated(w);
     const ex_step *kst = &x->prog->steps[ki];
     const em_column *c = input_operand(x, ci);
-    if (!c || kst->op != EX_CONST || !em_type_equal(kst->type, c->type))
+    /* the other side: a constant of c's type, or a column of it (d) */
+    const em_column *d = kst->op == EX_CONST ? NULL : input_operand(x, ki);
+    if (!c || (kst->op != EX_CONST && !d) || !em_type_equal(kst->type, c->type))
         return false;
     const ex_value *k = &kst->k;
-    if (k->null) {
+    if (!d && k->null) {
         *n = 0;
         *all = false;
         return true;
@@ -1177,48 +1214,41 @@ static bool filter_fast(ex_ctx *x, int s, int32_t *rows, int64_t *n, bool *all) 
     switch (c->type.id) {
     case EM_TYPE_INT:
     case EM_TYPE_DATE:
-#define K ((int32_t)k->i)
-        NARROW_CMP(int32_t, CMP_ORDER);
-#undef K
+        NARROW_CMP(int32_t, CMP_ORDER, (int32_t)k->i);
         return true;
     case EM_TYPE_LONG:
     case EM_TYPE_TIMESTAMP:
     case EM_TYPE_TIMESTAMP_NTZ:
-#define K (k->i)
-        NARROW_CMP(int64_t, CMP_ORDER);
-#undef K
+        NARROW_CMP(int64_t, CMP_ORDER, k->i);
         return true;
     case EM_TYPE_DOUBLE:
-#define K (k->d)
-        NARROW_CMP(double, cmp_f64);
-#undef K
+        NARROW_CMP(double, cmp_f64, k->d);
         return true;
     case EM_TYPE_DECIMAL:
-#define K (k->dec)
-        NARROW_CMP(em_i128, CMP_ORDER);
-#undef K
+        NARROW_CMP(em_i128, CMP_ORDER, k->dec);
         return true;
     case EM_TYPE_STRING:
     case EM_TYPE_BINARY: {
-        if (!c->data)
+        if (!c->data || (d && !d->data))
             return false;
         const int32_t *off = em_column_offsets(c);
         const char *chars = em_column_chars(c);
+        if (d) {
+            const int32_t *off2 = em_column_offsets(d);
+            const char *chars2 = em_column_chars(d);
+            NARROW_ORDER(valid(c, i) && valid(d, i),
+                         str_order(chars + off[i], off[i + 1] - off[i], chars2 + off2[i],
+                                   off2[i + 1] - off2[i]));
+            return true;
+        }
         const char *ks = k->s;
         int32_t kl = k->len;
-        if (op == EM_OP_EQ) {
+        if (w == CW_EQ) {
             NARROW_ROWS(valid(c, i) && off[i + 1] - off[i] == kl &&
                         (kl == 0 || memcmp(chars + off[i], ks, (size_t)kl) == 0));
             return true;
         }
-#define ORDER str_order(chars + off[i], off[i + 1] - off[i], ks, kl)
-        switch (op) {
-        case EM_OP_LT: NARROW_ROWS(valid(c, i) && ORDER < 0); break;
-        case EM_OP_LE: NARROW_ROWS(valid(c, i) && ORDER <= 0); break;
-        case EM_OP_GT: NARROW_ROWS(valid(c, i) && ORDER > 0); break;
-        default: NARROW_ROWS(valid(c, i) && ORDER >= 0); break;
-        }
-#undef ORDER
+        NARROW_ORDER(valid(c, i), str_order(chars + off[i], off[i + 1] - off[i], ks, kl));
         return true;
     }
     default:

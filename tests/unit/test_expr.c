@@ -832,6 +832,10 @@ static void test_filter_matches_eval(void **state) {
         "((isnotnull(a#1) AND (a#1 > -5)) AND isnotnull(b#2))",
         "((isnotnull(f#6) AND (f#6 < 1998-09-03)) AND (b#2 > 0))",
         "(e#5 = c)", "(e#5 < c)", "(c <= e#5)", "(e#5 > bb)", "(e#5 >= cc)", "(e#5 = ccc)",
+        /* negated, and a column against a column (NaN equals NaN) */
+        "NOT (a#1 = 5)", "NOT (c#3 < 1.5)", "NOT (1998-09-02 >= f#6)", "NOT (e#5 = c)",
+        "(a#1 = a#1)", "NOT (a#1 = a#1)", "(c#3 <= c#3)", "NOT (c#3 < c#3)", "(f#6 < f#6)",
+        "NOT (e#5 = e#5)", "(e#5 >= e#5)", "(d#4 = d#4)", "((a#1 > 0) AND NOT (b#2 = b#2))",
     };
     const char *const(*sets[2])[N_COLS] = {with_nulls, no_nulls};
     int32_t some[] = {0, 2, 3};
