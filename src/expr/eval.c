@@ -1153,6 +1153,20 @@ static inline int str_order(const char *a, int32_t la, const char *b, int32_t lb
     return c != 0 ? c : (la > lb) - (la < lb);
 }
 
+static inline bool in_strings(const ex_value *list, int nl, const char *v, int32_t len) {
+    for (int k = 0; k < nl; k++)
+        if (!list[k].null && list[k].len == len && (len == 0 || memcmp(list[k].s, v, (size_t)len) == 0))
+            return true;
+    return false;
+}
+
+static inline bool in_ints(const ex_value *list, int nl, int64_t v) {
+    for (int k = 0; k < nl; k++)
+        if (!list[k].null && list[k].i == v)
+            return true;
+    return false;
+}
+
 /* The operand of step s when it is an input column of the step's own type;
  * NULL otherwise (the general path reports a mismatch). */
 static const em_column *input_operand(ex_ctx *x, int s) {
@@ -1184,6 +1198,41 @@ static bool filter_fast(ex_ctx *x, int s, int32_t *rows, int64_t *n, bool *all) 
             *all = false;
         }
         return true;
+    }
+    if (st->op == EX_IN && st->n_args == 1 && st->n_list <= 64) {
+        /* a column in a list of constants: a row missing from the list is
+         * false or (the list holding NULL) null, dropped either way */
+        const em_column *c = input_operand(x, st->args[0]);
+        const ex_value *list = st->list;
+        int nl = st->n_list;
+        if (!c)
+            return false;
+        switch (c->type.id) {
+        case EM_TYPE_STRING:
+        case EM_TYPE_BINARY: {
+            if (!c->data)
+                return false;
+            const int32_t *off = em_column_offsets(c);
+            const char *chars = em_column_chars(c);
+            NARROW_ROWS(valid(c, i) && in_strings(list, nl, chars + off[i], off[i + 1] - off[i]));
+            return true;
+        }
+        case EM_TYPE_INT:
+        case EM_TYPE_DATE: {
+            const int32_t *v = (const int32_t *)c->values->data;
+            NARROW_ROWS(valid(c, i) && in_ints(list, nl, v[i]));
+            return true;
+        }
+        case EM_TYPE_LONG:
+        case EM_TYPE_TIMESTAMP:
+        case EM_TYPE_TIMESTAMP_NTZ: {
+            const int64_t *v = (const int64_t *)c->values->data;
+            NARROW_ROWS(valid(c, i) && in_ints(list, nl, v[i]));
+            return true;
+        }
+        default:
+            return false;
+        }
     }
     bool negated = st->op == EX_NOT && x->prog->steps[st->args[0]].op == EX_CMP;
     if (negated)

@@ -836,6 +836,9 @@ static void test_filter_matches_eval(void **state) {
         "NOT (a#1 = 5)", "NOT (c#3 < 1.5)", "NOT (1998-09-02 >= f#6)", "NOT (e#5 = c)",
         "(a#1 = a#1)", "NOT (a#1 = a#1)", "(c#3 <= c#3)", "NOT (c#3 < c#3)", "(f#6 < f#6)",
         "NOT (e#5 = e#5)", "(e#5 >= e#5)", "(d#4 = d#4)", "((a#1 > 0) AND NOT (b#2 = b#2))",
+        /* in a list of constants, NULL among them or not */
+        "a#1 IN (1,5,-4)", "a#1 IN (1,null)", "b#2 IN (7,0)", "e#5 IN (a,ccc,c)", "e#5 IN (b,null)",
+        "f#6 IN (1998-09-02,1990-01-01)", "(isnotnull(a#1) AND e#5 IN (a,b,c,d))",
     };
     const char *const(*sets[2])[N_COLS] = {with_nulls, no_nulls};
     int32_t some[] = {0, 2, 3};
