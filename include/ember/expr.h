@@ -101,6 +101,9 @@ void em_expr_prog_free(em_expr_prog *prog); /* NULL allowed */
 em_type em_expr_prog_type(const em_expr_prog *prog);
 /* Number of steps (for tests and EXPLAIN-style output). */
 int em_expr_prog_n_steps(const em_expr_prog *prog);
+/* The input column the expression merely reads, or -1: a caller that only
+ * reads the selected rows' values can use that column instead of a copy. */
+int em_expr_prog_input(const em_expr_prog *prog);
 
 /*
  * Evaluates prog over the batch into *out (uninitialized on entry; the caller

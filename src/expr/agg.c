@@ -686,7 +686,13 @@ em_status em_agg_update(const em_agg_fn *fn, em_agg_state *st, const int32_t *gr
     em_status rc = EM_OK;
     int done = 0;
     while (done < fn->n_args && rc == EM_OK) {
-        rc = em_expr_eval(fn->args[done], in, in->pool, &cols[done], err);
+        /* a bare column is read where it lies: only the selected rows are */
+        int c = em_expr_prog_input(fn->args[done]);
+        if (c >= 0 && c < in->n_cols &&
+            em_type_equal(in->cols[c].type, em_expr_prog_type(fn->args[done])))
+            em_column_share(&cols[done], &in->cols[c]);
+        else
+            rc = em_expr_eval(fn->args[done], in, in->pool, &cols[done], err);
         done++;
     }
     em_type vt = cols[0].type;

@@ -1345,3 +1345,8 @@ void em_expr_prog_free(em_expr_prog *p) {
 em_type em_expr_prog_type(const em_expr_prog *p) { return p->steps[p->n_steps - 1].type; }
 
 int em_expr_prog_n_steps(const em_expr_prog *p) { return p->n_steps; }
+
+int em_expr_prog_input(const em_expr_prog *p) {
+    const ex_step *root = &p->steps[p->n_steps - 1];
+    return root->op == EX_INPUT ? root->ordinal : -1;
+}
