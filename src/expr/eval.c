@@ -1080,7 +1080,7 @@ em_status em_expr_eval(em_expr_prog *prog, const em_batch *in, em_pool *pool, em
 }
 
 /* Keeps the rows of rows[0..*n) (all rows 0..*n when *all) that KEEP(i)
- * accepts; rows[] is written once the first row is dropped. */
+ * accepts, written to rows[]. */
 #define NARROW_ROWS(KEEP)                                                                          \
     do {                                                                                           \
         int64_t m_ = 0;                                                                            \
@@ -1338,7 +1338,8 @@ em_status em_expr_filter(em_expr_prog *prog, em_batch *in, em_error *err) {
     bool all = in->sel == NULL;
     if (!all)
         memcpy(rows, in->sel, (size_t)n * sizeof *rows);
-    /* with no selection, rows[] is filled by the first conjunct that drops a row */
+    /* with no selection, rows[] is filled by the first conjunct that has to
+     * look at the rows (an isnotnull of a column without nulls does not) */
     em_status rc = filter_rows(&x, prog->n_steps - 1, rows, &n, &all);
     em_strbuf_reset(&x.scratch);
     release_regs(prog);
