@@ -1056,8 +1056,7 @@ static void node_spark_view(em_exec_plan *xp, const ov_settings *s, int i) {
         for (int f = 0; f < n->n_fields && !listed; f++)
             for (int k = 0; k < n->fields[f].n_exprs && !listed; k++)
                 listed = n->fields[f].exprs[k] == o;
-        if (!listed && type_foreign(o, NULL))
-            node_reason(xp, i, foreign_reason(xp, o, true), "AttributeReference", NULL);
+        /* a column of a type Ember has none for is unheld_columns' to report */
         if (!listed && type_differs(o))
             node_reason(xp, i, type_reason(xp, o, true), "AttributeReference", NULL);
         if (type_unresolved(o))
