@@ -148,18 +148,20 @@ static void *cache_take(size_t len, size_t *got) {
 }
 
 static void *large_alloc(int64_t size) {
-    size_t len = page_round(size);
+    size_t len = page_round(size), got = 0;
     pthread_mutex_lock(&large_lock);
-    size_t got = 0;
     void *p = cache_take(len, &got);
-    pthread_mutex_unlock(&large_lock);
-    if (p) {
-        len = got;
-    } else {
-        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            return NULL;
+    if (p && !large_add(p, got)) {
+        munmap(p, got);
+        p = NULL;
     }
+    pthread_mutex_unlock(&large_lock);
+    if (p)
+        return p;
+    /* a fresh mapping: the system call outside the lock */
+    p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
     pthread_mutex_lock(&large_lock);
     bool ok = large_add(p, len);
     pthread_mutex_unlock(&large_lock);

@@ -264,6 +264,13 @@ static inline int cmp_f64(double l, double r) {
     return l < r ? -1 : 1;
 }
 
+/* UTF8String.compareTo: unsigned bytes, then length. */
+static inline int str_order(const char *a, int32_t la, const char *b, int32_t lb) {
+    int32_t m = la < lb ? la : lb;
+    int c = m > 0 ? memcmp(a, b, (size_t)m) : 0;
+    return c != 0 ? c : (la > lb) - (la < lb);
+}
+
 static em_status run_cmp(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
     const ex_step *st = &x->prog->steps[s];
     const em_column *a = reg(x, st->args[0]), *b = reg(x, st->args[1]);
@@ -304,16 +311,12 @@ static em_status run_cmp(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
         case EM_TYPE_BINARY: {
             if (!a->data || !b->data)
                 break; /* no byte buffer: the row-wise path copes */
-            /* unsigned bytes, then length (UTF8String.compareTo) */
             const int32_t *ao = em_column_offsets(a), *bo = em_column_offsets(b);
             const char *ad = em_column_chars(a), *bd = em_column_chars(b);
             EX_FOR_ROWS(sel, n, i, {
                 bool va = valid(a, i), vb = valid(b, i);
                 if (va && vb) {
-                    int32_t la = ao[i + 1] - ao[i], lb = bo[i + 1] - bo[i];
-                    int32_t m = la < lb ? la : lb;
-                    int c = m > 0 ? memcmp(ad + ao[i], bd + bo[i], (size_t)m) : 0;
-                    c = c != 0 ? (c < 0 ? -1 : 1) : (la > lb) - (la < lb);
+                    int c = str_order(ad + ao[i], ao[i + 1] - ao[i], bd + bo[i], bo[i + 1] - bo[i]);
                     em_bit_put(ov, i, cmp_result(op, c));
                     set_valid(o, i);
                 } else if (op == EM_OP_NULLSAFE_EQ) {
@@ -885,6 +888,21 @@ static bool fast_scalar(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_stat
  * the list holds few items (Spark turns long ones into INSET, which Ember
  * reads as the same step), so a linear scan of raw values wins over the
  * generic row-wise search. Doubles (NaN) and decimals take the generic path. */
+/* Whether a value is among a list of constants (NULLs in it match nothing). */
+static inline bool in_strings(const ex_value *list, int nl, const char *v, int32_t len) {
+    for (int k = 0; k < nl; k++)
+        if (!list[k].null && list[k].len == len && (len == 0 || memcmp(list[k].s, v, (size_t)len) == 0))
+            return true;
+    return false;
+}
+
+static inline bool in_ints(const ex_value *list, int nl, int64_t v) {
+    for (int k = 0; k < nl; k++)
+        if (!list[k].null && list[k].i == v)
+            return true;
+    return false;
+}
+
 static bool fast_in(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_status *rc) {
     const ex_step *st = &x->prog->steps[s];
     *rc = EM_OK;
@@ -902,11 +920,7 @@ static bool fast_in(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_status *
         const char *bytes = a->data ? (const char *)a->data->data : "";
         EX_FOR_ROWS(sel, n, i, {
             if (valid(a, i)) {
-                const char *v = bytes + off[i];
-                int64_t len = off[i + 1] - off[i];
-                bool found = false;
-                for (int k = 0; k < nl && !found; k++)
-                    found = !list[k].null && list[k].len == len && memcmp(list[k].s, v, (size_t)len) == 0;
+                bool found = in_strings(list, nl, bytes + off[i], off[i + 1] - off[i]);
                 if (found || !miss_null) {
                     em_bit_put(o->values->data, i, found);
                     set_valid(o, i);
@@ -926,9 +940,7 @@ static bool fast_in(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_status *
         EX_FOR_ROWS(sel, n, i, {
             if (valid(a, i)) {
                 ex_get(a, i, &v);
-                bool found = false;
-                for (int k = 0; k < nl && !found; k++)
-                    found = !list[k].null && list[k].i == v.i;
+                bool found = in_ints(list, nl, v.i);
                 if (found || !miss_null) {
                     em_bit_put(o->values->data, i, found);
                     set_valid(o, i);
@@ -1145,27 +1157,6 @@ static cmp_want want_negated(cmp_want w) {
     } while (0)
 
 #define CMP_ORDER(l, r) (((l) > (r)) - ((l) < (r)))
-
-/* UTF8String.compareTo: unsigned bytes, then length. */
-static inline int str_order(const char *a, int32_t la, const char *b, int32_t lb) {
-    int32_t m = la < lb ? la : lb;
-    int c = m > 0 ? memcmp(a, b, (size_t)m) : 0;
-    return c != 0 ? c : (la > lb) - (la < lb);
-}
-
-static inline bool in_strings(const ex_value *list, int nl, const char *v, int32_t len) {
-    for (int k = 0; k < nl; k++)
-        if (!list[k].null && list[k].len == len && (len == 0 || memcmp(list[k].s, v, (size_t)len) == 0))
-            return true;
-    return false;
-}
-
-static inline bool in_ints(const ex_value *list, int nl, int64_t v) {
-    for (int k = 0; k < nl; k++)
-        if (!list[k].null && list[k].i == v)
-            return true;
-    return false;
-}
 
 /* The operand of step s when it is an input column of the step's own type;
  * NULL otherwise (the general path reports a mismatch). */
