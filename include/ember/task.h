@@ -195,6 +195,14 @@ bool em_fragment_is_map(const em_fragment *f);
 int em_fragment_map_partitions(const em_fragment *f);
 em_status em_task_map_next(em_task *t, em_strbuf *out, int64_t target,
                            em_error *err) EM_MUST_CHECK;
+/* A task's reduce partitions when it is an exchange's map side, else 0. */
+int em_task_map_partitions(const em_task *t);
+/* The map task run to its end, its records written to a new file at path
+ * with each reduce partition's records contiguous and the partitions in
+ * order (Spark's shuffle data file): lengths[p] (one per partition) gets
+ * partition p's bytes, *rows the rows written. On error the file is removed. */
+em_status em_task_map_write(em_task *t, const char *path, int64_t *lengths, int64_t *rows,
+                            em_error *err) EM_MUST_CHECK;
 
 /* Per plan node of a finished or failed task, its operators' metrics summed:
  * calls fn(ctx, node, op_name, metrics) once per node that ran. */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/arrow.h"
 #include "ember/chunk.h"
 #include "ember/spark.h"
 #include "ember/task.h"
@@ -530,6 +531,46 @@ JNIEXPORT jbyteArray JNICALL Java_dev_ember_spark_Native_taskMapNext(JNIEnv *env
     return r;
 }
 
+/* The map task run to its end into the shuffle data file at path
+ * (em_task_map_write): partition p's bytes at [p], the rows written last. */
+JNIEXPORT jlongArray JNICALL Java_dev_ember_spark_Native_taskMapWrite(JNIEnv *env, jclass cls,
+                                                                     jlong h, jstring jpath) {
+    (void)cls;
+    jni_task *jt = (jni_task *)(intptr_t)h;
+    em_error err;
+    memset(&err, 0, sizeof err);
+    int np = em_task_map_partitions(jt->t);
+    const char *path = (*env)->GetStringUTFChars(env, jpath, NULL);
+    int64_t *lengths = calloc((size_t)np + 1, sizeof *lengths);
+    if (!path || !lengths) {
+        if (path)
+            (*env)->ReleaseStringUTFChars(env, jpath, path);
+        free(lengths);
+        throw_msg(env, "out of memory writing a shuffle file");
+        return NULL;
+    }
+    em_status s = em_task_map_write(jt->t, path, lengths, &lengths[np], &err);
+    (*env)->ReleaseStringUTFChars(env, jpath, path);
+    jlongArray r = NULL;
+    if (s == EM_OK && (r = (*env)->NewLongArray(env, np + 1)))
+        (*env)->SetLongArrayRegion(env, r, 0, np + 1, (const jlong *)lengths);
+    free(lengths);
+    if (s != EM_OK)
+        throw_err(env, &err, s);
+    return r;
+}
+
+/* A shuffle block held in a Java byte[] decoded into a new batch. */
+static em_status block_of_java(JNIEnv *env, jbyteArray block, em_batch **out, em_error *err) {
+    jsize n = (*env)->GetArrayLength(env, block);
+    jbyte *p = (*env)->GetPrimitiveArrayCritical(env, block, NULL);
+    if (!p)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a shuffle block");
+    em_status s = em_block_read((const uint8_t *)p, n, NULL, out, "shuffle block", err);
+    (*env)->ReleasePrimitiveArrayCritical(env, block, p, JNI_ABORT);
+    return s;
+}
+
 /* A shuffle block as an Arrow struct array and its schema, exported into
  * the structs at the two addresses (Arrow Java's, which then owns them). */
 JNIEXPORT void JNICALL Java_dev_ember_spark_Native_blockToArrow(JNIEnv *env, jclass cls,
@@ -538,15 +579,8 @@ JNIEXPORT void JNICALL Java_dev_ember_spark_Native_blockToArrow(JNIEnv *env, jcl
     (void)cls;
     em_error err;
     memset(&err, 0, sizeof err);
-    jsize n = (*env)->GetArrayLength(env, block);
-    jbyte *p = (*env)->GetPrimitiveArrayCritical(env, block, NULL);
-    if (!p) {
-        throw_msg(env, "out of memory reading a shuffle block");
-        return;
-    }
     em_batch *b = NULL;
-    em_status s = em_block_read((const uint8_t *)p, n, NULL, &b, "shuffle block", &err);
-    (*env)->ReleasePrimitiveArrayCritical(env, block, p, JNI_ABORT);
+    em_status s = block_of_java(env, block, &b, &err);
     if (s == EM_OK)
         s = em_arrow_export_schema(&b->schema, (struct ArrowSchema *)(intptr_t)schema, &err);
     if (s == EM_OK) {
@@ -558,6 +592,76 @@ JNIEXPORT void JNICALL Java_dev_ember_spark_Native_blockToArrow(JNIEnv *env, jcl
         }
     }
     em_batch_destroy(b);
+    if (s != EM_OK)
+        throw_err(env, &err, s);
+}
+
+/* A task input of Ember's own shuffle blocks, pulled on the task's thread
+ * from a Java dev.ember.spark.EmberBlockSource (its byte[] next(), null at
+ * the end): each block decoded straight into a batch, with no Arrow Java
+ * vectors between Spark's shuffle reader and the task. A Java exception
+ * there (a fetch failure, a kill) is Spark's to report: the source records
+ * it before it propagates, and here it only ends the stream with an error. */
+typedef struct block_source {
+    jobject source; /* a global reference */
+    jmethodID next;
+} block_source;
+
+static em_status block_source_next(void *ctx, em_batch **out, em_error *err) {
+    block_source *bs = ctx;
+    JNIEnv *env = NULL;
+    if (!g_vm || (*g_vm)->GetEnv(g_vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK || !env)
+        return EM_FAIL(err, EM_ERR_INTERNAL, "shuffle input read on a thread the JVM does not know");
+    jbyteArray block = (*env)->CallObjectMethod(env, bs->source, bs->next);
+    if ((*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionClear(env);
+        return EM_FAIL(err, EM_ERR_IO, "Spark's shuffle read failed (the task reports Spark's error)");
+    }
+    if (!block)
+        return EM_DONE;
+    em_status s = block_of_java(env, block, out, err);
+    (*env)->DeleteLocalRef(env, block);
+    return s;
+}
+
+static void block_source_free(void *ctx) {
+    block_source *bs = ctx;
+    JNIEnv *env = NULL;
+    if (bs->source && g_vm && (*g_vm)->GetEnv(g_vm, (void **)&env, JNI_VERSION_1_8) == JNI_OK && env)
+        (*env)->DeleteGlobalRef(env, bs->source);
+    free(bs);
+}
+
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_blockStream(JNIEnv *env, jclass cls,
+                                                              jobject source, jlong schema,
+                                                              jlong stream) {
+    (void)cls;
+    em_error err;
+    memset(&err, 0, sizeof err);
+    struct ArrowSchema *sc = (struct ArrowSchema *)(intptr_t)schema;
+    em_schema es;
+    memset(&es, 0, sizeof es);
+    em_status s = em_arrow_import_schema(sc, &es, &err);
+    if (sc->release)
+        sc->release(sc);
+    block_source *bs = NULL;
+    if (s == EM_OK && !(bs = calloc(1, sizeof *bs)))
+        s = EM_FAIL(&err, EM_ERR_NOMEM, "out of memory reading a shuffle");
+    if (s == EM_OK) {
+        jclass c = (*env)->GetObjectClass(env, source);
+        bs->next = (*env)->GetMethodID(env, c, "next", "()[B");
+        bs->source = bs->next ? (*env)->NewGlobalRef(env, source) : NULL;
+        if (!bs->source) {
+            free(bs);
+            em_schema_reset(&es);
+            return; /* NoSuchMethodError or OutOfMemoryError pending */
+        }
+        s = em_arrow_stream_from_batches(&es, block_source_next, block_source_free, bs,
+                                         (struct ArrowArrayStream *)(intptr_t)stream, &err);
+        if (s != EM_OK)
+            block_source_free(bs);
+    }
+    em_schema_reset(&es);
     if (s != EM_OK)
         throw_err(env, &err, s);
 }

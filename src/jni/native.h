@@ -58,6 +58,15 @@ JNIEXPORT jint JNICALL Java_dev_ember_spark_Native_fragmentMapPartitions(JNIEnv 
 /* A map task's next packed blocks, or null at the end (em_task_map_next). */
 JNIEXPORT jbyteArray JNICALL Java_dev_ember_spark_Native_taskMapNext(JNIEnv *env, jclass cls,
                                                                    jlong h);
+/* taskMapWrite(task, path): the map task run into a shuffle data file
+ * (em_task_map_write); each partition's bytes, then the rows written. */
+JNIEXPORT jlongArray JNICALL Java_dev_ember_spark_Native_taskMapWrite(JNIEnv *env, jclass cls,
+                                                                     jlong h, jstring path);
+/* blockStream(source, arrowSchemaAddress, arrowStreamAddress): a stream of
+ * the blocks an EmberBlockSource gives, of that schema (moved in). */
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_blockStream(JNIEnv *env, jclass cls,
+                                                              jobject source, jlong schema,
+                                                              jlong stream);
 /* blockToArrow(block, arrowArrayAddress, arrowSchemaAddress). */
 JNIEXPORT void JNICALL Java_dev_ember_spark_Native_blockToArrow(JNIEnv *env, jclass cls,
                                                                jbyteArray block, jlong array,

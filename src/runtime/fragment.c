@@ -811,6 +811,16 @@ em_status em_task_map_next(em_task *t, em_strbuf *out, int64_t target, em_error 
     return EM_OK;
 }
 
+int em_task_map_partitions(const em_task *t) {
+    const frag_task *ft = t->ctx.runtime;
+    return ft && ft->f->map ? ft->f->part.n : 0;
+}
+
+bool rt_task_map_flushing(const em_task *t) {
+    const frag_task *ft = t->ctx.runtime;
+    return ft && ft->map.input_done;
+}
+
 /* ------------------------------------------------------------ relations */
 
 /* An empty relation: its own unbounded pool (a broadcast is held once per executor,

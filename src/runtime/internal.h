@@ -10,6 +10,7 @@
 #include <pthread.h>
 
 #include "ember/runtime.h"
+#include "ember/task.h"
 
 /* ------------------------------------------------------------ thread pool */
 
@@ -216,5 +217,11 @@ em_status rt_spill_read(const char *path, em_pool *pool, em_batch_list *out,
 em_status rt_spill_scan(const char *path, em_pool *pool,
                         em_status (*fn)(void *arg, const em_batch *b, em_error *err), void *arg,
                         em_error *err) EM_MUST_CHECK;
+
+/* ------------------------------------------------------------ map tasks */
+
+/* Whether a map task's input is exhausted: em_task_map_next then gives each
+ * partition's remaining rows once, in partition order (map_file.c relies on it). */
+bool rt_task_map_flushing(const em_task *t);
 
 #endif

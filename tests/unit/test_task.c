@@ -270,6 +270,139 @@ static void test_map_side_blocks(void **state) {
     em_fragment_destroy(f);
 }
 
+/* The partition Spark's hash partitioning into 4 gives a row (null keys hash as 42). */
+static int32_t partition_of(const em_column *c, int64_t r) {
+    int32_t h = 42, p = 0;
+    if (em_column_is_valid(c, r))
+        h = em_murmur3_int(((const int32_t *)c->values->data)[r], 42);
+    em_hash_partition_ids(&h, 1, 4, &p);
+    return p;
+}
+
+/* Runs the map task over rows [0, n) into a data file and checks Spark's
+ * layout: partition p's records fill exactly lengths[p] bytes, in order,
+ * each row there once and in its partition. */
+static void check_map_file(int32_t n, const char *path) {
+    em_error err = {0};
+    em_fragment *f = NULL;
+    EM_ASSERT_OK(em_fragment_create(MAP_FRAGMENT, strlen(MAP_FRAGMENT), &f, &err), &err);
+    struct ArrowArrayStream in;
+    make_stream(0, n, 256, &in);
+    struct ArrowArrayStream *streams[] = {&in};
+    em_fragment_task_inputs ti = {.streams = streams, .num_partitions = 1, .native_budget = -1};
+    em_task *t = NULL;
+    EM_ASSERT_OK(em_fragment_task_create(f, &ti, &t, &err), &err);
+    assert_int_equal(em_task_map_partitions(t), 4);
+    int64_t lengths[4], rows = 0;
+    EM_ASSERT_OK(em_task_map_write(t, path, lengths, &rows, &err), &err);
+    assert_int_equal(rows, n);
+    em_task_destroy(t);
+    em_fragment_destroy(f);
+
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    long size = ftell(fp);
+    rewind(fp);
+    uint8_t *data = malloc((size_t)size + 1);
+    assert_int_equal(fread(data, 1, (size_t)size, fp), (size_t)size);
+    fclose(fp);
+    int64_t total = 0;
+    for (int p = 0; p < 4; p++)
+        total += lengths[p];
+    assert_int_equal(total, size);
+    bool *seen = calloc((size_t)n, sizeof *seen);
+    int64_t at = 0, got = 0;
+    for (int p = 0; p < 4; p++) {
+        int64_t end = at + lengths[p];
+        while (at < end) {
+            int32_t rec[3];
+            assert_true(end - at >= (int64_t)sizeof rec);
+            memcpy(rec, data + at, sizeof rec);
+            assert_int_equal(rec[0], p);
+            assert_true(rec[2] >= 0 && at + (int64_t)sizeof rec + rec[2] <= end);
+            em_batch *b = NULL;
+            EM_ASSERT_OK(em_block_read(data + at + sizeof rec, rec[2], NULL, &b, "map file", &err),
+                         &err);
+            assert_int_equal(rec[1], b->n_rows);
+            for (int64_t r = 0; r < b->n_rows; r++) {
+                assert_int_equal(partition_of(&b->cols[0], r), p);
+                if (em_column_is_valid(&b->cols[0], r)) {
+                    int32_t v = ((const int32_t *)b->cols[0].values->data)[r];
+                    assert_true(v >= 0 && v < n);
+                    assert_false(seen[v]);
+                    seen[v] = true;
+                }
+            }
+            got += b->n_rows;
+            em_batch_destroy(b);
+            at += (int64_t)sizeof rec + rec[2];
+        }
+    }
+    assert_int_equal(got, n);
+    for (int32_t v = 0; v < n; v++)
+        assert_true(seen[v] == (v % 5 != 0)); /* every 5th value is a null */
+    free(seen);
+    free(data);
+}
+
+/* A map task's whole output as one data file: a small task whose blocks
+ * all come at the end, and one whose partitions fill blocks while input is
+ * still read (those go through the scratch file and are put in order). */
+static void test_map_side_file(void **state) {
+    (void)state;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/small.data", em_test_tmpdir("map-file"));
+    check_map_file(100, path);
+    snprintf(path, sizeof path, "%s/large.data", em_test_tmpdir("map-file"));
+    check_map_file(60000, path);
+}
+
+/* A map task that fails part-way (its input breaks after rows have been
+ * written) or cannot create its file leaves no file behind. */
+static em_status broken_next(void *ctx, em_batch **out, em_error *err) {
+    source *src = ctx;
+    if (src->next >= 30000)
+        return EM_FAIL(err, EM_ERR_IO, "input broke at row %d", src->next);
+    return source_next(ctx, out, err);
+}
+
+static void test_map_side_file_failures(void **state) {
+    (void)state;
+    em_error err = {0};
+    char path[4200];
+    snprintf(path, sizeof path, "%s/broken.data", em_test_tmpdir("map-file-fail"));
+    em_fragment *f = NULL;
+    EM_ASSERT_OK(em_fragment_create(MAP_FRAGMENT, strlen(MAP_FRAGMENT), &f, &err), &err);
+    source *src = malloc(sizeof *src);
+    *src = (source){0, 60000, 256};
+    em_schema sc = schema_a(em_type_make(EM_TYPE_INT));
+    struct ArrowArrayStream in;
+    EM_ASSERT_OK(em_arrow_stream_from_batches(&sc, broken_next, free_source, src, &in, &err), &err);
+    em_schema_reset(&sc);
+    struct ArrowArrayStream *streams[] = {&in};
+    em_fragment_task_inputs ti = {.streams = streams, .num_partitions = 1, .native_budget = -1};
+    em_task *t = NULL;
+    EM_ASSERT_OK(em_fragment_task_create(f, &ti, &t, &err), &err);
+    int64_t lengths[4], rows = 0;
+    assert_int_not_equal(em_task_map_write(t, path, lengths, &rows, &err), EM_OK);
+    if (!strstr(err.msg, "input broke at row"))
+        fail_msg("unexpected error: %s", err.msg);
+    FILE *fp = fopen(path, "rb");
+    assert_null(fp); /* nothing half-written */
+    em_task_destroy(t);
+
+    /* a folder that does not exist: the error names the file */
+    make_stream(0, 10, 256, &in);
+    EM_ASSERT_OK(em_fragment_task_create(f, &ti, &t, &err), &err);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(em_task_map_write(t, "/nonexistent-ember-dir/x.data", lengths, &rows, &err),
+                     EM_ERR_IO);
+    assert_non_null(strstr(err.msg, "/nonexistent-ember-dir/x.data"));
+    em_task_destroy(t);
+    em_fragment_destroy(f);
+}
+
 /* A broadcast relation shared by two tasks: the fragment reads input 0 as
  * a broadcast (the relation), both tasks see all of it. */
 static void test_relation_shared_by_tasks(void **state) {
@@ -487,6 +620,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fragment_task_stream_in_out),
         cmocka_unit_test(test_map_side_blocks),
+        cmocka_unit_test(test_map_side_file),
+        cmocka_unit_test(test_map_side_file_failures),
         cmocka_unit_test(test_relation_shared_by_tasks),
         cmocka_unit_test(test_timestamp_literals_in_session_zone),
         cmocka_unit_test(test_literals_exact),

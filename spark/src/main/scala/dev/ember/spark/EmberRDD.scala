@@ -6,7 +6,7 @@ import java.util.concurrent.ConcurrentHashMap
 import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.ObjectMapper
-import org.apache.arrow.c.{ArrowArrayStream, Data}
+import org.apache.arrow.c.{ArrowArrayStream, ArrowSchema, Data}
 import org.apache.arrow.memory.BufferAllocator
 import org.apache.spark.{OneToOneDependency, Partition, SparkContext, TaskContext}
 import org.apache.spark.internal.Logging
@@ -72,6 +72,20 @@ class EmberRDD(
     val relations = Array.fill(inputs.size)(0L)
     inputs.zipWithIndex.foreach { case (in, i) =>
       val reader = in match {
+        case StreamInput(rdd, schema, _) if rdd.isInstanceOf[EmberBlockBatches] =>
+          // Ember's own shuffle: its blocks straight to C
+          val it = rdd.asInstanceOf[EmberBlockBatches].blocks.iterator(part.parents(streamNo), ctx)
+          streamNo += 1
+          val source = new EmberBlockSource(it, ctx, failed, n => run.inputRows += n)
+          val stream = ArrowArrayStream.allocateNew(alloc)
+          run.inputStreams += stream
+          val arrowSchema = ArrowSchema.allocateNew(alloc)
+          try {
+            Data.exportSchema(alloc, SparkInternals.toArrowSchema(schema, timeZone), null, arrowSchema)
+            lib.blockStream(source, arrowSchema.memoryAddress(), stream.memoryAddress())
+          } finally arrowSchema.close()
+          streams(i) = stream.memoryAddress()
+          null
         case s: StreamInput if s.columnar =>
           val it = s.rdd.iterator(part.parents(streamNo), ctx).asInstanceOf[Iterator[ColumnarBatch]]
           streamNo += 1
@@ -129,42 +143,8 @@ class EmberRDD(
     }
   }
 
-  /** A map task's (reduce partition, block) records, parsed from the
-   *  packed arrays C returns ([int32 partition][int32 length][block]...). */
-  private def mapBlocks(lib: Native, run: EmberTaskRun): Iterator[Any] = new Iterator[Any] {
-    private var buf: Array[Byte] = _
-    private var at = 0
-    private var done = false
-    private val order = java.nio.ByteOrder.nativeOrder()
-
-    override def hasNext: Boolean = {
-      while (!done && (buf == null || at >= buf.length)) {
-        val t = System.nanoTime()
-        buf = try lib.taskMapNext(run.task)
-              catch { case e: EmberException => throw run.mapFailure(e) }
-              finally run.elapsed += System.nanoTime() - t
-        at = 0
-        if (buf == null) {
-          done = true
-          run.finish(metrics)
-        }
-      }
-      !done
-    }
-
-    override def next(): Any = {
-      if (!hasNext) throw new NoSuchElementException("end of Ember's map output")
-      val bb = java.nio.ByteBuffer.wrap(buf, at, 12).order(order)
-      val p = bb.getInt()
-      val rows = bb.getInt()
-      val len = bb.getInt()
-      val block = EmberBlock(buf, at + 12, len, rows)
-      at += 12 + len
-      metrics.add("numOutputBatches", 1)
-      metrics.add("numOutputRows", rows)
-      (p, block)
-    }
-  }
+  private def mapBlocks(lib: Native, run: EmberTaskRun): Iterator[Any] =
+    new EmberMapOutput(lib, run, metrics)
 
   private def localDir: String =
     Option(System.getenv("SPARK_LOCAL_DIRS")).flatMap(_.split(",").headOption)
@@ -174,6 +154,63 @@ class EmberRDD(
 object EmberRDD {
   def dependencies(inputs: Seq[EmberInput]): Seq[org.apache.spark.Dependency[_]] =
     inputs.collect { case s: StreamInput => new OneToOneDependency(s.rdd) }
+}
+
+/**
+ * A map task's output: (reduce partition, block) records parsed from the
+ * packed arrays C returns ([int32 partition][int32 rows][int32 length]
+ * [block]...), or the whole output written by C into a shuffle data file
+ * (writeFile), whichever the caller asks for first.
+ */
+final class EmberMapOutput(lib: Native, run: EmberTaskRun, metrics: EmberMetrics)
+  extends Iterator[Any] {
+  private var buf: Array[Byte] = _
+  private var at = 0
+  private var done = false
+  private val order = java.nio.ByteOrder.nativeOrder()
+
+  override def hasNext: Boolean = {
+    while (!done && (buf == null || at >= buf.length)) {
+      val t = System.nanoTime()
+      buf = try lib.taskMapNext(run.task)
+            catch { case e: EmberException => throw run.mapFailure(e) }
+            finally run.elapsed += System.nanoTime() - t
+      at = 0
+      if (buf == null) {
+        done = true
+        run.finish(metrics)
+      }
+    }
+    !done
+  }
+
+  override def next(): Any = {
+    if (!hasNext) throw new NoSuchElementException("end of Ember's map output")
+    val bb = java.nio.ByteBuffer.wrap(buf, at, 12).order(order)
+    val p = bb.getInt()
+    val rows = bb.getInt()
+    val len = bb.getInt()
+    val block = EmberBlock(buf, at + 12, len, rows)
+    at += 12 + len
+    metrics.add("numOutputBatches", 1)
+    metrics.add("numOutputRows", rows)
+    (p, block)
+  }
+
+  /** The whole output into a new file at path (removed again on failure):
+   *  each reduce partition's bytes, and the rows written. */
+  def writeFile(path: String): (Array[Long], Long) = {
+    if (buf != null || done) throw new IllegalStateException("Ember's map output is being read")
+    val t = System.nanoTime()
+    val r = try lib.taskMapWrite(run.task, path)
+            catch { case e: EmberException => throw run.mapFailure(e) }
+            finally run.elapsed += System.nanoTime() - t
+    done = true
+    run.finish(metrics)
+    val rows = r(r.length - 1)
+    metrics.add("numOutputRows", rows)
+    (java.util.Arrays.copyOf(r, r.length - 1), rows)
+  }
 }
 
 /** The native state of one task, closed exactly once. */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.ember.spark
 
-import java.io.{DataInputStream, DataOutputStream, EOFException, InputStream, OutputStream}
-import java.nio.ByteBuffer
+import java.io.{DataInputStream, EOFException, InputStream, OutputStream}
+import java.nio.{ByteBuffer, ByteOrder}
 
 import scala.reflect.ClassTag
 
@@ -27,10 +27,14 @@ final class EmberPartitionIdPassThrough(n: Int) extends Partitioner {
 /** A block as C wrote it: a slice of the array C returned, and its rows. */
 final case class EmberBlock(bytes: Array[Byte], offset: Int, length: Int, rows: Int)
 
-/** Writes (partition, block) records as [int key][int length][bytes]; reads
- *  the blocks back as byte arrays. Records are self-contained, so Spark may
- *  move them (its serialized, sort-free shuffle path). A record is a block,
- *  not a row: the rows written are counted into `rowsWritten`. */
+/** Ember's shuffle records: [int32 partition][int32 rows][int32 length]
+ *  [block], little-endian, as C writes them into a map task's data file
+ *  (EmberShuffleWriteProcessor) and as this serializer writes them when
+ *  Spark's own shuffle writer does (another shuffle manager). Reading gives
+ *  (partition, block bytes). Records are self-contained, so Spark may move
+ *  them (its serialized, sort-free shuffle path) and fetch runs of them in
+ *  one go. A record is a block, not a row: the rows are counted into
+ *  `rowsWritten`. */
 final class EmberBlockSerializer(dataSize: SQLMetric, rowsWritten: SQLMetric)
   extends Serializer with Serializable {
   override def supportsRelocationOfSerializedObjects: Boolean = true
@@ -42,39 +46,54 @@ final class EmberBlockSerializer(dataSize: SQLMetric, rowsWritten: SQLMetric)
     override def deserialize[T: ClassTag](bytes: ByteBuffer, loader: ClassLoader): T =
       deserialize(bytes)
     override def serializeStream(s: OutputStream): SerializationStream = new SerializationStream {
-      private val out = new DataOutputStream(s)
+      private val header = ByteBuffer.allocate(EmberShuffle.RecordHeader).order(ByteOrder.LITTLE_ENDIAN)
+      private var partition = -1
       override def writeObject[T: ClassTag](t: T): SerializationStream = t match {
         case b: EmberBlock =>
-          out.writeInt(b.length)
-          out.write(b.bytes, b.offset, b.length)
-          dataSize.add(b.length)
+          header.clear()
+          header.putInt(partition).putInt(b.rows).putInt(b.length)
+          s.write(header.array())
+          s.write(b.bytes, b.offset, b.length)
+          dataSize.add(EmberShuffle.RecordHeader + b.length)
           rowsWritten.add(b.rows)
           this
-        case k: Int => out.writeInt(k); this
+        case k: Int => partition = k; this
         case other => throw new IllegalArgumentException(s"not an Ember block: ${other.getClass}")
       }
       override def writeKey[T: ClassTag](key: T): SerializationStream = writeObject(key)
       override def writeValue[T: ClassTag](value: T): SerializationStream = writeObject(value)
-      override def flush(): Unit = out.flush()
-      override def close(): Unit = out.close()
+      override def flush(): Unit = s.flush()
+      override def close(): Unit = s.close()
     }
     override def deserializeStream(s: InputStream): DeserializationStream = new DeserializationStream {
       private val in = new DataInputStream(s)
-      private var wantKey = true
-      override def readObject[T: ClassTag](): T = {
-        val v: Any =
-          if (wantKey) in.readInt()
-          else {
-            val len = in.readInt()
-            val b = new Array[Byte](len)
-            in.readFully(b)
-            b
-          }
-        wantKey = !wantKey
-        v.asInstanceOf[T]
+      private val header = new Array[Byte](EmberShuffle.RecordHeader)
+      private val view = ByteBuffer.wrap(header).order(ByteOrder.LITTLE_ENDIAN)
+      private var block: Array[Byte] = _
+
+      /** The next record's partition, its block kept for readValue; EOF at the end. */
+      private def readRecord(): Int = {
+        val first = in.read()
+        if (first < 0) throw new EOFException // the end, between records
+        header(0) = first.toByte
+        try {
+          in.readFully(header, 1, header.length - 1)
+          val len = view.getInt(8)
+          if (len < 0) throw new java.io.IOException(s"Ember shuffle record of $len bytes: corrupt stream")
+          block = new Array[Byte](len)
+          in.readFully(block)
+        } catch {
+          case _: EOFException => throw new java.io.IOException("Ember shuffle stream ends inside a record")
+        }
+        view.getInt(0)
       }
-      override def readKey[T: ClassTag](): T = readObject[T]()
-      override def readValue[T: ClassTag](): T = readObject[T]()
+      override def readObject[T: ClassTag](): T = readKey[T]()
+      override def readKey[T: ClassTag](): T = Integer.valueOf(readRecord()).asInstanceOf[T]
+      override def readValue[T: ClassTag](): T = {
+        val b = block
+        block = null
+        b.asInstanceOf[T]
+      }
       override def asKeyValueIterator: Iterator[(Any, Any)] = new Iterator[(Any, Any)] {
         private var nextPair: (Any, Any) = _
         private var done = false
@@ -100,6 +119,9 @@ final class EmberBlockSerializer(dataSize: SQLMetric, rowsWritten: SQLMetric)
 }
 
 object EmberShuffle {
+  /** Bytes of a record's header: partition, rows, block length. */
+  val RecordHeader = 12
+
   /** Ember's batches as rows for a Spark operator: UnsafeRows, as Spark's row
    *  operators take them (a broadcast's collect, for one, casts every row),
    *  one reused row per task as Spark's own ColumnarToRowExec hands out. */
@@ -110,16 +132,17 @@ object EmberShuffle {
       it.flatMap(_.rowIterator().asScala.map(project))
     }
 
-  /** The reduce side: each block decoded in C into Arrow, imported zero-copy. */
-  def readBlocks(blocks: RDD[Array[Byte]]): RDD[ColumnarBatch] =
-    blocks.mapPartitions { it =>
-      val ctx = TaskContext.get()
-      val alloc: BufferAllocator =
-        SparkInternals.arrowAllocator.newChildAllocator("ember shuffle read", 0, Long.MaxValue)
-      val reader = new BlockBatches(it.asInstanceOf[Iterator[Any]], alloc)
-      ctx.addTaskCompletionListener[Unit](_ => reader.close())
-      reader
-    }
+  /** The reduce side: each block decoded in C into Arrow, imported zero-copy
+   *  (an Ember node reading it takes the blocks themselves, EmberBlockBatches). */
+  def readBlocks(blocks: RDD[Array[Byte]]): RDD[ColumnarBatch] = new EmberBlockBatches(blocks)
+
+  /** Rows of a block, from its header (include/ember/chunk.h: "EMSB",
+   *  columns, a type word per column, then the chunk header "EMSP", columns,
+   *  int64 rows), without decoding it. */
+  def blockRows(block: Array[Byte]): Long = {
+    val b = ByteBuffer.wrap(block).order(ByteOrder.nativeOrder())
+    b.getLong(16 + 4 * b.getInt(4))
+  }
 
   /** Blocks (byte arrays) as ColumnarBatches; each batch's vectors stay
    *  valid until the next batch is asked for. */
@@ -158,4 +181,44 @@ object EmberShuffle {
       alloc.close()
     }
   }
+}
+
+/** Blocks of an Ember shuffle's reduce side as ColumnarBatches for Spark's
+ *  operators; an Ember node pulls `blocks` directly instead (EmberRDD). */
+final class EmberBlockBatches(val blocks: RDD[Array[Byte]]) extends RDD[ColumnarBatch](blocks) {
+  override protected def getPartitions: Array[org.apache.spark.Partition] = blocks.partitions
+
+  override def compute(split: org.apache.spark.Partition, ctx: TaskContext): Iterator[ColumnarBatch] = {
+    val alloc: BufferAllocator =
+      SparkInternals.arrowAllocator.newChildAllocator("ember shuffle read", 0, Long.MaxValue)
+    val reader = new EmberShuffle.BlockBatches(blocks.iterator(split, ctx).asInstanceOf[Iterator[Any]], alloc)
+    ctx.addTaskCompletionListener[Unit](_ => reader.close())
+    reader
+  }
+}
+
+/**
+ * Shuffle blocks for an Ember task's input stream (Native.blockStream), read
+ * by C on the task's thread. As SparkArrowReader does for Arrow batches, a
+ * kill is noticed between blocks and Spark's own failures are recorded
+ * before C sees them, so that the task fails with Spark's exception.
+ */
+final class EmberBlockSource(blocks: Iterator[Array[Byte]], ctx: TaskContext,
+                             failed: Throwable => Unit, counted: Long => Unit) {
+  /** The next block, or null at the end. */
+  def next(): Array[Byte] =
+    try {
+      if (ctx != null && ctx.isInterrupted())
+        throw new org.apache.spark.TaskKilledException(SparkInternals.killReason(ctx))
+      if (!blocks.hasNext) null
+      else {
+        val b = blocks.next()
+        counted(EmberShuffle.blockRows(b))
+        b
+      }
+    } catch {
+      case t: Throwable =>
+        failed(t)
+        throw t
+    }
 }

@@ -34,6 +34,12 @@ final class Native private () {
   @native def fragmentMapPartitions(fragment: Long): Int
   /** A map task's next packed blocks, or null at the end. */
   @native def taskMapNext(task: Long): Array[Byte]
+  /** A map task run to its end into a new shuffle data file at path: each
+   *  reduce partition's bytes (contiguous, in partition order), then the rows. */
+  @native def taskMapWrite(task: Long, path: String): Array[Long]
+  /** An Arrow C stream (at streamAddress) of the blocks `source` gives, of
+   *  the schema exported at schemaAddress (moved in), read on the task's thread. */
+  @native def blockStream(source: EmberBlockSource, schemaAddress: Long, streamAddress: Long): Unit
   /** A shuffle block decoded into the Arrow structs at the two addresses. */
   @native def blockToArrow(block: Array[Byte], arrowArray: Long, arrowSchema: Long): Unit
   @native def taskCreate(fragment: Long, partition: Int, numPartitions: Int, splitsJson: String,

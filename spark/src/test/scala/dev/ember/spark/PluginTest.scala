@@ -76,6 +76,42 @@ class PluginTest {
     assertTrue(report.contains("Substring"), report)
   }
 
+  /** Ember's map tasks write Spark's shuffle files from C: per map task a
+   *  data file of records [partition][rows][length][block] (little-endian,
+   *  each block starting "EMSB": not compressed again) with each reduce
+   *  partition's records where Spark's index file says, in partition order. */
+  @Test def mapTasksWriteSparksShuffleFiles(): Unit = {
+    val q = "SELECT l_linenumber, count(*) AS n, sum(l_quantity) AS q FROM lineitem GROUP BY l_linenumber"
+    val before = org.apache.spark.sql.embertest.ShuffleFiles.dataFiles().map(_._1).toSet
+    val (rows, plan) = TestSpark.run(q, ember = true, "spark.sql.adaptive.enabled" -> "false")
+    assertTrue(emberNodes(plan).exists(_.name == "Exchange"), "the exchange should run in Ember")
+    val files = org.apache.spark.sql.embertest.ShuffleFiles.dataFiles().filterNot(f => before(f._1))
+    assertTrue(files.nonEmpty, "no shuffle file written")
+    var records = 0
+    files.foreach { case (data, index) =>
+      val bytes = Files.readAllBytes(data.toPath)
+      val idx = java.nio.ByteBuffer.wrap(Files.readAllBytes(index.toPath)) // Spark's: big-endian
+      val offsets = Array.tabulate(idx.capacity / 8)(i => idx.getLong(8 * i))
+      assertEquals(bytes.length.toLong, offsets.last, s"$data: the index covers the data")
+      val b = java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+      for (p <- 0 until offsets.length - 1) {
+        var at = offsets(p).toInt
+        while (at < offsets(p + 1)) {
+          assertEquals(p, b.getInt(at), s"$data: a record at $at in partition $p's range")
+          val len = b.getInt(at + 8)
+          assertEquals(0x42534D45, b.getInt(at + 12), s"$data: a block at ${at + 12}")
+          assertEquals(b.getInt(at + 4).toLong, EmberShuffle.blockRows(bytes.slice(at + 12, at + 12 + len)))
+          at += 12 + len
+          records += 1
+        }
+        assertEquals(offsets(p + 1), at.toLong, s"$data: partition $p ends on a record")
+      }
+    }
+    assertTrue(records > 0, "no record in the shuffle files")
+    val (vanilla, _) = TestSpark.run(q, ember = false, "spark.sql.adaptive.enabled" -> "false")
+    assertEquals(None, ResultCompare.diff(rows, vanilla, ordered = false))
+  }
+
   /** AQE turns a sort-merge join into a broadcast join once a side's shuffle
    *  is done and small: the broadcast then takes that Ember shuffle's batches
    *  (no HashedRelation built by Spark for Ember to unpack). */

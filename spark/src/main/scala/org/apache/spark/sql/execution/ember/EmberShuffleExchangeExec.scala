@@ -10,7 +10,7 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.plans.logical.Statistics
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning
 import org.apache.spark.sql.execution.{ColumnarToRowExec, ShufflePartitionSpec, SparkPlan}
-import org.apache.spark.sql.execution.exchange.{ShuffleExchangeExec, ShuffleExchangeLike, ShuffleOrigin}
+import org.apache.spark.sql.execution.exchange.{ShuffleExchangeLike, ShuffleOrigin}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
@@ -21,8 +21,8 @@ import dev.ember.spark.{EmberBlockSerializer, EmberExec, EmberPartitionIdPassThr
  * exchange's fragment (its root the exchange), whose tasks partition their
  * output in C (Spark's hash partitioning, Murmur3 and pmod, or a single
  * partition) and hand Spark's shuffle writer ready blocks, keyed by reduce
- * partition (Spark's own sort-based shuffle, its files, compression,
- * fetching and retries). The reduce side reads the blocks back as Arrow
+ * partition (Spark's own sort-based shuffle, its files, fetching and
+ * retries; C writes a map task's data file itself, EmberShuffleFiles). The reduce side reads the blocks back as Arrow
  * ColumnarBatches (decoded in C): an Ember node above takes them zero-copy,
  * a Spark node through ColumnarToRow. AQE sees an ordinary
  * ShuffleExchangeLike: map statistics, coalesced and skew-split reads.
@@ -80,7 +80,8 @@ case class EmberShuffleExchangeExec(
       blocks.asInstanceOf[RDD[Product2[Int, Any]]],
       new EmberPartitionIdPassThrough(n),
       new EmberBlockSerializer(metrics("dataSize"), metrics("numOutputRows")),
-      shuffleWriterProcessor = ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics))
+      shuffleWriterProcessor =
+        new EmberShuffleWriteProcessor(writeMetrics, metrics("dataSize"), metrics("numOutputRows")))
   }
 
   @transient override lazy val mapOutputStatisticsFuture: Future[MapOutputStatistics] =

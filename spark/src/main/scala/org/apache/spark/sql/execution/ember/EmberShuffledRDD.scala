@@ -47,15 +47,18 @@ final class EmberShuffledRDD(
     val reporter = new SQLShuffleReadMetricsReporter(temp, metrics)
     val m = SparkEnv.get.shuffleManager
     val h = dependency.shuffleHandle
-    val reader = split.asInstanceOf[EmberShuffledPartition].spec match {
-      case CoalescedPartitionSpec(start, end, _) => m.getReader[Int, Any](h, start, end, context, reporter)
+    // (map outputs [start, end), reduce partitions [start, end))
+    val (startMap, endMap, start, end) = split.asInstanceOf[EmberShuffledPartition].spec match {
+      case CoalescedPartitionSpec(start, end, _) => (0, Int.MaxValue, start, end)
       case PartialReducerPartitionSpec(reducer, startMap, endMap, _) =>
-        m.getReader[Int, Any](h, startMap, endMap, reducer, reducer + 1, context, reporter)
-      case PartialMapperPartitionSpec(map, start, end) =>
-        m.getReader[Int, Any](h, map, map + 1, start, end, context, reporter)
-      case CoalescedMapperPartitionSpec(startMap, endMap, reducers) =>
-        m.getReader[Int, Any](h, startMap, endMap, 0, reducers, context, reporter)
+        (startMap, endMap, reducer, reducer + 1)
+      case PartialMapperPartitionSpec(map, start, end) => (map, map + 1, start, end)
+      case CoalescedMapperPartitionSpec(startMap, endMap, reducers) => (startMap, endMap, 0, reducers)
     }
+    val reader =
+      if (EmberShuffleFiles.direct(SparkEnv.get))
+        EmberShuffleFiles.reader(dependency, startMap, endMap, start, end, context, reporter)
+      else m.getReader[Int, Any](h, startMap, endMap, start, end, context, reporter)
     reader.read().map(_._2.asInstanceOf[Array[Byte]])
   }
 

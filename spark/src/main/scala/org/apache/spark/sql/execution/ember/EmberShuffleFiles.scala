@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+package org.apache.spark.sql.execution.ember
+
+import org.apache.spark.{Partition, ShuffleDependency, SparkConf, SparkEnv, TaskContext}
+import org.apache.spark.internal.config
+import org.apache.spark.rdd.RDD
+import org.apache.spark.scheduler.MapStatus
+import org.apache.spark.serializer.SerializerManager
+import org.apache.spark.shuffle.{BaseShuffleHandle, BlockStoreShuffleReader, ShuffleReadMetricsReporter, ShuffleReader, ShuffleWriteMetricsReporter, ShuffleWriteProcessor}
+import org.apache.spark.shuffle.sort.SortShuffleManager
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLShuffleWriteMetricsReporter}
+import org.apache.spark.util.Utils
+import org.apache.spark.util.collection.OpenHashSet
+
+import dev.ember.spark.{EmberMapOutput, EmberRDD}
+
+/**
+ * Ember's shuffle files. With Spark's sort-based shuffle manager, no I/O
+ * encryption and no push-based shuffle, an Ember map task's C side writes
+ * the task's data file itself (each reduce partition's blocks contiguous,
+ * in partition order: Spark's layout), and Spark's block resolver writes the
+ * index and commits both, as Spark's own writers do; Spark then serves,
+ * fetches, retries and cleans up those files as its own. The blocks are
+ * already compact (narrowed integers), so they are not compressed again: the
+ * reduce side reads them through Spark's shuffle reader with a serializer
+ * manager that does not decompress. Anything else (another shuffle manager,
+ * encryption) takes Spark's own writer and reader over the same records.
+ */
+object EmberShuffleFiles {
+  /** Whether Ember writes and reads its shuffles' files itself here: the
+   *  same answer on the driver and every executor of an application. */
+  def direct(env: SparkEnv): Boolean =
+    env.conf.getBoolean("spark.ember.spark.shuffleFiles", true) &&
+      env.shuffleManager.isInstanceOf[SortShuffleManager] &&
+      !env.conf.get(config.IO_ENCRYPTION_ENABLED) &&
+      !env.conf.get(config.PUSH_BASED_SHUFFLE_ENABLED)
+
+  @volatile private var plain: (SparkEnv, SerializerManager) = _
+
+  /** Spark's serializer manager, but for streams as written (no codec). */
+  private def plainSerializerManager(env: SparkEnv): SerializerManager = {
+    val p = plain
+    if (p != null && (p._1 eq env)) return p._2
+    val conf: SparkConf = env.conf.clone.set(config.SHUFFLE_COMPRESS.key, "false")
+    val m = new SerializerManager(env.serializer, conf, None)
+    plain = (env, m)
+    m
+  }
+
+  /** A reader of reduce partitions [startPartition, endPartition) of map
+   *  outputs [startMap, endMap), the streams as written. */
+  def reader(dep: ShuffleDependency[Int, Any, Any], startMap: Int, endMap: Int,
+             startPartition: Int, endPartition: Int, context: TaskContext,
+             metrics: ShuffleReadMetricsReporter): ShuffleReader[Int, Any] = {
+    val env = SparkEnv.get
+    val blocks = env.mapOutputTracker.getMapSizesByExecutorId(
+      dep.shuffleId, startMap, endMap, startPartition, endPartition)
+    new BlockStoreShuffleReader[Int, Any](
+      dep.shuffleHandle.asInstanceOf[BaseShuffleHandle[Int, _, Any]], blocks, context, metrics,
+      serializerManager = plainSerializerManager(env),
+      shouldBatchFetch = SortShuffleManager.canUseBatchFetch(startPartition, endPartition, context))
+  }
+}
+
+/**
+ * The map side of Ember's shuffle: with direct files (EmberShuffleFiles), C
+ * writes the task's data file and this commits it with its index; otherwise
+ * Spark's writer takes the records. The write metrics are the exchange's.
+ */
+final class EmberShuffleWriteProcessor(metrics: Map[String, SQLMetric], dataSize: SQLMetric,
+                                       rowsWritten: SQLMetric)
+  extends ShuffleWriteProcessor {
+
+  override protected def createMetricsReporter(context: TaskContext): ShuffleWriteMetricsReporter =
+    new SQLShuffleWriteMetricsReporter(context.taskMetrics().shuffleWriteMetrics, metrics)
+
+  override def write(rdd: RDD[_], dep: ShuffleDependency[_, _, _], mapId: Long,
+                     context: TaskContext, partition: Partition): MapStatus = {
+    val env = SparkEnv.get
+    (rdd, env.shuffleManager) match {
+      case (ember: EmberRDD, manager: SortShuffleManager) if EmberShuffleFiles.direct(env) =>
+        // an EmberRDD is never persisted: its iterator is what compute returns
+        val output = ember.iterator(partition, context) match {
+          case o: EmberMapOutput => o
+          case other => throw new IllegalStateException(s"Ember map task output ${other.getClass}")
+        }
+        val resolver = manager.shuffleBlockResolver
+        // the manager removes the files of the map tasks registered here when
+        // the shuffle is dropped
+        val maps = resolver.taskIdMapsForShuffle.computeIfAbsent(
+          dep.shuffleId, (_: Int) => new OpenHashSet[Long](16))
+        maps.synchronized { maps.add(mapId) }
+        val data = resolver.getDataFile(dep.shuffleId, mapId)
+        val tmp = Utils.tempFileWith(data)
+        val t0 = System.nanoTime()
+        val (lengths, rows) =
+          try output.writeFile(tmp.getPath)
+          catch { case t: Throwable => tmp.delete(); throw t }
+        // an earlier attempt's committed files win; lengths then become theirs
+        resolver.writeMetadataFileAndCommit(dep.shuffleId, mapId, lengths, Array.empty[Long], tmp)
+        val bytes = lengths.sum
+        val reporter = createMetricsReporter(context)
+        reporter.incBytesWritten(bytes)
+        reporter.incRecordsWritten(rows)
+        reporter.incWriteTime(System.nanoTime() - t0)
+        dataSize.add(bytes)
+        rowsWritten.add(rows) // AQE reads the stage's rows from it
+        MapStatus(env.blockManager.shuffleServerId, lengths, mapId)
+      case _ => super.write(rdd, dep, mapId, context, partition)
+    }
+  }
+}
