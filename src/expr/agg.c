@@ -581,6 +581,8 @@ static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_
         return EM_OK;
     if (bt.id == EM_TYPE_DECIMAL && vt.id == EM_TYPE_DECIMAL && vt.scale == bt.scale) {
         const em_i128 *v = (const em_i128 *)c->values->data;
+        /* |sum| < 10^precision, as em_dec_fits says; 39 digits: anything in 128 bits */
+        const em_i128 lim = bt.precision >= 39 ? 0 : em_dec_pow10(bt.precision);
         for (int64_t k = 0; k < n; k++) {
             int64_t i = sel ? sel[k] : k;
             /* many groups: the states miss the cache, ask ahead */
@@ -599,7 +601,7 @@ static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_
             if (b->null)
                 continue;
             em_i128 r;
-            if (__builtin_add_overflow(b->dec, v[i], &r) || !em_dec_fits(r, bt.precision)) {
+            if (__builtin_add_overflow(b->dec, v[i], &r) || (lim && (r >= lim || r <= -lim))) {
                 if (fn->ansi)
                     return agg_overflow(fn, err);
                 b->null = true;
@@ -661,11 +663,17 @@ static em_status update_fast(const em_agg_fn *fn, em_agg_state *st, const int32_
  * state untouched. */
 static em_status check_groups(const em_agg_state *st, const int32_t *group_ids, int64_t n,
                               em_error *err) {
-    for (int64_t k = 0; k < n; k++)
-        if (group_ids[k] < 0 || group_ids[k] >= st->n)
-            return EM_FAIL(err, EM_ERR_INVALID, "group id %d outside the state's %lld groups",
-                           group_ids[k], (long long)st->n);
-    return EM_OK;
+    /* every function of every batch checks its ids: a branch-free pass */
+    int32_t lo = 0, hi = 0;
+    for (int64_t k = 0; k < n; k++) {
+        lo = group_ids[k] < lo ? group_ids[k] : lo;
+        hi = group_ids[k] > hi ? group_ids[k] : hi;
+    }
+    if (n == 0 || (lo >= 0 && hi < st->n))
+        return EM_OK;
+    int32_t bad = lo < 0 ? lo : hi;
+    return EM_FAIL(err, EM_ERR_INVALID, "group id %d outside the state's %lld groups", bad,
+                   (long long)st->n);
 }
 
 em_status em_agg_update(const em_agg_fn *fn, em_agg_state *st, const int32_t *group_ids,

@@ -337,6 +337,28 @@ static void test_decimal_arith(void **state) {
     check("abs(d#4)", false, rows, 4, EXPECT("10.25", "10.25", "1.00", "null"));
 }
 
+/* Batches with no nulls and small values take the 64-bit path (eval.c,
+ * dec_batch_small); the results are the row path's. A product too wide for
+ * 63 bits (the last row of the first case) sends the batch back. */
+static void test_decimal_small_batches(void **state) {
+    (void)state;
+    static const char *const rows[][N_COLS] = {
+        R(NULL, NULL, NULL, "10.25", NULL, NULL, NULL, "1.5", "0.05"),
+        R(NULL, NULL, NULL, "-10.25", NULL, NULL, NULL, "-2.25", "0.07"),
+        R(NULL, NULL, NULL, "1.00", NULL, NULL, NULL, "0", "0.00"),
+        R(NULL, NULL, NULL, "9999999999999.99", NULL, NULL, NULL, "3", "-99999.99"),
+    };
+    check("(d#4 * (1 - k#9))", false, rows, 4,
+          EXPECT("9.7375", "-9.5325", "1.0000", "1000009899999998999.9901"));
+    check("(d#4 + k#9)", false, rows, 4, EXPECT("10.30", "-10.18", "1.00", "9999999900000.00"));
+    check("(d#4 - k#9)", false, rows, 4, EXPECT("10.20", "-10.32", "1.00", "10000000099999.98"));
+    check("(k#9 * k#9)", false, rows, 4, EXPECT("0.0025", "0.0049", "0.0000", "9999998000.0001"));
+    /* (38,18) + (7,2) is (38,17): a scale that rounds, the row path's */
+    check("(h#8 + k#9)", false, rows, 4,
+          EXPECT("1.55000000000000000", "-2.18000000000000000", "0.00000000000000000",
+                 "-99996.99000000000000000"));
+}
+
 /* Spark 3.3 forms: CheckOverflow(op, DecimalType(p,s)[, nullOnOverflow]) with
  * promote_precision; the operator is computed exactly and rounded HALF_UP. */
 static void test_decimal_check_overflow(void **state) {
@@ -1040,6 +1062,7 @@ int main(void) {
         cmocka_unit_test(test_int_arith),
         cmocka_unit_test(test_double),
         cmocka_unit_test(test_decimal_arith),
+        cmocka_unit_test(test_decimal_small_batches),
         cmocka_unit_test(test_decimal_check_overflow),
         cmocka_unit_test(test_decimal_wide),
         cmocka_unit_test(test_decimal_rounding),
