@@ -93,21 +93,38 @@ static inline bool int_at(const em_column *c, int64_t i, int64_t *v) {
  * Spark compresses them. Null rows do not count (they read back as base). */
 static int narrow_width(const em_column *c, const int32_t *sel, int64_t n, int64_t *base) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (int64_t k = 0; k < n; k++) {
-        int64_t v;
-        if (c->validity && !em_bit_get(c->validity->data, sel[k]))
-            continue;
-        if (!int_at(c, sel[k], &v))
-            return 0;
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
+    int tw = em_type_width(c->type);
+    const uint8_t *p = c->values->data;
+    if (!c->validity && tw != 16) {
+        /* the common case: a plain min/max pass over one width */
+#define SPAN_OF(T)                                                                                 \
+    for (int64_t k = 0; k < n; k++) {                                                              \
+        T x;                                                                                       \
+        memcpy(&x, p + sizeof x * (int64_t)sel[k], sizeof x);                                      \
+        lo = x < lo ? x : lo;                                                                      \
+        hi = x > hi ? x : hi;                                                                      \
+    }
+        if (tw == 4)
+            SPAN_OF(int32_t)
+        else
+            SPAN_OF(int64_t)
+#undef SPAN_OF
+    } else {
+        for (int64_t k = 0; k < n; k++) {
+            int64_t v;
+            if (c->validity && !em_bit_get(c->validity->data, sel[k]))
+                continue;
+            if (!int_at(c, sel[k], &v))
+                return 0;
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
     }
     if (lo > hi)
         lo = hi = 0;
     uint64_t span = (uint64_t)hi - (uint64_t)lo;
     int w = span <= UINT8_MAX ? 1 : span <= UINT16_MAX ? 2 : span <= UINT32_MAX ? 4 : 8;
     *base = lo;
-    int tw = em_type_width(c->type);
     /* the width byte and base must pay for themselves */
     return w < tw && 9 + n * w < n * tw ? w : 0;
 }
@@ -126,15 +143,40 @@ static uint8_t *pack_column(const em_column *c, const int32_t *sel, int64_t n, u
         *p++ = (uint8_t)w;
         memcpy(p, &base, 8);
         p += 8;
-        for (int64_t k = 0; k < n; k++, p += w) {
-            int64_t x = 0;
-            if (!c->validity || em_bit_get(c->validity->data, sel[k]))
-                (void)int_at(c, sel[k], &x);
-            uint64_t u = (uint64_t)x - (uint64_t)base;
-            /* little-endian machines only (the layout is the machine's order) */
-            memcpy(p, &u, (size_t)w);
+        int tw = em_type_width(c->type);
+        if (c->validity || tw == 16) {
+            for (int64_t k = 0; k < n; k++, p += w) {
+                int64_t x = 0;
+                if (!c->validity || em_bit_get(c->validity->data, sel[k]))
+                    (void)int_at(c, sel[k], &x);
+                uint64_t u = (uint64_t)x - (uint64_t)base;
+                /* little-endian machines only (the layout is the machine's order) */
+                memcpy(p, &u, (size_t)w);
+            }
+            return p;
         }
-        return p;
+        /* no nulls: a loop per (type width, stored width) */
+#define NARROW(IN_T, OUT_T)                                                                        \
+    for (int64_t k = 0; k < n; k++) {                                                              \
+        IN_T x;                                                                                    \
+        memcpy(&x, v + sizeof x * (int64_t)sel[k], sizeof x);                                      \
+        OUT_T u = (OUT_T)((uint64_t)(int64_t)x - (uint64_t)base);                                  \
+        memcpy(p + sizeof u * k, &u, sizeof u);                                                    \
+    }
+#define NARROW_FROM(IN_T)                                                                          \
+    switch (w) {                                                                                   \
+    case 1: NARROW(IN_T, uint8_t) break;                                                           \
+    case 2: NARROW(IN_T, uint16_t) break;                                                          \
+    case 4: NARROW(IN_T, uint32_t) break;                                                          \
+    default: NARROW(IN_T, uint64_t) break;                                                         \
+    }
+        if (tw == 4)
+            NARROW_FROM(int32_t)
+        else
+            NARROW_FROM(int64_t)
+#undef NARROW_FROM
+#undef NARROW
+        return p + n * w;
     }
     if (c->type.id == EM_TYPE_BOOLEAN)
         return pack_bits(v, sel, n, p);
@@ -219,20 +261,31 @@ static em_status take_narrowed(chunk_cursor *cur, em_column *c, int64_t n, em_po
     EM_TRY(em_buffer_create(pool, n * tw, &c->values, err));
     c->values->size = n * tw;
     uint8_t *out = c->values->data;
-    for (int64_t i = 0; i < n; i++, cur->p += w) {
-        uint64_t u = 0;
-        memcpy(&u, cur->p, (size_t)w);
-        int64_t x = (int64_t)((uint64_t)base + u);
-        if (tw == 4) {
-            int32_t y = (int32_t)x;
-            memcpy(out + 4 * i, &y, 4);
-        } else if (tw == 8) {
-            memcpy(out + 8 * i, &x, 8);
-        } else {
-            em_i128 y = x;
-            memcpy(out + 16 * i, &y, 16);
-        }
+    const uint8_t *in = cur->p;
+    /* a loop per (stored width, type width): each a plain widening loop */
+#define WIDEN(IN_T, OUT_T)                                                                         \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+        IN_T u;                                                                                    \
+        memcpy(&u, in + sizeof u * i, sizeof u);                                                   \
+        OUT_T y = (OUT_T)(int64_t)((uint64_t)base + u);                                            \
+        memcpy(out + sizeof y * i, &y, sizeof y);                                                  \
     }
+#define WIDEN_TO(OUT_T)                                                                            \
+    switch (w) {                                                                                   \
+    case 1: WIDEN(uint8_t, OUT_T) break;                                                           \
+    case 2: WIDEN(uint16_t, OUT_T) break;                                                          \
+    case 4: WIDEN(uint32_t, OUT_T) break;                                                          \
+    default: WIDEN(uint64_t, OUT_T) break;                                                         \
+    }
+    if (tw == 4)
+        WIDEN_TO(int32_t)
+    else if (tw == 8)
+        WIDEN_TO(int64_t)
+    else
+        WIDEN_TO(em_i128)
+#undef WIDEN_TO
+#undef WIDEN
+    cur->p += n * w;
     return EM_OK;
 }
 
