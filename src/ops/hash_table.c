@@ -342,6 +342,9 @@ static em_status ht_rebuild(em_hash_table *ht, int64_t ns, em_error *err) {
         return err ? err->code : EM_ERR_NOMEM;
     uint64_t mask = (uint64_t)ns - 1;
     for (int64_t id = 0; id < ht->n_ids; id++) {
+        /* a big table's slots miss the cache: ask ahead */
+        if (id + HT_PREFETCH < ht->n_ids)
+            __builtin_prefetch(&slots[ht->hashes[id + HT_PREFETCH] & mask], 1);
         if (ht->inline_key && id == ht->null_id)
             continue;
         uint64_t p = ht->hashes[id] & mask;
