@@ -10,7 +10,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Cast, Literal, SortOrder}
 import org.apache.spark.sql.catalyst.plans.physical.{BroadcastPartitioning, Distribution, Partitioning, UnknownPartitioning}
 import org.apache.spark.sql.execution.{ExecSubqueryExpression, FileSourceScanExec, ScalarSubquery, SparkPlan}
-import org.apache.spark.sql.execution.datasources.{FilePartition, FileScanRDD}
+import org.apache.spark.sql.execution.datasources.FilePartition
 import org.apache.spark.sql.execution.ember.SparkInternals
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ShuffleExchangeLike}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
@@ -147,10 +147,7 @@ case class EmberExec(
     }
     val splits: Array[Array[FilePartition]] = scanSources.map { s =>
       val scan = scans.getOrElse(s, throw new EmberException(s"Ember fragment scan $s is unknown"))
-      scan.inputRDD match {
-        case f: FileScanRDD => f.filePartitions.toArray
-        case other => throw new EmberException(s"Ember: the scan's RDD is a ${other.getClass.getName}")
-      }
+      SparkInternals.filePartitions(scan).toArray
     }
     val streams = inputs.collect { case s: StreamInput => s.rdd }
     val counts = (streams.map(_.getNumPartitions) ++ splits.map(_.length)).distinct

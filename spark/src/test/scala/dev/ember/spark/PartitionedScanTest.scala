@@ -73,7 +73,34 @@ class PartitionedScanTest {
     val (inEmber, inSpark) = scans(plan)
     assertTrue(inEmber.nonEmpty && inSpark.isEmpty,
       s"every scan should run in Ember: ${inEmber.size} in Ember, ${inSpark.size} in Spark: $sql")
+    inEmber.foreach(sameSplitsAsSpark)
     inEmber
+  }
+
+  /** The splits Ember's tasks read (SparkInternals.filePartitions, which
+   *  does not build Spark's reader) are the ones Spark's own FileScanRDD holds. */
+  private def sameSplitsAsSpark(scan: FileSourceScanExec): Unit = {
+    def text(ps: Seq[org.apache.spark.sql.execution.datasources.FilePartition]) =
+      ps.map(p => s"${p.index}: ${p.files.map(_.toString).mkString("; ")}")
+    val spark = scan.inputRDD.asInstanceOf[org.apache.spark.sql.execution.datasources.FileScanRDD].filePartitions
+    assertEquals(text(spark), text(org.apache.spark.sql.execution.ember.SparkInternals.filePartitions(scan)))
+  }
+
+  /** Files split into byte ranges and packed several to a task, as Spark does. */
+  @Test def splitsAsSparksOwn(): Unit = {
+    val scanned = check("SELECT p_int, count(*) AS n, sum(id) AS s FROM pfact GROUP BY p_int", ordered = false,
+      "spark.sql.files.maxPartitionBytes" -> "2048", "spark.sql.files.openCostInBytes" -> "512")
+    assertTrue(scanned.exists(s => org.apache.spark.sql.execution.ember.SparkInternals.filePartitions(s).length > 1),
+      "the scan should take several tasks")
+    TestSpark.tpchTables
+    val (rows, plan) = TestSpark.run("SELECT l_returnflag, count(*) FROM lineitem GROUP BY l_returnflag",
+      ember = true, "spark.sql.files.maxPartitionBytes" -> "65536")
+    val (vanilla, _) = TestSpark.run("SELECT l_returnflag, count(*) FROM lineitem GROUP BY l_returnflag",
+      ember = false, "spark.sql.files.maxPartitionBytes" -> "65536")
+    assertEquals(None, ResultCompare.diff(rows, vanilla, ordered = false))
+    val (inEmber, _) = scans(plan)
+    assertTrue(inEmber.nonEmpty, "lineitem should be scanned in Ember")
+    inEmber.foreach(sameSplitsAsSpark)
   }
 
   @Test def everyPartitionType(): Unit =
