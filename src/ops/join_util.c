@@ -495,6 +495,15 @@ static em_status assemble(jn_state *j, int64_t m, bool aligned, em_error *err) {
     return opu_set_sel(p, aligned ? j->ps : NULL, m, err);
 }
 
+/* assemble() of the m pairs in ps/pb, aligned on the stream batch when their
+ * stream rows run strictly upward (*aligned says whether they did). */
+static em_status assemble_pairs(jn_state *j, int64_t m, bool *aligned, em_error *err) {
+    *aligned = true;
+    for (int64_t i = 1; i < m && *aligned; i++)
+        *aligned = j->ps[i] > j->ps[i - 1];
+    return assemble(j, m, *aligned, err);
+}
+
 /* Makes j->out the output columns of the pair batch (exists: column of flags).
  */
 static em_status emit_pairs_out(jn_state *j, const uint8_t *flags, em_error *err) {
@@ -556,10 +565,8 @@ static em_status ordered_outer_output(jn_state *j, int64_t m, const uint8_t *pas
         return EM_OK;
     memcpy(j->ps, os, sizeof *os * (size_t)mo);
     memcpy(j->pb, ob, sizeof *ob * (size_t)mo);
-    bool aligned = true;
-    for (int64_t i = 1; i < mo && aligned; i++)
-        aligned = j->ps[i] > j->ps[i - 1];
-    EM_TRY(assemble(j, mo, aligned, err));
+    bool aligned;
+    EM_TRY(assemble_pairs(j, mo, &aligned, err));
     EM_TRY(emit_pairs_out(j, NULL, err));
     *produced = true;
     return EM_OK;
@@ -591,10 +598,8 @@ static em_status exist_round_step(jn_state *j, em_error *err) {
         j->phase = PH_FINISH;
         return EM_OK;
     }
-    bool aligned = true;
-    for (int64_t i = 1; i < m && aligned; i++)
-        aligned = j->ps[i] > j->ps[i - 1];
-    EM_TRY(assemble(j, m, aligned, err));
+    bool aligned;
+    EM_TRY(assemble_pairs(j, m, &aligned, err));
     EM_TRY(em_expr_filter(j->cond, j->pair, err));
     em_batch *p = j->pair;
     int64_t n_out = em_batch_rows(p);
@@ -653,10 +658,8 @@ static em_status pairs_step(jn_state *j, bool *produced, em_error *err) {
         j->phase = PH_FINISH;
         return EM_OK;
     }
-    bool aligned = true;
-    for (int64_t i = 1; i < m && aligned; i++)
-        aligned = j->ps[i] > j->ps[i - 1];
-    EM_TRY(assemble(j, m, aligned, err));
+    bool aligned;
+    EM_TRY(assemble_pairs(j, m, &aligned, err));
     if (j->cond)
         EM_TRY(em_expr_filter(j->cond, j->pair, err));
     if (ordered) {
