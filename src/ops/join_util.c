@@ -579,13 +579,24 @@ static em_status ordered_outer_output(jn_state *j, int64_t m, const uint8_t *pas
  * stop asking for the rest of its candidates (a lineitem row's semi join on
  * its order's other lines by a different supplier, TPC-H q21, mostly
  * passes on the first or second instead of trying all of them). lo[k] is
- * the row's cursor; the rows' output comes from in_matched at PH_FINISH.
+ * the row's cursor, k the round's; the rows' output comes from in_matched
+ * at PH_FINISH.
  */
 static em_status exist_round_step(jn_state *j, em_error *err) {
     const int32_t *sel = j->in->sel;
     const int32_t *rows = j->cand_rows;
-    int64_t m = 0;
-    for (int64_t k = 0; k < j->n_in; k++) {
+    if (j->k >= j->n_in) {
+        /* a round is over: another while it made pairs */
+        if (j->round_pairs == 0) {
+            j->phase = PH_FINISH;
+            return EM_OK;
+        }
+        j->k = 0;
+        j->round_pairs = 0;
+    }
+    /* at most a batch of pairs per step: a stream batch may hold more rows */
+    int64_t m = 0, k = j->k;
+    for (; k < j->n_in && m < EM_BATCH_CAP; k++) {
         if (j->in_matched[k] || j->lo[k] >= j->hi[k])
             continue;
         j->ps[m] = sel ? sel[k] : (int32_t)k;
@@ -594,10 +605,10 @@ static em_status exist_round_step(jn_state *j, em_error *err) {
         j->lo[k]++;
         m++;
     }
-    if (m == 0) {
-        j->phase = PH_FINISH;
+    j->k = k;
+    j->round_pairs += m;
+    if (m == 0)
         return EM_OK;
-    }
     bool aligned;
     EM_TRY(assemble_pairs(j, m, &aligned, err));
     EM_TRY(em_expr_filter(j->cond, j->pair, err));
@@ -720,7 +731,9 @@ static em_status finish_step(jn_state *j, bool *produced, em_error *err) {
         EM_TRY(ensure_flags(j, j->in->n_rows, err));
         memset(j->flags, 0, (size_t)j->in->n_rows);
     }
-    for (int64_t k = 0; k < j->n_in; k++) {
+    /* at most a batch per step: a stream batch may hold more rows */
+    int64_t k = j->finish_pos;
+    for (; k < j->n_in && m < EM_BATCH_CAP; k++) {
         bool keep;
         int32_t r = sel ? sel[k] : (int32_t)k;
         if (existence) {
@@ -736,6 +749,7 @@ static em_status finish_step(jn_state *j, bool *produced, em_error *err) {
         if (keep)
             keep_rows[m++] = r;
     }
+    j->finish_pos = k;
     if (m == 0)
         return EM_OK;
     em_batch *o = j->out;
@@ -834,6 +848,8 @@ static em_status pull_step(jn_state *j, em_error *err) {
     EM_TRY(j->index->probe(j, in, j->lo, j->hi, err));
     j->k = 0;
     j->jpos = j->n_in > 0 ? j->lo[0] : 0;
+    j->round_pairs = 0;
+    j->finish_pos = 0;
     if (j->exist_kind && !j->cond) {
         if (j->build_side == JN_RIGHT) {
             decide_without_pairs(j);
@@ -871,8 +887,9 @@ static em_status next_inner(jn_state *j, em_batch **out, em_error *err) {
             break;
         case PH_FINISH:
             EM_TRY(finish_step(j, &produced, err));
-            /* keep_stream emits unmatched rows EM_BATCH_CAP at a time */
-            if (!produced || !j->keep_stream)
+            /* keep_stream emits unmatched rows EM_BATCH_CAP at a time, and
+             * semi, anti and existence joins the stream batch's rows */
+            if (!produced || (!j->keep_stream && j->finish_pos >= j->n_in))
                 j->phase = PH_PULL;
             break;
         case PH_TAIL:

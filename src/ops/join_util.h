@@ -119,6 +119,8 @@ struct jn_state {
     int32_t *lo, *hi;    /* candidate ranges per logical stream row */
     uint8_t *in_matched; /* per logical stream row: a pair survived (or was output) */
     int64_t k, jpos;     /* cursor: logical stream row, position in its range */
+    int64_t round_pairs; /* exist joins' rounds (exist_round_step): pairs of this round */
+    int64_t finish_pos;  /* semi, anti, existence: next stream row to output (finish_step) */
     int64_t tail_pos;    /* next build row to consider in TAIL */
 
     /* Scratch for one step. */

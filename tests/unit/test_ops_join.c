@@ -168,15 +168,16 @@ static void src_close(em_op *op) {
 static const em_op_vtab SRC_VTAB = {.name = "TestSource", .open = src_open, .next = src_next, .close = src_close};
 
 static em_op *make_source(const em_plan_node *node, const trow *rows, int n, int batch,
-                          bool sel_mode) {
+                          bool sel_mode, bool stream_batches) {
     em_op *op = NULL;
     em_error err = {0};
     EM_ASSERT_OK(em_op_init(&SRC_VTAB, node, NULL, 0, sizeof(src_state), &op, &err), &err);
     src_state *st = op->state;
     st->rows = rows;
     st->n = n;
-    /* operators produce at most EM_BATCH_CAP rows per batch */
-    st->batch = batch < EM_BATCH_CAP ? batch : EM_BATCH_CAP;
+    /* operators produce at most EM_BATCH_CAP rows per batch; an input stream
+     * (Spark's batches, a shuffle's blocks) may give more */
+    st->batch = batch < EM_BATCH_CAP || stream_batches ? batch : EM_BATCH_CAP;
     st->sel_mode = sel_mode;
     return op;
 }
@@ -446,6 +447,7 @@ typedef struct run_opts {
     bool sel_mode;
     int64_t budget;      /* < 0: unlimited */
     bool cancel_on_left; /* the left source cancels the task when it returns a batch */
+    bool stream_batches; /* the sources' batches may exceed EM_BATCH_CAP */
 } run_opts;
 
 static em_op *make_join(const em_plan_node *node, em_op *l, em_op *r) {
@@ -471,8 +473,8 @@ static em_status run_join(const jcase *c, const trow *L, int nl, const trow *R, 
     em_plan *plan = NULL;
     EM_ASSERT_OK(em_plan_parse(text, strlen(text), NULL, &plan, err), err);
     const em_plan_node *node = em_plan_root(plan);
-    em_op *l = make_source(node->children[0], L, nl, o->batch_l, o->sel_mode);
-    em_op *r = make_source(node->children[1], R, nr, o->batch_r, o->sel_mode);
+    em_op *l = make_source(node->children[0], L, nl, o->batch_l, o->sel_mode, o->stream_batches);
+    em_op *r = make_source(node->children[1], R, nr, o->batch_r, o->sel_mode, o->stream_batches);
     em_op *op = make_join(node, l, r);
     em_pool *pool = em_pool_create("join-test", NULL, o->budget);
     em_exec_ctx ctx = {0};
@@ -487,7 +489,9 @@ static em_status run_join(const jcase *c, const trow *L, int nl, const trow *R, 
         s = em_op_next(op, &b, err);
         if (s == EM_OK) {
             assert_true(em_batch_rows(b) > 0);
-            assert_true(em_batch_rows(b) <= EM_BATCH_CAP);
+            if (em_batch_rows(b) > EM_BATCH_CAP)
+                fail_msg("%s %s: a batch of %lld rows", c->op, JT_TEXT[c->type],
+                         (long long)em_batch_rows(b));
             assert_int_equal(b->n_cols, op->n_output);
             batch_rows(b, got);
         }
@@ -557,7 +561,7 @@ static void test_hash_joins_matrix(void **state) {
                         for (int z = 0; z < 5; z++) {
                             jcase c = {ops[o], (jt)t, o == 2 ? "" : BUILDS[b], k, cnd ? COND : NULL,
                                        false};
-                            run_opts ro = {7 + z, 5 + 2 * z, (z & 1) != 0, -1, false};
+                            run_opts ro = {7 + z, 5 + 2 * z, (z & 1) != 0, -1, false, false};
                             check_case(&c, L, sizes[z][0], R, sizes[z][1], &ro);
                             n_cases++;
                         }
@@ -579,11 +583,31 @@ static void test_batch_boundaries(void **state) {
                 for (int cnd = 0; cnd < 2; cnd++) {
                     jcase c = {"BroadcastHashJoin", (jt)t, "BuildRight", K_INT,
                                cnd ? COND : NULL,   false};
-                    run_opts ro = {bs[i], bs[4 - i], sel != 0, -1, false};
+                    run_opts ro = {bs[i], bs[4 - i], sel != 0, -1, false, false};
                     check_case(&c, L, 40, R, 33, &ro);
                     c.build = "BuildLeft";
                     check_case(&c, L, 40, R, 33, &ro);
                 }
+}
+
+/* Stream batches of more than EM_BATCH_CAP rows (Spark's Arrow batches and
+ * Ember's shuffle blocks may be larger), each row with many candidates: a
+ * step's pairs still fit its scratch (a batch's worth), every join type. */
+static void test_stream_batches_over_cap(void **state) {
+    (void)state;
+    enum { NL = 3 * EM_BATCH_CAP + 5, NR = 40 };
+    trow *L = malloc(sizeof *L * NL);
+    trow R[NR];
+    gen_rows(L, NL, 4, 10);
+    gen_rows(R, NR, 4, 10);
+    for (int t = 0; t < J_COUNT; t++)
+        for (int sel = 0; sel < 2; sel++)
+            for (int cnd = 0; cnd < 2; cnd++) {
+                jcase c = {"BroadcastHashJoin", (jt)t, "BuildRight", K_INT, cnd ? COND : NULL, false};
+                run_opts ro = {NL, NR, sel != 0, -1, false, true};
+                check_case(&c, L, NL, R, NR, &ro);
+            }
+    free(L);
 }
 
 /* Nested-loop joins: cross product, a non-equi condition, an equality in
@@ -601,12 +625,12 @@ static void test_nested_loop_joins(void **state) {
                 for (int z = 0; z < 4; z++) {
                     jcase c = {
                         "BroadcastNestedLoopJoin", (jt)t, BUILDS[b], K_NONE, conds[k], false};
-                    run_opts ro = {4 + z, 3 + z, z == 1, -1, false};
+                    run_opts ro = {4 + z, 3 + z, z == 1, -1, false, false};
                     check_case(&c, L, sizes[z][0], R, sizes[z][1], &ro);
                 }
     /* CartesianProduct: no join type and no build side printed */
     jcase c = {"CartesianProduct", J_INNER, "", K_NONE, NULL, false};
-    run_opts ro = {4, 5, false, -1, false};
+    run_opts ro = {4, 5, false, -1, false, false};
     check_case(&c, L, 25, R, 18, &ro);
 }
 
@@ -621,7 +645,7 @@ static void test_skewed_key(void **state) {
     gen_rows(small, 12, 3, 0); /* keys -1, 0, 1 */
     for (int t = 0; t < J_COUNT; t++) {
         jcase c = {"BroadcastHashJoin", (jt)t, "BuildRight", K_INT, NULL, false};
-        run_opts ro = {5, 1000, false, -1, false};
+        run_opts ro = {5, 1000, false, -1, false, false};
         check_case(&c, small, 12, big, nbig, &ro);
         c.cond = COND;
         check_case(&c, small, 12, big, nbig, &ro);
@@ -633,7 +657,7 @@ static void test_skewed_key(void **state) {
     em_error err = {0};
     int64_t rows_out = 0;
     jcase c = {"ShuffledHashJoin", J_INNER, "BuildLeft", K_INT, NULL, false};
-    run_opts ro = {1000, 3, true, -1, false};
+    run_opts ro = {1000, 3, true, -1, false, false};
     EM_ASSERT_OK(run_join(&c, big, nbig, small, 12, &ro, &got, &err, &rows_out), &err);
     int small_neg = 0;
     for (int i = 0; i < 12; i++)
@@ -652,7 +676,7 @@ static void test_null_aware_anti(void **state) {
     gen_rows(L, 30, 6, 20);
     gen_rows(R, 20, 6, 0);
     jcase c = {"BroadcastHashJoin", J_ANTI, "BuildRight", K_INT, NULL, true};
-    run_opts ro = {4, 3, false, -1, false};
+    run_opts ro = {4, 3, false, -1, false, false};
     /* no null on the right: left rows with a non-null unmatched key */
     check_case(&c, L, 30, R, 20, &ro);
     /* empty right: every left row, null keys too */
@@ -753,7 +777,7 @@ static void test_budget(void **state) {
     gen_rows(big, n, 1000, 5);
     gen_rows(small, 4, 1000, 0);
     jcase c = {"BroadcastHashJoin", J_INNER, "BuildRight", K_INT, NULL, false};
-    run_opts ro = {1024, 1024, false, 200 * 1024, false};
+    run_opts ro = {1024, 1024, false, 200 * 1024, false, false};
     rowset got = {0};
     em_error err = {0};
     em_status s = run_join(&c, small, 4, big, n, &ro, &got, &err, NULL);
@@ -813,7 +837,7 @@ static void test_cancel_inside_next(void **state) {
     for (int i = 0; i < 8; i++)
         small[i].b = 1000; /* b < y never holds */
     jcase c = {"BroadcastHashJoin", J_INNER, "BuildRight", K_INT, COND, false};
-    run_opts ro = {8, 512, false, -1, false};
+    run_opts ro = {8, 512, false, -1, false, false};
     check_case(&c, small, 8, big, n, &ro); /* no rows */
     ro.cancel_on_left = true;
     rowset got = {0};
@@ -856,7 +880,7 @@ static void test_sort_merge_order(void **state) {
         for (int cnd = 0; cnd < 2; cnd++)
             for (int bsz = 1; bsz <= 9; bsz += 4) {
                 jcase c = {"SortMergeJoin", (jt)t, "", K_INT, cnd ? COND : NULL, false};
-                run_opts ro = {bsz, bsz + 1, bsz == 5, -1, false};
+                run_opts ro = {bsz, bsz + 1, bsz == 5, -1, false, false};
                 check_case(&c, L, 70, R, 50, &ro);
                 rowset got = {0};
                 em_error err = {0};
@@ -878,8 +902,8 @@ static void test_key_type_mismatch(void **state) {
     em_plan *plan = parse_single_column_join("a", "int", "x", "string", "a#1", "x#5");
     em_error err = {0};
     const em_plan_node *node = em_plan_root(plan);
-    em_op *op = make_join(node, make_source(node->children[0], NULL, 0, 1, false),
-                          make_source(node->children[1], NULL, 0, 1, false));
+    em_op *op = make_join(node, make_source(node->children[0], NULL, 0, 1, false, false),
+                          make_source(node->children[1], NULL, 0, 1, false, false));
     em_exec_ctx ctx = {0};
     assert_int_equal(em_op_open(op, &ctx, &err), EM_ERR_TYPE);
     assert_non_null(strstr(err.msg, "BroadcastHashJoin (3)"));
@@ -969,6 +993,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hash_joins_matrix),
         cmocka_unit_test(test_batch_boundaries),
+        cmocka_unit_test(test_stream_batches_over_cap),
         cmocka_unit_test(test_nested_loop_joins),
         cmocka_unit_test(test_skewed_key),
         cmocka_unit_test(test_null_aware_anti),
