@@ -138,8 +138,9 @@ static const em_conf_key keys[] = {
      .default_value = "true",
      .doc = "Whether the Spark plugin's map tasks write their shuffle data files from C "
             "(each reduce partition's blocks in Spark's layout, not compressed again: they are "
-            "compact already) when Spark's sort-based shuffle runs without I/O encryption or "
-            "push-based shuffle; false: Spark's shuffle writer and codec take the blocks."},
+            "compact already) when Spark's sort-based shuffle runs on its local-disk files "
+            "without I/O encryption or push-based shuffle; false: Spark's shuffle writer and "
+            "codec take the blocks."},
     {.name = "spark.ember.spark.batchRows", .type = EM_CONF_INT, .scope = EM_CONF_QUERY,
      .default_value = "2048", .ranged = true, .lo = 1, .hi = 1 << 20,
      .doc = "Rows per Arrow batch when the Spark plugin hands Spark's rows (a shuffle's "

@@ -8,6 +8,7 @@ import org.apache.spark.scheduler.MapStatus
 import org.apache.spark.serializer.SerializerManager
 import org.apache.spark.shuffle.{BaseShuffleHandle, BlockStoreShuffleReader, ShuffleReadMetricsReporter, ShuffleReader, ShuffleWriteMetricsReporter, ShuffleWriteProcessor}
 import org.apache.spark.shuffle.sort.SortShuffleManager
+import org.apache.spark.shuffle.sort.io.LocalDiskShuffleDataIO
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLShuffleWriteMetricsReporter}
 import org.apache.spark.util.Utils
 import org.apache.spark.util.collection.OpenHashSet
@@ -15,16 +16,17 @@ import org.apache.spark.util.collection.OpenHashSet
 import dev.ember.spark.{EmberMapOutput, EmberRDD}
 
 /**
- * Ember's shuffle files. With Spark's sort-based shuffle manager, no I/O
- * encryption and no push-based shuffle, an Ember map task's C side writes
- * the task's data file itself (each reduce partition's blocks contiguous,
- * in partition order: Spark's layout), and Spark's block resolver writes the
- * index and commits both, as Spark's own writers do; Spark then serves,
- * fetches, retries and cleans up those files as its own. The blocks are
- * already compact (narrowed integers), so they are not compressed again: the
- * reduce side reads them through Spark's shuffle reader with a serializer
- * manager that does not decompress. Anything else (another shuffle manager,
- * encryption) takes Spark's own writer and reader over the same records.
+ * Ember's shuffle files. With Spark's sort-based shuffle manager on its own
+ * local-disk files, no I/O encryption and no push-based shuffle, an Ember
+ * map task's C side writes the task's data file itself (each reduce
+ * partition's blocks contiguous, in partition order: Spark's layout), and
+ * Spark's block resolver writes the index and commits both, as Spark's own
+ * writers do; Spark then serves, fetches, retries and cleans up those files
+ * as its own. The blocks are already compact (narrowed integers), so they
+ * are not compressed again: the reduce side reads them through Spark's
+ * shuffle reader with a serializer manager that does not decompress.
+ * Anything else (another shuffle manager or store, encryption) takes Spark's
+ * own writer and reader over the same records.
  */
 object EmberShuffleFiles {
   /** Whether Ember writes and reads its shuffles' files itself here: the
@@ -32,6 +34,8 @@ object EmberShuffleFiles {
   def direct(env: SparkEnv): Boolean =
     env.conf.getBoolean("spark.ember.spark.shuffleFiles", true) &&
       env.shuffleManager.isInstanceOf[SortShuffleManager] &&
+      // the sort shuffle's own local-disk files, not a plugged-in store
+      env.conf.get(config.SHUFFLE_IO_PLUGIN_CLASS) == classOf[LocalDiskShuffleDataIO].getName &&
       !env.conf.get(config.IO_ENCRYPTION_ENABLED) &&
       !env.conf.get(config.PUSH_BASED_SHUFFLE_ENABLED)
 
