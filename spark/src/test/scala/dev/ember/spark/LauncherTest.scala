@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
 /** ember-spark-sql end to end, each run in a JVM of its own (its own Spark):
- *  the report, a memory budget Spark cannot grant, bad arguments. */
+ *  the report, a memory budget Spark cannot grant, Spark's own shuffle
+ *  writer, bad arguments. */
 class LauncherTest {
   private val java = Paths.get(System.getProperty("java.home"), "bin", "java").toString
   private val jvmArgs: Seq[String] =
@@ -62,6 +63,17 @@ class LauncherTest {
     assertEquals(1, rc1, out1)
     assertTrue(out1.contains("EM_ERR_OOM_BUDGET") && out1.contains("spark.memory.offHeap.size"), out1)
   }
+
+  /** Where Ember does not write its shuffle files itself (turned off, or
+   *  I/O encryption on), Spark's own shuffle writer, codec and reader take
+   *  the same records, and the answers stay Spark's. */
+  @Test def sparksShuffleWriterTakesTheBlocks(): Unit =
+    for (conf <- Seq("spark.ember.spark.shuffleFiles=false", "spark.io.encryption.enabled=true")) {
+      val (rc, out) = launch("--master", "local[2]", "--warehouse", TestSpark.tpchDir.getPath,
+        "--conf", conf, "-f", query(3), query(18), "--quiet", "--compare")
+      assertEquals(0, rc, s"$conf: $out")
+      assertEquals(2, "answers identical".r.findAllIn(out).length, s"$conf: $out")
+    }
 
   @Test def badArgumentsExitTwo(): Unit = {
     val (rc, out) = launch("--warehouse", TestSpark.tpchDir.getPath, "--format", "xml", "-e", "select 1")
