@@ -1005,8 +1005,10 @@ static bool fast_scalar(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_stat
  * generic row-wise search. Doubles (NaN) and decimals take the generic path. */
 /* Whether a value is among a list of constants (NULLs in it match nothing). */
 static inline bool in_strings(const ex_value *list, int nl, const char *v, int32_t len) {
+    /* the first byte before memcmp: most values differ there from every item */
     for (int k = 0; k < nl; k++)
-        if (!list[k].null && list[k].len == len && (len == 0 || memcmp(list[k].s, v, (size_t)len) == 0))
+        if (!list[k].null && list[k].len == len &&
+            (len == 0 || (list[k].s[0] == v[0] && memcmp(list[k].s, v, (size_t)len) == 0)))
             return true;
     return false;
 }
@@ -1413,12 +1415,73 @@ static bool filter_fast(ex_ctx *x, int s, int32_t *rows, int64_t *n, bool *all) 
 
 /* Narrows rows[0..*n) to those where step s is true. While *all, rows[] is
  * not written yet and stands for every row 0..*n. */
-static em_status filter_rows(ex_ctx *x, int s, int32_t *rows, int64_t *n, bool *all) {
+static em_status filter_rows(ex_ctx *x, int s, int32_t *rows, int64_t *n, bool *all);
+
+/* A conjunct that cannot fail and reads only input columns and constants
+ * (null tests, comparisons, IN lists): its cost class, 0 for a null test, 1
+ * for fixed-width values, 2 for strings; -1 for anything else. */
+static int conjunct_class(ex_ctx *x, int s) {
     const ex_step *st = &x->prog->steps[s];
-    if (st->op == EX_AND) {
+    if (st->op == EX_ISNOTNULL || st->op == EX_ISNULL)
+        return input_operand(x, st->args[0]) ? 0 : -1;
+    if (st->op == EX_NOT && x->prog->steps[st->args[0]].op == EX_CMP)
+        st = &x->prog->steps[st->args[0]];
+    const em_column *c = NULL;
+    if (st->op == EX_IN && st->n_args == 1) {
+        c = input_operand(x, st->args[0]);
+    } else if (st->op == EX_CMP) {
+        for (int a = 0; a < 2; a++) {
+            const ex_step *o = &x->prog->steps[st->args[a]];
+            const em_column *oc = input_operand(x, st->args[a]);
+            if (!oc && o->op != EX_CONST)
+                return -1;
+            c = oc ? oc : c;
+        }
+    }
+    if (!c)
+        return -1;
+    return em_type_is_varlen(c->type) ? 2 : 1;
+}
+
+/* The conjuncts of an AND chain at s, in order, into out[0..*k); false when
+ * there are more than cap. */
+static bool conjuncts(ex_ctx *x, int s, int *out, int *k, int cap) {
+    const ex_step *st = &x->prog->steps[s];
+    if (st->op == EX_AND)
+        return conjuncts(x, st->args[0], out, k, cap) && conjuncts(x, st->args[1], out, k, cap);
+    if (*k == cap)
+        return false;
+    out[(*k)++] = s;
+    return true;
+}
+
+/* An AND chain whose conjuncts all cannot fail runs them cheapest first
+ * (null tests, then numbers and dates, then strings), so the string tests
+ * see only the rows the others kept; the order is unobservable. A chain
+ * with any other conjunct keeps Spark's order: a guard such as
+ * (x <> 0 AND y / x > 1) must run first. */
+static em_status filter_chain(ex_ctx *x, int s, int32_t *rows, int64_t *n, bool *all) {
+    enum { MAX_CONJUNCTS = 32 };
+    int cs[MAX_CONJUNCTS], cls[MAX_CONJUNCTS], k = 0;
+    bool reorder = conjuncts(x, s, cs, &k, MAX_CONJUNCTS);
+    for (int i = 0; reorder && i < k; i++)
+        reorder = (cls[i] = conjunct_class(x, cs[i])) >= 0;
+    if (!reorder) {
+        const ex_step *st = &x->prog->steps[s];
         EM_TRY(filter_rows(x, st->args[0], rows, n, all));
         return filter_rows(x, st->args[1], rows, n, all);
     }
+    for (int c = 0; c <= 2; c++)
+        for (int i = 0; i < k; i++)
+            if (cls[i] == c && (*n > 0 || *all))
+                EM_TRY(filter_rows(x, cs[i], rows, n, all));
+    return EM_OK;
+}
+
+static em_status filter_rows(ex_ctx *x, int s, int32_t *rows, int64_t *n, bool *all) {
+    const ex_step *st = &x->prog->steps[s];
+    if (st->op == EX_AND)
+        return filter_chain(x, s, rows, n, all);
     if (filter_fast(x, s, rows, n, all))
         return EM_OK;
     EM_TRY(eval_step(x, s, *all ? NULL : rows, *n));

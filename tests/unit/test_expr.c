@@ -861,6 +861,9 @@ static void test_filter_matches_eval(void **state) {
         /* in a list of constants, NULL among them or not */
         "a#1 IN (1,5,-4)", "a#1 IN (1,null)", "b#2 IN (7,0)", "e#5 IN (a,ccc,c)", "e#5 IN (b,null)",
         "f#6 IN (1998-09-02,1990-01-01)", "(isnotnull(a#1) AND e#5 IN (a,b,c,d))",
+        /* chains the filter runs cheapest first: strings after numbers */
+        "((e#5 = c) AND (a#1 > 0))", "((e#5 IN (a,c,e) AND isnotnull(a#1)) AND (f#6 < 1998-09-03))",
+        "((NOT (e#5 = a) AND (b#2 >= 0)) AND (isnotnull(d#4) AND (d#4 > 1.00)))",
     };
     const char *const(*sets[2])[N_COLS] = {with_nulls, no_nulls};
     int32_t some[] = {0, 2, 3};
@@ -903,6 +906,26 @@ static void test_filter_matches_eval(void **state) {
         }
         tc_close(&t);
     }
+}
+
+/* A chain with a conjunct that can fail keeps Spark's order: the guard
+ * (a <> 0) drops the zero before the ANSI division sees it. */
+static void test_filter_guard_keeps_order(void **state) {
+    (void)state;
+    static const char *const rows[][N_COLS] = {
+        R("2", "7", NULL, NULL, "a", NULL, NULL, NULL, NULL),
+        R("0", "3", NULL, NULL, "b", NULL, NULL, NULL, NULL),
+        R("5", "1", NULL, NULL, "c", NULL, NULL, NULL, NULL),
+    };
+    tc t;
+    EM_ASSERT_OK(tc_open(&t, "(NOT (a#1 = 0) AND ((b#2 div cast(a#1 as bigint)) > 1))", true),
+                 &t.err);
+    em_batch *b = make_batch(rows, 3);
+    EM_ASSERT_OK(em_expr_filter(t.prog, b, &t.err), &t.err);
+    assert_int_equal(b->n_sel, 1);
+    assert_int_equal(b->sel[0], 0); /* 7 div 2 = 3 */
+    em_batch_destroy(b);
+    tc_close(&t);
 }
 
 /* Binding errors name the attribute; unsupported functions are refused at
@@ -1082,6 +1105,7 @@ int main(void) {
         cmocka_unit_test(test_selection),
         cmocka_unit_test(test_filter),
         cmocka_unit_test(test_filter_matches_eval),
+        cmocka_unit_test(test_filter_guard_keeps_order),
         cmocka_unit_test(test_compile_errors),
         cmocka_unit_test(test_scalar_subquery),
         cmocka_unit_test(test_decimal_helpers),
