@@ -85,6 +85,10 @@ em_status em_value_text(const em_column *c, int64_t row, em_strbuf *out, bool *i
  * with the mantissa's trailing zeros dropped: "[-]d[.ddd]e[+-]XX". These are
  * the digits Java's Double.toString and Float.toString print (JDK 19 on). */
 void em_shortest_e(double v, bool is_float, char *buf, size_t cap);
+/* The same digits of |v| (finite, non-zero) without a point into digits
+ * (room for 18: 17 digits and the NUL), and the decimal exponent of the
+ * first one; returns how many digits. */
+int em_shortest_digits(double v, bool is_float, char *digits, int *exp10);
 
 /* Scalar formatters behind em_value_text, for callers holding loose values. */
 em_status em_text_double(em_strbuf *out, double v, em_error *err);

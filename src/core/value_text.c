@@ -158,6 +158,19 @@ void em_shortest_e(double v, bool is_float, char *buf, size_t cap) {
         memmove(end, e, strlen(e) + 1);
 }
 
+int em_shortest_digits(double v, bool is_float, char *digits, int *exp10) {
+    char e[48];
+    em_shortest_e(fabs(v), is_float, e, sizeof e);
+    int n = 0;
+    const char *q = e;
+    for (; *q && *q != 'e'; q++)
+        if (*q != '.')
+            digits[n++] = *q;
+    digits[n] = '\0';
+    *exp10 = atoi(q + 1);
+    return n;
+}
+
 /* Shared by float and double: digits of |v| with `prec` significant digits. */
 static em_status text_floating(em_strbuf *out, double v, bool is_float, em_error *err) {
     if (isnan(v))
@@ -168,18 +181,9 @@ static em_status text_floating(em_strbuf *out, double v, bool is_float, em_error
     double a = fabs(v);
     if (a == 0.0)
         return em_strbuf_appends(out, neg ? "-0.0" : "0.0", err);
-    char e[48];
-    em_shortest_e(a, is_float, e, sizeof e);
-    /* e is "d[.ddd]e[+-]XX" */
     char digits[24];
-    int nd = 0;
-    const char *q = e;
-    for (; *q && *q != 'e'; q++)
-        if (*q != '.')
-            digits[nd++] = *q;
-    int x = atoi(q + 1);
-    while (nd > 1 && digits[nd - 1] == '0')
-        nd--;
+    int x;
+    int nd = em_shortest_digits(a, is_float, digits, &x);
     return layout_float(out, neg, digits, nd, x, err);
 }
 

@@ -52,7 +52,7 @@ void row_double_text(double v, bool is_float, char *buf, size_t cap) {
     }
     char d[40];
     int e;
-    row_shortest_digits(v, is_float, d, &e);
+    em_shortest_digits(v, is_float, d, &e);
     int n = (int)strlen(d);
     char out[80];
     int o = 0;
@@ -484,7 +484,7 @@ static void double_to_rdec(double v, rdec *x) {
     }
     char d[40];
     int e;
-    row_shortest_digits(v, false, d, &e);
+    em_shortest_digits(v, false, d, &e);
     char buf[80];
     snprintf(buf, sizeof buf, "%s%se%d", v < 0 ? "-" : "", d, e - ((int)strlen(d) - 1));
     (void)rdec_parse(buf, (int64_t)strlen(buf), x);

@@ -471,17 +471,3 @@ bool rdec_parse(const char *p, int64_t n, rdec *out) {
     return true;
 }
 
-void row_shortest_digits(double v, bool is_float, char *digits, int *exp10) {
-    char buf[64];
-    em_shortest_e(fabs(v), is_float, buf, sizeof buf);
-    /* buf is d.ddde[+-]x */
-    int n = 0;
-    const char *q = buf;
-    for (; *q && *q != 'e'; q++)
-        if (*q >= '0' && *q <= '9')
-            digits[n++] = *q;
-    while (n > 1 && digits[n - 1] == '0')
-        n--;
-    digits[n] = '\0';
-    *exp10 = atoi(q + 1);
-}

@@ -52,9 +52,4 @@ void rdec_plain(const rdec *x, char *buf, size_t cap);
  * false on bad syntax or more digits than the number holds. */
 bool rdec_parse(const char *p, int64_t n, rdec *out);
 
-/* Shortest decimal digits that read back to v (Java's Double.toString /
- * Float.toString digit selection): digits without a point and the decimal
- * exponent of the first digit. v must be finite and non-zero. */
-void row_shortest_digits(double v, bool is_float, char *digits, int *exp10);
-
 #endif

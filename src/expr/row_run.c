@@ -435,7 +435,7 @@ static em_status round_value(run *r, rnode *n, const em_datum *a, em_datum *out)
         }
         char dig[40], txt[80], plain[300];
         int e;
-        row_shortest_digits(d, t.id == EM_TYPE_FLOAT, dig, &e);
+        em_shortest_digits(d, t.id == EM_TYPE_FLOAT, dig, &e);
         snprintf(txt, sizeof txt, "%s%se%d", d < 0 ? "-" : "", dig, e - ((int)strlen(dig) - 1));
         rdec x;
         if (!rdec_parse(txt, (int64_t)strlen(txt), &x)) {

@@ -478,23 +478,10 @@ static em_status java_float_text(em_strbuf *out, double v, bool is_float, em_err
         return em_strbuf_appends(out, v < 0 ? "-Infinity" : "Infinity", err);
     if (v == 0)
         return em_strbuf_appends(out, signbit(v) ? "-0.0" : "0.0", err);
-    char buf[48];
-    em_shortest_e(v, is_float, buf, sizeof buf);
     char digits[24];
-    int nd = 0;
-    const char *q = buf;
-    bool neg = false;
-    if (*q == '-') {
-        neg = true;
-        q++;
-    }
-    for (; *q && *q != 'e'; q++)
-        if (*q >= '0' && *q <= '9')
-            digits[nd++] = *q;
-    int e = atoi(q + 1);
-    while (nd > 1 && digits[nd - 1] == '0')
-        nd--;
-    if (neg)
+    int e;
+    int nd = em_shortest_digits(v, is_float, digits, &e);
+    if (signbit(v))
         EM_TRY(em_strbuf_append(out, "-", 1, err));
     double a = fabs(v);
     if (a >= 1e-3 && a < 1e7) {

@@ -263,22 +263,10 @@ static void java_floating(char *out, size_t cap, double v, bool is_float) {
         snprintf(out, cap, "%s0.0", signbit(v) ? "-" : "");
         return;
     }
-    char tmp[64];
-    em_shortest_e(v, is_float, tmp, sizeof tmp);
-    /* tmp: [-]d[.ddd]e[+-]xx */
-    const char *p = tmp;
-    bool neg = *p == '-';
-    if (neg)
-        p++;
-    char digits[40];
-    int nd = 0;
-    for (; *p && *p != 'e'; p++)
-        if (*p >= '0' && *p <= '9' && nd < 39)
-            digits[nd++] = *p;
-    int exp10 = *p == 'e' ? atoi(p + 1) : 0;
-    while (nd > 1 && digits[nd - 1] == '0')
-        nd--;
-    digits[nd] = '\0';
+    bool neg = signbit(v);
+    char digits[24];
+    int exp10;
+    int nd = em_shortest_digits(v, is_float, digits, &exp10);
     double a = fabs(is_float ? (double)(float)v : v);
     plan_buf b = {0};
     if (neg)
