@@ -89,6 +89,11 @@ void em_shortest_e(double v, bool is_float, char *buf, size_t cap);
  * (room for 18: 17 digits and the NUL), and the decimal exponent of the
  * first one; returns how many digits. */
 int em_shortest_digits(double v, bool is_float, char *digits, int *exp10);
+/* Java's Double.toString / Float.toString of v (Spark's cast of a floating
+ * value to a string): those digits, plain for 1e-3 <= |v| < 1e7 (at least
+ * one fractional digit), otherwise d.dddE[-]x; NaN, Infinity, -0.0 as Java.
+ * Into buf (32 bytes hold any); returns the length. */
+int em_java_floating(double v, bool is_float, char *buf, size_t cap);
 
 /* Scalar formatters behind em_value_text, for callers holding loose values. */
 em_status em_text_double(em_strbuf *out, double v, em_error *err);

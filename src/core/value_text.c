@@ -171,6 +171,50 @@ int em_shortest_digits(double v, bool is_float, char *digits, int *exp10) {
     return n;
 }
 
+int em_java_floating(double v, bool is_float, char *buf, size_t cap) {
+    if (isnan(v))
+        return snprintf(buf, cap, "NaN");
+    if (isinf(v))
+        return snprintf(buf, cap, "%sInfinity", v < 0 ? "-" : "");
+    if (v == 0)
+        return snprintf(buf, cap, "%s0.0", signbit(v) ? "-" : "");
+    char d[24], out[48];
+    int e;
+    int n = em_shortest_digits(v, is_float, d, &e);
+    int o = 0;
+    if (signbit(v))
+        out[o++] = '-';
+    double a = fabs(is_float ? (double)(float)v : v);
+    if (a >= 1e-3 && a < 1e7) {
+        if (e >= 0) {
+            for (int i = 0; i <= e; i++)
+                out[o++] = i < n ? d[i] : '0';
+            out[o++] = '.';
+            for (int i = e + 1; i < n; i++)
+                out[o++] = d[i];
+            if (n <= e + 1)
+                out[o++] = '0';
+        } else {
+            out[o++] = '0';
+            out[o++] = '.';
+            for (int i = 0; i < -e - 1; i++)
+                out[o++] = '0';
+            for (int i = 0; i < n; i++)
+                out[o++] = d[i];
+        }
+        out[o] = '\0';
+    } else {
+        out[o++] = d[0];
+        out[o++] = '.';
+        for (int i = 1; i < n; i++)
+            out[o++] = d[i];
+        if (n == 1)
+            out[o++] = '0';
+        snprintf(out + o, sizeof out - (size_t)o, "E%d", e);
+    }
+    return snprintf(buf, cap, "%s", out);
+}
+
 /* Shared by float and double: digits of |v| with `prec` significant digits. */
 static em_status text_floating(em_strbuf *out, double v, bool is_float, em_error *err) {
     if (isnan(v))

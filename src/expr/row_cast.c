@@ -37,60 +37,6 @@ static em_status put_text(em_row_arena *arena, const char *s, size_t n, em_datum
 
 /* ---------------------------------------------------------------- texts */
 
-void row_double_text(double v, bool is_float, char *buf, size_t cap) {
-    if (isnan(v)) {
-        snprintf(buf, cap, "NaN");
-        return;
-    }
-    if (isinf(v)) {
-        snprintf(buf, cap, v < 0 ? "-Infinity" : "Infinity");
-        return;
-    }
-    if (v == 0) {
-        snprintf(buf, cap, signbit(v) ? "-0.0" : "0.0");
-        return;
-    }
-    char d[40];
-    int e;
-    em_shortest_digits(v, is_float, d, &e);
-    int n = (int)strlen(d);
-    char out[80];
-    int o = 0;
-    if (v < 0)
-        out[o++] = '-';
-    double a = fabs(v);
-    if (a >= 1e-3 && a < 1e7) {
-        if (e >= 0) {
-            for (int i = 0; i <= e; i++)
-                out[o++] = i < n ? d[i] : '0';
-            out[o++] = '.';
-            if (n > e + 1)
-                for (int i = e + 1; i < n; i++)
-                    out[o++] = d[i];
-            else
-                out[o++] = '0';
-        } else {
-            out[o++] = '0';
-            out[o++] = '.';
-            for (int i = 0; i < -e - 1; i++)
-                out[o++] = '0';
-            for (int i = 0; i < n; i++)
-                out[o++] = d[i];
-        }
-        out[o] = '\0';
-    } else {
-        out[o++] = d[0];
-        out[o++] = '.';
-        if (n > 1)
-            for (int i = 1; i < n; i++)
-                out[o++] = d[i];
-        else
-            out[o++] = '0';
-        snprintf(out + o, sizeof out - (size_t)o, "E%d", e);
-    }
-    snprintf(buf, cap, "%s", out);
-}
-
 /* java.math.BigDecimal.toString: plain unless the adjusted exponent is
  * below -6, then scientific ("5E-18", "-1.5E-7"). */
 void row_decimal_text(em_i128 unscaled, int scale, char *buf, size_t cap) {
@@ -542,7 +488,7 @@ em_status row_cast_tz(const row_cast_ctx *c, const em_tz *tz, const em_datum *in
             break;
         case EM_TYPE_FLOAT:
         case EM_TYPE_DOUBLE:
-            row_double_text(in->v.f64, f == EM_TYPE_FLOAT, buf, sizeof buf);
+            em_java_floating(in->v.f64, f == EM_TYPE_FLOAT, buf, sizeof buf);
             break;
         case EM_TYPE_DECIMAL:
             row_decimal_text(in->v.dec, from.scale, buf, sizeof buf);

@@ -30,7 +30,6 @@ int row_parse_timestamp(const uint8_t *p, int64_t n, bool allow_zone, const em_t
 /* Java narrowing of a long to a smaller integral type. */
 int64_t row_wrap(em_type_id t, int64_t v);
 /* Texts of casts to string. */
-void row_double_text(double v, bool is_float, char *buf, size_t cap);
 void row_decimal_text(em_i128 unscaled, int scale, char *buf, size_t cap);
 void row_date_text(int64_t days, char *buf, size_t cap);
 void row_timestamp_text(int64_t us, char *buf, size_t cap);

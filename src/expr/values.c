@@ -467,49 +467,6 @@ static int bool_text(const char *p, int64_t n) {
 
 /* ---------------------------------------------------------------- to text */
 
-/* Java's Double.toString / Float.toString layout over the shortest digits:
- * plain for 1e-3 <= |v| < 1e7 (at least one fractional digit), otherwise
- * d.dddE[-]x. Java before 19 sometimes printed a longer digit string; the
- * shortest one is what current JVMs print. */
-static em_status java_float_text(em_strbuf *out, double v, bool is_float, em_error *err) {
-    if (isnan(v))
-        return em_strbuf_appends(out, "NaN", err);
-    if (isinf(v))
-        return em_strbuf_appends(out, v < 0 ? "-Infinity" : "Infinity", err);
-    if (v == 0)
-        return em_strbuf_appends(out, signbit(v) ? "-0.0" : "0.0", err);
-    char digits[24];
-    int e;
-    int nd = em_shortest_digits(v, is_float, digits, &e);
-    if (signbit(v))
-        EM_TRY(em_strbuf_append(out, "-", 1, err));
-    double a = fabs(v);
-    if (a >= 1e-3 && a < 1e7) {
-        if (e >= 0) {
-            for (int i = 0; i <= e; i++)
-                EM_TRY(em_strbuf_append(out, i < nd ? &digits[i] : "0", 1, err));
-            EM_TRY(em_strbuf_append(out, ".", 1, err));
-            if (nd > e + 1)
-                EM_TRY(em_strbuf_append(out, digits + e + 1, (size_t)(nd - e - 1), err));
-            else
-                EM_TRY(em_strbuf_append(out, "0", 1, err));
-        } else {
-            EM_TRY(em_strbuf_append(out, "0.", 2, err));
-            for (int i = 0; i < -e - 1; i++)
-                EM_TRY(em_strbuf_append(out, "0", 1, err));
-            EM_TRY(em_strbuf_append(out, digits, (size_t)nd, err));
-        }
-        return EM_OK;
-    }
-    EM_TRY(em_strbuf_append(out, digits, 1, err));
-    EM_TRY(em_strbuf_append(out, ".", 1, err));
-    if (nd > 1)
-        EM_TRY(em_strbuf_append(out, digits + 1, (size_t)(nd - 1), err));
-    else
-        EM_TRY(em_strbuf_append(out, "0", 1, err));
-    return em_strbuf_appendf(out, err, "E%d", e);
-}
-
 /* java.math.BigDecimal.toString, which Spark's Cast uses for decimals
  * (Decimal.toString): plain unless the adjusted exponent is below -6, then
  * scientific ("0E-20", "5E-18", "1.5E-7"). */
@@ -701,9 +658,12 @@ em_status ex_cast_value_tz(const ex_value *in, em_type from, em_type to, const e
             EM_TRY(em_strbuf_appendf(scratch, err, "%lld", (long long)in->i));
             break;
         case EM_TYPE_FLOAT:
-        case EM_TYPE_DOUBLE:
-            EM_TRY(java_float_text(scratch, in->d, f == EM_TYPE_FLOAT, err));
+        case EM_TYPE_DOUBLE: {
+            char text[32];
+            int k = em_java_floating(in->d, f == EM_TYPE_FLOAT, text, sizeof text);
+            EM_TRY(em_strbuf_append(scratch, text, (size_t)k, err));
             break;
+        }
         case EM_TYPE_DECIMAL:
             EM_TRY(java_decimal_text(scratch, in->dec, from.scale, err));
             break;

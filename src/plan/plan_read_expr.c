@@ -247,55 +247,6 @@ static bool is_expr_json(const json_t *v) {
 
 /* ------------------------------------------------------------------ printed values */
 
-/* Java's Double.toString / Float.toString: the shortest digits that read back,
- * plain for 1e-3 <= |v| < 1e7, else d.dddE[-]n. (Java 17 sometimes prints a
- * digit more than the shortest; Spark's plans rarely hold such values.) */
-static void java_floating(char *out, size_t cap, double v, bool is_float) {
-    if (isnan(v)) {
-        snprintf(out, cap, "NaN");
-        return;
-    }
-    if (isinf(v)) {
-        snprintf(out, cap, "%sInfinity", v < 0 ? "-" : "");
-        return;
-    }
-    if (v == 0) {
-        snprintf(out, cap, "%s0.0", signbit(v) ? "-" : "");
-        return;
-    }
-    bool neg = signbit(v);
-    char digits[24];
-    int exp10;
-    int nd = em_shortest_digits(v, is_float, digits, &exp10);
-    double a = fabs(is_float ? (double)(float)v : v);
-    plan_buf b = {0};
-    if (neg)
-        plan_buf_putc(&b, '-');
-    if (a >= 1e-3 && a < 1e7) {
-        if (exp10 >= 0) {
-            for (int i = 0; i <= exp10; i++)
-                plan_buf_putc(&b, i < nd ? digits[i] : '0');
-            plan_buf_putc(&b, '.');
-            if (exp10 + 1 < nd)
-                plan_buf_puts(&b, digits + exp10 + 1);
-            else
-                plan_buf_putc(&b, '0');
-        } else {
-            plan_buf_puts(&b, "0.");
-            for (int i = 0; i < -exp10 - 1; i++)
-                plan_buf_putc(&b, '0');
-            plan_buf_puts(&b, digits);
-        }
-    } else {
-        plan_buf_putc(&b, digits[0]);
-        plan_buf_putc(&b, '.');
-        plan_buf_puts(&b, nd > 1 ? digits + 1 : "0");
-        plan_buf_printf(&b, "E%d", exp10);
-    }
-    snprintf(out, cap, "%s", b.data ? b.data : "0.0");
-    free(b.data);
-}
-
 /* java.math.BigDecimal.toString of a plain decimal string: plain unless the adjusted
  * exponent is below -6 (then scientific). */
 static void java_big_decimal(char *out, size_t cap, const char *plain) {
@@ -452,7 +403,7 @@ static bool scalar_text(const json_t *v, plan_buf *b) {
         plan_buf_printf(b, "%lld", (long long)json_integer_value(v));
         return true;
     case JSON_REAL:
-        java_floating(tmp, sizeof tmp, json_real_value(v), false);
+        em_java_floating(json_real_value(v), false, tmp, sizeof tmp);
         plan_buf_puts(b, tmp);
         return true;
     case JSON_TRUE:
@@ -516,7 +467,7 @@ static bool literal_text(plan_reader *rd, const json_t *v, const char *type_text
         case EM_TYPE_FLOAT:
         case EM_TYPE_DOUBLE:
             if (json_is_number(v)) {
-                java_floating(tmp, sizeof tmp, json_number_value(v), t.id == EM_TYPE_FLOAT);
+                em_java_floating(json_number_value(v), t.id == EM_TYPE_FLOAT, tmp, sizeof tmp);
                 plan_buf_puts(b, tmp);
                 return true;
             }
