@@ -325,7 +325,10 @@ static em_status hagg_prepare_output(em_op *op, hagg_state *st, em_error *err) {
     for (int i = 0; i < st->n_fns; i++)
         n_agg_cols += em_agg_fn_mode(st->fns[i]) == EM_AGG_FINAL ? 1 : em_agg_n_buffers(st->fns[i]);
     int n_cols = st->n_keys + n_agg_cols;
-    if (af && af->n_exprs != n_agg_cols)
+    /* Partial output is positional: Spark's distinct-aggregate plans list the
+     * final attributes of a partial function there, not its buffers. */
+    st->positional = !st->final && st->n_fns > 0;
+    if (!st->positional && af && af->n_exprs != n_agg_cols)
         return EM_FAIL(err, EM_ERR_BIND,
                        "Aggregate Attributes lists %d attributes, the "
                        "functions produce %d columns",
@@ -347,7 +350,7 @@ static em_status hagg_prepare_output(em_op *op, hagg_state *st, em_error *err) {
         bool fin = em_agg_fn_mode(st->fns[i]) == EM_AGG_FINAL;
         int nb = fin ? 1 : em_agg_n_buffers(st->fns[i]);
         for (int b = 0; s == EM_OK && b < nb; b++, c++) {
-            st->result_attrs[c] = af ? af->exprs[c - st->n_keys] : NULL;
+            st->result_attrs[c] = af && !st->positional ? af->exprs[c - st->n_keys] : NULL;
             em_type t = fin ? em_agg_result_type(st->fns[i]) : em_agg_buffer_type(st->fns[i], b);
             s = em_schema_set(&schema, c, "", t, true, err);
         }
@@ -373,7 +376,6 @@ static em_status hagg_prepare_output(em_op *op, hagg_state *st, em_error *err) {
     ri->n_rows = st->n_groups;
 
     /* Results: positional for partial output, else expressions by id */
-    st->positional = !st->final && st->n_fns > 0;
     if (st->positional && op->n_output != n_cols)
         return EM_FAIL(err, EM_ERR_BIND, "Results lists %d attributes, keys and buffers are %d",
                        op->n_output, n_cols);
