@@ -22,4 +22,10 @@ int em_cli_lore(int argc, char **argv);    /* ember lore replay|show DIR/loreId-
 em_status em_cli_load_plan(const char *path, const char *version, em_retype_ctx *retype,
                            em_plan **out, em_error *err);
 
+/* Why --output PATH is refused (a message ending in ':' to put the path
+ * after), or NULL: output replaces a regular file or creates one, never
+ * renames over or writes into a device, a FIFO, a symlink's target or a
+ * folder. Checked before anything runs. */
+const char *em_cli_output_refusal(const char *path);
+
 #endif

@@ -240,6 +240,12 @@ static int parse_lore_args(int argc, char **argv, lore_args *a) {
     }
     if (!a->dir)
         return lore_usage_error("which dump? give DIR/loreId-N", NULL);
+    const char *refused = a->output ? em_cli_output_refusal(a->output) : NULL;
+    if (refused) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s %s", refused, a->output);
+        return lore_usage_error(msg, NULL);
+    }
     if (a->format == FMT_PARQUET && !a->output)
         return lore_usage_error("--format parquet needs --output FILE", NULL);
     return 0;

@@ -25,6 +25,7 @@
  * plan failed to parse or run, 2 usage error.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@
 #include "ember/parquet.h"
 #include "ember/rowops.h"
 #include "ember/runtime.h"
+#include "ember/tz.h"
 #include "ember/value_text.h"
 
 static em_query *volatile run_query; /* the query SIGINT cancels */
@@ -70,12 +72,13 @@ static void run_usage(FILE *out) {
                  "spark.sql.ansi.enabled (repeatable)\n"
                  "  --format F           table (default), csv, json (one object per "
                  "line), parquet\n"
-                 "  --output PATH        write there (atomically) instead of stdout\n"
+                 "  --output PATH        write there (atomically) instead of stdout; a new\n"
+                 "                       path or a regular file (- is stdout)\n"
                  "  --metrics            print stages, per-node engine and operator metrics, "
                  "and\n"
                  "                       the transitions between engines to stderr\n"
                  "  --threads N          worker threads (default: the number of cores)\n"
-                 "  --memory BYTES       memory budget of the query (k, m, g suffixes)\n"
+                 "  --memory SIZE        memory budget of the query, a positive size (512m, 4g)\n"
                  "  --retype             take the files' column types and re-infer the "
                  "plan's\n");
 }
@@ -138,37 +141,10 @@ em_status em_cli_load_plan(const char *path, const char *version, em_retype_ctx 
     return s;
 }
 
+/* Sizes as Spark writes them (digits and a binary unit, no fractions), read
+ * by the one parser the configuration registry uses. */
 static bool parse_bytes(const char *s, int64_t *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
-        return false;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        v *= 1024.0;
-        end++;
-        break;
-    case 'm':
-    case 'M':
-        v *= 1048576.0;
-        end++;
-        break;
-    case 'g':
-    case 'G':
-        v *= 1073741824.0;
-        end++;
-        break;
-    default:
-        break;
-    }
-    if (*end == 'b' || *end == 'B')
-        end++;
-    if (*end || v > 9.0e18)
-        return false;
-    *out = (int64_t)v;
-    return true;
+    return em_conf_parse_bytes(s, 1, out);
 }
 
 static bool parse_bool(const char *s, bool *out) {
@@ -256,6 +232,14 @@ static int apply_conf(run_args *a, const char *kv) {
             return usage_error("spark.sql.ansi.enabled wants true or false, got", v);
         a->ro.ansi = b;
     } else if (strcmp(canon, "spark.sql.session.timeZone") == 0) {
+        const em_tz *zone;
+        em_error zerr = {0};
+        if (em_tz_find(v, &zone, &zerr) != EM_OK) {
+            /* refused when set, as Spark refuses the setting, not at the
+             * first expression that reads it */
+            fprintf(stderr, "ember run: --conf spark.sql.session.timeZone: %s\n", zerr.msg);
+            return 2;
+        }
         a->ro.time_zone = v;
     } else if (strcmp(canon, "spark.sql.files.maxPartitionBytes") == 0) {
         if (!parse_bytes(v, &a->ro.max_partition_bytes) || a->ro.max_partition_bytes == 0)
@@ -269,12 +253,25 @@ static int apply_conf(run_args *a, const char *kv) {
     } else if (strcmp(canon, "spark.local.dir") == 0) {
         return set_local_dir(a, v);
     } else if (strcmp(canon, "spark.ember.memory.budget") == 0) {
-        if (!parse_bytes(v, &a->ro.memory_budget))
-            return usage_error("spark.ember.memory.budget wants a size, got", v);
+        if (!parse_bytes(v, &a->ro.memory_budget) || a->ro.memory_budget <= 0)
+            return usage_error("spark.ember.memory.budget wants a positive size, got", v);
     } else if (!overrides_key(canon) && !em_cli_profile_key(canon)) {
         fprintf(stderr, "ember run: ignoring --conf %s (not used by the local runtime)\n", key);
     }
     return 0;
+}
+
+const char *em_cli_output_refusal(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? NULL : "--output cannot be examined:";
+    if (S_ISREG(st.st_mode))
+        return NULL;
+    if (S_ISLNK(st.st_mode))
+        return "--output is a symbolic link (give the file it names, or a new path):";
+    if (S_ISDIR(st.st_mode))
+        return "--output is a folder, not a file:";
+    return "--output is not a regular file (a device, FIFO or socket):";
 }
 
 static int parse_args(int argc, char **argv, run_args *a) {
@@ -315,8 +312,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
                     return usage_error("--threads wants 1..1024, got", v);
                 a->ro.threads = (int)t;
             } else if (strcmp(o, "--memory") == 0) {
-                if (!parse_bytes(v, &a->ro.memory_budget))
-                    return usage_error("--memory wants a size, got", v);
+                if (!parse_bytes(v, &a->ro.memory_budget) || a->ro.memory_budget <= 0)
+                    return usage_error("--memory wants a positive size (e.g. 512m, 4g), got", v);
             } else if (strcmp(o, "--conf") == 0) {
                 int rc = apply_conf(a, v);
                 if (rc)
@@ -334,6 +331,13 @@ static int parse_args(int argc, char **argv, run_args *a) {
     if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json") &&
         strcmp(a->format, "parquet"))
         return usage_error("--format wants table, csv, json or parquet, got", a->format);
+    if (a->output && strcmp(a->output, "-") == 0)
+        a->output = NULL;
+    if (a->output) {
+        const char *why = em_cli_output_refusal(a->output);
+        if (why)
+            return usage_error(why, a->output);
+    }
     if (strcmp(a->format, "parquet") == 0 && !a->output)
         return usage_error("--format parquet needs --output PATH", NULL);
     a->ro.warehouse_dir = a->warehouse;
@@ -481,8 +485,13 @@ static em_status write_text(const run_args *a, const em_schema *sc, const em_bat
     if (!tmp)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
     snprintf(tmp, n, "%s.tmp-%ld", a->output, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
         em_status s = EM_FAIL(err, EM_ERR_IO, "%s: %s", tmp, strerror(errno));
         free(tmp);
         return s;
