@@ -6,9 +6,10 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{DynamicPruningExpression, Literal}
 import org.apache.spark.sql.catalyst.plans.physical.{Distribution, UnspecifiedDistribution}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{ColumnarRule, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, InSubqueryExec, RowToColumnarExec, SparkPlan, SubqueryBroadcastExec}
+import org.apache.spark.sql.execution.{ColumnarRule, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, InSubqueryExec, ReusedSubqueryExec, RowToColumnarExec, SparkPlan, SubqueryAdaptiveBroadcastExec, SubqueryBroadcastExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, BroadcastQueryStageExec, ShuffleQueryStageExec}
 import org.apache.spark.sql.execution.ember.{EmberBroadcastExchangeExec, EmberBroadcastToSparkExec, EmberColumnarToRowExec, EmberShuffleExchangeExec, EmberSubqueryBroadcastExec}
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeExec, ReusedExchangeExec, ShuffleExchangeExec}
@@ -158,10 +159,23 @@ class EmberColumnarRule(session: SparkSession) extends ColumnarRule {
    *  its subqueries become ones that read either kind. */
   private def readsEmberBroadcastKeys(plan: SparkPlan, conf: SQLConf): SparkPlan =
     if (!EmberConf.enabled(conf)) plan
-    else plan.transformAllExpressions {
-      case in: InSubqueryExec if in.plan.isInstanceOf[SubqueryBroadcastExec] =>
-        val s = in.plan.asInstanceOf[SubqueryBroadcastExec]
-        in.withNewPlan(EmberSubqueryBroadcastExec(s.name, s.index, s.buildKeys, s.child))
+    else {
+      // AQE reuses a subquery by wrapping the same instance: one replacement each
+      val replaced = new java.util.IdentityHashMap[SubqueryBroadcastExec, EmberSubqueryBroadcastExec]()
+      def ember(s: SubqueryBroadcastExec): EmberSubqueryBroadcastExec =
+        replaced.computeIfAbsent(s, _ => EmberSubqueryBroadcastExec(s.name, s.index, s.buildKeys, s.child))
+      plan.transformAllExpressions {
+        // a pruning subquery AQE left unplanned (PlanAdaptiveDynamicPruningFilters did not
+        // see it) cannot run; pruning nothing is always right, as Spark does when it
+        // cannot reuse the join's broadcast
+        case DynamicPruningExpression(InSubqueryExec(_, _: SubqueryAdaptiveBroadcastExec, _, _, _, _)) =>
+          DynamicPruningExpression(Literal.TrueLiteral)
+        case in: InSubqueryExec => in.plan match {
+          case s: SubqueryBroadcastExec => in.withNewPlan(ember(s))
+          case r @ ReusedSubqueryExec(s: SubqueryBroadcastExec) => in.withNewPlan(r.copy(child = ember(s)))
+          case _ => in
+        }
+      }
     }
   override def postColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {

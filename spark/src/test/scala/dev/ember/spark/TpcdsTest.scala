@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.ember.spark
+
+import java.io.File
+import java.nio.charset.StandardCharsets
+import java.nio.file.Files
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.junit.jupiter.api.Assertions._
+import org.junit.jupiter.api.{DynamicTest, TestFactory}
+import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, BindReferences, InterpretedOrdering, SortOrder}
+import org.apache.spark.sql.catalyst.plans.logical.Sort
+import org.apache.spark.sql.types.StructType
+
+import dev.ember.spark.tools.ResultCompare
+
+/**
+ * Spark's TPC-DS queries (v1.4, v2.7 and the modified ones, from the
+ * spark-sql tests jar) over the Tpcds tables in Spark's layout, Ember on
+ * against Ember off: the answers must be identical (in the query's order;
+ * rows equal under its ORDER BY in either order), unless
+ * tpcds-known.tsv gives the reason they are not yet (an expected failure:
+ * a query listed there that now agrees fails, so the line is removed with
+ * the fix).
+ *
+ * Every query runs in every mvn test (about 3 minutes on 2 cores, the
+ * tables' creation included); -Dember.tpcds.queries=q72,v2_7/q14a runs
+ * those only.
+ * -Dember.tpcds.report=FILE writes a line per query (name, outcome,
+ * Ember and vanilla milliseconds, nodes in Ember, Spark's row count, message).
+ */
+class TpcdsTest {
+  private def lines(res: String): Seq[String] =
+    SqlGolden.resource(res).getOrElse(throw new IllegalStateException(s"$res is missing"))
+      .split("\n").toSeq.map(_.trim).filterNot(l => l.isEmpty || l.startsWith("#"))
+
+  private val known: Map[String, String] =
+    lines("tpcds-known.tsv").map { l => val f = l.split("\t", 2); f(0).trim -> f(1).trim }.toMap
+
+  private val selected: Seq[(String, String)] = {
+    val all = Tpcds.queries
+    Option(System.getProperty("ember.tpcds.queries")).map(_.trim).filter(_.nonEmpty) match {
+      case None | Some("all") => all
+      case Some(list) =>
+        val names = list.split(",").map(_.trim).toSet
+        all.filter { case (n, _) => names.contains(n) }
+    }
+  }
+
+  private val report = Option(System.getProperty("ember.tpcds.report")).map(new File(_))
+
+  /** A session of its own (the TPC-H tables of the other tests are temporary
+   *  views, one of them named customer), in database tpcds. */
+  private lazy val spark: SparkSession = {
+    val s = TestSpark.spark.newSession()
+    s.sql("CREATE DATABASE IF NOT EXISTS tpcds")
+    s.catalog.setCurrentDatabase("tpcds")
+    s
+  }
+
+  private def withEmber[T](on: Boolean)(f: => T): T = {
+    spark.conf.set("spark.ember.sql.enabled", on.toString)
+    try f finally spark.conf.unset("spark.ember.sql.enabled")
+  }
+
+  private lazy val tables: Unit = {
+    val target = new File(TestSpark.prop("ember.data"))
+    Tpcds.create(spark, new File(target, "tpcds-tiny"))
+  }
+
+  private def record(line: String): Unit =
+    report.foreach { f =>
+      Files.write(f.toPath, (line + "\n").getBytes(StandardCharsets.UTF_8),
+        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND)
+    }
+
+  /** None when Ember gives Spark's answer, else what differs. */
+  private def compare(name: String, sql: String): Option[String] = {
+    val t0 = System.nanoTime()
+    val vanilla = withEmber(on = false)(spark.sql(sql).collect().toSeq)
+    val t1 = System.nanoTime()
+    var df: org.apache.spark.sql.DataFrame = null
+    val (ember, plan) =
+      try withEmber(on = true) {
+        df = spark.sql(sql)
+        (df.collect().toSeq, df.queryExecution.executedPlan)
+      } catch { case NonFatal(e) =>
+        if (df != null) System.err.println(s"$name: the plan that failed:\n${df.queryExecution.executedPlan}")
+        // the innermost cause holds Ember's message (Spark wraps it in its stage and job errors)
+        val root = Iterator.iterate(e: Throwable)(_.getCause).takeWhile(_ != null).toSeq.last
+        val msg = s"Ember failed: ${root.toString.linesIterator.take(2).mkString(" ")}"
+        System.err.println(s"$name: $msg\n  at " + root.getStackTrace.take(30).mkString("\n  at "))
+        record(s"$name\tfailed\t\t${(t1 - t0) / 1000000}\t\t${vanilla.size}\t$msg")
+        return Some(msg)
+      }
+    val t2 = System.nanoTime()
+    val optimized = spark.sql(sql).queryExecution.optimizedPlan
+    val sort = optimized.collectFirst { case s: Sort if s.global => s }
+    val diff = ResultCompare.diff(ember, vanilla, sort.nonEmpty).flatMap { d =>
+      // rows equal under the query's ORDER BY may come in any order (Spark's as well)
+      if (sort.nonEmpty && ResultCompare.diff(ember, vanilla, ordered = false).isEmpty) {
+        if (sortedBy(ember, sort.get.order, optimized.output)) None
+        else Some(s"same rows, not in the query's order: $d")
+      } else Some(d)
+    }
+    val stats = PlanStats.of(plan)
+    record(s"$name\t${if (diff.isEmpty) "equal" else "differs"}\t${(t2 - t1) / 1000000}\t${(t1 - t0) / 1000000}" +
+      s"\t${stats.emberNodes}/${stats.sparkNodes}\t${vanilla.size}\t${diff.getOrElse("").replace('\n', ' ').take(300)}")
+    diff.map(d => s"answers differ: $d\n$plan")
+  }
+
+  /** rows sorted by order, when its keys are columns of the output (else false) */
+  private def sortedBy(rows: Seq[Row], order: Seq[SortOrder], output: Seq[Attribute]): Boolean = {
+    val outSet = AttributeSet(output)
+    if (!order.forall(_.child.references.subsetOf(outSet))) return false
+    val ordering = new InterpretedOrdering(order.map(BindReferences.bindReference(_, output)))
+    val toCatalyst = CatalystTypeConverters.createToCatalystConverter(StructType(output.map(a => org.apache.spark.sql.types.StructField(a.name, a.dataType, a.nullable))))
+    val internal = rows.map(r => toCatalyst(r).asInstanceOf[InternalRow])
+    internal.zip(internal.drop(1)).forall { case (a, b) => ordering.compare(a, b) <= 0 }
+  }
+
+  @TestFactory
+  def tpcdsQueries(): java.util.List[DynamicTest] = {
+    report.foreach(f => Files.deleteIfExists(f.toPath))
+    selected.map { case (name, sql) =>
+      DynamicTest.dynamicTest(name, () => {
+        tables
+        val outcome = compare(name, sql)
+        known.get(name) match {
+          case None => assertTrue(outcome.isEmpty, s"$name: ${outcome.getOrElse("")}")
+          case Some(reason) =>
+            System.err.println(s"$name: expected to differ ($reason): ${outcome.map(_.take(200))}")
+            assertTrue(outcome.nonEmpty, s"$name agrees with Spark now: remove it from tpcds-known.tsv ($reason)")
+        }
+      })
+    }.asJava
+  }
+}
