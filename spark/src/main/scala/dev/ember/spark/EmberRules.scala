@@ -6,10 +6,9 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{DynamicPruningExpression, Literal}
 import org.apache.spark.sql.catalyst.plans.physical.{Distribution, UnspecifiedDistribution}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{ColumnarRule, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, InSubqueryExec, ReusedSubqueryExec, RowToColumnarExec, SparkPlan, SubqueryAdaptiveBroadcastExec, SubqueryBroadcastExec}
+import org.apache.spark.sql.execution.{ColumnarRule, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, InSubqueryExec, ReusedSubqueryExec, RowToColumnarExec, SparkPlan, SubqueryBroadcastExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, BroadcastQueryStageExec, ShuffleQueryStageExec}
 import org.apache.spark.sql.execution.ember.{EmberBroadcastExchangeExec, EmberBroadcastToSparkExec, EmberColumnarToRowExec, EmberShuffleExchangeExec, EmberSubqueryBroadcastExec}
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeExec, ReusedExchangeExec, ShuffleExchangeExec}
@@ -111,10 +110,16 @@ object EmberOverrides extends Logging {
       EmberNodeInfo(i, dn.map(_.get("id").asInt()).getOrElse(-1), fnodes(i).nodeName,
         dn.map(_.get("loreId").asInt()).getOrElse(-1))
     }
-    val scans = inner.collect { case i if fnodes(i).isInstanceOf[FileSourceScanExec] =>
+    // the fragment's own nodes, not those of the subquery plans PlanJson writes
+    // too: a subquery's scans and its own subqueries are its plan's to run
+    // (an adaptive subquery's initial plan even holds unplanned pruning subqueries)
+    def tree(p: SparkPlan): Seq[SparkPlan] = if (isInput(p)) Nil else p +: p.children.flatMap(tree)
+    val fragment = tree(root)
+    val own = inner.filter(i => fragment.exists(_ eq fnodes(i)))
+    val scans = own.collect { case i if fnodes(i).isInstanceOf[FileSourceScanExec] =>
       i -> fnodes(i).asInstanceOf[FileSourceScanExec]
     }.toMap
-    val subqueries = inner.flatMap(i => fnodes(i).expressions.flatMap(_.collect {
+    val subqueries = own.flatMap(i => fnodes(i).expressions.flatMap(_.collect {
       case e: ExecSubqueryExpression => e
     }))
     EmberExec(withLoreIds(json, infos), confJson, infos, root.output, inputs, subqueries)(
@@ -165,11 +170,6 @@ class EmberColumnarRule(session: SparkSession) extends ColumnarRule {
       def ember(s: SubqueryBroadcastExec): EmberSubqueryBroadcastExec =
         replaced.computeIfAbsent(s, _ => EmberSubqueryBroadcastExec(s.name, s.index, s.buildKeys, s.child))
       plan.transformAllExpressions {
-        // a pruning subquery AQE left unplanned (PlanAdaptiveDynamicPruningFilters did not
-        // see it) cannot run; pruning nothing is always right, as Spark does when it
-        // cannot reuse the join's broadcast
-        case DynamicPruningExpression(InSubqueryExec(_, _: SubqueryAdaptiveBroadcastExec, _, _, _, _)) =>
-          DynamicPruningExpression(Literal.TrueLiteral)
         case in: InSubqueryExec => in.plan match {
           case s: SubqueryBroadcastExec => in.withNewPlan(ember(s))
           case r @ ReusedSubqueryExec(s: SubqueryBroadcastExec) => in.withNewPlan(r.copy(child = ember(s)))
