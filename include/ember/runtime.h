@@ -213,10 +213,13 @@ int em_query_threads(const em_query *q);
  * warehouse_dir. A normalized Location (".../{warehouse_dir}/<table>]") names
  * DIR/<table>; a real path names DIR/<last path component> when that exists,
  * else the path itself (a "file:" prefix dropped). A folder contributes its
- * *.parquet files (hidden and "_" files skipped), sorted by name. *paths is a
- * malloc'ed array of malloc'ed strings (free with em_scan_files_free).
+ * files and those of its subfolders (Hive partition folders `name=value`), as
+ * Spark lists them: every file whose name does not start with '_' or '.' (nor
+ * ends in ._COPYING_) is data, whatever its suffix; sorted by path. *paths is
+ * a malloc'ed array of malloc'ed strings (free with em_scan_files_free).
  * Errors: EM_ERR_IO naming the folder when it is missing (an empty folder is an
- * empty table: no files, no scan partitions).
+ * empty table: no files, no scan partitions); EM_ERR_INVALID naming a FIFO,
+ * socket or device in it (refused without being opened).
  */
 em_status em_scan_files(const em_plan_node *scan, const char *warehouse_dir, char ***paths,
                         int *n_paths, em_error *err) EM_MUST_CHECK;
@@ -228,6 +231,10 @@ void em_scan_files_free(char **paths, int n_paths);
  * Scans (only when `scans` is set: the CLI's --retype): the type the scan's
  * first file holds for the column (matched by name, ignoring case), so a
  * plan printed for one schema runs on files of another.
+ *
+ * Partition columns of a scan (always: the output columns ReadSchema lacks,
+ * whose types Spark never prints): Spark's inference from the values of
+ * their `name=value` folders (int, bigint, double, date, else string).
  *
  * LocalTableScan (always): Spark never prints these types, and an empty
  * local relation (what the optimizer folds a query that cannot match to)

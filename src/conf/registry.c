@@ -299,7 +299,7 @@ static const char *const builtin_exprs[] = {
     "GreaterThanOrEqual", "And", "Or", "Not", "In", "InSet", "IsNull", "IsNotNull", "Like",
     "CaseWhen", "If", "Coalesce",
     /* strings and dates */
-    "Substring", "Concat", "Upper", "Lower", "Length", "StringTrim", "StringTrimLeft",
+    "Substring", "Concat", "Upper", "Lower", "StaticInvoke", "Length", "StringTrim", "StringTrimLeft",
     "StringTrimRight", "StartsWith", "EndsWith", "Contains", "Year", "Month", "DayOfMonth",
     "Quarter", "Hour", "Minute", "Second", "DateAdd", "DateSub", "DateDiff",
     /* aggregates */

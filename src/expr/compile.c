@@ -778,6 +778,7 @@ static const fn_desc scalar_fns[] = {
     {"substr", FN_SUBSTRING, 2, 3},
     {"concat", FN_CONCAT, 0, 1000},
     {"upper", FN_UPPER, 1, 1},
+    {"read_side_padding", FN_READ_SIDE_PADDING, 2, 2},
     {"ucase", FN_UPPER, 1, 1},
     {"lower", FN_LOWER, 1, 1},
     {"lcase", FN_LOWER, 1, 1},
@@ -857,6 +858,7 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
         const em_type *want = NULL;
         switch (fd->fn) {
         case FN_SUBSTRING:
+        case FN_READ_SIDE_PADDING:
             want = i == 0 ? &str : &i32;
             break;
         case FN_CONCAT:

@@ -60,6 +60,7 @@ typedef enum ex_fn {
     FN_SUBSTRING,
     FN_CONCAT,
     FN_UPPER,
+    FN_READ_SIDE_PADDING,
     FN_LOWER,
     FN_LENGTH,
     FN_TRIM,

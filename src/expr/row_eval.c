@@ -626,6 +626,7 @@ static const fn_entry fns[] = {
     {"substr", RF_SUBSTRING, 2, 3, "SI", 'S'},
     {"concat", RF_CONCAT, 0, 1000, "S", 'S'},
     {"upper", RF_UPPER, 1, 1, "S", 'S'},
+    {"read_side_padding", RF_READ_SIDE_PADDING, 2, 2, "SI", 'S'},
     {"ucase", RF_UPPER, 1, 1, "S", 'S'},
     {"lower", RF_LOWER, 1, 1, "S", 'S'},
     {"lcase", RF_LOWER, 1, 1, "S", 'S'},

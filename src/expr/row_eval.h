@@ -33,6 +33,7 @@ typedef enum rfn {
     RF_SUBSTRING,
     RF_CONCAT,
     RF_UPPER,
+    RF_READ_SIDE_PADDING,
     RF_LOWER,
     RF_LENGTH,
     RF_TRIM,

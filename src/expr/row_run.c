@@ -682,6 +682,12 @@ static em_status eval_more(run *r, rnode *n, const em_datum *a, em_datum *out) {
         out->v.i64 = pos < 1 ? 0 : index_of(&a[1], &a[0], pos - 1) + 1;
         return EM_OK;
     }
+    case RF_READ_SIDE_PADDING:
+        /* CHAR(n) columns: spaces up to n characters, a longer value as it is */
+        if (n_chars(a[0].v.str.ptr, a[0].v.str.len) >= a[1].v.i64)
+            return put_bytes(r, a[0].v.str.ptr, a[0].v.str.len, out);
+        return pad(r, &a[0], a[1].v.i64, &(em_datum){.v.str = {(const uint8_t *)" ", 1}}, false,
+                   out);
     case RF_LPAD:
     case RF_RPAD: {
         em_datum space = {0};

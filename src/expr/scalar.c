@@ -345,6 +345,22 @@ em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *
     case FN_LENGTH:
         out->i = utf8_chars(a[0].s, a[0].len);
         return EM_OK;
+    case FN_READ_SIDE_PADDING: {
+        /* CharVarcharCodegenUtils.readSidePadding: spaces up to n characters;
+         * a longer value (written before the column became CHAR) stays */
+        int64_t have = utf8_chars(a[0].s, a[0].len);
+        if (have >= a[1].i) {
+            *out = a[0];
+            return EM_OK;
+        }
+        size_t start = scratch->len;
+        EM_TRY(em_strbuf_append(scratch, a[0].s, (size_t)a[0].len, err));
+        for (int64_t k = have; k < a[1].i; k++)
+            EM_TRY(em_strbuf_append(scratch, " ", 1, err));
+        out->s = scratch->data + start;
+        out->len = (int32_t)(scratch->len - start);
+        return EM_OK;
+    }
     case FN_TRIM:
     case FN_LTRIM:
     case FN_RTRIM: {

@@ -22,7 +22,11 @@
  * Output attributes ReadSchema lacks are Hive partition columns (Spark's
  * FileSourceScanExec outputs the required schema, then the partition
  * columns): each split names their values as text, read back with Spark's
- * cast from string and repeated down every batch of the file.
+ * cast from string and repeated down every batch of the file. A split whose
+ * values fail PartitionFilters is skipped unopened: Spark keeps those
+ * predicates out of the Filter above, so they must hold here (splits Spark
+ * listed already pass them). Dynamic pruning's filters only repeat what the
+ * join checks, and prune nothing here.
  *
  * Invariant: the reader's batches are shared (not copied) through a shell
  * labelled with the node's schema; all-null columns for missing file
@@ -55,6 +59,9 @@ typedef struct scan_state {
     const em_tz *tz;    /* the session's, for timestamp partition values */
     em_batch *shell;
     const em_plan_field *pushed;
+    em_expr_prog **part_filters; /* PartitionFilters but dynamic pruning's */
+    int n_part_filters;
+    em_batch *probe; /* one row: a split's partition values, nulls elsewhere */
 } scan_state;
 
 /* ------------------------------------------------------------ row-group
@@ -266,6 +273,28 @@ static em_status scan_bind(em_op *op, scan_state *st, em_error *err) {
     return EM_OK;
 }
 
+static bool is_dynamic_pruning(const em_expr *e) {
+    return e->kind == EM_EXPR_CALL && e->name && !strcasecmp(e->name, "dynamicpruningexpression");
+}
+
+static em_status compile_partition_filters(em_op *op, scan_state *st, em_exec_ctx *ctx,
+                                           em_error *err) {
+    const em_plan_field *pf = em_plan_node_field(op->node, EM_FIELD_PARTITION_FILTERS);
+    if (!pf || pf->n_exprs == 0)
+        return EM_OK;
+    st->part_filters = calloc((size_t)pf->n_exprs, sizeof *st->part_filters);
+    if (!st->part_filters)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < pf->n_exprs; i++) {
+        if (is_dynamic_pruning(pf->exprs[i]))
+            continue;
+        EM_TRY(em_expr_compile(pf->exprs[i], (const em_expr *const *)op->output, op->n_output,
+                               &ctx->expr_opts, &st->part_filters[st->n_part_filters], err));
+        st->n_part_filters++;
+    }
+    return st->n_part_filters ? opu_shell_create(&op->schema, ctx->pool, &st->probe, err) : EM_OK;
+}
+
 static em_status scan_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     scan_state *st = op->state;
     if (scan_bind(op, st, err) != EM_OK)
@@ -273,6 +302,8 @@ static em_status scan_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     st->pushed = em_plan_node_field(op->node, EM_FIELD_PUSHED_FILTERS);
     const char *tz = ctx->expr_opts.time_zone;
     if (tz && em_tz_find(tz, &st->tz, err) != EM_OK)
+        return em_op_fail(op, err);
+    if (compile_partition_filters(op, st, ctx, err) != EM_OK)
         return em_op_fail(op, err);
     if (!ctx->scan_splits) {
         EM_FAIL(err, EM_ERR_INTERNAL, "no scan split provider");
@@ -393,7 +424,7 @@ static em_status scan_open_split(em_op *op, scan_state *st, em_error *err) {
         free(rgs);
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory opening %s", sp->path);
     }
-    em_status s = split_partition_values(op, st, sp, err);
+    em_status s = EM_OK;
     for (int i = 0; i < st->n_out && s == EM_OK; i++) {
         if (st->is_part[i]) {
             st->file_col[i] = st->reader_col[i] = -1;
@@ -445,12 +476,44 @@ static em_status scan_open_split(em_op *op, scan_state *st, em_error *err) {
     return s;
 }
 
+/* Reads split st->split's partition values; *keep is false when they fail
+ * PartitionFilters (the split is then skipped without opening its file). */
+static em_status split_passes(em_op *op, scan_state *st, bool *keep, em_error *err) {
+    *keep = true;
+    EM_TRY(split_partition_values(op, st, &st->splits[st->split], err));
+    if (st->n_part_filters == 0)
+        return EM_OK;
+    em_batch *pb = st->probe;
+    opu_shell_release(pb);
+    for (int i = 0; i < st->n_out; i++)
+        EM_TRY(st->is_part[i] ? constant_column(&pb->cols[i], st->out_types[i], &st->part_val[i], 1,
+                                                op->ctx->pool, err)
+                              : opu_null_column(&pb->cols[i], st->out_types[i], 1, op->ctx->pool,
+                                                err));
+    pb->n_rows = 1;
+    for (int f = 0; *keep && f < st->n_part_filters; f++) {
+        em_column c = {0};
+        em_status s = em_expr_eval(st->part_filters[f], pb, op->ctx->pool, &c, err);
+        *keep = s == EM_OK && em_column_is_valid(&c, 0) && em_bit_get(c.values->data, 0);
+        em_column_reset(&c);
+        EM_TRY(s);
+    }
+    return EM_OK;
+}
+
 static em_status scan_next(em_op *op, em_batch **out, em_error *err) {
     scan_state *st = op->state;
     for (;;) {
         if (!st->reader) {
             if (st->split >= st->n_splits)
                 return EM_DONE;
+            bool keep;
+            if (split_passes(op, st, &keep, err) != EM_OK)
+                return em_op_fail(op, err);
+            if (!keep) {
+                st->split++;
+                continue;
+            }
             if (scan_open_split(op, st, err) != EM_OK) {
                 scan_close_file(st);
                 return em_op_fail(op, err);
@@ -493,6 +556,13 @@ static void scan_close(em_op *op) {
     scan_close_file(st);
     em_batch_destroy(st->shell);
     st->shell = NULL;
+    em_batch_destroy(st->probe);
+    st->probe = NULL;
+    for (int i = 0; i < st->n_part_filters; i++)
+        em_expr_prog_free(st->part_filters[i]);
+    free(st->part_filters);
+    st->part_filters = NULL;
+    st->n_part_filters = 0;
     free(st->out_types);
     free(st->file_col);
     free(st->reader_col);

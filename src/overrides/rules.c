@@ -174,6 +174,16 @@ static bool check_substring(const em_expr *e, const ov_check_ctx *cx, char *why,
            operands_cast_to(e, cx, 1, 3, EM_TYPE_INT, "a substring position", why, cap);
 }
 
+/* read_side_padding (CHAR columns' StaticInvoke): a string and its length. */
+static bool check_side_padding(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
+    if (e->n_args != 2) {
+        snprintf(why, cap, "readSidePadding with %d arguments", e->n_args);
+        return false;
+    }
+    return operands_cast_to(e, cx, 0, 1, EM_TYPE_STRING, "readSidePadding", why, cap) &&
+           operands_cast_to(e, cx, 1, 2, EM_TYPE_INT, "a CHAR length", why, cap);
+}
+
 static bool check_date_fn(const em_expr *e, const ov_check_ctx *cx, char *why, size_t cap) {
     return operands_cast_to(e, cx, 0, 1 << 20, EM_TYPE_DATE, "a date function", why, cap);
 }
@@ -466,6 +476,8 @@ static const ov_expr_rule expr_rules[] = {
      .check = check_string_fn},
     {.cls = "Upper", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_STR,
      .check = check_string_fn},
+    {.cls = "StaticInvoke", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_STR,
+     .check = check_side_padding, .note = "CharVarcharCodegenUtils.readSidePadding only"},
     {.cls = "Lower", .native = true, .in_types = OV_T_ALL, .out_types = OV_T_STR,
      .check = check_string_fn},
     {.cls = "Length", .native = true, .in_types = OV_T_ALL, .out_types = OV_T(EM_TYPE_INT),
@@ -571,6 +583,7 @@ static const struct {
     {"substr", "Substring"},
     {"concat", "Concat"},
     {"upper", "Upper"},
+    {"read_side_padding", "StaticInvoke"},
     {"ucase", "Upper"},
     {"lower", "Lower"},
     {"lcase", "Lower"},

@@ -648,6 +648,24 @@ static em_expr *parse_paren(expr_parser *p) {
 }
 
 /* name "(" args ")" with the special forms cast, DecimalType and aggregates. */
+static bool literal_is(const em_expr *e, const char *text) {
+    return e->kind == EM_EXPR_LITERAL && e->text && strcmp(e->text, text) == 0;
+}
+
+/* CHAR(n) columns print as staticinvoke(class ...CharVarcharCodegenUtils,
+ * StringType, readSidePadding, str, n, true, false, true): read as the call
+ * read_side_padding(str, n) (the structured reader's reading too). */
+static void read_side_padding(em_expr *e) {
+    if (e->n_args < 5 || e->args[0]->kind != EM_EXPR_LITERAL || !e->args[0]->text ||
+        !strstr(e->args[0]->text, "CharVarcharCodegenUtils") ||
+        !literal_is(e->args[2], "readSidePadding"))
+        return;
+    e->name = "read_side_padding";
+    e->args[0] = e->args[3];
+    e->args[1] = e->args[4];
+    e->n_args = 2;
+}
+
 static em_expr *parse_call(expr_parser *p, size_t w0, size_t w1) {
     const char *w = p->s + w0;
     size_t wn = w1 - w0;
@@ -693,6 +711,8 @@ static em_expr *parse_call(expr_parser *p, size_t w0, size_t w1) {
             p->ev->check_overflow_3++;
     } else if (!agg && strcmp(e->name, "promote_precision") == 0) {
         p->ev->promote_precision++;
+    } else if (!agg && strcmp(e->name, "staticinvoke") == 0) {
+        read_side_padding(e);
     }
     return e;
 }

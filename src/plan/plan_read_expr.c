@@ -35,6 +35,8 @@
  *   StartsWith/EndsWith/Contains calls named by the class (nodeName)
  *   CheckOverflow, MakeDecimal,  calls in Spark's printed spelling
  *   UnscaledValue, Pmod, Lag...
+ *   StaticInvoke                 CHAR columns' readSidePadding as the call
+ *                                read_side_padding(str, n); others generic
  *   If                           CASE WHEN p THEN a ELSE b END (its printed
  *                                form "if (p) a else b" is one the text
  *                                parser cannot read; Spark's semantics)
@@ -1519,10 +1521,40 @@ static em_expr *read_generic(plan_reader *rd, json_t *j, const char *cls, const 
     return e;
 }
 
+/* StaticInvoke: Spark's calls into Java helpers. CHAR(n) columns are read
+ * through CharVarcharCodegenUtils.readSidePadding (spaces up to n characters):
+ * read_side_padding(str, n), the text parser's reading of its printed form;
+ * any other helper stays a call the engines refuse. */
+static em_expr *read_static_invoke(plan_reader *rd, json_t *j, const char *cls,
+                                   const rd_path *path) {
+    json_t *fields = json_object_get(j, "fields");
+    const char *fn = json_string_value(json_object_get(fields, "functionName"));
+    const char *obj = json_string_value(json_object_get(fields, "staticObject"));
+    json_t *args = json_object_get(fields, "arguments");
+    if (!fn || !obj || strcmp(fn, "readSidePadding") != 0 ||
+        !strstr(obj, "CharVarcharCodegenUtils") || !json_is_array(args) ||
+        json_array_size(args) != 2)
+        return read_generic(rd, j, cls, path);
+    em_expr *e = plan_read_new_expr(rd, EM_EXPR_CALL);
+    if (!e || !(e->name = rd_strdup(rd, "read_side_padding")))
+        return NULL;
+    rd_path pf = {path, "fields", -1, NULL};
+    rd_path pa = {&pf, "arguments", -1, NULL};
+    arg_list l = {0};
+    for (size_t i = 0; i < 2; i++) {
+        rd_path pi = {&pa, NULL, (int)i, NULL};
+        if (!args_push(rd, &l, read_expr_at(rd, json_array_get(args, i), &pi)))
+            return NULL;
+    }
+    args_take(e, &l);
+    return e;
+}
+
 static const struct {
     const char *cls;
     expr_reader read;
 } expr_classes[] = {
+    {"StaticInvoke", read_static_invoke},
     {"AttributeReference", read_attribute},
     {"Alias", read_alias},
     {"Literal", read_literal},

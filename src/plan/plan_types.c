@@ -529,7 +529,7 @@ static void infer_call(em_expr *e) {
                                           "bit_length",  "octet_length",
                                           NULL};
     static const char *const string_fns[] = {
-        "substring",      "substr",         "upper",   "lower",
+        "substring",      "substr",         "upper",   "lower", "read_side_padding",
         "concat",         "trim",           "ltrim",   "rtrim",
         "lpad",           "rpad",           "replace", "translate",
         "concat_ws",      "reverse",        "initcap", "date_format",

@@ -44,9 +44,17 @@ typedef struct rt_scan_part {
     em_scan_split *splits; /* paths borrowed from the rt_scan_plan */
 } rt_scan_part;
 
+/* A file's Hive partition values, from its `name=value` folders. */
+typedef struct rt_file_parts {
+    int n;
+    char **names;
+    char **values; /* NULL for __HIVE_DEFAULT_PARTITION__ */
+} rt_file_parts;
+
 typedef struct rt_scan_plan {
     int n_files;
     char **files;
+    rt_file_parts *file_parts; /* per file */
     int n_parts;
     rt_scan_part *parts;
     int64_t total_bytes;

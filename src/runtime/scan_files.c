@@ -20,6 +20,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,11 +116,74 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool is_data_file(const char *name) {
+/* Spark's file index (HadoopFSUtils.shouldFilterOutPathName): names starting
+ * with '_' or '.' are not data (_SUCCESS, .crc files, _temporary folders),
+ * nor files still being copied; every other file is, whatever its suffix. */
+static bool is_hidden(const char *name) {
     size_t n = strlen(name);
-    if (name[0] == '.' || name[0] == '_')
-        return false;
-    return n > 8 && strcmp(name + n - 8, ".parquet") == 0;
+    return name[0] == '.' || name[0] == '_' ||
+           (n >= 10 && strcmp(name + n - 10, "._COPYING_") == 0);
+}
+
+typedef struct file_list {
+    char **paths;
+    int n, cap;
+} file_list;
+
+static em_status list_push(file_list *l, char *path, em_error *err) {
+    if (!path)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory listing files");
+    if (l->n == l->cap) {
+        int ncap = l->cap ? l->cap * 2 : 16;
+        char **nl = realloc(l->paths, sizeof *nl * (size_t)ncap);
+        if (!nl) {
+            free(path);
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory listing files");
+        }
+        l->paths = nl;
+        l->cap = ncap;
+    }
+    l->paths[l->n++] = path;
+    return EM_OK;
+}
+
+/* The data files under dir, its subfolders included (Hive partition folders
+ * `name=value`, as Spark lists them). Anything but a file or a folder (a
+ * FIFO, a socket, a device) is refused without being opened. */
+static em_status list_files(const char *who, const char *dir, int depth, file_list *l,
+                            em_error *err) {
+    if (depth > 64)
+        return EM_FAIL(err, EM_ERR_INVALID, "%s: folders nested deeper than 64 under %s", who,
+                       dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return EM_FAIL(err, EM_ERR_IO, "%s: cannot list %s: %s", who, dir, strerror(errno));
+    em_status s = EM_OK;
+    struct dirent *de;
+    while (s == EM_OK && (de = readdir(d)) != NULL) {
+        if (is_hidden(de->d_name))
+            continue;
+        char *path = join_path(dir, de->d_name);
+        struct stat st;
+        if (!path) {
+            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory listing %s", dir);
+        } else if (stat(path, &st) != 0) {
+            s = EM_FAIL(err, EM_ERR_IO, "%s: %s: %s", who, path, strerror(errno));
+        } else if (S_ISDIR(st.st_mode)) {
+            s = list_files(who, path, depth + 1, l, err);
+        } else if (S_ISREG(st.st_mode)) {
+            s = list_push(l, path, err);
+            path = NULL;
+        } else {
+            s = EM_FAIL(err, EM_ERR_INVALID,
+                        "%s: %s in the table folder is not a regular file (a FIFO, socket or "
+                        "device); it is not read",
+                        who, path);
+        }
+        free(path);
+    }
+    closedir(d);
+    return s;
 }
 
 em_status em_scan_files(const em_plan_node *scan, const char *warehouse_dir, char ***paths,
@@ -128,63 +192,36 @@ em_status em_scan_files(const em_plan_node *scan, const char *warehouse_dir, cha
     *n_paths = 0;
     char *where = NULL;
     EM_TRY(scan_location(scan, warehouse_dir, &where, err));
-    if (!is_dir(where)) {
-        if (!exists(where)) {
-            em_status s =
-                EM_FAIL(err, EM_ERR_IO, "%s (%d) %s: table folder %s: %s", scan->name, scan->id,
-                        scan->table_name ? scan->table_name : "", where, strerror(errno));
-            free(where);
-            return s;
-        }
-        char **one = malloc(sizeof *one);
-        if (!one) {
-            free(where);
-            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-        }
-        one[0] = where;
-        *paths = one;
-        *n_paths = 1;
-        return EM_OK;
-    }
-    DIR *d = opendir(where);
-    if (!d) {
-        em_status s = EM_FAIL(err, EM_ERR_IO, "%s (%d): cannot list %s: %s", scan->name, scan->id,
-                              where, strerror(errno));
+    struct stat st;
+    if (stat(where, &st) != 0) {
+        em_status s = EM_FAIL(err, EM_ERR_IO, "%s (%d) %s: table folder %s: %s", scan->name,
+                              scan->id, scan->table_name ? scan->table_name : "", where,
+                              strerror(errno));
         free(where);
         return s;
     }
-    char **list = NULL;
-    int n = 0, cap = 0;
-    em_status s = EM_OK;
-    struct dirent *de;
-    while (s == EM_OK && (de = readdir(d)) != NULL) {
-        if (!is_data_file(de->d_name))
-            continue;
-        if (n == cap) {
-            int ncap = cap ? cap * 2 : 16;
-            char **nl = realloc(list, sizeof *nl * (size_t)ncap);
-            if (!nl) {
-                s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory listing %s", where);
-                break;
-            }
-            list = nl;
-            cap = ncap;
-        }
-        if (!(list[n] = join_path(where, de->d_name)))
-            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory listing %s", where);
-        else
-            n++;
+    file_list l = {0};
+    em_status s;
+    if (S_ISDIR(st.st_mode)) {
+        char who[160];
+        snprintf(who, sizeof who, "%s (%d)", scan->name, scan->id);
+        s = list_files(who, where, 0, &l, err);
+        free(where);
+    } else if (S_ISREG(st.st_mode)) {
+        s = list_push(&l, where, err);
+    } else {
+        s = EM_FAIL(err, EM_ERR_INVALID, "%s (%d): %s is not a regular file or a folder",
+                    scan->name, scan->id, where);
+        free(where);
     }
-    closedir(d);
-    free(where);
     if (s != EM_OK) {
-        em_scan_files_free(list, n);
+        em_scan_files_free(l.paths, l.n);
         return s;
     }
-    if (n > 1)
-        qsort(list, (size_t)n, sizeof *list, cmp_str);
-    *paths = list;
-    *n_paths = n;
+    if (l.n > 1)
+        qsort(l.paths, (size_t)l.n, sizeof *l.paths, cmp_str);
+    *paths = l.paths;
+    *n_paths = l.n;
     return EM_OK;
 }
 
@@ -200,6 +237,15 @@ void rt_scan_plan_reset(rt_scan_plan *p) {
     for (int i = 0; i < p->n_parts; i++)
         free(p->parts[i].splits);
     free(p->parts);
+    for (int f = 0; p->file_parts && f < p->n_files; f++) {
+        for (int k = 0; k < p->file_parts[f].n; k++) {
+            free(p->file_parts[f].names[k]);
+            free(p->file_parts[f].values[k]);
+        }
+        free(p->file_parts[f].names);
+        free(p->file_parts[f].values);
+    }
+    free(p->file_parts);
     em_scan_files_free(p->files, p->n_files);
     memset(p, 0, sizeof *p);
 }
@@ -210,7 +256,8 @@ typedef struct rg_cost {
     int64_t bytes;
 } rg_cost;
 
-static em_status add_split(rt_scan_part *part, const char *path, int rg, em_error *err) {
+static em_status add_split(rt_scan_part *part, const char *path, const rt_file_parts *fp, int rg,
+                           em_error *err) {
     em_scan_split *last = part->n_splits ? &part->splits[part->n_splits - 1] : NULL;
     if (last && last->path == path && last->end_row_group == rg) {
         last->end_row_group = rg + 1;
@@ -220,8 +267,78 @@ static em_status add_split(rt_scan_part *part, const char *path, int rg, em_erro
     if (!ns)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scan splits");
     part->splits = ns;
-    ns[part->n_splits++] =
-        (em_scan_split){.path = path, .first_row_group = rg, .end_row_group = rg + 1};
+    ns[part->n_splits++] = (em_scan_split){.path = path,
+                                           .first_row_group = rg,
+                                           .end_row_group = rg + 1,
+                                           .n_partition_values = fp->n,
+                                           .partition_names = (const char *const *)fp->names,
+                                           .partition_values = (const char *const *)fp->values};
+    return EM_OK;
+}
+
+static int hex_digit(char c) {
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* A partition folder's text as Spark writes it (ExternalCatalogUtils
+ * escapes characters as %XX); malloc'ed. */
+static char *unescape_path_name(const char *s, size_t n) {
+    char *out = malloc(n + 1);
+    size_t k = 0;
+    for (size_t i = 0; out && i < n; i++) {
+        int hi, lo;
+        if (s[i] == '%' && i + 2 < n && (hi = hex_digit(s[i + 1])) >= 0 &&
+            (lo = hex_digit(s[i + 2])) >= 0) {
+            out[k++] = (char)(hi * 16 + lo);
+            i += 2;
+        } else {
+            out[k++] = s[i];
+        }
+    }
+    if (out)
+        out[k] = '\0';
+    return out;
+}
+
+/* The `name=value` folders between the table folder root and a file. */
+static em_status file_partitions(const char *root, const char *path, rt_file_parts *fp,
+                                 em_error *err) {
+    memset(fp, 0, sizeof *fp);
+    size_t rl = strlen(root);
+    if (strncmp(path, root, rl) != 0 || path[rl] != '/')
+        return EM_OK; /* the table is one file */
+    const char *p = path + rl + 1, *slash;
+    while ((slash = strchr(p, '/')) != NULL) {
+        const char *eq = memchr(p, '=', (size_t)(slash - p));
+        if (eq && eq > p) {
+            char **nn = realloc(fp->names, sizeof *nn * (size_t)(fp->n + 1));
+            if (nn)
+                fp->names = nn;
+            char **nv = nn ? realloc(fp->values, sizeof *nv * (size_t)(fp->n + 1)) : NULL;
+            if (nv)
+                fp->values = nv;
+            if (!nn || !nv)
+                return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading partition folders");
+            char *name = unescape_path_name(p, (size_t)(eq - p));
+            char *value = unescape_path_name(eq + 1, (size_t)(slash - eq - 1));
+            if (value && strcmp(value, "__HIVE_DEFAULT_PARTITION__") == 0) {
+                free(value);
+                value = NULL; /* Spark's null partition value */
+            } else if (!value) {
+                free(name);
+                name = NULL;
+            }
+            fp->names[fp->n] = name;
+            fp->values[fp->n] = value;
+            fp->n++;
+            if (!name)
+                return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading partition folders");
+        }
+        p = slash + 1;
+    }
     return EM_OK;
 }
 
@@ -232,7 +349,14 @@ em_status rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir,
     EM_TRY(em_scan_files(scan, warehouse_dir, &out->files, &out->n_files, err));
     rg_cost *rgs = NULL;
     int64_t n_rgs = 0, cap = 0, total = 0;
-    em_status s = EM_OK;
+    char *root = NULL;
+    em_status s = scan_location(scan, warehouse_dir, &root, err);
+    if (s == EM_OK &&
+        !(out->file_parts = calloc((size_t)out->n_files + 1, sizeof *out->file_parts)))
+        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scan splits");
+    for (int f = 0; s == EM_OK && f < out->n_files; f++)
+        s = file_partitions(root, out->files[f], &out->file_parts[f], err);
+    free(root);
     for (int f = 0; s == EM_OK && f < out->n_files; f++) {
         em_pq_file *pf = NULL;
         s = em_pq_file_open(out->files[f], &pf, err);
@@ -288,7 +412,8 @@ em_status rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir,
             }
             cur += cost;
             prev_file = rgs[i].file;
-            s = add_split(&out->parts[out->n_parts - 1], out->files[rgs[i].file], rgs[i].rg, err);
+            s = add_split(&out->parts[out->n_parts - 1], out->files[rgs[i].file],
+                          &out->file_parts[rgs[i].file], rgs[i].rg, err);
         }
     }
     out->total_bytes = total;
@@ -407,20 +532,21 @@ static void list_tables(em_retype_ctx *ctx) {
             break;
         }
         /* the folder's data files, as a scan of it would list them */
-        DIR *td = opendir(dir);
+        file_list fl = {0};
+        em_error lerr = {0};
         char *first = NULL;
-        struct dirent *fe;
-        while (td && (fe = readdir(td)) != NULL)
-            if (is_data_file(fe->d_name) && (!first || strcmp(fe->d_name, first) < 0)) {
-                free(first);
-                first = strdup(fe->d_name);
-            }
-        if (td)
-            closedir(td);
+        if (list_files(de->d_name, dir, 0, &fl, &lerr) == EM_OK && fl.n > 0) {
+            qsort(fl.paths, (size_t)fl.n, sizeof *fl.paths, cmp_str);
+            first = strdup(fl.paths[0]);
+        }
+        em_scan_files_free(fl.paths, fl.n);
         char **files = NULL;
         int n = 0;
-        if (first && (files = malloc(sizeof *files)) && (files[0] = join_path(dir, first)))
+        if (first && (files = malloc(sizeof *files))) {
+            files[0] = first;
+            first = NULL;
             n = 1;
+        }
         free(first);
         free(dir);
         em_error err = {0};
@@ -449,6 +575,81 @@ static bool local_table_type(em_retype_ctx *ctx, const char *column, em_type *ty
     return found > 0;
 }
 
+/* Spark's inference of a partition column's type from its folder values
+ * (PartitioningUtils.inferPartitionColumnValue, widened over the values):
+ * int, bigint, double, date, else string; a null value fits any. */
+typedef enum { PT_NONE, PT_INT, PT_LONG, PT_DOUBLE, PT_DATE, PT_STRING } part_type;
+
+static part_type value_type(const char *v) {
+    char *end;
+    errno = 0;
+    long long i = strtoll(v, &end, 10);
+    if (*v && !*end && !errno)
+        return i >= INT32_MIN && i <= INT32_MAX ? PT_INT : PT_LONG;
+    errno = 0;
+    (void)strtod(v, &end);
+    if (*v && !*end && !errno && strspn(v, "0123456789+-.eE") == strlen(v))
+        return PT_DOUBLE;
+    int y, m, d, n = 0;
+    if (sscanf(v, "%4d-%2d-%2d%n", &y, &m, &d, &n) == 3 && n == (int)strlen(v) && m >= 1 &&
+        m <= 12 && d >= 1 && d <= 31)
+        return PT_DATE;
+    return PT_STRING;
+}
+
+static part_type widen(part_type a, part_type b) {
+    if (a == PT_NONE || a == b)
+        return b;
+    if (b == PT_NONE)
+        return a;
+    bool na = a == PT_INT || a == PT_LONG || a == PT_DOUBLE;
+    bool nb = b == PT_INT || b == PT_LONG || b == PT_DOUBLE;
+    return na && nb ? (a > b ? a : b) : PT_STRING;
+}
+
+/* A scan column its ReadSchema lacks is a partition column: typed from the
+ * values of its `column=value` folders. */
+static bool partition_type(const em_plan_node *scan, const char *warehouse, const char *column,
+                           em_type *type) {
+    const em_plan_field *rs = em_plan_node_field(scan, EM_FIELD_READ_SCHEMA);
+    for (int k = 0; rs && k < rs->n_schema; k++)
+        if (rs->schema[k].name && strcasecmp(rs->schema[k].name, column) == 0)
+            return false;
+    char **files = NULL, *root = NULL;
+    int n = 0;
+    em_error err = {0};
+    part_type t = PT_NONE;
+    bool seen = false;
+    if (em_scan_files(scan, warehouse, &files, &n, &err) == EM_OK &&
+        scan_location(scan, warehouse, &root, &err) == EM_OK) {
+        for (int f = 0; f < n; f++) {
+            rt_file_parts fp;
+            if (file_partitions(root, files[f], &fp, &err) != EM_OK)
+                fp.n = 0;
+            for (int k = 0; k < fp.n; k++) {
+                if (fp.names[k] && strcasecmp(fp.names[k], column) == 0) {
+                    seen = true;
+                    if (fp.values[k])
+                        t = widen(t, value_type(fp.values[k]));
+                }
+                free(fp.names[k]);
+                free(fp.values[k]);
+            }
+            free(fp.names);
+            free(fp.values);
+        }
+    }
+    free(root);
+    em_scan_files_free(files, n);
+    if (!seen)
+        return false;
+    static const em_type_id ids[] = {[PT_NONE] = EM_TYPE_STRING, [PT_INT] = EM_TYPE_INT,
+                                     [PT_LONG] = EM_TYPE_LONG,   [PT_DOUBLE] = EM_TYPE_DOUBLE,
+                                     [PT_DATE] = EM_TYPE_DATE,   [PT_STRING] = EM_TYPE_STRING};
+    *type = em_type_make(ids[t]);
+    return true;
+}
+
 bool em_retype_column_type(void *vctx, const em_plan_node *leaf, const char *column,
                            em_type *type) {
     em_retype_ctx *ctx = vctx;
@@ -456,6 +657,8 @@ bool em_retype_column_type(void *vctx, const em_plan_node *leaf, const char *col
         return false;
     if (leaf->kind == EM_NODE_LOCAL_TABLE_SCAN)
         return local_table_type(ctx, column, type);
+    if (leaf->kind == EM_NODE_SCAN && partition_type(leaf, ctx->warehouse, column, type))
+        return true;
     if (leaf->kind != EM_NODE_SCAN || !ctx->scans)
         return false;
     const em_schema *sc = retype_schema(ctx, leaf);

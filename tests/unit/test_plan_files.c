@@ -154,6 +154,7 @@ typedef struct pf_table {
     bool has_schema;
     int files;        /* Parquet files the rows are spread over; 0: empty folder */
     int64_t rowgroup; /* rows per row group; 0: the writer's default */
+    int partitioned;  /* the last N columns are Hive partition folders */
     strlist rows;     /* raw lines (generators expanded when written) */
     int line;
 } pf_table;
@@ -322,6 +323,8 @@ static void parse_table_header(pf_case *c, const char *s, int line) {
             t->files = (int)v;
         else if (strcmp(key, "rowgroup") == 0 && v > 0)
             t->rowgroup = v;
+        else if (strcmp(key, "partitioned") == 0 && v > 0 && v < t->schema.n_fields)
+            t->partitioned = (int)v;
         else {
             case_bad(c, line, "unknown table option '%s'", key);
             return;
@@ -715,7 +718,8 @@ static bool append_value(em_column *col, const field *fl, const char **why) {
 
 typedef struct table_rows {
     const pf_table *t;
-    em_batch *all; /* every row, in order */
+    em_batch *all;  /* every row, in order */
+    strlist folder; /* partitioned tables: each row's `col=value/...` folder */
 } table_rows;
 
 static bool add_table_row(void *ctx, const row *r, const char **why) {
@@ -728,6 +732,16 @@ static bool add_table_row(void *ctx, const row *r, const char **why) {
         if (!append_value(&tr->all->cols[c], &r->f[c], why))
             return false;
     tr->all->n_rows++;
+    if (tr->t->partitioned) {
+        /* Spark's layout: col=value folders, a null as __HIVE_DEFAULT_PARTITION__ */
+        char folder[1024] = "";
+        for (int c = r->n - tr->t->partitioned; c < r->n; c++) {
+            size_t k = strlen(folder);
+            snprintf(folder + k, sizeof folder - k, "%s=%s/", tr->t->schema.fields[c].name,
+                     r->f[c].text ? r->f[c].text : "__HIVE_DEFAULT_PARTITION__");
+        }
+        sl_push(&tr->folder, folder, strlen(folder), r->line);
+    }
     return true;
 }
 
@@ -765,6 +779,65 @@ static bool write_file(const char *path, const em_schema *s, const em_batch *b, 
     return st == EM_OK;
 }
 
+static int mkdirs(char *path) {
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            int rc = mkdir(path, 0755);
+            *p = '/';
+            if (rc != 0 && errno != EEXIST)
+                return -1;
+        }
+    return 0;
+}
+
+/* One file per partition folder (in order of first row), holding the
+ * table's other columns, as Spark writes a partitioned table. */
+static bool write_partitioned(const pf_table *t, const char *dir, const table_rows *tr, char *msg,
+                              size_t cap) {
+    em_error err = {0};
+    em_schema fs = {0};
+    int nf = t->schema.n_fields - t->partitioned;
+    EM_ASSERT_OK(em_schema_init(&fs, nf, &err), &err);
+    for (int c = 0; c < nf; c++)
+        EM_ASSERT_OK(em_schema_set(&fs, c, t->schema.fields[c].name, t->schema.fields[c].type, true,
+                                   &err),
+                     &err);
+    bool ok = true;
+    int64_t n = tr->all->n_rows;
+    bool *done = calloc((size_t)n + 1, sizeof *done);
+    int32_t *sel = malloc(sizeof *sel * (size_t)(n + 1));
+    for (int64_t r = 0; ok && r < n; r++) {
+        if (done[r])
+            continue;
+        int64_t k = 0;
+        for (int64_t q = r; q < n; q++)
+            if (!done[q] && strcmp(tr->folder.v[q], tr->folder.v[r]) == 0) {
+                done[q] = true;
+                sel[k++] = (int32_t)q;
+            }
+        em_batch *part = NULL;
+        EM_ASSERT_OK(em_batch_create(&fs, k, NULL, &part, &err), &err);
+        for (int c = 0; c < nf; c++)
+            EM_ASSERT_OK(em_column_append_rows(&part->cols[c], &tr->all->cols[c], sel, k, &err),
+                         &err);
+        part->n_rows = k;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%spart-00000.parquet", dir, tr->folder.v[r]);
+        if (mkdirs(path) != 0) {
+            snprintf(msg, cap, "line %d: cannot create the folders of %s", t->line, path);
+            ok = false;
+        } else {
+            ok = write_file(path, &fs, part, 0, k, t->rowgroup, msg, cap);
+        }
+        em_batch_destroy(part);
+    }
+    free(done);
+    free(sel);
+    em_schema_reset(&fs);
+    return ok;
+}
+
 static bool write_table(const pf_table *t, const char *wh, char *msg, size_t cap) {
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/%s", wh, t->name);
@@ -773,7 +846,7 @@ static bool write_table(const pf_table *t, const char *wh, char *msg, size_t cap
         return false;
     }
     em_error err = {0};
-    table_rows tr = {t, NULL};
+    table_rows tr = {.t = t};
     EM_ASSERT_OK(em_batch_create(&t->schema, 64, NULL, &tr.all, &err), &err);
     for (int i = 0; i < t->rows.n; i++) {
         const char *why = NULL;
@@ -788,6 +861,12 @@ static bool write_table(const pf_table *t, const char *wh, char *msg, size_t cap
     if (t->files == 0 && n > 0) {
         snprintf(msg, cap, "line %d: files=0 wants a table without rows", t->line);
         ok = false;
+    }
+    if (ok && t->partitioned) {
+        ok = write_partitioned(t, dir, &tr, msg, cap);
+        em_batch_destroy(tr.all);
+        sl_free(&tr.folder);
+        return ok;
     }
     /* contiguous slices, the first files taking one row more */
     for (int k = 0; ok && k < t->files; k++) {

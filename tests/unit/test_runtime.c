@@ -585,6 +585,40 @@ static void test_scan_paths(void **state) {
                  &err);
     assert_int_equal(n, 0);
     em_scan_files_free(files, n);
+    /* Spark's listing: partition folders are descended, every file not named
+     * _x or .x (nor still ._COPYING_) is data whatever its suffix */
+    char path[4400];
+    const char *made[] = {"p", "p/d=1", "p/d=2", "p/d=2/_temporary", NULL};
+    for (int i = 0; made[i]; i++) {
+        snprintf(path, sizeof path, "%s/%s", wh, made[i]);
+        assert_int_equal(mkdir(path, 0755), 0);
+    }
+    const char *touched[] = {"p/_SUCCESS", "p/d=1/part-0.parquet", "p/d=1/.part-0.parquet.crc",
+                             "p/d=2/part-00000", "p/d=2/x.parquet._COPYING_",
+                             "p/d=2/_temporary/part-9.parquet", NULL};
+    for (int i = 0; touched[i]; i++) {
+        snprintf(path, sizeof path, "%s/%s", wh, touched[i]);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fclose(f);
+    }
+    EM_ASSERT_OK(scan_files_of("Location [not included in comparison]/{warehouse_dir}/p]", wh,
+                               &files, &n, &err),
+                 &err);
+    assert_int_equal(n, 2);
+    snprintf(want, sizeof want, "%s/p/d=1/part-0.parquet", wh);
+    assert_string_equal(files[0], want);
+    snprintf(want, sizeof want, "%s/p/d=2/part-00000", wh);
+    assert_string_equal(files[1], want);
+    em_scan_files_free(files, n);
+    /* a FIFO in a table folder is refused, not opened (it would block) */
+    snprintf(path, sizeof path, "%s/p/d=2/fifo", wh);
+    assert_int_equal(mkfifo(path, 0644), 0);
+    assert_int_equal(scan_files_of("Location [not included in comparison]/{warehouse_dir}/p]", wh,
+                                   &files, &n, &err),
+                     EM_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    assert_non_null(strstr(err.msg, "/p/d=2/fifo"));
     /* normalized without a warehouse */
     assert_int_equal(scan_files_of("Location [not included in comparison]/{warehouse_dir}/t]", NULL,
                                    &files, &n, &err),
