@@ -87,6 +87,9 @@ struct em_exec_ctx {
     /* The files (splits) a scan node reads in this task. */
     em_status (*scan_splits)(em_exec_ctx *ctx, const em_plan_node *scan,
                              const em_scan_split **out, int *n_out, em_error *err);
+    /* The splits come from Spark's own file listing, which applied the scans'
+     * PartitionFilters already (the scan then does not evaluate them). */
+    bool splits_pruned;
     /* This task's partition of an exchange's output (node is the Exchange,
      * or the Exchange a ReusedExchange points to). A provider offers this
      * or the stream below (the runtime offers only the stream). */

@@ -25,8 +25,8 @@
  * cast from string and repeated down every batch of the file. A split whose
  * values fail PartitionFilters is skipped unopened: Spark keeps those
  * predicates out of the Filter above, so they must hold here (splits Spark
- * listed already pass them). Dynamic pruning's filters only repeat what the
- * join checks, and prune nothing here.
+ * listed already pass them, and are not tested again). Dynamic pruning's
+ * filters only repeat what the join checks, and prune nothing here.
  *
  * Invariant: the reader's batches are shared (not copied) through a shell
  * labelled with the node's schema; all-null columns for missing file
@@ -280,7 +280,7 @@ static bool is_dynamic_pruning(const em_expr *e) {
 static em_status compile_partition_filters(em_op *op, scan_state *st, em_exec_ctx *ctx,
                                            em_error *err) {
     const em_plan_field *pf = em_plan_node_field(op->node, EM_FIELD_PARTITION_FILTERS);
-    if (!pf || pf->n_exprs == 0)
+    if (!pf || pf->n_exprs == 0 || ctx->splits_pruned)
         return EM_OK;
     st->part_filters = calloc((size_t)pf->n_exprs, sizeof *st->part_filters);
     if (!st->part_filters)

@@ -640,6 +640,7 @@ em_status em_fragment_task_create(const em_fragment *f, const em_fragment_task_i
     o.ctx.expr_opts.subquery_ctx = (void *)f;
     o.ctx.spill_dir = in->spill_dir ? keep_string(ft, in->spill_dir) : NULL; /* the caller's may go */
     o.ctx.scan_splits = cb_scan_splits;
+    o.ctx.splits_pruned = true;
     o.ctx.shuffle_stream_open = cb_stream_open;
     o.ctx.shuffle_stream_next = cb_stream_next;
     o.ctx.shuffle_stream_close = cb_stream_close;
