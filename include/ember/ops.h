@@ -87,6 +87,14 @@ struct em_exec_ctx {
     /* The files (splits) a scan node reads in this task. */
     em_status (*scan_splits)(em_exec_ctx *ctx, const em_plan_node *scan,
                              const em_scan_split **out, int *n_out, em_error *err);
+    /* How many partitions the subtree at node has in Spark (its RDD's): the
+     * most its scans or shuffle reads in this stage give, 1 with neither.
+     * A task past it gets no rows from the subtree: Spark's Union
+     * concatenates its children's partitions, so a child fed by a
+     * SinglePartition exchange runs once, not in every task. INT_MAX for a
+     * NULL node (a transition's: not known). May be NULL (every child runs
+     * in every task). */
+    int (*subtree_partitions)(em_exec_ctx *ctx, const em_plan_node *node);
     /* The splits come from Spark's own file listing, which applied the scans'
      * PartitionFilters already (the scan then does not evaluate them). */
     bool splits_pruned;

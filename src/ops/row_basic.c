@@ -345,7 +345,14 @@ static em_status union_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
 
 static em_status union_next(em_row_op *op, const em_datum **row, em_error *err) {
     union_state *st = op->state;
+    em_exec_ctx *ctx = op->ctx;
     while (st->current < op->n_children) {
+        /* a child with no partition for this task (see em_exec_ctx) */
+        if (ctx->subtree_partitions &&
+            ctx->partition >= ctx->subtree_partitions(ctx, op->children[st->current]->node)) {
+            st->current++;
+            continue;
+        }
         em_status s = em_row_op_next(op->children[st->current], row, err);
         if (s != EM_DONE)
             return s;

@@ -2,8 +2,10 @@
 /*
  * Union: the children's rows one child after another (Spark's UnionExec
  * concatenates its children's partitions; within a task that is the
- * children in order). Columns match by position; each batch is passed
- * through a shell labelled with the Union's own attributes.
+ * children in order, each in the tasks it has partitions for: a child fed
+ * by a SinglePartition exchange gives its rows in task 0 only, as Spark runs
+ * it once). Columns match by position; each batch is passed through a shell
+ * labelled with the Union's own attributes.
  */
 #include "ops/op_util.h"
 
@@ -28,9 +30,20 @@ static em_status union_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     return EM_OK;
 }
 
+/* Whether child i has no partition for this task (see em_exec_ctx). */
+static bool past_child(em_op *op, int i) {
+    em_exec_ctx *ctx = op->ctx;
+    return ctx->subtree_partitions &&
+           ctx->partition >= ctx->subtree_partitions(ctx, op->children[i]->node);
+}
+
 static em_status union_next(em_op *op, em_batch **out, em_error *err) {
     union_state *st = op->state;
     while (st->current < op->n_children) {
+        if (past_child(op, st->current)) {
+            st->current++;
+            continue;
+        }
         em_batch *in = NULL;
         em_status s = em_op_next(op->children[st->current], &in, err);
         if (s == EM_DONE) {

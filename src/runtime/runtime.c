@@ -39,6 +39,7 @@
  * and raises the cancel flag every operator polls; the remaining tasks of
  * running stages end early and no further stage starts.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -692,6 +693,39 @@ static em_status cb_scan_splits(em_exec_ctx *ctx, const em_plan_node *scan,
                    scan->id, t->st->index);
 }
 
+static int cb_subtree_partitions(em_exec_ctx *ctx, const em_plan_node *n) {
+    rt_task *t = ctx->runtime;
+    if (!n)
+        return INT_MAX; /* an operator of no plan node (a transition): not known, never skipped */
+    switch (n->kind) {
+    case EM_NODE_BROADCAST_EXCHANGE:
+        return 0;
+    case EM_NODE_EXCHANGE:
+    case EM_NODE_REUSED_EXCHANGE: {
+        const rt_stage *in = find_stage(t->q, n);
+        if (in)
+            return in->kind == EM_STAGE_BROADCAST ? 0 : in->n_out;
+        break; /* the stage's own map side: its input below */
+    }
+    case EM_NODE_SCAN:
+        for (int i = 0; i < t->st->n_scans; i++)
+            if (t->st->scans[i] == n && t->st->scan_plans)
+                return t->st->scan_plans[i].n_parts;
+        return 1;
+    default:
+        break;
+    }
+    if (n->n_children == 0)
+        return 1;
+    int most = 0;
+    for (int i = 0; i < n->n_children; i++) {
+        int k = cb_subtree_partitions(ctx, n->children[i]);
+        if (k > most)
+            most = k;
+    }
+    return most;
+}
+
 static em_status input_stage(rt_task *t, const em_plan_node *x, bool broadcast, rt_stage **out,
                              em_error *err) {
     rt_stage *in = find_stage(t->q, x);
@@ -1329,6 +1363,7 @@ static em_status task_body(rt_task *t, em_error *err) {
     o.ctx.expr_opts.subquery_ctx = q;
     o.ctx.cancel = &q->cancel;
     o.ctx.scan_splits = cb_scan_splits;
+    o.ctx.subtree_partitions = cb_subtree_partitions;
     o.ctx.shuffle_stream_open = cb_shuffle_stream_open;
     o.ctx.shuffle_stream_next = cb_shuffle_stream_next;
     o.ctx.shuffle_stream_close = cb_shuffle_stream_close;

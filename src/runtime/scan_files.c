@@ -95,6 +95,12 @@ static em_status scan_location(const em_plan_node *scan, const char *warehouse, 
     char *real = local_path(printed);
     if (!real)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    /* a partitioned table prints its first partition folder ("t/d=1, ... 59
+     * entries"): the table is the folder above its col=value levels */
+    char *slash;
+    while ((slash = strrchr(real, '/')) != NULL && slash > real && strchr(slash + 1, '=') &&
+           slash[1] != '=')
+        *slash = '\0';
     if (warehouse) {
         char *in_wh = join_path(warehouse, last_component(real));
         if (!in_wh) {

@@ -611,6 +611,12 @@ static void test_scan_paths(void **state) {
     snprintf(want, sizeof want, "%s/p/d=2/part-00000", wh);
     assert_string_equal(files[1], want);
     em_scan_files_free(files, n);
+    /* a partitioned table prints its first partition folder: the table is above it */
+    EM_ASSERT_OK(scan_files_of("Location: InMemoryFileIndex [file:/elsewhere/p/d=1, ... 2 entries]",
+                               wh, &files, &n, &err),
+                 &err);
+    assert_int_equal(n, 2);
+    em_scan_files_free(files, n);
     /* a FIFO in a table folder is refused, not opened (it would block) */
     snprintf(path, sizeof path, "%s/p/d=2/fifo", wh);
     assert_int_equal(mkfifo(path, 0644), 0);

@@ -30,7 +30,9 @@ import dev.ember.spark.tools.ResultCompare
  * Every query runs in every mvn test (about 3 minutes on 2 cores, the
  * tables' creation included); -Dember.tpcds.queries=q72,v2_7/q14a runs
  * those only.
- * -Dember.tpcds.report=FILE writes a line per query (name, outcome,
+ * -Dember.tpcds.plans=DIR also runs Spark's printed plan of each query with
+ * `ember run` (see emberRun). -Dember.tpcds.report=FILE writes a line per
+ * query (name, outcome,
  * Ember and vanilla milliseconds, nodes in Ember, Spark's row count, message).
  */
 class TpcdsTest {
@@ -113,6 +115,74 @@ class TpcdsTest {
     diff.map(d => s"answers differ: $d\n$plan")
   }
 
+  private val plansDir = Option(System.getProperty("ember.tpcds.plans")).map(new File(_))
+
+  /** A value as both sides print it: JSON number text is Ember's, so
+   *  Spark's decimals are plain digits and doubles as Java prints them. */
+  private def canonical(v: Any): String = v match {
+    case null => "null"
+    case d: java.math.BigDecimal => d.toPlainString
+    case d: scala.math.BigDecimal => d.bigDecimal.toPlainString
+    case x => x.toString
+  }
+
+  private def emberRows(json: String): Seq[Seq[String]] = {
+    val f = new com.fasterxml.jackson.core.JsonFactory()
+    json.split("\n").toSeq.filter(_.trim.nonEmpty).map { line =>
+      val p = f.createParser(line)
+      val out = scala.collection.mutable.ArrayBuffer.empty[String]
+      var t = p.nextToken() // START_OBJECT
+      t = p.nextToken()
+      while (t != null && t != com.fasterxml.jackson.core.JsonToken.END_OBJECT) {
+        t = p.nextToken() // the value after the field name
+        out += (if (t == com.fasterxml.jackson.core.JsonToken.VALUE_NULL) "null" else p.getText)
+        t = p.nextToken()
+      }
+      out.toSeq
+    }
+  }
+
+  /** -Dember.tpcds.plans=DIR: the plan Spark prints for the query (Ember and
+   *  AQE off, EXPLAIN FORMATTED) kept as DIR/NAME.txt, run by `ember run` over
+   *  the same tables, and its rows compared with Spark's (as multisets);
+   *  one line per query in DIR/ember-run.tsv. A measurement, not a check. */
+  private def emberRun(name: String, sql: String): Unit = plansDir.foreach { dir =>
+    dir.mkdirs()
+    val (text, vanilla) = withEmber(on = false) {
+      spark.conf.set("spark.sql.adaptive.enabled", "false")
+      try (spark.sql("EXPLAIN FORMATTED " + sql).collect().head.getString(0), spark.sql(sql).collect().toSeq)
+      finally spark.conf.unset("spark.sql.adaptive.enabled")
+    }
+    val planFile = new File(dir, name.replace('/', '_') + ".txt")
+    Files.write(planFile.toPath, text.getBytes(StandardCharsets.UTF_8))
+    val wh = new File(TestSpark.prop("ember.data"), "tpcds-tiny").getAbsolutePath
+    val pb = new ProcessBuilder(TestSpark.prop("ember.cli"), "run", planFile.getPath, "--warehouse", wh,
+      "--spark-version", "3.5", "--format", "json", "--threads", "2")
+    val errFile = File.createTempFile("ember-run", ".err")
+    pb.redirectError(errFile)
+    val t0 = System.nanoTime()
+    val proc = pb.start()
+    val out = new String(proc.getInputStream.readAllBytes(), StandardCharsets.UTF_8)
+    val rc = proc.waitFor()
+    val ms = (System.nanoTime() - t0) / 1000000
+    val err = new String(Files.readAllBytes(errFile.toPath), StandardCharsets.UTF_8)
+      .linesIterator.filterNot(_.contains("warning")).mkString(" ").take(300)
+    errFile.delete()
+    val outcome =
+      if (rc != 0) s"failed\t$ms\t${vanilla.size}\t$err"
+      else {
+        val mine = emberRows(out).map(_.mkString("|")).sorted
+        val theirs = vanilla.map(r => r.toSeq.map(canonical).mkString("|")).sorted
+        if (mine == theirs) s"equal\t$ms\t${vanilla.size}\t"
+        else {
+          val d = mine.zipAll(theirs, "<none>", "<none>").find { case (a, b) => a != b }
+          s"differs\t$ms\t${vanilla.size}\t${mine.size} rows against ${theirs.size}; first: ${d.getOrElse("")}"
+        }
+      }
+    Files.write(new File(dir, "ember-run.tsv").toPath, s"$name\t$outcome\n".getBytes(StandardCharsets.UTF_8),
+      java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND)
+  }
+
   /** rows sorted by order, when its keys are columns of the output (else false) */
   private def sortedBy(rows: Seq[Row], order: Seq[SortOrder], output: Seq[Attribute]): Boolean = {
     val outSet = AttributeSet(output)
@@ -126,9 +196,11 @@ class TpcdsTest {
   @TestFactory
   def tpcdsQueries(): java.util.List[DynamicTest] = {
     report.foreach(f => Files.deleteIfExists(f.toPath))
+    plansDir.foreach(d => Files.deleteIfExists(new File(d, "ember-run.tsv").toPath))
     selected.map { case (name, sql) =>
       DynamicTest.dynamicTest(name, () => {
         tables
+        emberRun(name, sql)
         val outcome = compare(name, sql)
         known.get(name) match {
           case None => assertTrue(outcome.isEmpty, s"$name: ${outcome.getOrElse("")}")
