@@ -819,12 +819,13 @@ static bool partition_type_ok(em_type t) {
     return t.id != EM_TYPE_BINARY && t.id != EM_TYPE_NULL;
 }
 
-/* A scan's columns are ReadSchema's, read from the files, and (inside Spark)
- * its relation's partition columns, which each task's file splits carry as
- * values. The plan text names no partition schema, so outside Spark a
- * column ReadSchema lacks cannot be read. */
+/* A scan's columns are ReadSchema's, read from the files, and its relation's
+ * partition columns, which each task's file splits carry as values (inside
+ * Spark from its listing; outside from the col=value folders, the columns
+ * typed from their values since the plan text names no partition schema). */
 static bool scan_columns_ok(em_exec_plan *xp, const ov_settings *s, int i, const em_plan_node *n,
                             const char *cls) {
+    (void)s;
     bool ok = true;
     if (!n->name || strcmp(n->name, "Scan parquet") != 0) {
         node_reason(xp, i,
@@ -856,10 +857,11 @@ static bool scan_columns_ok(em_exec_plan *xp, const ov_settings *s, int i, const
         const char *why = NULL;
         if (found)
             continue;
-        if (!s->spark_view)
-            why = "a partition column, which the plan text does not describe: partitioned "
-                  "tables are read natively inside Spark";
-        else if (!a->type_known || !partition_type_ok(a->type))
+        /* text plans: typed from the partition folders' values (em_retype_column_type) */
+        if (!a->type_known)
+            why = "a partition column of unknown type (the plan text names none, and no "
+                  "partition folder gave one)";
+        else if (!partition_type_ok(a->type))
             why = "a partition column of a type not read natively";
         if (why) {
             node_reason(xp, i,

@@ -733,6 +733,26 @@ static void field_type(em_expr *e) {
     }
 }
 
+/* The one type every scan's ReadSchema gives a column of this name. */
+static bool column_type_by_name(const infer_ctx *cx, const char *name, em_type *out) {
+    bool found = false;
+    for (int id = 0; name && id <= cx->plan->max_id; id++) {
+        const em_plan_node *n = cx->plan->by_id[id];
+        if (!n || n->kind != EM_NODE_SCAN)
+            continue;
+        const em_plan_field *rs = em_plan_node_field(n, EM_FIELD_READ_SCHEMA);
+        for (int k = 0; rs && k < rs->n_schema; k++) {
+            if (!rs->schema[k].type_known || strcmp(rs->schema[k].name, name) != 0)
+                continue;
+            if (found && !em_type_equal(*out, rs->schema[k].type))
+                return false;
+            *out = rs->schema[k].type;
+            found = true;
+        }
+    }
+    return found;
+}
+
 static void infer_expr(infer_ctx *cx, em_expr *e) {
     if (!e)
         return;
@@ -746,6 +766,11 @@ static void infer_expr(infer_ctx *cx, em_expr *e) {
             /* structured plans: an attribute no written operator defines (an aggregate's
              * input below a reused exchange) is still an attribute, of the type Spark gave */
             set_type(e, e->spark_type);
+        } else if (!env_get(&cx->defined, e->id, &t) && column_type_by_name(cx, e->name, &t)) {
+            /* text plans: a final aggregate above a ReusedExchange names its
+             * functions' inputs by the ids of the subtree it reuses, which no
+             * printed operator defines; a scan column of that name types it */
+            set_type(e, t);
         } else if (!env_get(&cx->defined, e->id, &t)) {
             /* no operator defines it: literal text containing '#digits' */
             char *text = plan_arena_alloc(&cx->plan->arena, strlen(e->name) + 24);
