@@ -529,6 +529,32 @@ static em_expr *try_plan_id(expr_parser *p) {
  * consumed; p->pos is just after the opener (at offset `open`). *compact
  * tells whether every separator was "," (Scala case classes, IN lists).
  */
+/*
+ * A call argument that is empty where it starts: a string literal Spark
+ * printed bare that is empty or begins with a comma (coalesce(x, ) for '',
+ * concat(a, , , b) for ', '). Spark joins arguments with ", ", so the text
+ * between the previous argument and the next one is ", " + literal + ", ":
+ * the literal runs from here to the ", " before the next argument that
+ * starts with neither ',' nor the closing bracket, or to the bracket.
+ */
+static em_expr *parse_bare_text(expr_parser *p, char close) {
+    size_t start = p->pos, end = p->pos, q = p->pos;
+    for (; q < p->n && p->s[q] != close && p->s[q] != '(' && p->s[q] != '['; q++)
+        if (q >= start + 2 && p->s[q - 2] == ',' && p->s[q - 1] == ' ' && p->s[q] != ',') {
+            end = q - 2;
+            break;
+        }
+    if (q >= p->n || p->s[q] == '(' || p->s[q] == '[')
+        return plan_expr_error(p, start, "expected an expression");
+    if (p->s[q] == close)
+        end = q;
+    em_expr *e = new_expr(p, EM_EXPR_LITERAL);
+    if (!e || !(e->text = dup_text(p, start, end)))
+        return NULL;
+    p->pos = end;
+    return e;
+}
+
 static bool parse_delimited(expr_parser *p, char close, size_t open, const char *what,
                             expr_list *items, bool *compact) {
     bool spaced = false, tight = false;
@@ -538,7 +564,10 @@ static bool parse_delimited(expr_parser *p, char close, size_t open, const char 
         return true;
     }
     for (;;) {
-        em_expr *v = plan_parse_expr(p, STOP_COMMA);
+        em_expr *v = spaced && close == ')' && p->pos < p->n &&
+                             (p->s[p->pos] == ',' || p->s[p->pos] == close)
+                         ? parse_bare_text(p, close)
+                         : plan_parse_expr(p, STOP_COMMA);
         if (!v || !list_push(p, items, v))
             return false;
         if (at(p, p->pos, ", ")) {
