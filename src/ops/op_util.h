@@ -67,6 +67,10 @@ em_status opu_null_column(em_column *c, em_type t, int64_t n, em_pool *pool,
 
 /* For operators whose output is their input (Filter, limits): when the node
  * derived no output attributes, take child's. Destroys op on failure. */
+/* The plan node an operator computes: its own, or through transitions
+ * (which have none) the node of the subtree they convert; NULL if none. */
+const em_plan_node *opu_source_node(const em_op *op);
+
 em_status opu_inherit_output(em_op **op, const em_op *child, em_error *err) EM_MUST_CHECK;
 
 /* The next chunk of a materialized result: replaces *chunk with a fresh

@@ -339,6 +339,10 @@ static em_status union_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     }
     if (op->n_children > 0)
         memcpy(op->types, op->children[0]->types, sizeof *op->types * (size_t)op->n_output);
+    /* a column the first child gives as a bare null takes another child's type */
+    for (int c = 0; c < op->n_output; c++)
+        for (int i = 1; op->types[c].id == EM_TYPE_NULL && i < op->n_children; i++)
+            op->types[c] = op->children[i]->types[c];
     st->current = 0;
     return EM_OK;
 }
@@ -349,7 +353,7 @@ static em_status union_next(em_row_op *op, const em_datum **row, em_error *err) 
     while (st->current < op->n_children) {
         /* a child with no partition for this task (see em_exec_ctx) */
         if (ctx->subtree_partitions &&
-            ctx->partition >= ctx->subtree_partitions(ctx, op->children[st->current]->node)) {
+            ctx->partition >= ctx->subtree_partitions(ctx, rop_source_node(op->children[st->current]))) {
             st->current++;
             continue;
         }

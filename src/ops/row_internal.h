@@ -192,6 +192,8 @@ em_status rbc_types(em_row_op *op, const em_op *src, em_error *err) EM_MUST_CHEC
 em_status em_op_coalesce_batches_create(em_op *child, em_op **out, em_error *err) EM_MUST_CHECK;
 /* The stage root adapter: rows to batches, not a transition (no native slot). */
 em_status rop_root_adapter(em_row_op *child, em_op **out, em_error *err) EM_MUST_CHECK;
+/* opu_source_node for row operators: a ColumnarToRow gives its native input's. */
+const em_plan_node *rop_source_node(const em_row_op *op);
 
 /* ------------------------------------------------------------ tree builder */
 

@@ -280,6 +280,22 @@ em_status em_native_from_row(em_row_op *child, em_op **out, em_error *err) {
     return r2c_create(&R2C_VTAB, true, child, out, err);
 }
 
+const em_plan_node *opu_source_node(const em_op *op) {
+    while (op && !op->node && op->vtab == &R2C_VTAB) {
+        const em_row_op *r = ((const r2c_state *)op->state)->rows;
+        if (r->node)
+            return r->node;
+        op = r->native_child;
+    }
+    return op ? op->node : NULL;
+}
+
+const em_plan_node *rop_source_node(const em_row_op *op) {
+    if (op && !op->node && op->native_child)
+        return opu_source_node(op->native_child);
+    return op ? op->node : NULL;
+}
+
 em_status rop_root_adapter(em_row_op *child, em_op **out, em_error *err) {
     return r2c_create(&ROOT_VTAB, false, child, out, err);
 }

@@ -34,7 +34,7 @@ static em_status union_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
 static bool past_child(em_op *op, int i) {
     em_exec_ctx *ctx = op->ctx;
     return ctx->subtree_partitions &&
-           ctx->partition >= ctx->subtree_partitions(ctx, op->children[i]->node);
+           ctx->partition >= ctx->subtree_partitions(ctx, opu_source_node(op->children[i]));
 }
 
 static em_status union_next(em_op *op, em_batch **out, em_error *err) {
@@ -54,6 +54,16 @@ static em_status union_next(em_op *op, em_batch **out, em_error *err) {
             return s;
         if (opu_shell_share(st->shell, in, NULL, err) != EM_OK)
             return em_op_fail(op, err);
+        /* a child's bare null column in the union's type (see plan typing) */
+        for (int c = 0; c < op->n_output; c++) {
+            em_column *col = &st->shell->cols[c];
+            em_type want = op->schema.fields[c].type;
+            if (col->type.id == EM_TYPE_NULL && want.id != EM_TYPE_NULL) {
+                em_column_reset(col);
+                if (opu_null_column(col, want, in->n_rows, op->ctx->pool, err) != EM_OK)
+                    return em_op_fail(op, err);
+            }
+        }
         *out = st->shell;
         return EM_OK;
     }

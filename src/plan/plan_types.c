@@ -908,6 +908,31 @@ static void output_from_list(infer_ctx *cx, em_plan_node *node, em_expr **items,
     set_output(cx, node, out, n);
 }
 
+/* A Union's column that its first child gives as a bare null (Spark prints a
+ * null cast to the union's type as `null`) takes the type another child
+ * gives it; the output attribute is the union's own copy then. */
+static void union_types(infer_ctx *cx, em_plan_node *node) {
+    for (int i = 0; i < node->n_output; i++) {
+        const em_expr *a = node->output[i];
+        if (!a->type_known || a->type.id != EM_TYPE_NULL)
+            continue;
+        for (int c = 1; c < node->n_children; c++) {
+            const em_plan_node *k = node->children[c];
+            if (i >= k->n_output || !k->output[i]->type_known ||
+                k->output[i]->type.id == EM_TYPE_NULL)
+                continue;
+            em_expr *copy = plan_arena_alloc(&cx->plan->arena, sizeof *copy);
+            if (!copy)
+                return;
+            *copy = *a;
+            set_type(copy, k->output[i]->type);
+            node->output[i] = copy;
+            env_put(&cx->env, copy->id, copy->type);
+            break;
+        }
+    }
+}
+
 static void concat_outputs(infer_ctx *cx, em_plan_node *node, const em_plan_node *a,
                            const em_plan_node *b, em_expr *extra) {
     int n = (a ? a->n_output : 0) + (b ? b->n_output : 0) + (extra ? 1 : 0);
@@ -1195,8 +1220,10 @@ static void infer_node(infer_ctx *cx, em_plan_node *node) {
     }
     case EM_NODE_UNION:
         infer_all_fields(cx, node);
-        if (child)
+        if (child) {
             output_from_list(cx, node, child->output, child->n_output);
+            union_types(cx, node);
+        }
         break;
     default:
         infer_all_fields(cx, node);

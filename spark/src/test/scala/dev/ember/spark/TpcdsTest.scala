@@ -175,6 +175,10 @@ class TpcdsTest {
         val theirs = vanilla.map(r => r.toSeq.map(canonical).mkString("|")).sorted
         if (mine == theirs) s"equal\t$ms\t${vanilla.size}\t"
         else {
+          // both sides' rows, sorted, beside the plan
+          val base = name.replace('/', '_')
+          Files.write(new File(dir, base + ".ember.txt").toPath, mine.mkString("\n").getBytes(StandardCharsets.UTF_8))
+          Files.write(new File(dir, base + ".spark.txt").toPath, theirs.mkString("\n").getBytes(StandardCharsets.UTF_8))
           val d = mine.zipAll(theirs, "<none>", "<none>").find { case (a, b) => a != b }
           s"differs\t$ms\t${vanilla.size}\t${mine.size} rows against ${theirs.size}; first: ${d.getOrElse("")}"
         }
