@@ -143,7 +143,7 @@ static bool at_stop(const expr_parser *p, size_t pos, int stop) {
     if (c == ')' || c == ']')
         return true;
     if (c == ',')
-        return (stop & STOP_COMMA) != 0;
+        return (stop & STOP_COMMA) != 0 && (!p->spaced_commas || at(p, pos, ", "));
     if (c != ' ')
         return false;
     if ((stop & STOP_BINOP) && binop_at(p, pos, NULL))

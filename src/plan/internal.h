@@ -89,6 +89,9 @@ typedef struct expr_parser {
     bool failed;    /* an error was recorded */
     int depth;      /* recursion depth, bounded */
     size_t steps;   /* operands tried, bounded by the text size (backtracking) */
+    /* Only ", " separates items: a bare string literal with a comma in it
+     * ('DHL,BARIAN'), for a list whose printed count the usual reading missed. */
+    bool spaced_commas;
 } expr_parser;
 
 /* Parses one expression that must extend to the end of the text. */

@@ -709,7 +709,18 @@ static em_status parse_field(plan_parser *pp, em_plan_node *node, int li, em_pla
     case EM_FIELD_PUSHED_FILTERS:
     case EM_FIELD_PARTITION_FILTERS:
     case EM_FIELD_DATA_FILTERS: {
+        expr_parser first = ep;
         em_expr *list = plan_parse_bracket_list(&ep);
+        if (list && count >= 0 && count != list->n_args) {
+            /* Spark joins list items with ", ": a bare literal may hold a ',' */
+            expr_parser again = first;
+            again.spaced_commas = true;
+            em_expr *retry = plan_parse_bracket_list(&again);
+            if (retry && again.pos == again.n && retry->n_args == count) {
+                list = retry;
+                ep = again;
+            }
+        }
         if (!list)
             return expr_fail(pp, &ep);
         if (ep.pos != ep.n)
