@@ -22,18 +22,17 @@ import dev.ember.spark.tools.ResultCompare
  * Spark's TPC-DS queries (v1.4, v2.7 and the modified ones, from the
  * spark-sql tests jar) over the Tpcds tables in Spark's layout, Ember on
  * against Ember off: the answers must be identical (in the query's order;
- * rows equal under its ORDER BY in either order), unless
- * tpcds-known.tsv gives the reason they are not yet (an expected failure:
- * a query listed there that now agrees fails, so the line is removed with
- * the fix).
+ * rows equal under its ORDER BY in either order); and the plan Spark prints
+ * for the query, run by `ember run` over the same files, must give the same
+ * rows (emberRun). Unless tpcds-known.tsv gives the reason they are not
+ * yet (an expected failure: a query listed there that now agrees fails, so
+ * the line is removed with the fix).
  *
- * Every query runs in every mvn test (about 3 minutes on 2 cores, the
+ * Every query runs in every mvn test (about 6 minutes on 2 cores, the
  * tables' creation included); -Dember.tpcds.queries=q72,v2_7/q14a runs
- * those only.
- * -Dember.tpcds.plans=DIR also runs Spark's printed plan of each query with
- * `ember run` (see emberRun). -Dember.tpcds.report=FILE writes a line per
- * query (name, outcome,
- * Ember and vanilla milliseconds, nodes in Ember, Spark's row count, message).
+ * those only. -Dember.tpcds.plans=DIR keeps the printed plans there;
+ * -Dember.tpcds.report=FILE writes a line per query (name, outcome, Ember
+ * and vanilla milliseconds, nodes in Ember, Spark's row count, message).
  */
 class TpcdsTest {
   private def lines(res: String): Seq[String] =
@@ -115,7 +114,8 @@ class TpcdsTest {
     diff.map(d => s"answers differ: $d\n$plan")
   }
 
-  private val plansDir = Option(System.getProperty("ember.tpcds.plans")).map(new File(_))
+  private val plansDir: File = Option(System.getProperty("ember.tpcds.plans")).map(new File(_))
+    .getOrElse(new File(new File(TestSpark.prop("ember.data")).getParentFile, "tpcds-plans"))
 
   /** A value as both sides print it: JSON number text is Ember's, so
    *  Spark's decimals are plain digits and doubles as Java prints them. */
@@ -142,11 +142,14 @@ class TpcdsTest {
     }
   }
 
-  /** -Dember.tpcds.plans=DIR: the plan Spark prints for the query (Ember and
-   *  AQE off, EXPLAIN FORMATTED) kept as DIR/NAME.txt, run by `ember run` over
-   *  the same tables, and its rows compared with Spark's (as multisets);
-   *  one line per query in DIR/ember-run.tsv. A measurement, not a check. */
-  private def emberRun(name: String, sql: String): Unit = plansDir.foreach { dir =>
+  /** The plan Spark prints for the query (Ember and AQE off, EXPLAIN
+   *  FORMATTED) kept as DIR/NAME.txt (DIR: -Dember.tpcds.plans, else
+   *  target/tpcds-plans), run by `ember run` over the same tables, and its
+   *  rows compared with Spark's (as multisets: the plan text's order is the
+   *  offline runtime's own): None when equal, else what differs; one line
+   *  per query in DIR/ember-run.tsv. */
+  private def emberRun(name: String, sql: String): Option[String] = {
+    val dir = plansDir
     dir.mkdirs()
     val (text, vanilla) = withEmber(on = false) {
       spark.conf.set("spark.sql.adaptive.enabled", "false")
@@ -185,6 +188,7 @@ class TpcdsTest {
       }
     Files.write(new File(dir, "ember-run.tsv").toPath, s"$name\t$outcome\n".getBytes(StandardCharsets.UTF_8),
       java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND)
+    if (outcome.startsWith("equal")) None else Some(s"ember run of Spark's plan ($planFile): $outcome")
   }
 
   /** rows sorted by order, when its keys are columns of the output (else false) */
@@ -200,12 +204,12 @@ class TpcdsTest {
   @TestFactory
   def tpcdsQueries(): java.util.List[DynamicTest] = {
     report.foreach(f => Files.deleteIfExists(f.toPath))
-    plansDir.foreach(d => Files.deleteIfExists(new File(d, "ember-run.tsv").toPath))
+    Files.deleteIfExists(new File(plansDir, "ember-run.tsv").toPath)
     selected.map { case (name, sql) =>
       DynamicTest.dynamicTest(name, () => {
         tables
-        emberRun(name, sql)
-        val outcome = compare(name, sql)
+        val offline = emberRun(name, sql)
+        val outcome = (compare(name, sql).toSeq ++ offline.toSeq).reduceOption(_ + "\n" + _)
         known.get(name) match {
           case None => assertTrue(outcome.isEmpty, s"$name: ${outcome.getOrElse("")}")
           case Some(reason) =>
