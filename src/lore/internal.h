@@ -30,6 +30,7 @@ typedef struct lore_target {
 
 struct em_lore_session {
     char *dump_path;
+    int lock_fd; /* the dump folder, flock'ed for the run; -1 when not open */
     em_lore_ids ids;
     bool dump_output;
     int n_columns; /* 0: every column */

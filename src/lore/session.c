@@ -16,9 +16,11 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -525,17 +527,30 @@ static em_status write_plan_meta(em_lore_session *s, const lore_target *t, const
 
 /* ------------------------------------------------------------------ session */
 
-static em_status check_folder(const char *path, em_error *err) {
+/* The dump folder, made if missing, locked for the whole run (flock on the
+ * folder: released when the session ends or the process dies, so a run
+ * that was killed leaves no stale lock) and then required empty; taking the
+ * lock first means two runs given the same folder cannot both pass. */
+static em_status check_folder(em_lore_session *s, const char *path, em_error *err) {
     struct stat stb;
     if (stat(path, &stb) != 0) {
         if (errno != ENOENT)
             return EM_FAIL(err, EM_ERR_IO, "spark.ember.sql.lore.dumpPath: %s: %s", path,
                            strerror(errno));
-        return lore_mkdirs(path, err);
-    }
-    if (!S_ISDIR(stb.st_mode))
+        EM_TRY(lore_mkdirs(path, err));
+    } else if (!S_ISDIR(stb.st_mode)) {
         return EM_FAIL(err, EM_ERR_INVALID,
                        "spark.ember.sql.lore.dumpPath: %s exists and is not a folder", path);
+    }
+    s->lock_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (s->lock_fd < 0)
+        return EM_FAIL(err, EM_ERR_IO, "spark.ember.sql.lore.dumpPath: %s: %s", path,
+                       strerror(errno));
+    if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0)
+        return EM_FAIL(err, errno == EWOULDBLOCK ? EM_ERR_INVALID : EM_ERR_IO,
+                       "spark.ember.sql.lore.dumpPath: %s is being written by another run "
+                       "(locked): give each run its own folder",
+                       path);
     DIR *d = opendir(path);
     if (!d)
         return EM_FAIL(err, EM_ERR_IO, "spark.ember.sql.lore.dumpPath: %s: %s", path,
@@ -632,6 +647,7 @@ em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const
         em_lore_ids_reset(&ids);
         return EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory");
     }
+    s->lock_fd = -1;
     s->ids = ids;
     s->plan = plan;
     s->dump_output = dump_output;
@@ -720,7 +736,7 @@ em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const
                          s->columns[c]);
     }
     if (st == EM_OK)
-        st = check_folder(path, err);
+        st = check_folder(s, path, err);
     if (st == EM_OK)
         st = em_plan_print(plan, NULL, &printed, NULL, err);
     for (int i = 0; st == EM_OK && i < s->n_targets; i++) {
@@ -777,6 +793,8 @@ void em_lore_session_free(em_lore_session *s) {
     free(s->columns);
     free(s->lore_of);
     free(s->dump_path);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd); /* releases the folder's lock */
     em_lore_ids_reset(&s->ids);
     pthread_mutex_destroy(&s->mu);
     free(s);

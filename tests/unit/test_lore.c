@@ -486,6 +486,15 @@ static void test_session_errors(void **state) {
     em_lore_session_free(s);
     em_plan_free(p);
     expect_session_error(AGG_PLAN, conf, "is not empty (it holds loreId-2)");
+    /* a folder another run is writing is refused while that run lives */
+    char locked[4200];
+    snprintf(locked, sizeof locked, "%s/locked", dir);
+    em_conf *lconf = lore_conf("2[*]", locked, false, NULL);
+    p = tops_parse(AGG_PLAN);
+    EM_ASSERT_OK(em_lore_session_create(lconf, p, NULL, 0, &s, &err), &err);
+    expect_session_error(AGG_PLAN, lconf, "is being written by another run");
+    em_lore_session_free(s);
+    em_plan_free(p);
     snprintf(file, sizeof file, "%s/afile", dir);
     FILE *f = fopen(file, "w");
     fputs("x", f);
