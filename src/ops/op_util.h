@@ -71,6 +71,12 @@ em_status opu_null_column(em_column *c, em_type t, int64_t n, em_pool *pool,
  * (which have none) the node of the subtree they convert; NULL if none. */
 const em_plan_node *opu_source_node(const em_op *op);
 
+/* Whether the subtree at node has no partition for this task (see
+ * em_exec_ctx.subtree_partitions): a Union then skips that child. */
+static inline bool opu_past_subtree(em_exec_ctx *ctx, const em_plan_node *node) {
+    return ctx->subtree_partitions && ctx->partition >= ctx->subtree_partitions(ctx, node);
+}
+
 em_status opu_inherit_output(em_op **op, const em_op *child, em_error *err) EM_MUST_CHECK;
 
 /* The next chunk of a materialized result: replaces *chunk with a fresh

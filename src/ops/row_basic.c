@@ -349,11 +349,8 @@ static em_status union_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
 
 static em_status union_next(em_row_op *op, const em_datum **row, em_error *err) {
     union_state *st = op->state;
-    em_exec_ctx *ctx = op->ctx;
     while (st->current < op->n_children) {
-        /* a child with no partition for this task (see em_exec_ctx) */
-        if (ctx->subtree_partitions &&
-            ctx->partition >= ctx->subtree_partitions(ctx, rop_source_node(op->children[st->current]))) {
+        if (opu_past_subtree(op->ctx, rop_source_node(op->children[st->current]))) {
             st->current++;
             continue;
         }

@@ -30,17 +30,10 @@ static em_status union_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     return EM_OK;
 }
 
-/* Whether child i has no partition for this task (see em_exec_ctx). */
-static bool past_child(em_op *op, int i) {
-    em_exec_ctx *ctx = op->ctx;
-    return ctx->subtree_partitions &&
-           ctx->partition >= ctx->subtree_partitions(ctx, opu_source_node(op->children[i]));
-}
-
 static em_status union_next(em_op *op, em_batch **out, em_error *err) {
     union_state *st = op->state;
     while (st->current < op->n_children) {
-        if (past_child(op, st->current)) {
+        if (opu_past_subtree(op->ctx, opu_source_node(op->children[st->current]))) {
             st->current++;
             continue;
         }

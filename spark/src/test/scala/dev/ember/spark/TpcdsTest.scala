@@ -79,10 +79,9 @@ class TpcdsTest {
         java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND)
     }
 
-  /** None when Ember gives Spark's answer, else what differs. */
-  private def compare(name: String, sql: String): Option[String] = {
-    val t0 = System.nanoTime()
-    val vanilla = withEmber(on = false)(spark.sql(sql).collect().toSeq)
+  /** None when Ember gives Spark's answer (vanilla, which took vanillaMs),
+   *  else what differs. */
+  private def compare(name: String, sql: String, vanilla: Seq[Row], vanillaMs: Long): Option[String] = {
     val t1 = System.nanoTime()
     var df: org.apache.spark.sql.DataFrame = null
     val (ember, plan) =
@@ -95,7 +94,7 @@ class TpcdsTest {
         val root = Iterator.iterate(e: Throwable)(_.getCause).takeWhile(_ != null).toSeq.last
         val msg = s"Ember failed: ${root.toString.linesIterator.take(2).mkString(" ")}"
         System.err.println(s"$name: $msg\n  at " + root.getStackTrace.take(30).mkString("\n  at "))
-        record(s"$name\tfailed\t\t${(t1 - t0) / 1000000}\t\t${vanilla.size}\t$msg")
+        record(s"$name\tfailed\t\t$vanillaMs\t\t${vanilla.size}\t$msg")
         return Some(msg)
       }
     val t2 = System.nanoTime()
@@ -109,7 +108,7 @@ class TpcdsTest {
       } else Some(d)
     }
     val stats = PlanStats.of(plan)
-    record(s"$name\t${if (diff.isEmpty) "equal" else "differs"}\t${(t2 - t1) / 1000000}\t${(t1 - t0) / 1000000}" +
+    record(s"$name\t${if (diff.isEmpty) "equal" else "differs"}\t${(t2 - t1) / 1000000}\t$vanillaMs" +
       s"\t${stats.emberNodes}/${stats.sparkNodes}\t${vanilla.size}\t${diff.getOrElse("").replace('\n', ' ').take(300)}")
     diff.map(d => s"answers differ: $d\n$plan")
   }
@@ -148,12 +147,12 @@ class TpcdsTest {
    *  rows compared with Spark's (as multisets: the plan text's order is the
    *  offline runtime's own): None when equal, else what differs; one line
    *  per query in DIR/ember-run.tsv. */
-  private def emberRun(name: String, sql: String): Option[String] = {
+  private def emberRun(name: String, sql: String, vanilla: Seq[Row]): Option[String] = {
     val dir = plansDir
     dir.mkdirs()
-    val (text, vanilla) = withEmber(on = false) {
+    val text = withEmber(on = false) {
       spark.conf.set("spark.sql.adaptive.enabled", "false")
-      try (spark.sql("EXPLAIN FORMATTED " + sql).collect().head.getString(0), spark.sql(sql).collect().toSeq)
+      try spark.sql("EXPLAIN FORMATTED " + sql).collect().head.getString(0)
       finally spark.conf.unset("spark.sql.adaptive.enabled")
     }
     val planFile = new File(dir, name.replace('/', '_') + ".txt")
@@ -208,8 +207,12 @@ class TpcdsTest {
     selected.map { case (name, sql) =>
       DynamicTest.dynamicTest(name, () => {
         tables
-        val offline = emberRun(name, sql)
-        val outcome = (compare(name, sql).toSeq ++ offline.toSeq).reduceOption(_ + "\n" + _)
+        // Spark's answer once, for both paths
+        val t0 = System.nanoTime()
+        val vanilla = withEmber(on = false)(spark.sql(sql).collect().toSeq)
+        val vanillaMs = (System.nanoTime() - t0) / 1000000
+        val offline = emberRun(name, sql, vanilla)
+        val outcome = (compare(name, sql, vanilla, vanillaMs).toSeq ++ offline.toSeq).reduceOption(_ + "\n" + _)
         known.get(name) match {
           case None => assertTrue(outcome.isEmpty, s"$name: ${outcome.getOrElse("")}")
           case Some(reason) =>
