@@ -107,12 +107,16 @@ case class EmberExec(
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): SparkPlan =
     copy(children = newChildren)(original, scans, batchRows, inputDistributions)
 
-  /** Equal for equal replaced subtrees (exchange and subquery reuse compare
-   *  canonical plans); still an Ember node, so it stays columnar. */
+  /** Equal for equal replaced subtrees over equal inputs: exchange and stage
+   *  reuse compare canonical plans, so two copies of one subquery must meet
+   *  here as Spark's own nodes would. The replaced subtree is compared as a
+   *  plan, not as its printed text (which carries each exchange's plan id
+   *  and cuts long lists). Still an Ember node, so it stays columnar. */
   override protected def doCanonicalize(): SparkPlan = {
-    val key = if (original != null) original.canonicalized.treeString else planJson
-    EmberExec(key, "", Nil, Nil, children.map(_.canonicalized), Nil)(null, Map.empty, batchRows,
-      inputDistributions)
+    val replaced = if (original != null) Seq(original.canonicalized) else Nil
+    val key = if (original != null) "" else planJson
+    EmberExec(key, "", Nil, Nil, replaced ++ children.map(_.canonicalized), Nil)(null, Map.empty,
+      batchRows, inputDistributions)
   }
 
   override protected def doExecute(): RDD[InternalRow] =

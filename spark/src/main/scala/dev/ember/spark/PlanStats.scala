@@ -25,6 +25,26 @@ object PlanStats {
       name -> ns.map(n => e.metrics.get(s"time.${n.source}").map(_.value).getOrElse(0L)).sum
     }
 
+  /** Each Ember node of the plan with its operators' rows and own times,
+   *  one line per operator (for EMBER_DEBUG). */
+  def operatorLines(plan: SparkPlan): Seq[String] = {
+    val here = plan match {
+      case e: EmberExec =>
+        e.nodes.map { n =>
+          def v(k: String) = e.metrics.get(s"$k.${n.source}").map(_.value).getOrElse(0L)
+          f"${n.name.trim}%-28s (${n.id}) rows ${v("rows")}%10d  own ${v("time") / 1e6}%9.1f ms"
+        }
+      case _ => Nil
+    }
+    val below = plan match {
+      case a: AdaptiveSparkPlanExec => Seq(a.executedPlan)
+      case s: QueryStageExec => Seq(s.plan)
+      case e: EmberExec => e.children ++ e.subqueryExprs.map(_.plan)
+      case p => p.children ++ p.subqueries
+    }
+    here ++ below.flatMap(operatorLines)
+  }
+
   def of(plan: SparkPlan): Stats = {
     val own: Stats = plan match {
       case e: EmberExec => Stats(e.nodes.size, e.nodes.size, e.metrics("emberTime").value, opTimes(e))

@@ -157,7 +157,10 @@ object EmberSparkSql {
       val (rows, plan, df) = emberSide.last
       val emberMs = emberSide.median
       val stats = PlanStats.of(plan)
-      if (sys.env.contains("EMBER_DEBUG")) System.err.println(plan.toString)
+      if (sys.env.contains("EMBER_DEBUG")) {
+        System.err.println(plan.toString)
+        PlanStats.operatorLines(plan).foreach(System.err.println)
+      }
       if (!o.quiet) print(df, rows, o.format, out)
       var equal: Option[Boolean] = None
       var vanillaMs: Option[Double] = None
