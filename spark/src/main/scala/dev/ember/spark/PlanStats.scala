@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.ember.spark
 
-import org.apache.spark.sql.execution.{ColumnarToRowExec, InputAdapter, RowToColumnarExec, SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.{ColumnarToRowExec, InputAdapter, ReusedSubqueryExec, RowToColumnarExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, AdaptiveSparkPlanExec, QueryStageExec}
 import org.apache.spark.sql.execution.ember.{EmberBroadcastExchangeExec, EmberBroadcastToSparkExec, EmberColumnarToRowExec, EmberShuffleExchangeExec}
 import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
@@ -43,6 +43,23 @@ object PlanStats {
       case p => p.children ++ p.subqueries
     }
     here ++ below.flatMap(operatorLines)
+  }
+
+  /** Exchanges and subqueries the plan reuses, AQE's reused stages
+   *  included. Ember's nodes must let Spark find every reuse it finds in its
+   *  own plan, or a query computes a shared subtree twice. */
+  def reuses(plan: SparkPlan): Int = {
+    val below = plan match {
+      case a: AdaptiveSparkPlanExec => Seq(a.executedPlan)
+      case s: QueryStageExec => Seq(s.plan)
+      case e: EmberExec => e.children ++ e.subqueryExprs.map(_.plan)
+      case p => p.children ++ p.subqueries
+    }
+    val own = plan match {
+      case _: ReusedExchangeExec | _: ReusedSubqueryExec => 1
+      case _ => 0
+    }
+    own + below.map(reuses).sum
   }
 
   def of(plan: SparkPlan): Stats = {

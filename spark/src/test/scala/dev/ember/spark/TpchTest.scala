@@ -8,8 +8,7 @@ import scala.jdk.CollectionConverters._
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.{DynamicTest, TestFactory}
 import org.apache.spark.sql.catalyst.plans.logical.Sort
-import org.apache.spark.sql.execution.{ReusedSubqueryExec, SparkPlan}
-import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
+import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
 import org.apache.spark.sql.execution.ember.EmberBroadcastToSparkExec
 
@@ -46,23 +45,6 @@ class TpchTest {
     own + below.map(emberReadsAsSpark).sum
   }
 
-  /** Exchanges and subqueries the plan reuses (AQE's reused stages
-   *  included): Ember's nodes must let Spark find every reuse it finds in
-   *  its own plan, or a query computes a shared subtree twice. */
-  private def reuses(plan: SparkPlan): Int = {
-    val below = plan match {
-      case a: AdaptiveSparkPlanExec => Seq(a.executedPlan)
-      case s: QueryStageExec => Seq(s.plan)
-      case e: EmberExec => e.children ++ e.subqueryExprs.map(_.plan)
-      case p => p.children ++ p.subqueries
-    }
-    val own = plan match {
-      case _: ReusedExchangeExec | _: ReusedSubqueryExec => 1
-      case _ => 0
-    }
-    own + below.map(reuses).sum
-  }
-
   @TestFactory
   def tpchQueries(): java.util.List[DynamicTest] = {
     TestSpark.tpchTables
@@ -78,11 +60,11 @@ class TpchTest {
         val stats = PlanStats.of(plan)
         val want = coverage.getOrElse(s"q$n", 0)
         System.err.println(s"q$n: ${stats.emberNodes}/${stats.sparkNodes} nodes in Ember (recorded $want), " +
-          s"reuses ${reuses(plan)} (Spark ${reuses(vanillaPlan)})")
+          s"reuses ${PlanStats.reuses(plan)} (Spark ${PlanStats.reuses(vanillaPlan)})")
         assertTrue(stats.emberNodes >= want,
           s"q$n: ${stats.emberNodes} nodes ran in Ember, tpch-coverage.tsv records $want\n$plan")
-        assertTrue(reuses(plan) >= reuses(vanillaPlan),
-          s"q$n: Spark reuses ${reuses(vanillaPlan)} exchanges or subqueries, with Ember ${reuses(plan)}\n$plan")
+        assertTrue(PlanStats.reuses(plan) >= PlanStats.reuses(vanillaPlan),
+          s"q$n: Spark reuses ${PlanStats.reuses(vanillaPlan)} exchanges or subqueries, with Ember ${PlanStats.reuses(plan)}\n$plan")
         assertEquals(0, emberReadsAsSpark(plan),
           s"q$n: an Ember node reads an Ember broadcast converted for Spark\n$plan")
       })
