@@ -9,7 +9,7 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Cast, Literal, SortOrder}
 import org.apache.spark.sql.catalyst.plans.physical.{BroadcastPartitioning, Distribution, Partitioning, UnknownPartitioning}
-import org.apache.spark.sql.execution.{ExecSubqueryExpression, FileSourceScanExec, ScalarSubquery, SparkPlan}
+import org.apache.spark.sql.execution.{ExecSubqueryExpression, FileSourceScanExec, LocalTableScanExec, ScalarSubquery, SparkPlan}
 import org.apache.spark.sql.execution.datasources.FilePartition
 import org.apache.spark.sql.execution.ember.SparkInternals
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ShuffleExchangeLike}
@@ -157,7 +157,7 @@ case class EmberExec(
     val counts = (streams.map(_.getNumPartitions) ++ splits.map(_.length)).distinct
     if (counts.length > 1)
       throw new EmberException(s"Ember node's inputs have different partition counts: ${counts.mkString(", ")}")
-    val numPartitions = counts.headOption.getOrElse(1)
+    val numPartitions = counts.headOption.getOrElse(if (readsOnlyEmptyLocalTables) 0 else 1)
     val splitJson: Array[String] = Array.tabulate(numPartitions) { p =>
       splitsJson(scanSources, splits.map(ps => if (p < ps.length) ps(p) else null))
     }
@@ -165,6 +165,18 @@ case class EmberExec(
       EmberMetrics(metrics), sparkContext.getConf.getBoolean("spark.memory.offHeap.enabled", false),
       mapSide, EmberConf.broadcastCache(sparkContext.getConf))
   }
+
+  /** Spark runs an empty LocalTableScan (a relation the optimizer proved
+   *  empty) as an RDD of no partitions, so an exchange above it has no map
+   *  task; a fragment reading nothing else does the same. */
+  private def readsOnlyEmptyLocalTables: Boolean =
+    original != null && children.isEmpty && scans.isEmpty && {
+      val leaves = original.collectLeaves()
+      leaves.nonEmpty && leaves.forall {
+        case l: LocalTableScanExec => l.rows.isEmpty
+        case _ => false
+      }
+    }
 
   private def timeZone: String = conf.sessionLocalTimeZone
 

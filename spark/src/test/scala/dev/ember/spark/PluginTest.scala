@@ -112,6 +112,33 @@ class PluginTest {
     assertEquals(None, ResultCompare.diff(rows, vanilla, ordered = false))
   }
 
+  /** The tasks a query launches (a listener counting task starts). */
+  private def tasksOf(sql: String, ember: Boolean): (Seq[org.apache.spark.sql.Row], Int) = {
+    val started = new java.util.concurrent.atomic.AtomicInteger()
+    val listener = new org.apache.spark.scheduler.SparkListener {
+      override def onTaskStart(t: org.apache.spark.scheduler.SparkListenerTaskStart): Unit =
+        started.incrementAndGet()
+    }
+    org.apache.spark.sql.embertest.Listeners.drain(spark.sparkContext)
+    spark.sparkContext.addSparkListener(listener)
+    try {
+      val (rows, _) = TestSpark.run(sql, ember)
+      org.apache.spark.sql.embertest.Listeners.drain(spark.sparkContext)
+      (rows, started.get())
+    } finally spark.sparkContext.removeSparkListener(listener)
+  }
+
+  /** A relation the optimizer proved empty is an RDD of no partitions in
+   *  Spark, so the exchange above it runs no map task; Ember's fragment
+   *  over it must not run one either (it added a stage to TPC-H q6). */
+  @Test def emptyLocalRelationRunsNoTask(): Unit = {
+    val q = "SELECT sum(l_quantity) AS q, count(*) AS n FROM lineitem WHERE 1 = 0"
+    val (rows, tasks) = tasksOf(q, ember = true)
+    val (vanillaRows, vanillaTasks) = tasksOf(q, ember = false)
+    assertEquals(None, ResultCompare.diff(rows, vanillaRows, ordered = false))
+    assertEquals(vanillaTasks, tasks, "tasks launched with Ember (left: Spark's)")
+  }
+
   /** AQE turns a sort-merge join into a broadcast join once a side's shuffle
    *  is done and small: the broadcast then takes that Ember shuffle's batches
    *  (no HashedRelation built by Spark for Ember to unpack). */

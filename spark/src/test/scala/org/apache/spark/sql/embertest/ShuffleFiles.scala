@@ -20,3 +20,8 @@ object ShuffleFiles {
       }
   }
 }
+
+/** Waits until Spark's listeners have seen every event posted so far. */
+object Listeners {
+  def drain(sc: org.apache.spark.SparkContext): Unit = sc.listenerBus.waitUntilEmpty()
+}
