@@ -304,6 +304,7 @@ struct em_plan_node {
     const char *label_suffix; /* text after "(id)" in the tree line: ", Statistics(...)" */
     int id;                   /* operator id as printed (1-based) */
     int codegen_id;           /* "[codegen id : K]", -1 when not printed */
+    int line;                 /* 1-based line of its detail block in the text; 0: none */
     bool whole_stage;         /* "*" before the tree label */
     int n_children;
     em_plan_node **children;

@@ -117,6 +117,9 @@ bool plan_type_from_text(const char *s, size_t n, em_type *out);
 /* Derives every node's output attributes and every expression's type; column_type
  * (may be NULL) overrides leaf column types. */
 void plan_infer(em_plan *plan, em_plan_column_type_fn column_type, void *ctx);
+/* plan_validate.c: every attribute an operator reads is one its children
+ * produce; EM_ERR_PARSE naming the operator (and its line) otherwise. */
+em_status plan_validate_bindings(const em_plan *plan, const char *src, em_error *err) EM_MUST_CHECK;
 /* Counts decimal arithmetic not wrapped in CheckOverflow into the plan's evidence (only
  * in texts without CheckOverflow/promote_precision); returns the count. */
 int plan_count_unwrapped_decimal_arith(em_plan *plan);

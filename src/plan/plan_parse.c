@@ -762,6 +762,65 @@ static em_status parse_field(plan_parser *pp, em_plan_node *node, int li, em_pla
 }
 
 /* "(id) header" and its fields, at pp->cur. */
+/*
+ * The lines Spark prints in every detail block of these operators (3.3 to
+ * 4.1): without one the operator means something else (a Project of no
+ * columns, an aggregate without grouping, a join without its condition),
+ * so a block that lacks one is refused rather than read as that.
+ */
+static const struct {
+    em_node_kind kind;
+    int n;
+    em_field_kind fields[4];
+} required_fields[] = {
+    {EM_NODE_SCAN, 3, {EM_FIELD_OUTPUT, EM_FIELD_READ_SCHEMA, EM_FIELD_LOCATION}},
+    {EM_NODE_FILTER, 1, {EM_FIELD_CONDITION}},
+    {EM_NODE_PROJECT, 1, {EM_FIELD_OUTPUT}},
+    {EM_NODE_HASH_AGGREGATE, 4, {EM_FIELD_KEYS, EM_FIELD_FUNCTIONS, EM_FIELD_AGG_ATTRS, EM_FIELD_RESULTS}},
+    {EM_NODE_SORT_AGGREGATE, 4, {EM_FIELD_KEYS, EM_FIELD_FUNCTIONS, EM_FIELD_AGG_ATTRS, EM_FIELD_RESULTS}},
+    {EM_NODE_OBJECT_HASH_AGGREGATE, 4, {EM_FIELD_KEYS, EM_FIELD_FUNCTIONS, EM_FIELD_AGG_ATTRS, EM_FIELD_RESULTS}},
+    {EM_NODE_EXCHANGE, 1, {EM_FIELD_ARGUMENTS}},
+    {EM_NODE_BROADCAST_EXCHANGE, 1, {EM_FIELD_ARGUMENTS}},
+    {EM_NODE_REUSED_EXCHANGE, 1, {EM_FIELD_OUTPUT}},
+    {EM_NODE_BROADCAST_HASH_JOIN, 3, {EM_FIELD_LEFT_KEYS, EM_FIELD_RIGHT_KEYS, EM_FIELD_JOIN_CONDITION}},
+    {EM_NODE_SHUFFLED_HASH_JOIN, 3, {EM_FIELD_LEFT_KEYS, EM_FIELD_RIGHT_KEYS, EM_FIELD_JOIN_CONDITION}},
+    {EM_NODE_SORT_MERGE_JOIN, 3, {EM_FIELD_LEFT_KEYS, EM_FIELD_RIGHT_KEYS, EM_FIELD_JOIN_CONDITION}},
+    {EM_NODE_BROADCAST_NESTED_LOOP_JOIN, 1, {EM_FIELD_JOIN_CONDITION}},
+    {EM_NODE_SORT, 1, {EM_FIELD_ARGUMENTS}},
+    {EM_NODE_TAKE_ORDERED_AND_PROJECT, 1, {EM_FIELD_ARGUMENTS}},
+    {EM_NODE_EXPAND, 1, {EM_FIELD_ARGUMENTS}},
+    {EM_NODE_WINDOW, 1, {EM_FIELD_ARGUMENTS}},
+    {EM_NODE_WINDOW_GROUP_LIMIT, 1, {EM_FIELD_ARGUMENTS}},
+    {EM_NODE_LOCAL_TABLE_SCAN, 2, {EM_FIELD_OUTPUT, EM_FIELD_ARGUMENTS}},
+};
+
+static const char *field_label(em_field_kind kind) {
+    if (kind == EM_FIELD_LOCATION)
+        return "Location";
+    for (size_t k = 0; k < sizeof field_labels / sizeof field_labels[0]; k++)
+        if (field_labels[k].kind == kind)
+            return field_labels[k].label;
+    return "?";
+}
+
+static em_status check_required_fields(plan_parser *pp, const em_plan_node *node, int li) {
+    for (size_t r = 0; r < sizeof required_fields / sizeof required_fields[0]; r++) {
+        if (required_fields[r].kind != node->kind)
+            continue;
+        /* other sources (OneRowRelation, ExistingRDD) print their Output only */
+        int n = node->kind == EM_NODE_SCAN && strcmp(node->name, "Scan parquet") != 0
+                    ? 1
+                    : required_fields[r].n;
+        for (int k = 0; k < n; k++) {
+            em_field_kind want = required_fields[r].fields[k];
+            if (!em_plan_node_field(node, want))
+                return pp_error(pp, li, 0, "operator (%d) %s has no '%s' line", node->id,
+                                node->name, field_label(want));
+        }
+    }
+    return EM_OK;
+}
+
 static em_status parse_block(plan_parser *pp) {
     int li = pp->cur;
     const plan_line *l = &pp->lines[li];
@@ -777,6 +836,7 @@ static em_status parse_block(plan_parser *pp) {
     if (pp->has_block[id])
         return pp_error(pp, li, 1, "operator (%ld) has two detail blocks", id);
     pp->has_block[id] = true;
+    node->line = li + 1;
     size_t h0 = i + 2, h1 = l->n;
     const char *s = l->s;
     /* suffixes, right to left: " [codegen id : K]", " [Reuses operator id: M]" */
@@ -827,6 +887,7 @@ static em_status parse_block(plan_parser *pp) {
         else
             node->n_fields++;
     }
+    EM_TRY(check_required_fields(pp, node, li));
     if (node->kind == EM_NODE_BROADCAST_HASH_JOIN || node->kind == EM_NODE_SORT_MERGE_JOIN ||
         node->kind == EM_NODE_SHUFFLED_HASH_JOIN ||
         node->kind == EM_NODE_BROADCAST_NESTED_LOOP_JOIN) {
@@ -1074,6 +1135,8 @@ em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_option
         if (plan->arena.failed)
             st = EM_FAIL(err, EM_ERR_NOMEM, "%s: out of memory while typing the plan", pp.src);
     }
+    if (st == EM_OK)
+        st = plan_validate_bindings(plan, pp.src, err);
     if (st != EM_OK) {
         em_plan_free(plan);
         return st;

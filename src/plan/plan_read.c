@@ -1429,6 +1429,8 @@ em_status em_plan_read_json(const char *json, size_t len, const em_plan_parse_op
         if (plan->arena.failed)
             st = EM_FAIL(err, EM_ERR_NOMEM, "%s: out of memory while typing the plan", src);
     }
+    if (st == EM_OK)
+        st = plan_validate_bindings(plan, src, err);
     if (st != EM_OK) {
         em_plan_free(plan);
         return st;

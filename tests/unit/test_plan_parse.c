@@ -180,6 +180,33 @@ static void test_errors_name_line_and_column(void **state) {
     expect_error("== Physical Plan ==\nReusedExchange (1)\n\n\n(1) ReusedExchange [Reuses "
                  "operator id: 9]\nOutput [1]: [a#1]\n\n",
                  EM_ERR_PARSE, "reuses operator id 9", NULL);
+    /* a line every such block has: without it the operator would mean another thing */
+    s = replace_line("Keys [1]: [l_orderkey#4711L]\nFunctions [2]: [partial_sum",
+                     "Functions [2]: [partial_sum");
+    expect_error(s, EM_ERR_PARSE, "q.txt:20:1", "operator (3) HashAggregate has no 'Keys' line");
+    free(s);
+    s = replace_line("Condition : (isnotnull(l_shipdate#4721) AND (l_shipdate#4721 <= 1998-09-02))\n",
+                     "");
+    expect_error(s, EM_ERR_PARSE, "q.txt:16:1", "operator (2) Filter has no 'Condition' line");
+    free(s);
+    s = replace_line("ReadSchema: struct<l_orderkey:bigint,l_quantity:decimal(15,2),l_shipdate:date>\n",
+                     "");
+    expect_error(s, EM_ERR_PARSE, "q.txt:9:1", "Scan parquet has no 'ReadSchema' line");
+    free(s);
+    /* an attribute the child does not produce (ids are global: it types, then would bind
+     * to nothing) */
+    s = replace_line("Keys [1]: [l_orderkey#4711L]\nFunctions [2]: [partial_sum",
+                     "Keys [1]: [sum#4803]\nFunctions [2]: [partial_sum");
+    expect_error(s, EM_ERR_PARSE, "q.txt:20:1",
+                 "operator (3) HashAggregate: Keys reads sum#4803, which its child does not produce");
+    free(s);
+    s = replace_line("Condition : (isnotnull(l_shipdate#4721)",
+                     "Condition : (isnotnull(count#4805L)");
+    expect_error(s, EM_ERR_PARSE, "q.txt:16:1", "Condition reads count#4805");
+    free(s);
+    s = replace_line("sum(l_quantity#4715)#4806 AS total#4808", "l_shipdate#4721 AS total#4808");
+    expect_error(s, EM_ERR_PARSE, "q.txt:31:1", "Results reads l_shipdate#4721");
+    free(s);
     /* 3.2's three-argument CheckOverflow fits no supported line: say so */
     expect_error("== Physical Plan ==\n* Project (1)\n\n\n(1) Project [codegen id : 1]\nOutput "
                  "[1]: [CheckOverflow(x#1, DecimalType(12,2), true) AS y#2]\nInput [1]: [x#1]\n\n",
