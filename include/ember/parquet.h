@@ -7,9 +7,11 @@
  * columns over the chosen row groups. Statistics per row group and column
  * let callers prune row groups before reading them.
  *
- * Writing: em_pq_writer_open creates PATH.tmp-<pid>-<n>; batches are appended;
- * em_pq_writer_close finishes the footer and renames the file into place, so
- * a failed or aborted write never leaves a half-written PATH behind.
+ * Writing: em_pq_writer_open creates an unnamed file in PATH's folder
+ * (O_TMPFILE; PATH.tmp-<pid>-<n> where unsupported); batches are appended;
+ * em_pq_writer_close finishes the footer, names the file and renames it
+ * into place, so neither a failed write nor a killed process leaves a
+ * half-written PATH (or a temporary file) behind.
  *
  * Every error names the file and, for corrupt input, the byte offset.
  */

@@ -93,6 +93,9 @@ typedef struct em_runtime_options {
     int64_t max_partition_bytes; /* scan split target
                                     (spark.sql.files.maxPartitionBytes); 0: 128 MiB */
     int64_t open_cost_bytes;     /* spark.sql.files.openCostInBytes; 0: 4 MiB */
+    bool empty_table_folders;    /* a table folder without data files reads as an empty
+                                    table (spark.ember.sql.emptyTableFolders); false: an
+                                    error naming it */
     const char *spill_dir;       /* where shuffle spill folders go; NULL: $TMPDIR or /tmp */
     int concurrent_native_tasks; /* tasks holding the native side at once
                                     (spark.ember.sql.concurrentNativeTasks); <= 0:

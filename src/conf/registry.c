@@ -52,6 +52,11 @@ static const em_conf_key keys[] = {
             "and re-infer the plan's types from them (the CLI's --retype), so a plan "
             "printed for one schema (e.g. DECIMAL(10,0) money) runs on data of another "
             "(DECIMAL(15,2))."},
+    {.name = "spark.ember.sql.emptyTableFolders", .type = EM_CONF_BOOL, .scope = EM_CONF_QUERY,
+     .default_value = "false",
+     .doc = "ember run: read a table folder that holds no data file as an empty table, as "
+            "Spark reads it. Off, such a folder fails the query naming it, so that a wrong "
+            "--warehouse or a table not written yet is not an empty answer."},
     {.name = "spark.ember.sql.test.enabled", .type = EM_CONF_BOOL, .scope = EM_CONF_QUERY,
      .default_value = "false", .aliases = {"spark.rapids.sql.test.enabled"},
      .doc = "Test mode: fail the query when a node falls back to the row engine unless its "

@@ -7,6 +7,10 @@
  * operator may keep many spills open for writing at once (one per hash
  * partition) at no memory cost.
  *
+ * The file is unlinked as soon as it is created and lives on through its
+ * descriptor, which stays open from the first write to the last read: a
+ * process killed at any point (SIGKILL included) leaves no spill behind.
+ *
  * File: chunks (include/ember/chunk.h) of at most EM_BATCH_CAP rows, each
  * written and read with one call. Reading checks every length against the
  * schema and the bytes left, so a damaged file fails with EM_ERR_CORRUPT
@@ -28,8 +32,9 @@ struct em_spill {
     char *path;
     em_schema schema;
     em_pool *pool;
-    int fd;        /* writing, then reading; -1 between */
-    bool created;  /* the file exists under path */
+    int fd;        /* from creation to free: the file has no name after creation */
+    bool created;  /* fd holds the file */
+    bool reading;  /* rewound for reading */
     bool finished; /* no more writes */
     em_batch *batch; /* the last batch read */
     uint8_t *rbuf;   /* the last chunk read */
@@ -61,11 +66,13 @@ em_status em_spill_create(const em_schema *schema, const char *dir, em_pool *poo
     if (st == EM_OK && !(s->path = strdup(path)))
         st = EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a spill file");
     if (st == EM_OK) {
-        s->fd = open(s->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        s->fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (s->fd < 0)
             st = EM_FAIL(err, EM_ERR_IO, "spill file '%s': cannot create: %s", s->path,
                          strerror(errno));
         s->created = s->fd >= 0;
+        if (s->created)
+            unlink(s->path);
     }
     if (st != EM_OK) {
         em_spill_free(s);
@@ -128,14 +135,8 @@ em_status em_spill_write(em_spill *s, const em_batch *b, em_error *err) {
 }
 
 em_status em_spill_finish(em_spill *s, int64_t *bytes, em_error *err) {
-    if (!s->finished) {
-        s->finished = true;
-        int fd = s->fd;
-        s->fd = -1;
-        if (fd >= 0 && close(fd) != 0)
-            return EM_FAIL(err, EM_ERR_IO, "spill file '%s': close failed: %s", s->path,
-                           strerror(errno));
-    }
+    (void)err;
+    s->finished = true;
     if (bytes)
         *bytes = s->bytes;
     return EM_OK;
@@ -172,13 +173,13 @@ em_status em_spill_read(em_spill *s, em_batch **out, em_error *err) {
     if (!s->batch)
         EM_TRY(opu_shell_create(&s->schema, s->pool, &s->batch, err));
     opu_shell_release(s->batch);
-    if (s->fd < 0) {
-        if (!s->created)
+    if (!s->reading) {
+        if (!s->created || s->fd < 0)
             return EM_FAIL(err, EM_ERR_INTERNAL, "spill file '%s' was not created", s->path);
-        s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
-        if (s->fd < 0)
-            return EM_FAIL(err, EM_ERR_IO, "spill file '%s': cannot open: %s", s->path,
+        if (lseek(s->fd, 0, SEEK_SET) != 0)
+            return EM_FAIL(err, EM_ERR_IO, "spill file '%s': cannot rewind: %s", s->path,
                            strerror(errno));
+        s->reading = true;
     }
     em_chunk_header h;
     bool eof = false;
@@ -211,8 +212,6 @@ void em_spill_free(em_spill *s) {
         return;
     if (s->fd >= 0)
         close(s->fd);
-    if (s->created)
-        unlink(s->path);
     em_batch_destroy(s->batch);
     em_pool_free(s->pool, s->rbuf, s->rcap);
     free(s->path);

@@ -8,8 +8,10 @@
  * ember-spill-<pid>-<n> with n unique in the process, so tasks on several
  * threads never collide. It holds the columns' buffers as they are (see
  * spill.c); only the chunk being written or the batch last read is in
- * memory, charged to the given pool. The file is removed when the spill is
- * freed, whether it was finished, read or abandoned half written.
+ * memory, charged to the given pool. The name is unlinked as soon as the
+ * file is created: it lives only through the spill's descriptor (one per
+ * spill, open until the spill is freed), so nothing is left behind however
+ * the process ends.
  */
 #ifndef EM_OPS_SPILL_H
 #define EM_OPS_SPILL_H

@@ -1486,10 +1486,20 @@ static em_status plan_scans(em_query *q, rt_stage *st, em_error *err) {
     st->scan_plans = calloc((size_t)st->n_scans, sizeof *st->scan_plans);
     if (!st->scan_plans)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scans");
-    for (int i = 0; i < st->n_scans; i++)
+    for (int i = 0; i < st->n_scans; i++) {
         EM_TRY(rt_scan_plan_make(st->scans[i], q->warehouse, q->threads,
                                  q->opts.max_partition_bytes, q->opts.open_cost_bytes,
                                  &st->scan_plans[i], err));
+        /* a table folder without data files: Spark reads an empty table, but here it is
+         * far more often a wrong warehouse or a table not written yet */
+        const em_plan_node *scan = st->scans[i];
+        if (st->scan_plans[i].n_files == 0 && !q->opts.empty_table_folders)
+            return EM_FAIL(err, EM_ERR_IO,
+                           "%s (%d) %s: the table folder holds no data file (names starting "
+                           "with '_' or '.' are not data); to read it as an empty table, as "
+                           "Spark does, set spark.ember.sql.emptyTableFolders=true",
+                           scan->name, scan->id, scan->table_name ? scan->table_name : "");
+    }
     return EM_OK;
 }
 

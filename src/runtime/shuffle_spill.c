@@ -12,7 +12,10 @@
  *
  * The folder is made on the first spill (mkdtemp under the configured
  * folder, $TMPDIR or /tmp), and removed with everything in it when the
- * query is destroyed, whether the query succeeded or not.
+ * query is destroyed, whether the query succeeded or not. A process killed
+ * before that (SIGKILL) cannot remove it, so the folder's name records its
+ * owner (ember-shuffle-<pid>-<start>-XXXXXX, core/leftovers.h) and each
+ * query, as it starts, removes those whose owner is gone.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/leftovers.h"
 #include "ember/parquet.h"
 #include "runtime/internal.h"
 
@@ -43,6 +47,8 @@ em_status rt_spill_dir_create(const char *base, rt_spill_dir **out, em_error *er
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating the spill folder's state");
     }
     pthread_mutex_init(&d->mu, NULL);
+    /* every query, spilling or not, clears what killed ones left */
+    em_sweep_orphans(d->base, "ember-shuffle-");
     *out = d;
     return EM_OK;
 }
@@ -68,12 +74,14 @@ static em_status new_file(rt_spill_dir *d, const char **out, em_error *err) {
     em_status s = EM_OK;
     pthread_mutex_lock(&d->mu);
     if (!d->path) {
-        size_t n = strlen(d->base) + 32;
+        size_t n = strlen(d->base) + 80;
         char *p = malloc(n);
         if (!p) {
             s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory naming the spill folder");
         } else {
-            snprintf(p, n, "%s/ember-shuffle-XXXXXX", d->base);
+            char owner[48];
+            em_owner_tag(owner, sizeof owner);
+            snprintf(p, n, "%s/ember-shuffle-%s-XXXXXX", d->base, owner);
             if (!mkdtemp(p)) {
                 s = EM_FAIL(err, EM_ERR_IO, "cannot make a spill folder in '%s'", d->base);
                 free(p);

@@ -446,7 +446,9 @@ static void test_abandoned(void **state) {
     em_batch *b = NULL;
     EM_ASSERT_OK(em_op_next(op, &b, &err), &err);
     assert_true(op->metrics.spill_bytes > 0);
-    assert_true(count_files() > 0);
+    /* spilled, yet no file has a name: each was unlinked when created, so a
+     * process killed here leaves nothing behind */
+    assert_int_equal(count_files(), 0);
     em_op_destroy(op);
     assert_int_equal(count_files(), 0);
     assert_int_equal(em_pool_used(pool), 0);

@@ -177,6 +177,7 @@ typedef struct pf_case {
     char *version;
     int ansi; /* -1: the shim's default */
     char *time_zone;
+    bool empty_table_folders;
     int expect;
     char *error_text;
     strlist expect_rows;
@@ -403,6 +404,8 @@ static pf_case *read_cases(const char *path, int *n_out) {
                     c->ansi = eq[1] == 't';
                 else if (eq && strcmp(kv, "spark.sql.session.timeZone") == 0)
                     c->time_zone = strdup(eq + 1);
+                else if (eq && strcmp(kv, "spark.ember.sql.emptyTableFolders") == 0)
+                    c->empty_table_folders = strcmp(eq + 1, "true") == 0;
                 else if (!eq || strcmp(kv, "spark.sql.ansi.enabled") == 0)
                     case_bad(c, lineno, "conf '%s' wants KEY=VALUE", kv);
                 if (eq)
@@ -1075,6 +1078,7 @@ static bool run_setting_once(const pf_case *c, const em_plan *plan, const char *
     o.max_partition_bytes = rs->max_partition_bytes;
     o.ansi = c->ansi;
     o.time_zone = c->time_zone;
+    o.empty_table_folders = c->empty_table_folders;
     em_error err = {0};
     em_query *q = NULL;
     em_exec_plan *xp = NULL;

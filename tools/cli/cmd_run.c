@@ -247,6 +247,9 @@ static int apply_conf(run_args *a, const char *kv) {
     } else if (strcmp(canon, "spark.sql.files.openCostInBytes") == 0) {
         if (!parse_bytes(v, &a->ro.open_cost_bytes))
             return usage_error("spark.sql.files.openCostInBytes wants a size, got", v);
+    } else if (strcmp(canon, "spark.ember.sql.emptyTableFolders") == 0) {
+        if (!parse_bool(v, &a->ro.empty_table_folders))
+            return usage_error("spark.ember.sql.emptyTableFolders wants true or false, got", v);
     } else if (strcmp(canon, "spark.ember.sql.retype") == 0) {
         if (!parse_bool(v, &a->retype))
             return usage_error("spark.ember.sql.retype wants true or false, got", v);
@@ -485,23 +488,51 @@ static em_status write_text(const run_args *a, const em_schema *sc, const em_bat
     if (!tmp)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
     snprintf(tmp, n, "%s.tmp-%ld", a->output, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    /* written without a name (O_TMPFILE in the output's folder) and named
+     * only when complete, so even SIGKILL leaves nothing behind; where the
+     * file system cannot, under tmp from the start */
+    bool unnamed = false;
+    int fd = -1;
+#ifdef O_TMPFILE
+    {
+        char *dir = strdup(a->output), *slash = dir ? strrchr(dir, '/') : NULL;
+        if (dir && slash)
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        if (dir)
+            fd = open(slash ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+        free(dir);
+        unnamed = fd >= 0;
+    }
+#endif
+    if (fd < 0)
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
         if (fd >= 0) {
             close(fd);
-            unlink(tmp);
+            if (!unnamed)
+                unlink(tmp);
         }
         em_status s = EM_FAIL(err, EM_ERR_IO, "%s: %s", tmp, strerror(errno));
         free(tmp);
         return s;
     }
     em_status s = table ? write_table(f, sc, rows, err) : write_csv_json(f, json, sc, rows, err);
+    if (s == EM_OK && fflush(f) != 0)
+        s = EM_FAIL(err, EM_ERR_IO, "%s: %s", a->output, strerror(errno));
+    if (s == EM_OK && unnamed) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) != 0)
+            s = EM_FAIL(err, EM_ERR_IO, "%s: cannot name the finished output: %s", tmp,
+                        strerror(errno));
+        unnamed = s != EM_OK; /* named now: a failure below unlinks it */
+    }
     if (fclose(f) != 0 && s == EM_OK)
         s = EM_FAIL(err, EM_ERR_IO, "%s: %s", tmp, strerror(errno));
     if (s == EM_OK && rename(tmp, a->output) != 0)
         s = EM_FAIL(err, EM_ERR_IO, "%s: %s", a->output, strerror(errno));
-    if (s != EM_OK)
+    if (s != EM_OK && !unnamed)
         unlink(tmp);
     free(tmp);
     return s;

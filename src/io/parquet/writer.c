@@ -3,10 +3,13 @@
  * Parquet writer: flat schemas of Spark types, data pages v1, PLAIN and
  * RLE_DICTIONARY values, RLE definition levels, any codec of codec.c.
  *
- * Layout. The file is written to PATH.tmp-<pid>-<n> and renamed to PATH by
- * em_pq_writer_close once the footer is on disk; every failure unlinks the
- * temporary file at once, so PATH is either absent (or its old self) or a
- * complete file. Batches are cut into row groups of row_group_rows rows (or
+ * Layout. The file is written without a name (O_TMPFILE in PATH's folder)
+ * and, once the footer is on disk, em_pq_writer_close links it as
+ * PATH.tmp-<pid>-<n> and renames that to PATH: a process killed while
+ * writing (SIGKILL included) leaves nothing behind, and PATH is either
+ * absent (or its old self) or a complete file. Where the file system has no
+ * O_TMPFILE the file is written under the temporary name from the start,
+ * and every failure unlinks it at once. Batches are cut into row groups of row_group_rows rows (or
  * earlier when the buffered pages of a group pass EM_PQW_GROUP_MAX_BYTES).
  * Each column keeps its current row group's pages in memory because the
  * dictionary page has to come first in the chunk and is only complete at
@@ -120,7 +123,8 @@ typedef struct pqw_col {
 
 struct em_pq_writer {
     char *path;     /* owned: the final name */
-    char *tmp_path; /* owned: the name written to until close */
+    char *tmp_path; /* owned: the name it is linked as, then renamed from */
+    bool unnamed;   /* O_TMPFILE: tmp_path is linked at close only */
     int fd;         /* -1 when closed */
     int64_t pos;    /* logical file offset, including staged bytes */
     em_schema schema;
@@ -1081,9 +1085,43 @@ static em_status writer_fail(em_pq_writer *w, em_status s) {
         close(w->fd);
         w->fd = -1;
     }
-    if (w->tmp_path)
+    if (w->tmp_path && !w->unnamed)
         unlink(w->tmp_path);
     return s;
+}
+
+/* An unnamed file in path's folder (O_TMPFILE), or -1 where unsupported. */
+static int open_unnamed(const char *path) {
+#ifdef O_TMPFILE
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - path) < sizeof dir)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    else
+        return -1;
+    return open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+#else
+    (void)path;
+    return -1;
+#endif
+}
+
+/* Gives the unnamed file its temporary name (renamed to the final one next). */
+static int link_unnamed(const em_pq_writer *w) {
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", w->fd);
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, w->tmp_path, AT_SYMLINK_FOLLOW) == 0)
+        return 0;
+#ifdef AT_EMPTY_PATH
+    /* without /proc: the descriptor itself (needs CAP_DAC_READ_SEARCH) */
+    if (linkat(w->fd, "", AT_FDCWD, w->tmp_path, AT_EMPTY_PATH) == 0)
+        return 0;
+#endif
+    return -1;
 }
 
 /* Failures from below (a pool's budget, a codec) do not know the file: say it. */
@@ -1184,7 +1222,10 @@ em_status em_pq_writer_open(const char *path, const em_schema *schema,
         em_pq_dict_init(&c->dict, c->width, w->pool);
         chunk_restart(w, c);
     }
-    w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    w->fd = open_unnamed(path);
+    w->unnamed = w->fd >= 0;
+    if (!w->unnamed)
+        w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (w->fd < 0) {
         s = io_fail(w, "create", err);
         writer_free(w);
@@ -1307,6 +1348,12 @@ em_status em_pq_writer_close(em_pq_writer *w, em_error *err) {
             s = stage_flush(w, err);
         if (s == EM_OK && fdatasync(w->fd) != 0 && errno != EINVAL && errno != EROFS)
             s = io_fail(w, "sync", err);
+        if (s == EM_OK && w->unnamed) {
+            if (link_unnamed(w) != 0)
+                s = io_fail(w, "link the finished file as", err);
+            else
+                w->unnamed = false; /* named now: a failure below unlinks it */
+        }
         if (s == EM_OK) {
             int rc = close(w->fd);
             w->fd = -1;

@@ -11,12 +11,14 @@
  * tpch_internal.h), so the files are byte-identical for any thread count.
  * Threads take jobs from a shared counter, largest first.
  *
- * Nothing half-written: all files go to OUT/.ember-tpch-<pid>-<n>.tmp/<table>/
+ * Nothing half-written: all files go to OUT/.ember-tpch-<pid>-<start>-<n>.tmp/<table>/
  * (each file itself is written under a temporary name by the Parquet writer
  * and renamed when complete). When every job has succeeded, each table
  * folder is renamed to OUT/<table> (with force, replacing an existing one
  * only at that point); on any failure the staging folder is removed and OUT
  * is left as it was (folders this call created, parents included, are removed).
+ * A run killed outright leaves its staging folder, which the next run into
+ * OUT removes once that owner is gone (core/leftovers.h).
  *
  * The calling thread draws the progress bar while the workers run.
  */
@@ -31,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/leftovers.h"
 #include "io/tpch/tpch_internal.h"
 
 #define GEN_BATCH_ROWS 8192
@@ -440,8 +443,12 @@ em_status em_tpch_generate(const em_tpch_options *o, em_error *err) {
     pthread_mutex_init(&run->lock, NULL);
     /* pid and a per-process counter: concurrent calls never share a staging folder. */
     static atomic_int calls;
-    snprintf(run->staging, sizeof run->staging, "%s/.ember-tpch-%ld-%d.tmp", o->out_dir,
-             (long)getpid(), atomic_fetch_add(&calls, 1));
+    /* a run killed outright (SIGKILL) leaves its staging folder: the next run removes it */
+    em_sweep_orphans(o->out_dir, ".ember-tpch-");
+    char owner[48];
+    em_owner_tag(owner, sizeof owner);
+    snprintf(run->staging, sizeof run->staging, "%s/.ember-tpch-%s-%d.tmp", o->out_dir, owner,
+             atomic_fetch_add(&calls, 1));
     em_status st = generate_in(run, t0, err);
     rm_tree(run->staging);
     if (st != EM_OK && created[0])

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Scratch folders of dead processes (see leftovers.h). */
+#define _XOPEN_SOURCE 700
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/leftovers.h"
+
+/* A process's start time in clock ticks after boot (field 22 of
+ * /proc/<pid>/stat); 0 when there is no such process or it has ended (a
+ * zombie: killed, not yet reaped). */
+static unsigned long long process_start(long pid) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* the command name (field 2) may hold spaces and parentheses: count after its last ')' */
+    char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+        return 0; /* field 3, the state: dead or a zombie */
+    int field = 2;
+    while (p && *p && field < 22) {
+        if (*p++ == ' ')
+            field++;
+    }
+    return p ? strtoull(p, NULL, 10) : 0;
+}
+
+void em_owner_tag(char *buf, size_t cap) {
+    long pid = (long)getpid();
+    snprintf(buf, cap, "%ld-%llu", pid, process_start(pid));
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)ftw;
+    (void)(flag == FTW_DP ? rmdir(path) : unlink(path)); /* best effort: another may race us */
+    return 0;
+}
+
+void em_sweep_orphans(const char *parent, const char *prefix) {
+    DIR *dir = opendir(parent);
+    if (!dir)
+        return;
+    size_t np = strlen(prefix);
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        long pid;
+        unsigned long long start;
+        int used = 0;
+        if (strncmp(e->d_name, prefix, np) != 0 ||
+            sscanf(e->d_name + np, "%ld-%llu-%n", &pid, &start, &used) != 2 || used == 0 ||
+            pid <= 0 || process_start(pid) == start)
+            continue;
+        char path[4096];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", parent, e->d_name) < sizeof path)
+            nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    closedir(dir);
+}
