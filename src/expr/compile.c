@@ -767,62 +767,11 @@ static bool literal_bool(const em_expr *a, bool *v) {
     return true;
 }
 
-typedef struct fn_desc {
-    const char *name;
-    ex_fn fn;
-    int min_args, max_args;
-} fn_desc;
-
-static const fn_desc scalar_fns[] = {
-    {"substring", FN_SUBSTRING, 2, 3},
-    {"substr", FN_SUBSTRING, 2, 3},
-    {"concat", FN_CONCAT, 0, 1000},
-    {"upper", FN_UPPER, 1, 1},
-    {"read_side_padding", FN_READ_SIDE_PADDING, 2, 2},
-    {"ucase", FN_UPPER, 1, 1},
-    {"lower", FN_LOWER, 1, 1},
-    {"lcase", FN_LOWER, 1, 1},
-    {"length", FN_LENGTH, 1, 1},
-    {"char_length", FN_LENGTH, 1, 1},
-    {"character_length", FN_LENGTH, 1, 1},
-    {"trim", FN_TRIM, 1, 2},
-    {"ltrim", FN_LTRIM, 1, 2},
-    {"rtrim", FN_RTRIM, 1, 2},
-    {"StartsWith", FN_STARTS_WITH, 2, 2},
-    {"EndsWith", FN_ENDS_WITH, 2, 2},
-    {"Contains", FN_CONTAINS, 2, 2},
-    {"year", FN_YEAR, 1, 1},
-    {"month", FN_MONTH, 1, 1},
-    {"dayofmonth", FN_DAY, 1, 1},
-    {"day", FN_DAY, 1, 1},
-    {"quarter", FN_QUARTER, 1, 1},
-    {"date_add", FN_DATE_ADD, 2, 2},
-    {"date_sub", FN_DATE_SUB, 2, 2},
-    {"datediff", FN_DATEDIFF, 2, 2},
-    {"UnscaledValue", FN_UNSCALED, 1, 1},
-    {"isnan", FN_ISNAN, 1, 1},
-    {"normalizenanandzero", FN_NORMALIZE, 1, 1},
-    {"shiftleft", FN_SHIFTLEFT, 2, 2},
-    {"shiftright", FN_SHIFTRIGHT, 2, 2},
-    {"floor", FN_FLOOR, 1, 1},
-    {"ceil", FN_CEIL, 1, 1},
-    {"ceiling", FN_CEIL, 1, 1},
-    {"sqrt", FN_SQRT, 1, 1},
-    {"exp", FN_EXP, 1, 1},
-    {"ln", FN_LN, 1, 1},
-    {"power", FN_POWER, 2, 2},
-    {"pow", FN_POWER, 2, 2},
-    {"pmod", FN_PMOD, 2, 2},
-    {"hour", FN_HOUR, 1, 2},
-    {"minute", FN_MINUTE, 1, 2},
-    {"second", FN_SECOND, 1, 2},
-};
-
-static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
+static int compile_scalar_fn(cctx *c, const em_expr *e, const em_fn_info *fd) {
     if (e->n_args < fd->min_args || e->n_args > fd->max_args)
         return fail_unsupported(c, e, "wrong number of arguments"), -1;
     int n_args = e->n_args;
-    if ((fd->fn == FN_TRIM || fd->fn == FN_LTRIM || fd->fn == FN_RTRIM) && n_args == 2) {
+    if ((fd->id == EM_FN_TRIM || fd->id == EM_FN_LTRIM || fd->id == EM_FN_RTRIM) && n_args == 2) {
         /* Spark prints StringTrim's optional trimStr: None is the default (spaces) */
         const em_expr *t = e->args[1];
         if (t->kind != EM_EXPR_LITERAL || strcmp(t->text, "None") != 0)
@@ -840,7 +789,7 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
     em_type result = em_type_make(EM_TYPE_STRING);
     const em_tz *zone = NULL, *stamped = NULL;
     int s = -1;
-    if ((fd->fn == FN_HOUR || fd->fn == FN_MINUTE || fd->fn == FN_SECOND) && n_args == 2) {
+    if ((fd->id == EM_FN_HOUR || fd->id == EM_FN_MINUTE || fd->id == EM_FN_SECOND) && n_args == 2) {
         /* Spark prints the analyzer's zone of a TimeZoneAwareExpression as
          * Some(id); that zone, not the session's, is the expression's */
         const em_expr *z = e->args[1];
@@ -856,44 +805,44 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
     }
     for (int i = 0; i < n_args; i++) {
         const em_type *want = NULL;
-        switch (fd->fn) {
-        case FN_SUBSTRING:
-        case FN_READ_SIDE_PADDING:
+        switch (fd->id) {
+        case EM_FN_SUBSTRING:
+        case EM_FN_READ_SIDE_PADDING:
             want = i == 0 ? &str : &i32;
             break;
-        case FN_CONCAT:
-        case FN_UPPER:
-        case FN_LOWER:
-        case FN_LENGTH:
-        case FN_TRIM:
-        case FN_LTRIM:
-        case FN_RTRIM:
-        case FN_STARTS_WITH:
-        case FN_ENDS_WITH:
-        case FN_CONTAINS:
+        case EM_FN_CONCAT:
+        case EM_FN_UPPER:
+        case EM_FN_LOWER:
+        case EM_FN_LENGTH:
+        case EM_FN_TRIM:
+        case EM_FN_LTRIM:
+        case EM_FN_RTRIM:
+        case EM_FN_STARTS_WITH:
+        case EM_FN_ENDS_WITH:
+        case EM_FN_CONTAINS:
             want = &str;
             break;
-        case FN_YEAR:
-        case FN_MONTH:
-        case FN_DAY:
-        case FN_QUARTER:
-        case FN_DATEDIFF:
+        case EM_FN_YEAR:
+        case EM_FN_MONTH:
+        case EM_FN_DAY:
+        case EM_FN_QUARTER:
+        case EM_FN_DATEDIFF:
             want = &date;
             break;
-        case FN_DATE_ADD:
-        case FN_DATE_SUB:
+        case EM_FN_DATE_ADD:
+        case EM_FN_DATE_SUB:
             want = i == 0 ? &date : &i32;
             break;
-        case FN_ISNAN:
-        case FN_NORMALIZE:
-        case FN_SQRT:
-        case FN_EXP:
-        case FN_LN:
-        case FN_POWER:
+        case EM_FN_ISNAN:
+        case EM_FN_NORMALIZE:
+        case EM_FN_SQRT:
+        case EM_FN_EXP:
+        case EM_FN_LN:
+        case EM_FN_POWER:
             want = &dbl;
             break;
-        case FN_SHIFTLEFT:
-        case FN_SHIFTRIGHT:
+        case EM_FN_SHIFTLEFT:
+        case EM_FN_SHIFTRIGHT:
             want = i == 1 ? &i32 : NULL;
             break;
         default:
@@ -902,9 +851,9 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
         int a = compile(c, e->args[i], want);
         if (a < 0)
             goto done;
-        if (want && !(fd->fn == FN_NORMALIZE && step_type(c, a).id == EM_TYPE_FLOAT)) {
+        if (want && !(fd->id == EM_FN_NORMALIZE && step_type(c, a).id == EM_TYPE_FLOAT)) {
             em_type at = step_type(c, a);
-            if ((fd->fn == FN_DATE_ADD || fd->fn == FN_DATE_SUB) && i == 1 &&
+            if ((fd->id == EM_FN_DATE_ADD || fd->id == EM_FN_DATE_SUB) && i == 1 &&
                 ex_type_is_integral(at) && at.id != EM_TYPE_LONG)
                 want = &at; /* tinyint/smallint/int days all accepted */
             a = cast_to(c, a, *want, e);
@@ -913,37 +862,37 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
         }
         argv[i] = a;
     }
-    switch (fd->fn) {
-    case FN_LENGTH:
-    case FN_YEAR:
-    case FN_MONTH:
-    case FN_DAY:
-    case FN_QUARTER:
-    case FN_DATEDIFF:
+    switch (fd->id) {
+    case EM_FN_LENGTH:
+    case EM_FN_YEAR:
+    case EM_FN_MONTH:
+    case EM_FN_DAY:
+    case EM_FN_QUARTER:
+    case EM_FN_DATEDIFF:
         result = i32;
         break;
-    case FN_DATE_ADD:
-    case FN_DATE_SUB:
+    case EM_FN_DATE_ADD:
+    case EM_FN_DATE_SUB:
         result = date;
         break;
-    case FN_STARTS_WITH:
-    case FN_ENDS_WITH:
-    case FN_CONTAINS:
-    case FN_ISNAN:
+    case EM_FN_STARTS_WITH:
+    case EM_FN_ENDS_WITH:
+    case EM_FN_CONTAINS:
+    case EM_FN_ISNAN:
         result = em_type_make(EM_TYPE_BOOLEAN);
         break;
-    case FN_NORMALIZE:
+    case EM_FN_NORMALIZE:
         result = step_type(c, argv[0]);
         break;
-    case FN_UNSCALED:
+    case EM_FN_UNSCALED:
         if (step_type(c, argv[0]).id != EM_TYPE_DECIMAL || step_type(c, argv[0]).precision > 18) {
             fail_unsupported(c, e, "UnscaledValue of a non-decimal(p<=18) value");
             goto done;
         }
         result = em_type_make(EM_TYPE_LONG);
         break;
-    case FN_SHIFTLEFT:
-    case FN_SHIFTRIGHT: {
+    case EM_FN_SHIFTLEFT:
+    case EM_FN_SHIFTRIGHT: {
         em_type t0 = step_type(c, argv[0]);
         result = t0.id == EM_TYPE_LONG ? t0 : i32;
         argv[0] = cast_to(c, argv[0], result, e);
@@ -951,14 +900,14 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
             goto done;
         break;
     }
-    case FN_SQRT:
-    case FN_EXP:
-    case FN_LN:
-    case FN_POWER:
+    case EM_FN_SQRT:
+    case EM_FN_EXP:
+    case EM_FN_LN:
+    case EM_FN_POWER:
         result = dbl;
         break;
-    case FN_FLOOR:
-    case FN_CEIL: {
+    case EM_FN_FLOOR:
+    case EM_FN_CEIL: {
         /* Spark: decimal(p,s) -> decimal(p-s+1, 0); integral stays; the
          * rest goes through double to bigint */
         em_type t0 = step_type(c, argv[0]);
@@ -974,7 +923,7 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
             goto done;
         break;
     }
-    case FN_PMOD: {
+    case EM_FN_PMOD: {
         em_type t0 = step_type(c, argv[0]), t1 = step_type(c, argv[1]);
         if (!ex_type_is_integral(t0) || !ex_type_is_integral(t1)) {
             fail_unsupported(c, e, "pmod of non-integral values");
@@ -987,9 +936,9 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
             goto done;
         break;
     }
-    case FN_HOUR:
-    case FN_MINUTE:
-    case FN_SECOND: {
+    case EM_FN_HOUR:
+    case EM_FN_MINUTE:
+    case EM_FN_SECOND: {
         /* a date is midnight in the session zone; a timestamp is read there */
         em_type ts = em_type_make(EM_TYPE_TIMESTAMP), t0 = step_type(c, argv[0]);
         if (t0.id == EM_TYPE_DATE)
@@ -1012,7 +961,7 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const fn_desc *fd) {
     }
     s = add_step(c, EX_SCALAR, result, e, n_args, argv);
     if (s >= 0) {
-        c->prog->steps[s].fn = fd->fn;
+        c->prog->steps[s].fn = fd->id;
         c->prog->steps[s].tz = zone;
         /* date_add overflow wraps like Java int in non-ANSI mode */
     }
@@ -1081,7 +1030,7 @@ static int compile_call(cctx *c, const em_expr *e) {
             return -1;
         int s = add_step(c, EX_SCALAR, em_type_decimal((int)p, (int)sc), e, 1, &a);
         if (s >= 0) {
-            c->prog->steps[s].fn = FN_MAKE_DECIMAL;
+            c->prog->steps[s].fn = EM_FN_MAKE_DECIMAL;
             c->prog->steps[s].null_on_error = null_on;
         }
         return s;
@@ -1165,14 +1114,14 @@ static int compile_call(cctx *c, const em_expr *e) {
         }
         int s = add_step(c, EX_SCALAR, rt, e, 1, &a);
         if (s >= 0) {
-            c->prog->steps[s].fn = FN_ROUND;
+            c->prog->steps[s].fn = EM_FN_ROUND;
             c->prog->steps[s].iarg = sc;
         }
         return s;
     }
-    for (size_t i = 0; i < sizeof scalar_fns / sizeof scalar_fns[0]; i++)
-        if (!strcasecmp(n, scalar_fns[i].name))
-            return compile_scalar_fn(c, e, &scalar_fns[i]);
+    const em_fn_info *fi = em_fn_lookup(n);
+    if (fi && fi->native)
+        return compile_scalar_fn(c, e, fi);
     return fail_unsupported(c, e, "unsupported function"), -1;
 }
 
@@ -1256,7 +1205,7 @@ static int compile(cctx *c, const em_expr *e, const em_type *hint) {
             return -1;
         int s = add_step(c, EX_SCALAR, em_type_make(EM_TYPE_BOOLEAN), e, 2, args);
         if (s >= 0)
-            c->prog->steps[s].fn = FN_LIKE;
+            c->prog->steps[s].fn = EM_FN_LIKE;
         return s;
     }
     case EM_EXPR_CASE:

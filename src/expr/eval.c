@@ -952,7 +952,7 @@ static bool fast_scalar(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_stat
         return false;
     const em_column *a = reg(x, st->args[0]);
     switch (st->fn) {
-    case FN_UNSCALED: {
+    case EM_FN_UNSCALED: {
         /* decimal(p <= 18): the unscaled value fits a long */
         const em_i128 *av = (const em_i128 *)a->values->data;
         int64_t *ov = (int64_t *)o->values->data;
@@ -964,7 +964,7 @@ static bool fast_scalar(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_stat
         });
         return true;
     }
-    case FN_MAKE_DECIMAL: {
+    case EM_FN_MAKE_DECIMAL: {
         const int64_t *av = (const int64_t *)a->values->data;
         em_i128 *ov = (em_i128 *)o->values->data;
         int p = st->type.precision;
@@ -980,7 +980,7 @@ static bool fast_scalar(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_stat
         });
         return true;
     }
-    case FN_YEAR: {
+    case EM_FN_YEAR: {
         const int32_t *av = (const int32_t *)a->values->data;
         int32_t *ov = (int32_t *)o->values->data;
         EX_FOR_ROWS(sel, n, i, {

@@ -21,6 +21,7 @@
 #include "ember/expr.h"
 #include "ember/tz.h"
 #include "ember/value_text.h"
+#include "expr/catalog.h"
 #include "expr/decimal.h"
 
 /* Scalar value of a step's type (the type is kept by whoever holds it). */
@@ -55,51 +56,11 @@ typedef enum ex_op {
     EX_SCALAR, /* row-wise scalar function fn (strings, dates, ...) */
 } ex_op;
 
-/* Row-wise scalar functions (EX_SCALAR). */
-typedef enum ex_fn {
-    FN_SUBSTRING,
-    FN_CONCAT,
-    FN_UPPER,
-    FN_READ_SIDE_PADDING,
-    FN_LOWER,
-    FN_LENGTH,
-    FN_TRIM,
-    FN_LTRIM,
-    FN_RTRIM,
-    FN_LIKE,
-    FN_STARTS_WITH,
-    FN_ENDS_WITH,
-    FN_CONTAINS,
-    FN_YEAR,
-    FN_MONTH,
-    FN_DAY,
-    FN_QUARTER,
-    FN_DATE_ADD,
-    FN_DATE_SUB,
-    FN_DATEDIFF,
-    FN_UNSCALED,
-    FN_MAKE_DECIMAL,
-    FN_ISNAN,
-    FN_NORMALIZE,
-    FN_SHIFTLEFT,
-    FN_SHIFTRIGHT,
-    FN_ROUND,
-    FN_FLOOR,
-    FN_CEIL,
-    FN_SQRT,
-    FN_EXP,
-    FN_LN,
-    FN_POWER,
-    FN_PMOD,
-    FN_HOUR, /* time of day of a timestamp (in the step's tz) or timestamp_ntz */
-    FN_MINUTE,
-    FN_SECOND,
-} ex_fn;
 
 typedef struct ex_step {
     ex_op op;
     em_binop bop; /* EX_ARITH, EX_CMP */
-    ex_fn fn;     /* EX_SCALAR */
+    em_fn fn;     /* EX_SCALAR: a catalog function */
     em_type type; /* result type */
     int n_args;
     int *args;      /* owned: operand step indices */

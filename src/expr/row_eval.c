@@ -609,90 +609,6 @@ static bool lit_bool(const em_expr *a, bool *v) {
     return false;
 }
 
-/* Argument and result types of the scalar functions, one letter each:
- * S string, I int, L bigint, D double, T date, B boolean; '-' keeps the
- * argument's own type and '?' leaves the result to bind_fn. The last
- * argument letter stands for every further argument. */
-typedef struct fn_entry {
-    const char *name;
-    rfn fn;
-    int min_args, max_args;
-    const char *args;
-    char result;
-} fn_entry;
-
-static const fn_entry fns[] = {
-    {"substring", RF_SUBSTRING, 2, 3, "SI", 'S'},
-    {"substr", RF_SUBSTRING, 2, 3, "SI", 'S'},
-    {"concat", RF_CONCAT, 0, 1000, "S", 'S'},
-    {"upper", RF_UPPER, 1, 1, "S", 'S'},
-    {"read_side_padding", RF_READ_SIDE_PADDING, 2, 2, "SI", 'S'},
-    {"ucase", RF_UPPER, 1, 1, "S", 'S'},
-    {"lower", RF_LOWER, 1, 1, "S", 'S'},
-    {"lcase", RF_LOWER, 1, 1, "S", 'S'},
-    {"length", RF_LENGTH, 1, 1, "S", 'I'},
-    {"char_length", RF_LENGTH, 1, 1, "S", 'I'},
-    {"character_length", RF_LENGTH, 1, 1, "S", 'I'},
-    {"trim", RF_TRIM, 1, 2, "S", 'S'},
-    {"ltrim", RF_LTRIM, 1, 2, "S", 'S'},
-    {"rtrim", RF_RTRIM, 1, 2, "S", 'S'},
-    {"StartsWith", RF_STARTS, 2, 2, "S", 'B'},
-    {"EndsWith", RF_ENDS, 2, 2, "S", 'B'},
-    {"Contains", RF_CONTAINS, 2, 2, "S", 'B'},
-    {"year", RF_YEAR, 1, 1, "T", 'I'},
-    {"month", RF_MONTH, 1, 1, "T", 'I'},
-    {"dayofmonth", RF_DAY, 1, 1, "T", 'I'},
-    {"day", RF_DAY, 1, 1, "T", 'I'},
-    {"quarter", RF_QUARTER, 1, 1, "T", 'I'},
-    {"date_add", RF_DATE_ADD, 2, 2, "TI", 'T'},
-    {"date_sub", RF_DATE_SUB, 2, 2, "TI", 'T'},
-    {"datediff", RF_DATEDIFF, 2, 2, "T", 'I'},
-    {"UnscaledValue", RF_UNSCALED, 1, 1, "-", '?'},
-    {"isnan", RF_ISNAN, 1, 1, "D", 'B'},
-    {"normalizenanandzero", RF_NORMALIZE, 1, 1, "D", '?'},
-    {"shiftleft", RF_SHL, 2, 2, "-I", '?'},
-    {"shiftright", RF_SHR, 2, 2, "-I", '?'},
-    {"shiftrightunsigned", RF_SHRU, 2, 2, "-I", '?'},
-    {"floor", RF_FLOOR, 1, 1, "-", '?'},
-    {"ceil", RF_CEIL, 1, 1, "-", '?'},
-    {"ceiling", RF_CEIL, 1, 1, "-", '?'},
-    {"sqrt", RF_SQRT, 1, 1, "D", 'D'},
-    {"exp", RF_EXP, 1, 1, "D", 'D'},
-    {"ln", RF_LN, 1, 1, "D", 'D'},
-    {"power", RF_POWER, 2, 2, "D", 'D'},
-    {"pow", RF_POWER, 2, 2, "D", 'D'},
-    {"cbrt", RF_CBRT, 1, 1, "D", 'D'},
-    {"log", RF_LOG, 2, 2, "D", 'D'},
-    {"pmod", RF_PMOD, 2, 2, "-", '?'},
-    {"greatest", RF_GREATEST, 2, 1000, "-", '?'},
-    {"least", RF_LEAST, 2, 1000, "-", '?'},
-    {"hash", RF_HASH, 1, 1000, "-", 'I'},
-    {"dayofweek", RF_DAYOFWEEK, 1, 1, "T", 'I'},
-    {"weekday", RF_WEEKDAY, 1, 1, "T", 'I'},
-    {"weekofyear", RF_WEEKOFYEAR, 1, 1, "T", 'I'},
-    {"last_day", RF_LAST_DAY, 1, 1, "T", 'T'},
-    {"add_months", RF_ADD_MONTHS, 2, 2, "TI", 'T'},
-    {"make_date", RF_MAKE_DATE, 3, 3, "I", 'T'},
-    {"hour", RF_HOUR, 1, 2, "-", 'I'},
-    {"minute", RF_MINUTE, 1, 2, "-", 'I'},
-    {"second", RF_SECOND, 1, 2, "-", 'I'},
-    {"ascii", RF_ASCII, 1, 1, "S", 'I'},
-    {"octet_length", RF_OCTET_LENGTH, 1, 1, "-", 'I'},
-    {"bit_length", RF_BIT_LENGTH, 1, 1, "-", 'I'},
-    {"initcap", RF_INITCAP, 1, 1, "S", 'S'},
-    {"instr", RF_INSTR, 2, 2, "S", 'I'},
-    {"locate", RF_LOCATE, 2, 3, "SSI", 'I'},
-    {"lpad", RF_LPAD, 2, 3, "SIS", 'S'},
-    {"rpad", RF_RPAD, 2, 3, "SIS", 'S'},
-    {"repeat", RF_REPEAT, 2, 2, "SI", 'S'},
-    {"replace", RF_REPLACE, 2, 3, "S", 'S'},
-    {"reverse", RF_REVERSE, 1, 1, "S", 'S'},
-    {"translate", RF_TRANSLATE, 3, 3, "S", 'S'},
-    {"concat_ws", RF_CONCAT_WS, 1, 1000, "S", 'S'},
-    {"bround", RF_BROUND, 1, 2, "-", '?'},
-    {"positive", RF_POSITIVE, 1, 1, "-", '?'},
-};
-
 /* The type a letter of the table stands for; NULL for '-' and '?'. */
 static const em_type *letter_type(char c) {
     static const em_type str = {EM_TYPE_STRING, 0, 0}, i32 = {EM_TYPE_INT, 0, 0};
@@ -716,7 +632,7 @@ static const em_type *letter_type(char c) {
     }
 }
 
-static const em_type *fn_arg_want(const fn_entry *f, int i) {
+static const em_type *fn_arg_want(const em_fn_info *f, int i) {
     size_t n = strlen(f->args);
     return letter_type(f->args[(size_t)i < n ? (size_t)i : n - 1]);
 }
@@ -768,11 +684,11 @@ static bool greatest_type(rnode *const *kids, int n, em_type *out) {
     return true;
 }
 
-static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
+static rnode *bind_fn(binder *b, const em_expr *e, const em_fn_info *f) {
     if (e->n_args < f->min_args || e->n_args > f->max_args)
         return fail_un(b, e, "wrong number of arguments");
     int n_args = e->n_args;
-    if ((f->fn == RF_TRIM || f->fn == RF_LTRIM || f->fn == RF_RTRIM) && n_args == 2) {
+    if ((f->id == EM_FN_TRIM || f->id == EM_FN_LTRIM || f->id == EM_FN_RTRIM) && n_args == 2) {
         /* StringTrim prints its Option trimStr; None means spaces */
         const em_expr *t = e->args[1];
         if (t->kind != EM_EXPR_LITERAL || !t->text || strcmp(t->text, "None") != 0)
@@ -780,7 +696,7 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
         n_args = 1;
     }
     const em_tz *own_zone = NULL;
-    if ((f->fn == RF_HOUR || f->fn == RF_MINUTE || f->fn == RF_SECOND) && n_args == 2) {
+    if ((f->id == EM_FN_HOUR || f->id == EM_FN_MINUTE || f->id == EM_FN_SECOND) && n_args == 2) {
         /* a time-zone aware expression prints the zone the analyzer gave it:
          * hour(ts#1, Some(Europe/Berlin)); it wins over the session's */
         const em_expr *o = e->args[1];
@@ -797,15 +713,15 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
     rnode *n = new_node(b, RK_FN, em_type_make(EM_TYPE_STRING), e, n_args);
     if (!n)
         return NULL;
-    n->fn = f->fn;
+    n->fn = f->id;
     for (int i = 0; i < n_args; i++) {
         const em_type *want = fn_arg_want(f, i);
         rnode *a = bind(b, e->args[i], want);
         if (!a)
             return NULL;
-        if (want && !(f->fn == RF_NORMALIZE && a->type.id == EM_TYPE_FLOAT)) {
+        if (want && !(f->id == EM_FN_NORMALIZE && a->type.id == EM_TYPE_FLOAT)) {
             em_type w = *want;
-            if ((f->fn == RF_DATE_ADD || f->fn == RF_DATE_SUB) && i == 1 && t_integral(a->type) &&
+            if ((f->id == EM_FN_DATE_ADD || f->id == EM_FN_DATE_SUB) && i == 1 && t_integral(a->type) &&
                 a->type.id != EM_TYPE_LONG)
                 w = a->type; /* tinyint/smallint/int days as they are */
             a = cast_node(b, a, w, e);
@@ -817,26 +733,26 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
     em_type t0 = e->n_args > 0 ? n->kids[0]->type : em_type_make(EM_TYPE_NULL);
     if (letter_type(f->result))
         n->type = *letter_type(f->result);
-    switch (f->fn) {
-    case RF_NORMALIZE:
+    switch (f->id) {
+    case EM_FN_NORMALIZE:
         n->type = t0;
         break;
-    case RF_UNSCALED:
+    case EM_FN_UNSCALED:
         if (t0.id != EM_TYPE_DECIMAL || t0.precision > 18)
             return fail_un(b, e, "UnscaledValue of a non-decimal(p<=18) value");
         n->type = em_type_make(EM_TYPE_LONG);
         break;
-    case RF_SHL:
-    case RF_SHR:
-    case RF_SHRU:
+    case EM_FN_SHIFTLEFT:
+    case EM_FN_SHIFTRIGHT:
+    case EM_FN_SHIFTRIGHTUNSIGNED:
         if (!t_integral(t0))
             return fail_un(b, e, "shift of a non-integral value");
         n->type = em_type_make(t0.id == EM_TYPE_LONG ? EM_TYPE_LONG : EM_TYPE_INT);
         if (!(n->kids[0] = cast_node(b, n->kids[0], n->type, e)))
             return NULL;
         break;
-    case RF_FLOOR:
-    case RF_CEIL:
+    case EM_FN_FLOOR:
+    case EM_FN_CEIL:
         if (!em_shim_floor_ceil_type(t0, &n->type))
             return fail_un(b, e, "floor/ceil of a non-numeric value");
         if (t_integral(t0))
@@ -846,8 +762,8 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
         if (!n->kids[0])
             return NULL;
         break;
-    case RF_GREATEST:
-    case RF_LEAST: {
+    case EM_FN_GREATEST:
+    case EM_FN_LEAST: {
         em_type t;
         if (!greatest_type(n->kids, n->n, &t))
             return fail_un(b, e, "greatest/least of incompatible types");
@@ -857,12 +773,12 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
                 return NULL;
         break;
     }
-    case RF_HOUR:
-    case RF_MINUTE:
-    case RF_SECOND:
-    case RF_OCTET_LENGTH:
-    case RF_BIT_LENGTH:
-        if (f->fn == RF_HOUR || f->fn == RF_MINUTE || f->fn == RF_SECOND) {
+    case EM_FN_HOUR:
+    case EM_FN_MINUTE:
+    case EM_FN_SECOND:
+    case EM_FN_OCTET_LENGTH:
+    case EM_FN_BIT_LENGTH:
+        if (f->id == EM_FN_HOUR || f->id == EM_FN_MINUTE || f->id == EM_FN_SECOND) {
             if (t0.id == EM_TYPE_DATE)
                 n->kids[0] = cast_node(b, n->kids[0], em_type_make(EM_TYPE_TIMESTAMP), e);
             else if (t0.id != EM_TYPE_TIMESTAMP && t0.id != EM_TYPE_TIMESTAMP_NTZ)
@@ -875,16 +791,16 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
             else if (t0.id != EM_TYPE_TIMESTAMP_NTZ && !zone_of(b, &n->tz))
                 return NULL;
         }
-        if ((f->fn == RF_OCTET_LENGTH || f->fn == RF_BIT_LENGTH) && t0.id != EM_TYPE_BINARY &&
+        if ((f->id == EM_FN_OCTET_LENGTH || f->id == EM_FN_BIT_LENGTH) && t0.id != EM_TYPE_BINARY &&
             !(n->kids[0] = cast_node(b, n->kids[0], em_type_make(EM_TYPE_STRING), e)))
             return NULL;
         break;
-    case RF_BROUND:
-    case RF_POSITIVE:
+    case EM_FN_BROUND:
+    case EM_FN_POSITIVE:
         if (!t_numeric(t0))
             return fail_un(b, e, "a numeric function of a non-numeric value");
         n->type = t0;
-        if (f->fn == RF_BROUND) {
+        if (f->id == EM_FN_BROUND) {
             int64_t sc = 0;
             if (e->n_args == 2 && !lit_int(e->args[1], &sc))
                 return fail_un(b, e, "bround(x[, literal scale])");
@@ -893,7 +809,7 @@ static rnode *bind_fn(binder *b, const em_expr *e, const fn_entry *f) {
             n->type = round_type(e, t0, sc);
         }
         break;
-    case RF_PMOD: {
+    case EM_FN_PMOD: {
         em_type t1 = n->kids[1]->type;
         if (!t_integral(t0) || !t_integral(t1))
             return fail_un(b, e, "pmod of non-integral values");
@@ -985,7 +901,7 @@ static rnode *bind_call(binder *b, const em_expr *e) {
         rnode *n = new_node(b, RK_FN, em_type_decimal((int)p, (int)s), e, 1);
         if (!n || !(n->kids[0] = cast_node(b, bind(b, e->args[0], &lt), lt, e)))
             return NULL;
-        n->fn = RF_MAKE_DECIMAL;
+        n->fn = EM_FN_MAKE_DECIMAL;
         n->null_on_error = null_on;
         return n;
     }
@@ -1055,13 +971,13 @@ static rnode *bind_call(binder *b, const em_expr *e) {
         if (!n)
             return NULL;
         n->kids[0] = a;
-        n->fn = RF_ROUND;
+        n->fn = EM_FN_ROUND;
         n->iarg = sc;
         return n;
     }
-    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
-        if (!strcasecmp(nm, fns[i].name))
-            return bind_fn(b, e, &fns[i]);
+    const em_fn_info *fi = em_fn_lookup(nm);
+    if (fi && fi->row)
+        return bind_fn(b, e, fi);
     return fail_un(b, e, "unsupported function");
 }
 
@@ -1170,7 +1086,7 @@ static rnode *bind(binder *b, const em_expr *e, const em_type *hint) {
         if (!n || !(n->kids[0] = cast_node(b, bind(b, e->args[0], &st), st, e)) ||
             !(n->kids[1] = bind_const(b, e->args[1], pat, st)))
             return NULL;
-        n->fn = RF_LIKE;
+        n->fn = EM_FN_LIKE;
         return n;
     }
     case EM_EXPR_CASE:

@@ -6,6 +6,7 @@
 
 #include "ember/rowexpr.h"
 #include "ember/tz.h"
+#include "expr/catalog.h"
 
 typedef enum rkind {
     RK_INPUT, /* row[ordinal] */
@@ -29,79 +30,11 @@ typedef enum rkind {
     RK_FN, /* scalar function fn */
 } rkind;
 
-typedef enum rfn {
-    RF_SUBSTRING,
-    RF_CONCAT,
-    RF_UPPER,
-    RF_READ_SIDE_PADDING,
-    RF_LOWER,
-    RF_LENGTH,
-    RF_TRIM,
-    RF_LTRIM,
-    RF_RTRIM,
-    RF_LIKE,
-    RF_STARTS,
-    RF_ENDS,
-    RF_CONTAINS,
-    RF_YEAR,
-    RF_MONTH,
-    RF_DAY,
-    RF_QUARTER,
-    RF_DATE_ADD,
-    RF_DATE_SUB,
-    RF_DATEDIFF,
-    RF_UNSCALED,
-    RF_MAKE_DECIMAL,
-    RF_ISNAN,
-    RF_NORMALIZE,
-    RF_SHL,
-    RF_SHR,
-    RF_ROUND,
-    RF_FLOOR,
-    RF_CEIL,
-    RF_SQRT,
-    RF_EXP,
-    RF_LN,
-    RF_POWER,
-    RF_PMOD,
-    /* known to the plan model, not to the vectorized engine */
-    RF_GREATEST,
-    RF_LEAST,
-    RF_HASH,
-    RF_DAYOFWEEK,
-    RF_WEEKDAY,
-    RF_WEEKOFYEAR,
-    RF_LAST_DAY,
-    RF_ADD_MONTHS,
-    RF_MAKE_DATE,
-    RF_HOUR,
-    RF_MINUTE,
-    RF_SECOND,
-    RF_ASCII,
-    RF_OCTET_LENGTH,
-    RF_BIT_LENGTH,
-    RF_INITCAP,
-    RF_INSTR,
-    RF_LOCATE,
-    RF_LPAD,
-    RF_RPAD,
-    RF_REPEAT,
-    RF_REPLACE,
-    RF_REVERSE,
-    RF_TRANSLATE,
-    RF_CONCAT_WS,
-    RF_CBRT,
-    RF_LOG,
-    RF_BROUND,
-    RF_POSITIVE,
-    RF_SHRU,
-} rfn;
-
 typedef struct rnode {
     rkind kind;
     em_type type;
     em_binop op;
-    rfn fn;
+    em_fn fn;
     int n;
     struct rnode **kids; /* owned array; the nodes belong to the em_rexpr */
     int ordinal;

@@ -419,7 +419,7 @@ static em_status put_bytes(run *r, const uint8_t *p, int64_t n, em_datum *out) {
 static em_status round_value(run *r, rnode *n, const em_datum *a, em_datum *out) {
     em_type t = n->kids[0]->type;
     int sc = (int)n->iarg;
-    bool even = n->fn == RF_BROUND;
+    bool even = n->fn == EM_FN_BROUND;
     if (t.id == EM_TYPE_DECIMAL) {
         rdec x;
         to_rdec(a, t, &x);
@@ -493,7 +493,7 @@ static int iso_week(int64_t days) {
 
 static em_status eval_null_aware(run *r, rnode *n, const em_datum *a, em_datum *out) {
     switch (n->fn) {
-    case RF_HASH: {
+    case EM_FN_HASH: {
         /* Murmur3Hash(children, 42): nulls leave the running hash */
         uint32_t h = 42;
         for (int i = 0; i < n->n; i++)
@@ -501,20 +501,20 @@ static em_status eval_null_aware(run *r, rnode *n, const em_datum *a, em_datum *
         out->v.i64 = (int32_t)h;
         return EM_OK;
     }
-    case RF_GREATEST:
-    case RF_LEAST: {
+    case EM_FN_GREATEST:
+    case EM_FN_LEAST: {
         /* nulls skipped; null only when every argument is */
         *out = em_datum_null();
         for (int i = 0; i < n->n; i++) {
             if (a[i].is_null)
                 continue;
             int c = out->is_null ? 0 : em_datum_compare(&a[i], out, n->type);
-            if (out->is_null || (n->fn == RF_GREATEST ? c > 0 : c < 0))
+            if (out->is_null || (n->fn == EM_FN_GREATEST ? c > 0 : c < 0))
                 *out = a[i];
         }
         return EM_OK;
     }
-    default: { /* RF_CONCAT_WS: a null separator gives null, null values are skipped */
+    default: { /* EM_FN_CONCAT_WS: a null separator gives null, null values are skipped */
         if (a[0].is_null) {
             *out = em_datum_null();
             return EM_OK;
@@ -596,21 +596,21 @@ static em_status pad(run *r, const em_datum *s, int64_t len, const em_datum *p, 
 
 static em_status eval_more(run *r, rnode *n, const em_datum *a, em_datum *out) {
     switch (n->fn) {
-    case RF_DAYOFWEEK:
+    case EM_FN_DAYOFWEEK:
         out->v.i64 = (weekday_of(a[0].v.i64) + 1) % 7 + 1; /* 1 = Sunday */
         return EM_OK;
-    case RF_WEEKDAY:
+    case EM_FN_WEEKDAY:
         out->v.i64 = weekday_of(a[0].v.i64);
         return EM_OK;
-    case RF_WEEKOFYEAR:
+    case EM_FN_WEEKOFYEAR:
         out->v.i64 = iso_week(a[0].v.i64);
         return EM_OK;
-    case RF_LAST_DAY:
-    case RF_ADD_MONTHS: {
+    case EM_FN_LAST_DAY:
+    case EM_FN_ADD_MONTHS: {
         int64_t y;
         int m, d;
         em_civil_from_days(a[0].v.i64, &y, &m, &d);
-        if (n->fn == RF_ADD_MONTHS) {
+        if (n->fn == EM_FN_ADD_MONTHS) {
             /* LocalDate.plusMonths: the day is kept, clamped to the month */
             int64_t months = y * 12 + (m - 1) + a[1].v.i64;
             y = months / 12 - (months % 12 < 0);
@@ -623,7 +623,7 @@ static em_status eval_more(run *r, rnode *n, const em_datum *a, em_datum *out) {
         out->v.i64 = em_days_from_civil(y, m, d);
         return EM_OK;
     }
-    case RF_MAKE_DATE: {
+    case EM_FN_MAKE_DATE: {
         int64_t y = a[0].v.i64, m = a[1].v.i64, d = a[2].v.i64;
         if (m < 1 || m > 12 || d < 1 || y < -999999999 || y > 999999999 ||
             d > days_in_month(y, (int)m)) {
@@ -636,27 +636,27 @@ static em_status eval_more(run *r, rnode *n, const em_datum *a, em_datum *out) {
         out->v.i64 = em_days_from_civil(y, (int)m, (int)d);
         return EM_OK;
     }
-    case RF_HOUR:
-    case RF_MINUTE:
-    case RF_SECOND: {
+    case EM_FN_HOUR:
+    case EM_FN_MINUTE:
+    case EM_FN_SECOND: {
         int64_t day = 86400LL * 1000000, t = a[0].v.i64;
         if (n->tz) /* the instant's local time in the session zone */
             t = em_tz_utc_to_local_us(n->tz, t);
         int64_t us = ((t % day) + day) % day;
         int64_t secs = us / 1000000;
-        out->v.i64 = n->fn == RF_HOUR ? secs / 3600 : n->fn == RF_MINUTE ? secs / 60 % 60 : secs % 60;
+        out->v.i64 = n->fn == EM_FN_HOUR ? secs / 3600 : n->fn == EM_FN_MINUTE ? secs / 60 % 60 : secs % 60;
         return EM_OK;
     }
-    case RF_ASCII: {
+    case EM_FN_ASCII: {
         int64_t i = 0;
         out->v.i64 = a[0].v.str.len ? decode(a[0].v.str.ptr, a[0].v.str.len, &i) : 0;
         return EM_OK;
     }
-    case RF_OCTET_LENGTH:
-    case RF_BIT_LENGTH:
-        out->v.i64 = (int64_t)a[0].v.str.len * (n->fn == RF_BIT_LENGTH ? 8 : 1);
+    case EM_FN_OCTET_LENGTH:
+    case EM_FN_BIT_LENGTH:
+        out->v.i64 = (int64_t)a[0].v.str.len * (n->fn == EM_FN_BIT_LENGTH ? 8 : 1);
         return EM_OK;
-    case RF_INITCAP: {
+    case EM_FN_INITCAP: {
         /* lower-case everything, then upper-case the first letter of each
          * space-separated word */
         EM_TRY(change_case(r, &a[0], false, out));
@@ -674,28 +674,28 @@ static em_status eval_more(run *r, rnode *n, const em_datum *a, em_datum *out) {
         }
         return put_bytes(r, t, k, out);
     }
-    case RF_INSTR:
+    case EM_FN_INSTR:
         out->v.i64 = index_of(&a[0], &a[1], 0) + 1;
         return EM_OK;
-    case RF_LOCATE: {
+    case EM_FN_LOCATE: {
         int64_t pos = n->n > 2 ? a[2].v.i64 : 1;
         out->v.i64 = pos < 1 ? 0 : index_of(&a[1], &a[0], pos - 1) + 1;
         return EM_OK;
     }
-    case RF_READ_SIDE_PADDING:
+    case EM_FN_READ_SIDE_PADDING:
         /* CHAR(n) columns: spaces up to n characters, a longer value as it is */
         if (n_chars(a[0].v.str.ptr, a[0].v.str.len) >= a[1].v.i64)
             return put_bytes(r, a[0].v.str.ptr, a[0].v.str.len, out);
         return pad(r, &a[0], a[1].v.i64, &(em_datum){.v.str = {(const uint8_t *)" ", 1}}, false,
                    out);
-    case RF_LPAD:
-    case RF_RPAD: {
+    case EM_FN_LPAD:
+    case EM_FN_RPAD: {
         em_datum space = {0};
         space.v.str.ptr = (const uint8_t *)" ";
         space.v.str.len = 1;
-        return pad(r, &a[0], a[1].v.i64, n->n > 2 ? &a[2] : &space, n->fn == RF_LPAD, out);
+        return pad(r, &a[0], a[1].v.i64, n->n > 2 ? &a[2] : &space, n->fn == EM_FN_LPAD, out);
     }
-    case RF_REPEAT: {
+    case EM_FN_REPEAT: {
         int64_t times = a[1].v.i64 > 0 ? a[1].v.i64 : 0, len = a[0].v.str.len;
         if (times * len > INT32_MAX)
             return fail_data(r, n, EM_ERR_INVALID, "INVALID_PARAMETER_VALUE",
@@ -707,7 +707,7 @@ static em_status eval_more(run *r, rnode *n, const em_datum *a, em_datum *out) {
             memcpy(o + i * len, a[0].v.str.ptr, (size_t)len);
         return put_bytes(r, o, times * len, out);
     }
-    case RF_REPLACE: {
+    case EM_FN_REPLACE: {
         const uint8_t *s = a[0].v.str.ptr, *w = a[1].v.str.ptr;
         int64_t sn = a[0].v.str.len, wn = a[1].v.str.len;
         const uint8_t *rep = n->n > 2 ? a[2].v.str.ptr : (const uint8_t *)"";
@@ -737,7 +737,7 @@ static em_status eval_more(run *r, rnode *n, const em_datum *a, em_datum *out) {
         }
         return put_bytes(r, o, k, out);
     }
-    case RF_REVERSE: {
+    case EM_FN_REVERSE: {
         const uint8_t *s = a[0].v.str.ptr;
         int64_t sn = a[0].v.str.len, k = sn;
         uint8_t *o = em_row_arena_alloc(r->arena, sn, r->err);
@@ -752,7 +752,7 @@ static em_status eval_more(run *r, rnode *n, const em_datum *a, em_datum *out) {
         }
         return put_bytes(r, o, sn, out);
     }
-    case RF_TRANSLATE: {
+    case EM_FN_TRANSLATE: {
         /* each character of `matching` maps to the one at the same place
          * in `replace` (the first occurrence wins), or is deleted */
         const uint8_t *s = a[0].v.str.ptr;
@@ -786,7 +786,7 @@ static em_status eval_more(run *r, rnode *n, const em_datum *a, em_datum *out) {
         }
         return put_bytes(r, o, k, out);
     }
-    case RF_CBRT: {
+    case EM_FN_CBRT: {
         /* Java's cbrt is within 2/3 ulp (exact cubes come back exact); one
          * Newton step in extended precision brings libm's there */
         double x = a[0].v.f64, y = cbrt(x);
@@ -798,17 +798,17 @@ static em_status eval_more(run *r, rnode *n, const em_datum *a, em_datum *out) {
         out->v.f64 = y;
         return EM_OK;
     }
-    case RF_LOG:
+    case EM_FN_LOG:
         /* Logarithm(base, x): null for a base or x <= 0 */
         if (a[0].v.f64 <= 0 || a[1].v.f64 <= 0)
             *out = em_datum_null();
         else
             out->v.f64 = log(a[1].v.f64) / log(a[0].v.f64);
         return EM_OK;
-    case RF_POSITIVE:
+    case EM_FN_POSITIVE:
         *out = a[0];
         return EM_OK;
-    case RF_SHRU: {
+    case EM_FN_SHIFTRIGHTUNSIGNED: {
         bool is_long = n->type.id == EM_TYPE_LONG;
         int sh = (int)(a[1].v.i64 & (is_long ? 63 : 31));
         out->v.i64 = is_long ? (int64_t)((uint64_t)a[0].v.i64 >> sh)
@@ -828,8 +828,8 @@ static em_status eval_fn(run *r, rnode *n, em_datum *out) {
     em_status st = EM_OK;
     /* hash, greatest/least and concat_ws see nulls; the rest are null
      * intolerant */
-    bool sees_nulls = n->fn == RF_HASH || n->fn == RF_GREATEST || n->fn == RF_LEAST ||
-                      n->fn == RF_CONCAT_WS;
+    bool sees_nulls = n->fn == EM_FN_HASH || n->fn == EM_FN_GREATEST || n->fn == EM_FN_LEAST ||
+                      n->fn == EM_FN_CONCAT_WS;
     for (int i = 0; i < n->n; i++) {
         st = eval(r, n->kids[i], &a[i]);
         if (st != EM_OK)
@@ -845,7 +845,7 @@ static em_status eval_fn(run *r, rnode *n, em_datum *out) {
         goto done;
     }
     switch (n->fn) {
-    case RF_SUBSTRING: {
+    case EM_FN_SUBSTRING: {
         /* UTF8String.substringSQL: 1-based, 0 is 1, negative from the end;
          * the end is computed before the start is clamped */
         const uint8_t *p = a[0].v.str.ptr;
@@ -867,7 +867,7 @@ static em_status eval_fn(run *r, rnode *n, em_datum *out) {
         put_bytes(r, p + b0, b1 - b0, out);
         break;
     }
-    case RF_CONCAT: {
+    case EM_FN_CONCAT: {
         int64_t total = 0;
         for (int i = 0; i < n->n; i++)
             total += a[i].v.str.len;
@@ -885,104 +885,104 @@ static em_status eval_fn(run *r, rnode *n, em_datum *out) {
         put_bytes(r, o, total, out);
         break;
     }
-    case RF_UPPER:
-    case RF_LOWER:
-        st = change_case(r, &a[0], n->fn == RF_UPPER, out);
+    case EM_FN_UPPER:
+    case EM_FN_LOWER:
+        st = change_case(r, &a[0], n->fn == EM_FN_UPPER, out);
         break;
-    case RF_LENGTH:
+    case EM_FN_LENGTH:
         out->v.i64 = n_chars(a[0].v.str.ptr, a[0].v.str.len);
         break;
-    case RF_TRIM:
-    case RF_LTRIM:
-    case RF_RTRIM: {
+    case EM_FN_TRIM:
+    case EM_FN_LTRIM:
+    case EM_FN_RTRIM: {
         /* Spark's trim functions strip the space character only */
         const uint8_t *p = a[0].v.str.ptr;
         int64_t len = a[0].v.str.len;
-        if (n->fn != RF_RTRIM)
+        if (n->fn != EM_FN_RTRIM)
             while (len > 0 && *p == ' ')
                 p++, len--;
-        if (n->fn != RF_LTRIM)
+        if (n->fn != EM_FN_LTRIM)
             while (len > 0 && p[len - 1] == ' ')
                 len--;
         put_bytes(r, p, len, out);
         break;
     }
-    case RF_LIKE:
+    case EM_FN_LIKE:
         out->v.b = like(a[0].v.str.ptr, a[0].v.str.len, a[1].v.str.ptr, a[1].v.str.len);
         break;
-    case RF_STARTS:
-    case RF_ENDS:
-    case RF_CONTAINS: {
+    case EM_FN_STARTS_WITH:
+    case EM_FN_ENDS_WITH:
+    case EM_FN_CONTAINS: {
         const uint8_t *s = a[0].v.str.ptr, *w = a[1].v.str.ptr;
         int64_t sn = a[0].v.str.len, wn = a[1].v.str.len;
         bool hit = false;
         for (int64_t i = 0; i + wn <= sn && !hit; i++) {
-            if (n->fn == RF_STARTS && i > 0)
+            if (n->fn == EM_FN_STARTS_WITH && i > 0)
                 break;
-            if (n->fn == RF_ENDS && i != sn - wn)
+            if (n->fn == EM_FN_ENDS_WITH && i != sn - wn)
                 continue;
             hit = wn == 0 || memcmp(s + i, w, (size_t)wn) == 0;
         }
         out->v.b = hit;
         break;
     }
-    case RF_YEAR:
-    case RF_MONTH:
-    case RF_DAY:
-    case RF_QUARTER: {
+    case EM_FN_YEAR:
+    case EM_FN_MONTH:
+    case EM_FN_DAY:
+    case EM_FN_QUARTER: {
         int64_t y;
         int m, d;
         em_civil_from_days(a[0].v.i64, &y, &m, &d);
-        out->v.i64 = n->fn == RF_YEAR    ? y
-                     : n->fn == RF_MONTH ? m
-                     : n->fn == RF_DAY   ? d
+        out->v.i64 = n->fn == EM_FN_YEAR    ? y
+                     : n->fn == EM_FN_MONTH ? m
+                     : n->fn == EM_FN_DAY   ? d
                                          : (m - 1) / 3 + 1;
         break;
     }
-    case RF_DATE_ADD:
-    case RF_DATE_SUB: {
+    case EM_FN_DATE_ADD:
+    case EM_FN_DATE_SUB: {
         /* DateAdd/DateSub: Java int arithmetic, wrapping even in ANSI mode */
-        int64_t v = n->fn == RF_DATE_ADD ? a[0].v.i64 + a[1].v.i64 : a[0].v.i64 - a[1].v.i64;
+        int64_t v = n->fn == EM_FN_DATE_ADD ? a[0].v.i64 + a[1].v.i64 : a[0].v.i64 - a[1].v.i64;
         out->v.i64 = (int32_t)(uint32_t)(uint64_t)v;
         break;
     }
-    case RF_DATEDIFF:
+    case EM_FN_DATEDIFF:
         out->v.i64 = (int32_t)(a[0].v.i64 - a[1].v.i64);
         break;
-    case RF_UNSCALED:
+    case EM_FN_UNSCALED:
         out->v.i64 = (int64_t)a[0].v.dec;
         break;
-    case RF_MAKE_DECIMAL: {
+    case EM_FN_MAKE_DECIMAL: {
         rdec x;
         rdec_from_i128(&x, a[0].v.i64, n->type.scale);
         st = dec_result(r, n, &x, out);
         break;
     }
-    case RF_ISNAN:
+    case EM_FN_ISNAN:
         out->v.b = isnan(a[0].v.f64);
         break;
-    case RF_NORMALIZE:
+    case EM_FN_NORMALIZE:
         out->v.f64 = isnan(a[0].v.f64) ? NAN : a[0].v.f64 == 0 ? 0.0 : a[0].v.f64;
         break;
-    case RF_SHL:
-    case RF_SHR: {
+    case EM_FN_SHIFTLEFT:
+    case EM_FN_SHIFTRIGHT: {
         bool is_long = n->type.id == EM_TYPE_LONG;
         int sh = (int)(a[1].v.i64 & (is_long ? 63 : 31));
-        if (n->fn == RF_SHL)
+        if (n->fn == EM_FN_SHIFTLEFT)
             out->v.i64 = is_long ? (int64_t)((uint64_t)a[0].v.i64 << sh)
                                  : (int32_t)((uint32_t)a[0].v.i64 << sh);
         else
             out->v.i64 = a[0].v.i64 >> sh; /* arithmetic, sign-extended datum */
         break;
     }
-    case RF_ROUND:
-    case RF_BROUND:
+    case EM_FN_ROUND:
+    case EM_FN_BROUND:
         st = round_value(r, n, &a[0], out);
         break;
-    case RF_FLOOR:
-    case RF_CEIL: {
+    case EM_FN_FLOOR:
+    case EM_FN_CEIL: {
         em_type t = n->kids[0]->type;
-        bool fl = n->fn == RF_FLOOR;
+        bool fl = n->fn == EM_FN_FLOOR;
         if (t.id == EM_TYPE_DECIMAL) {
             em_i128 v = a[0].v.dec, q = v, p = 1;
             for (int i = 0; i < t.scale; i++)
@@ -1002,22 +1002,22 @@ static em_status eval_fn(run *r, rnode *n, em_datum *out) {
         }
         break;
     }
-    case RF_SQRT:
+    case EM_FN_SQRT:
         out->v.f64 = sqrt(a[0].v.f64);
         break;
-    case RF_EXP:
+    case EM_FN_EXP:
         out->v.f64 = exp(a[0].v.f64);
         break;
-    case RF_LN:
+    case EM_FN_LN:
         if (a[0].v.f64 <= 0)
             *out = em_datum_null();
         else
             out->v.f64 = log(a[0].v.f64);
         break;
-    case RF_POWER:
+    case EM_FN_POWER:
         out->v.f64 = pow(a[0].v.f64, a[1].v.f64);
         break;
-    case RF_PMOD: {
+    case EM_FN_PMOD: {
         /* Pmod: r = a % n; r < 0 ? (r + n) % n : r, in Java arithmetic: int
          * and long wrap, byte and short are promoted to int (no wrap) and
          * narrowed at the end */

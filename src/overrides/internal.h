@@ -74,6 +74,8 @@ const char *ov_exec_class(const em_plan_node *node, char *buf, size_t cap);
  * expressions of their own (LIST, TYPE, PLAN_ID). *cls gets the class name
  * (a static string, or the printed function name for unknown functions). */
 const ov_expr_rule *ov_expr_rule_for(const em_expr *e, const char **cls);
+/* The rule of an expression class ("Substring"); NULL when none. */
+const ov_expr_rule *ov_expr_rule_named(const char *cls);
 
 /* The rule of an aggregate expression's function (Sum, Count, ...). */
 const ov_expr_rule *ov_agg_fn_rule(const em_expr *e, const char **cls);

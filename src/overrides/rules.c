@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "expr/catalog.h"
 #include "overrides/internal.h"
 
 /* ------------------------------------------------------------------ types */
@@ -576,81 +577,6 @@ static const ov_expr_rule no_native = {
     .cls = NULL, .native = false, .in_types = OV_T_ALL, .out_types = OV_T_ALL};
 
 static const struct {
-    const char *name; /* as printed, case-insensitive */
-    const char *cls;
-} call_classes[] = {
-    {"substring", "Substring"},
-    {"substr", "Substring"},
-    {"concat", "Concat"},
-    {"upper", "Upper"},
-    {"read_side_padding", "StaticInvoke"},
-    {"ucase", "Upper"},
-    {"lower", "Lower"},
-    {"lcase", "Lower"},
-    {"length", "Length"},
-    {"char_length", "Length"},
-    {"character_length", "Length"},
-    {"trim", "StringTrim"},
-    {"ltrim", "StringTrimLeft"},
-    {"rtrim", "StringTrimRight"},
-    {"StartsWith", "StartsWith"},
-    {"EndsWith", "EndsWith"},
-    {"Contains", "Contains"},
-    {"year", "Year"},
-    {"month", "Month"},
-    {"dayofmonth", "DayOfMonth"},
-    {"day", "DayOfMonth"},
-    {"quarter", "Quarter"},
-    {"hour", "Hour"},
-    {"minute", "Minute"},
-    {"second", "Second"},
-    {"date_add", "DateAdd"},
-    {"date_sub", "DateSub"},
-    {"datediff", "DateDiff"},
-    {"UnscaledValue", "UnscaledValue"},
-    {"isnan", "IsNaN"},
-    {"normalizenanandzero", "NormalizeNaNAndZero"},
-    {"shiftleft", "ShiftLeft"},
-    {"shiftright", "ShiftRight"},
-    {"floor", "Floor"},
-    {"ceil", "Ceil"},
-    {"ceiling", "Ceil"},
-    {"sqrt", "Sqrt"},
-    {"exp", "Exp"},
-    {"ln", "Log"},
-    {"power", "Pow"},
-    {"pow", "Pow"},
-    {"pmod", "Pmod"},
-    {"promote_precision", "PromotePrecision"},
-    {"knownfloatingpointnormalized", "KnownFloatingPointNormalized"},
-    {"knownnotnull", "KnownNotNull"},
-    {"dynamicpruningexpression", "DynamicPruningExpression"},
-    {"CheckOverflow", "CheckOverflow"},
-    {"MakeDecimal", "MakeDecimal"},
-    {"isnull", "IsNull"},
-    {"isnotnull", "IsNotNull"},
-    {"coalesce", "Coalesce"},
-    {"nvl", "Coalesce"},
-    {"ifnull", "Coalesce"},
-    {"if", "If"},
-    {"abs", "Abs"},
-    {"negative", "UnaryMinus"},
-    {"round", "Round"},
-    {"row_number", "RowNumber"},
-    {"rank", "Rank"},
-    {"dense_rank", "DenseRank"},
-    {"percent_rank", "PercentRank"},
-    {"cume_dist", "CumeDist"},
-    {"ntile", "NTile"},
-    {"lag", "Lag"},
-    {"lead", "Lead"},
-    {"nth_value", "NthValue"},
-    {"hashpartitioning", "HashPartitioning"},
-    {"rangepartitioning", "RangePartitioning"},
-    {"RoundRobinPartitioning", "RoundRobinPartitioning"},
-};
-
-static const struct {
     const char *name;
     const char *cls;
 } agg_classes[] = {
@@ -700,6 +626,8 @@ static const ov_expr_rule *rule_by_class(const char *cls) {
     return NULL;
 }
 
+const ov_expr_rule *ov_expr_rule_named(const char *cls) { return cls ? rule_by_class(cls) : NULL; }
+
 /* The aggregate function's own rule (Sum, Count, ...) for an AGG node. */
 static const ov_expr_rule *agg_fn_rule(const em_expr *e, const char **cls) {
     for (size_t i = 0; e->name && i < sizeof agg_classes / sizeof agg_classes[0]; i++)
@@ -729,11 +657,10 @@ const ov_expr_rule *ov_expr_rule_for(const em_expr *e, const char **cls) {
         }
         break;
     case EM_EXPR_CALL:
-        for (size_t i = 0; e->name && i < sizeof call_classes / sizeof call_classes[0]; i++)
-            if (!strcasecmp(e->name, call_classes[i].name)) {
-                c = call_classes[i].cls;
-                break;
-            }
+        {
+            const em_fn_info *fi = em_fn_lookup(e->name);
+            c = fi ? fi->cls : NULL;
+        }
         if (!c) {
             *cls = e->name ? e->name : "?";
             return &no_native;

@@ -7,8 +7,10 @@
  * natively: the row engine runs it). The rendering depends on the rules
  * alone, so test_overrides compares the committed page with it.
  */
+#include <stdio.h>
 #include <string.h>
 
+#include "expr/catalog.h"
 #include "overrides/internal.h"
 
 static const em_type_id doc_types[] = {
@@ -138,6 +140,33 @@ static void expressions(em_strbuf *sb) {
     em_strbuf_appends(sb, "\n", NULL);
 }
 
+/* The catalog's printed names: their class and whether they run natively. */
+static void functions(em_strbuf *sb) {
+    em_strbuf_appends(sb, "## Functions by printed name\n\n", NULL);
+    em_strbuf_appends(sb,
+                      "The function catalog (`src/expr/catalog.c`): each name Spark prints in "
+                      "call form, the expression class its switch and the table above name, "
+                      "its arguments, and whether the native engine evaluates it (NS: the "
+                      "row engine, which also runs names not listed where it can).\n\n",
+                      NULL);
+    em_strbuf_appends(sb, "| Name | Class | Arguments | Native |\n", NULL);
+    em_strbuf_appends(sb, "| --- | --- | --- | --- |\n", NULL);
+    for (int i = 0; i < em_fn_count(); i++) {
+        const em_fn_info *f = em_fn_at(i);
+        char arity[32] = "";
+        if (f->min_args >= 0 && f->max_args >= 1000)
+            snprintf(arity, sizeof arity, "%d or more", f->min_args);
+        else if (f->min_args >= 0 && f->min_args == f->max_args)
+            snprintf(arity, sizeof arity, "%d", f->min_args);
+        else if (f->min_args >= 0)
+            snprintf(arity, sizeof arity, "%d to %d", f->min_args, f->max_args);
+        const ov_expr_rule *r = ov_expr_rule_named(f->cls);
+        em_strbuf_appendf(sb, NULL, "| `%s` | %s | %s | %s |\n", f->name, f->cls, arity,
+                          r && r->native ? "S" : "NS");
+    }
+    em_strbuf_appends(sb, "\n", NULL);
+}
+
 static void casts(em_strbuf *sb) {
     em_strbuf_appends(sb, "## Cast\n\n", NULL);
     em_strbuf_appends(sb, "Rows: from; columns: to.\n\n", NULL);
@@ -170,6 +199,7 @@ em_status em_overrides_supported_ops_md(em_strbuf *out, em_error *err) {
                       NULL);
     execs(out);
     expressions(out);
+    functions(out);
     casts(out);
     if (em_strbuf_status(out) != EM_OK)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory rendering supported_ops.md");

@@ -57,6 +57,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "expr/catalog.h"
 #include "plan/internal.h"
 
 typedef struct type_env {
@@ -486,116 +487,80 @@ static em_type round_decimal_type(em_type t, int d) {
 }
 
 static void infer_call(em_expr *e) {
-    static const char *const boolean_fns[] = {"isnotnull", "isnull",   "StartsWith",
-                                              "EndsWith",  "Contains", "dynamicpruningexpression",
-                                              "exists",    "isnan",    "in",
-                                              "like",      "rlike",    "startswith",
-                                              "endswith",  "contains", "array_contains",
-                                              "RLIKE",     NULL};
-    /* string predicates: Spark's inputTypes are strings, so a literal argument spelled
-     * as digits (Contains(c, 000)) is the string Spark cast it to and folded */
-    static const char *const string_arg_fns[] = {"StartsWith", "EndsWith", "Contains",
-                                                 "startswith", "endswith", "contains",
-                                                 "RLIKE",      "rlike",    "like",
-                                                 NULL};
-    static const char *const same_fns[] = {"promote_precision",
-                                           "knownfloatingpointnormalized",
-                                           "normalizenanandzero",
-                                           "abs",
-                                           "shiftleft",
-                                           "shiftright",
-                                           "shiftrightunsigned",
-                                           "pmod",
-                                           "positive",
-                                           "negative",
-                                           "lag",
-                                           "lead",
-                                           "nth_value",
-                                           "first",
-                                           "last",
-                                           NULL};
-    static const char *const int_fns[] = {"year",        "month",
-                                          "dayofmonth",  "day",
-                                          "quarter",     "dayofweek",
-                                          "weekday",     "weekofyear",
-                                          "hour",        "minute",
-                                          "second",      "length",
-                                          "char_length", "character_length",
-                                          "size",        "datediff",
-                                          "hash",        "rank",
-                                          "dense_rank",  "row_number",
-                                          "ntile",       "instr",
-                                          "locate",      "ascii",
-                                          "bit_length",  "octet_length",
-                                          NULL};
-    static const char *const string_fns[] = {
-        "substring",      "substr",         "upper",   "lower", "read_side_padding",
-        "concat",         "trim",           "ltrim",   "rtrim",
-        "lpad",           "rpad",           "replace", "translate",
-        "concat_ws",      "reverse",        "initcap", "date_format",
-        "regexp_replace", "regexp_extract", "left",    "right",
-        "format_string",  "repeat",         NULL};
-    static const char *const date_fns[] = {"date_add", "date_sub",   "to_date",   "last_day",
-                                           "next_day", "add_months", "make_date", NULL};
-    static const char *const double_fns[] = {
-        "sqrt",  "exp",          "log",       "ln",  "log10", "log2", "pow",  "power", "rand",
-        "randn", "percent_rank", "cume_dist", "sin", "cos",   "tan",  "cbrt", NULL};
-    static const char *const floor_ceil_fns[] = {"floor", "ceil", "ceiling", NULL};
-    static const char *const first_known_fns[] = {"coalesce", "nvl",    "ifnull", "greatest",
-                                                  "least",    "nullif", NULL};
-    if (name_is(e, string_arg_fns))
+    /* call forms the catalog does not hold (their expressions have kinds of
+     * their own); first and last as window functions keep their input's type */
+    static const char *const boolean_calls[] = {"exists", "in", "like", "rlike", "RLIKE", NULL};
+    static const char *const string_arg_calls[] = {"like", "rlike", "RLIKE", NULL};
+    static const char *const same_calls[] = {"first", "last", NULL};
+    const em_fn_info *fi = em_fn_lookup(e->name);
+    if ((fi && fi->string_args) || name_is(e, string_arg_calls))
         for (int i = 0; i < e->n_args; i++)
             coerce_literal(e->args[i], em_type_make(EM_TYPE_STRING), LIT_MEMBER);
-    if (name_is(e, boolean_fns)) {
-        set_type(e, em_type_make(EM_TYPE_BOOLEAN));
-    } else if (strcmp(e->name, "CheckOverflow") == 0 && e->n_args >= 2 &&
-               e->args[1]->cast_type_known) {
-        set_type(e, e->args[1]->cast_type);
-    } else if (strcmp(e->name, "UnscaledValue") == 0 || strcmp(e->name, "xxhash64") == 0) {
+    char rule = fi ? fi->result : name_is(e, boolean_calls) ? 'B' : name_is(e, same_calls) ? '=' : '?';
+    em_type t;
+    switch (rule) {
+    case 'S':
+        set_type(e, em_type_make(EM_TYPE_STRING));
+        break;
+    case 'I':
+        set_type(e, em_type_make(EM_TYPE_INT));
+        break;
+    case 'L':
         set_type(e, em_type_make(EM_TYPE_LONG));
-    } else if (strcmp(e->name, "MakeDecimal") == 0 && e->n_args >= 3 &&
-               e->args[1]->kind == EM_EXPR_LITERAL && e->args[2]->kind == EM_EXPR_LITERAL) {
-        int p = atoi(e->args[1]->text), s = atoi(e->args[2]->text);
-        if (p >= 1 && p <= EM_DECIMAL_MAX_PRECISION && s >= 0 && s <= p) {
-            set_type(e, em_type_decimal(p, s));
-            set_type(e->args[1], em_type_make(EM_TYPE_INT));
-            set_type(e->args[2], em_type_make(EM_TYPE_INT));
-        }
-    } else if (name_is(e, same_fns)) {
+        break;
+    case 'D':
+        set_type(e, em_type_make(EM_TYPE_DOUBLE));
+        break;
+    case 'T':
+        set_type(e, em_type_make(EM_TYPE_DATE));
+        break;
+    case 'B':
+        set_type(e, em_type_make(EM_TYPE_BOOLEAN));
+        break;
+    case '=':
         if (e->n_args >= 1 && e->args[0]->type_known)
             set_type(e, e->args[0]->type);
-    } else if (name_is(e, int_fns)) {
-        set_type(e, em_type_make(EM_TYPE_INT));
-    } else if (name_is(e, string_fns)) {
-        set_type(e, em_type_make(EM_TYPE_STRING));
-    } else if (name_is(e, date_fns)) {
-        set_type(e, em_type_make(EM_TYPE_DATE));
-    } else if (name_is(e, double_fns)) {
-        set_type(e, em_type_make(EM_TYPE_DOUBLE));
-    } else if (name_is(e, floor_ceil_fns)) {
-        em_type t;
+        break;
+    case 'c':
+        if (common_type(e->args, e->n_args, &t))
+            set_type(e, t);
+        break;
+    case 'f':
         if (e->n_args == 1 && e->args[0]->type_known &&
             em_shim_floor_ceil_type(e->args[0]->type, &t))
             set_type(e, t);
-    } else if (name_is(e, first_known_fns)) {
-        em_type t;
-        if (common_type(e->args, e->n_args, &t))
-            set_type(e, t);
-    } else if (strcmp(e->name, "array") == 0) {
-        /* CreateArray: the elements are of one type (an array is not a type here) */
-        em_type t;
-        (void)common_type(e->args, e->n_args, &t);
-    } else if ((strcmp(e->name, "round") == 0 || strcmp(e->name, "bround") == 0) &&
-               e->n_args >= 1 && e->args[0]->type_known) {
-        em_type t = e->args[0]->type;
+        break;
+    case 'r':
+        if (e->n_args < 1 || !e->args[0]->type_known)
+            break;
+        t = e->args[0]->type;
         if (t.id != EM_TYPE_DECIMAL) {
             set_type(e, t);
         } else if (e->n_args < 2 || (e->args[1]->kind == EM_EXPR_LITERAL &&
                                      lit_is_integer(e->args[1]->text) &&
                                      digit_count(e->args[1]->text) <= 9)) {
-            set_type(e, round_decimal_type(
-                            t, e->n_args >= 2 ? atoi(e->args[1]->text) : 0));
+            set_type(e, round_decimal_type(t, e->n_args >= 2 ? atoi(e->args[1]->text) : 0));
         }
+        break;
+    default: /* the function's own rule */
+        if (strcmp(e->name, "CheckOverflow") == 0 && e->n_args >= 2 &&
+            e->args[1]->cast_type_known) {
+            set_type(e, e->args[1]->cast_type);
+        } else if (strcmp(e->name, "UnscaledValue") == 0 || strcmp(e->name, "xxhash64") == 0) {
+            set_type(e, em_type_make(EM_TYPE_LONG));
+        } else if (strcmp(e->name, "MakeDecimal") == 0 && e->n_args >= 3 &&
+                   e->args[1]->kind == EM_EXPR_LITERAL && e->args[2]->kind == EM_EXPR_LITERAL) {
+            int p = atoi(e->args[1]->text), s = atoi(e->args[2]->text);
+            if (p >= 1 && p <= EM_DECIMAL_MAX_PRECISION && s >= 0 && s <= p) {
+                set_type(e, em_type_decimal(p, s));
+                set_type(e->args[1], em_type_make(EM_TYPE_INT));
+                set_type(e->args[2], em_type_make(EM_TYPE_INT));
+            }
+        } else if (strcmp(e->name, "array") == 0) {
+            /* CreateArray: the elements are of one type (an array is not a type here) */
+            (void)common_type(e->args, e->n_args, &t);
+        }
+        break;
     }
     /* integer arguments of string/date functions (substring(x, 1, 2), date_add(d, 7)) */
     for (int i = 1; i < e->n_args; i++)
