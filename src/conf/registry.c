@@ -139,6 +139,11 @@ static const em_conf_key keys[] = {
      .doc = "Bytes of broadcast relations an executor keeps in C for the Spark plugin after "
             "the tasks that read them end (each broadcast crosses into C once per executor "
             "and its hash tables are built once); the least recently used go first."},
+    {.name = "spark.ember.spark.versionCheck", .type = EM_CONF_BOOL, .scope = EM_CONF_STARTUP,
+     .default_value = "true",
+     .doc = "The Spark plugin refuses to start on a Spark line its jar was not built for, "
+            "naming the running version and the supported ones; false tries anyway (at the "
+            "risk of failures where Spark's internal classes changed)."},
     {.name = "spark.ember.spark.shuffleFiles", .type = EM_CONF_BOOL, .scope = EM_CONF_STARTUP,
      .default_value = "true",
      .doc = "Whether the Spark plugin's map tasks write their shuffle data files from C "

@@ -24,10 +24,24 @@ class EmberPlugin extends SparkPlugin {
 
 object EmberPlugin {
   val ExtensionsClass = classOf[EmberExtensions].getName
+
+  /** The Spark lines this jar's JVM side is compiled against (major.minor). */
+  val SupportedLines: Seq[String] = Seq("3.5")
+
+  /** None when the running Spark is a supported line (or the check is off),
+   *  else why the plugin refuses to start. */
+  def versionRefusal(running: String, checkEnabled: Boolean): Option[String] = {
+    val line = running.split("[.-]").take(2).mkString(".")
+    if (!checkEnabled || SupportedLines.contains(line)) None
+    else Some(s"Ember's plugin supports Spark ${SupportedLines.map(_ + ".x").mkString(", ")}; " +
+      s"this is Spark $running. Set spark.ember.spark.versionCheck=false to try anyway.")
+  }
 }
 
 class EmberDriverPlugin extends DriverPlugin with Logging {
   override def init(sc: SparkContext, ctx: PluginContext): JMap[String, String] = {
+    EmberPlugin.versionRefusal(sc.version, sc.getConf.getBoolean("spark.ember.spark.versionCheck", true))
+      .foreach(why => throw new IllegalStateException(why))
     val key = "spark.sql.extensions"
     val now = sc.getConf.getOption(key).map(_.split(",").map(_.trim).filter(_.nonEmpty).toSeq)
       .getOrElse(Nil)

@@ -112,6 +112,18 @@ class PluginTest {
     assertEquals(None, ResultCompare.diff(rows, vanilla, ordered = false))
   }
 
+  /** A Spark line the jar was not built for is refused at start-up, naming
+   *  both versions, unless the check is turned off. */
+  @Test def unsupportedSparkLineIsRefused(): Unit = {
+    assertEquals(None, EmberPlugin.versionRefusal(spark.version, checkEnabled = true))
+    assertEquals(None, EmberPlugin.versionRefusal("3.5.0", checkEnabled = true))
+    val why = EmberPlugin.versionRefusal("4.0.1", checkEnabled = true)
+    assertTrue(why.exists(w => w.contains("Spark 4.0.1") && w.contains("3.5.x") &&
+      w.contains("spark.ember.spark.versionCheck=false")), why.toString)
+    assertEquals(None, EmberPlugin.versionRefusal("4.0.1", checkEnabled = false))
+    assertTrue(EmberPlugin.versionRefusal("3.4.4", checkEnabled = true).nonEmpty)
+  }
+
   /** The tasks a query launches (a listener counting task starts). */
   private def tasksOf(sql: String, ember: Boolean): (Seq[org.apache.spark.sql.Row], Int) = {
     val started = new java.util.concurrent.atomic.AtomicInteger()
