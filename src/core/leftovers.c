@@ -36,9 +36,17 @@ static unsigned long long process_start(long pid) {
     return p ? strtoull(p, NULL, 10) : 0;
 }
 
+/* This process's pid namespace (the inode of /proc/self/ns/pid; 0 when
+ * unknown): a pid means something only inside its namespace, so folders of
+ * another container sharing the parent are never judged. */
+static unsigned long long pid_namespace(void) {
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
 void em_owner_tag(char *buf, size_t cap) {
     long pid = (long)getpid();
-    snprintf(buf, cap, "%ld-%llu", pid, process_start(pid));
+    snprintf(buf, cap, "%llu-%ld-%llu", pid_namespace(), pid, process_start(pid));
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
@@ -53,14 +61,15 @@ void em_sweep_orphans(const char *parent, const char *prefix) {
     if (!dir)
         return;
     size_t np = strlen(prefix);
+    unsigned long long ns = pid_namespace();
     struct dirent *e;
     while ((e = readdir(dir))) {
         long pid;
-        unsigned long long start;
+        unsigned long long owner_ns, start;
         int used = 0;
         if (strncmp(e->d_name, prefix, np) != 0 ||
-            sscanf(e->d_name + np, "%ld-%llu-%n", &pid, &start, &used) != 2 || used == 0 ||
-            pid <= 0 || process_start(pid) == start)
+            sscanf(e->d_name + np, "%llu-%ld-%llu-%n", &owner_ns, &pid, &start, &used) != 3 ||
+            used == 0 || ns == 0 || owner_ns != ns || pid <= 0 || process_start(pid) == start)
             continue;
         char path[4096];
         if ((size_t)snprintf(path, sizeof path, "%s/%s", parent, e->d_name) < sizeof path)

@@ -791,7 +791,8 @@ static const struct {
     {EM_NODE_EXPAND, 1, {EM_FIELD_ARGUMENTS}},
     {EM_NODE_WINDOW, 1, {EM_FIELD_ARGUMENTS}},
     {EM_NODE_WINDOW_GROUP_LIMIT, 1, {EM_FIELD_ARGUMENTS}},
-    {EM_NODE_LOCAL_TABLE_SCAN, 2, {EM_FIELD_OUTPUT, EM_FIELD_ARGUMENTS}},
+    /* (no Arguments line when it has no columns: Spark prints an empty argString) */
+    {EM_NODE_LOCAL_TABLE_SCAN, 1, {EM_FIELD_OUTPUT}},
 };
 
 static const char *field_label(em_field_kind kind) {

@@ -79,7 +79,7 @@ static em_status new_file(rt_spill_dir *d, const char **out, em_error *err) {
         if (!p) {
             s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory naming the spill folder");
         } else {
-            char owner[48];
+            char owner[64];
             em_owner_tag(owner, sizeof owner);
             snprintf(p, n, "%s/ember-shuffle-%s-XXXXXX", d->base, owner);
             if (!mkdtemp(p)) {

@@ -84,5 +84,14 @@ echo "ember gen tpch: $gkilled of 5 runs killed before their end"
 leftover=$(find "$tmp/gen" -maxdepth 1 -name '.ember-tpch-*' | head -3)
 [ -z "$leftover" ] || bad "staging folders left after a later run: $leftover"
 
+# a run killed in a fresh folder leaves only its staging: the next run, without
+# --force, finds the folder empty once it has removed that
+(timeout --foreground -s KILL 0.02 "$bin" gen tpch --sf 0.1 --schema spark --out "$tmp/gen2" \
+    --no-progress > /dev/null 2>&1) 2> /dev/null
+if [ $? -eq 137 ] && [ -z "$(ls "$tmp/gen2" 2> /dev/null)" ]; then
+    "$bin" gen tpch --sf 0.01 --schema spark --out "$tmp/gen2" --no-progress > /dev/null ||
+        bad "the generator refused the folder a killed run left only its staging in"
+fi
+
 [ $fail -eq 0 ] && echo "nothing_left_behind: passed"
 exit $fail

@@ -213,6 +213,86 @@ static void test_errors_name_line_and_column(void **state) {
                  EM_ERR_UNSUPPORTED, "cannot tell which Spark version", "three arguments");
 }
 
+/* Valid plans the binding check must accept: a Generate's derived output
+ * lacks the columns it adds (x#358 here), so what reads them is not judged;
+ * a LocalTableScan of no columns prints no Arguments line. */
+static const char generate_plan[] =
+    "== Physical Plan ==\n"
+    "* Project (6)\n"
+    "+- * Generate (5)\n"
+    "   +- * Project (4)\n"
+    "      +- * Filter (3)\n"
+    "         +- * ColumnarToRow (2)\n"
+    "            +- Scan parquet  (1)\n"
+    "\n"
+    "\n"
+    "(1) Scan parquet \n"
+    "Output [3]: [n_nationkey#48L, n_name#49, n_regionkey#50L]\n"
+    "Batched: true\n"
+    "Location: InMemoryFileIndex [file:/tmp/tpch001/nation]\n"
+    "PushedFilters: [IsNotNull(n_nationkey), LessThan(n_nationkey,3)]\n"
+    "ReadSchema: struct<n_nationkey:bigint,n_name:string,n_regionkey:bigint>\n"
+    "\n"
+    "(2) ColumnarToRow [codegen id : 1]\n"
+    "Input [3]: [n_nationkey#48L, n_name#49, n_regionkey#50L]\n"
+    "\n"
+    "(3) Filter [codegen id : 1]\n"
+    "Input [3]: [n_nationkey#48L, n_name#49, n_regionkey#50L]\n"
+    "Condition : (isnotnull(n_nationkey#48L) AND (n_nationkey#48L < 3))\n"
+    "\n"
+    "(4) Project [codegen id : 1]\n"
+    "Output [2]: [n_name#49, n_regionkey#50L]\n"
+    "Input [3]: [n_nationkey#48L, n_name#49, n_regionkey#50L]\n"
+    "\n"
+    "(5) Generate [codegen id : 1]\n"
+    "Input [2]: [n_name#49, n_regionkey#50L]\n"
+    "Arguments: explode(array(1, 2, n_regionkey#50L)), [n_name#49], false, [x#358L]\n"
+    "\n"
+    "(6) Project [codegen id : 1]\n"
+    "Output [2]: [n_name#49, (x#358L + 1) AS y#400L]\n"
+    "Input [2]: [n_name#49, x#358L]\n";
+
+static const char no_column_local_table[] =
+    "== Physical Plan ==\n"
+    "* HashAggregate (4)\n"
+    "+- Exchange (3)\n"
+    "   +- * HashAggregate (2)\n"
+    "      +- * LocalTableScan (1)\n"
+    "\n"
+    "\n"
+    "(1) LocalTableScan [codegen id : 1]\n"
+    "Output: []\n"
+    "\n"
+    "(2) HashAggregate [codegen id : 1]\n"
+    "Input: []\n"
+    "Keys: []\n"
+    "Functions [1]: [partial_count(1)]\n"
+    "Aggregate Attributes [1]: [count#10L]\n"
+    "Results [1]: [count#11L]\n"
+    "\n"
+    "(3) Exchange\n"
+    "Input [1]: [count#11L]\n"
+    "Arguments: SinglePartition, ENSURE_REQUIREMENTS, [plan_id=20]\n"
+    "\n"
+    "(4) HashAggregate [codegen id : 2]\n"
+    "Input [1]: [count#11L]\n"
+    "Keys: []\n"
+    "Functions [1]: [count(1)]\n"
+    "Aggregate Attributes [1]: [count(1)#9L]\n"
+    "Results [1]: [count(1)#9L AS count(1)#12L]\n";
+
+static void test_check_accepts_valid_plans(void **state) {
+    (void)state;
+    const char *texts[] = {generate_plan, no_column_local_table};
+    for (int i = 0; i < 2; i++) {
+        em_plan *plan = NULL;
+        em_error err = {0};
+        em_plan_parse_options opt = {.source_name = "q.txt", .shim = em_shim_for_version("3.5", NULL)};
+        EM_ASSERT_OK(em_plan_parse(texts[i], strlen(texts[i]), &opt, &plan, &err), &err);
+        em_plan_free(plan);
+    }
+}
+
 static void test_location_forms(void **state) {
     (void)state;
     static const struct {
@@ -581,6 +661,7 @@ int main(void) {
         cmocka_unit_test(test_user_text_real_ids),
         cmocka_unit_test(test_errors_name_line_and_column),
         cmocka_unit_test(test_hostile_input_never_crashes),
+        cmocka_unit_test(test_check_accepts_valid_plans),
         cmocka_unit_test(test_location_forms),
         cmocka_unit_test(test_model_of_shared_plans),
         cmocka_unit_test(test_print_in_another_dialect),

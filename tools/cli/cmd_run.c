@@ -501,6 +501,12 @@ static em_status write_text(const run_args *a, const em_schema *sc, const em_bat
         if (dir)
             fd = open(slash ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
         free(dir);
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        if (fd >= 0 && access(proc, F_OK) != 0) {
+            close(fd); /* no /proc to name it by: a named temporary file instead */
+            fd = -1;
+        }
         unnamed = fd >= 0;
     }
 #endif

@@ -1103,7 +1103,14 @@ static int open_unnamed(const char *path) {
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     else
         return -1;
-    return open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (fd >= 0 && access(proc, F_OK) != 0) {
+        close(fd); /* no /proc to name it by at close: a named temporary file instead */
+        return -1;
+    }
+    return fd;
 #else
     (void)path;
     return -1;

@@ -425,6 +425,9 @@ em_status em_tpch_generate(const em_tpch_options *o, em_error *err) {
     EM_TRY(check_options(o, err));
     char created[4096]; /* the folder to remove on failure, "" if none */
     EM_TRY(mkdir_parents(o->out_dir, created, err));
+    /* a run killed outright (SIGKILL) leaves its staging folder: the next run
+     * removes it, before it decides whether the folder is empty */
+    em_sweep_orphans(o->out_dir, ".ember-tpch-");
     if (!created[0] && !o->force) {
         bool empty = false;
         EM_TRY(dir_is_empty(o->out_dir, &empty, err));
@@ -443,9 +446,7 @@ em_status em_tpch_generate(const em_tpch_options *o, em_error *err) {
     pthread_mutex_init(&run->lock, NULL);
     /* pid and a per-process counter: concurrent calls never share a staging folder. */
     static atomic_int calls;
-    /* a run killed outright (SIGKILL) leaves its staging folder: the next run removes it */
-    em_sweep_orphans(o->out_dir, ".ember-tpch-");
-    char owner[48];
+    char owner[64];
     em_owner_tag(owner, sizeof owner);
     snprintf(run->staging, sizeof run->staging, "%s/.ember-tpch-%s-%d.tmp", o->out_dir, owner,
              atomic_fetch_add(&calls, 1));
