@@ -5,8 +5,10 @@
  * ..."), so the text a user sees reads from the outermost place inwards.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/invariant.h"
 #include "ember/status.h"
 
 em_status em_error_setv(em_error *err, em_status code, const char *file, int line,
@@ -69,4 +71,18 @@ const char *em_status_name(em_status s) {
     case EM_ERR_INTERNAL: return "EM_ERR_INTERNAL";
     }
     return "EM_ERR_UNKNOWN";
+}
+
+em_status em_invariant_broken(em_error *err, const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    em_error local;
+    em_error *e = err ? err : &local;
+    em_error_setv(e, EM_ERR_INTERNAL, file, line, fmt, ap);
+    va_end(ap);
+#ifndef NDEBUG
+    fprintf(stderr, "ember: invariant broken at %s:%d: %s\n", file, line, e->msg);
+    abort();
+#endif
+    return EM_ERR_INTERNAL;
 }

@@ -72,7 +72,7 @@ static em_status NAME(ex_ctx *x, const ex_step *st, const em_column *a, const em
                 res = (T)(l ^ r);
                 break;
             default:
-                return EM_FAIL(x->err, EM_ERR_INTERNAL, "unexpected integral operator");
+                return EM_UNREACHABLE(x->err, "unexpected integral operator");
             }
             if (ovf && strict)
                 return overflow_error(st, "ARITHMETIC_OVERFLOW", x->err);
@@ -104,7 +104,7 @@ static em_status NAME(ex_ctx *x, const ex_step *st, const em_column *a, const em
                 res = (T)fmod((double)l, (double)r);
                 break;
             default:
-                return EM_FAIL(x->err, EM_ERR_INTERNAL, "unexpected floating-point operator");
+                return EM_UNREACHABLE(x->err, "unexpected floating-point operator");
             }
 #endif
             ov[i] = res;

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/invariant.h"
 #include "expr/internal.h"
 
 static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n);
@@ -330,7 +331,7 @@ static em_status run_arith(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
     case EM_TYPE_DECIMAL:
         return arith_decimal(x, st, a, b, o, sel, n);
     default:
-        return EM_FAIL(x->err, EM_ERR_INTERNAL, "arithmetic on an unexpected type");
+        return EM_UNREACHABLE(x->err, "arithmetic on an unexpected type");
     }
 }
 
@@ -866,7 +867,7 @@ static em_status run_rowwise(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
                 break;
             }
             default:
-                rc = EM_FAIL(x->err, EM_ERR_INTERNAL, "unexpected row-wise step");
+                rc = EM_UNREACHABLE(x->err, "unexpected row-wise step");
             }
         }
         if (rc != EM_OK)

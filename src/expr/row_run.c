@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/invariant.h"
 #include "expr/row_cast.h"
 #include "expr/row_eval.h"
 
@@ -114,7 +115,7 @@ static em_status eval_arith(run *r, rnode *n, em_datum *out) {
                 rdec_rem(&x, &y, &z);
             break;
         default:
-            return EM_FAIL(r->err, EM_ERR_INTERNAL, "decimal operator %s", em_binop_symbol(n->op));
+            return EM_UNREACHABLE(r->err, "decimal operator %s", em_binop_symbol(n->op));
         }
         return dec_result(r, n, &z, out);
     }
@@ -141,7 +142,7 @@ static em_status eval_arith(run *r, rnode *n, em_datum *out) {
             z = fmod(x, y);
             break;
         default:
-            return EM_FAIL(r->err, EM_ERR_INTERNAL, "floating operator %s",
+            return EM_UNREACHABLE(r->err, "floating operator %s",
                            em_binop_symbol(n->op));
         }
         out->v.f64 = t.id == EM_TYPE_FLOAT ? (double)(float)z : z;
@@ -179,7 +180,7 @@ static em_status eval_arith(run *r, rnode *n, em_datum *out) {
         out->v.i64 = a.v.i64 ^ b.v.i64;
         return EM_OK;
     default:
-        return EM_FAIL(r->err, EM_ERR_INTERNAL, "integral operator %s", em_binop_symbol(n->op));
+        return EM_UNREACHABLE(r->err, "integral operator %s", em_binop_symbol(n->op));
     }
 }
 
@@ -816,7 +817,7 @@ static em_status eval_more(run *r, rnode *n, const em_datum *a, em_datum *out) {
         return EM_OK;
     }
     default:
-        return EM_FAIL(r->err, EM_ERR_INTERNAL, "unknown row function");
+        return EM_UNREACHABLE(r->err, "unknown row function");
     }
 }
 
@@ -1195,7 +1196,7 @@ static em_status eval(run *r, rnode *n, em_datum *out) {
     case RK_FN:
         return eval_fn(r, n, out);
     }
-    return EM_FAIL(r->err, EM_ERR_INTERNAL, "unknown row expression node");
+    return EM_UNREACHABLE(r->err, "unknown row expression node");
 }
 
 em_status em_rexpr_eval(em_rexpr *x, const em_datum *row, em_row_arena *arena, em_datum *out,

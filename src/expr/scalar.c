@@ -23,6 +23,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/invariant.h"
 #include "expr/internal.h"
 
 static bool utf8_start(unsigned char c) { return (c & 0xC0) != 0x80; }
@@ -590,5 +591,5 @@ em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *
         break;
     }
     (void)put_str;
-    return EM_FAIL(err, EM_ERR_INTERNAL, "unknown scalar function in %s", what);
+    return EM_UNREACHABLE(err, "unknown scalar function in %s", what);
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/invariant.h"
 #include "ember/chunk.h"
 #include "ops/op_util.h"
 #include "ops/spill.h"
@@ -100,9 +101,9 @@ static em_status spill_put(em_spill *s, const void *p, int64_t n, em_error *err)
 
 em_status em_spill_write(em_spill *s, const em_batch *b, em_error *err) {
     if (s->finished || s->fd < 0)
-        return EM_FAIL(err, EM_ERR_INTERNAL, "spill file '%s': write after the end", s->path);
+        return EM_UNREACHABLE(err, "spill file '%s': write after the end", s->path);
     if (b->n_cols != s->schema.n_fields)
-        return EM_FAIL(err, EM_ERR_INTERNAL, "spill file '%s': %d columns written, %d expected",
+        return EM_UNREACHABLE(err, "spill file '%s': %d columns written, %d expected",
                        s->path, b->n_cols, s->schema.n_fields);
     int64_t rows = em_batch_rows(b);
     int32_t iota[EM_BATCH_CAP];
@@ -175,7 +176,7 @@ em_status em_spill_read(em_spill *s, em_batch **out, em_error *err) {
     opu_shell_release(s->batch);
     if (!s->reading) {
         if (!s->created || s->fd < 0)
-            return EM_FAIL(err, EM_ERR_INTERNAL, "spill file '%s' was not created", s->path);
+            return EM_UNREACHABLE(err, "spill file '%s' was not created", s->path);
         if (lseek(s->fd, 0, SEEK_SET) != 0)
             return EM_FAIL(err, EM_ERR_IO, "spill file '%s': cannot rewind: %s", s->path,
                            strerror(errno));
