@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Scratch folders of dead processes (see leftovers.h). */
+/* Scratch folders of dead processes and unnamed files (see leftovers.h). */
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,4 +77,43 @@ void em_sweep_orphans(const char *parent, const char *prefix) {
             nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     }
     closedir(dir);
+}
+
+int em_file_create_unnamed(const char *path) {
+#ifdef O_TMPFILE
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - path) < sizeof dir)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    else
+        return -1;
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (fd >= 0 && access(proc, F_OK) != 0) {
+        close(fd); /* no /proc to name it by at the end */
+        return -1;
+    }
+    return fd;
+#else
+    (void)path;
+    return -1;
+#endif
+}
+
+int em_file_link_unnamed(int fd, const char *name) {
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0)
+        return 0;
+#ifdef AT_EMPTY_PATH
+    /* the descriptor itself (needs CAP_DAC_READ_SEARCH) */
+    if (linkat(fd, "", AT_FDCWD, name, AT_EMPTY_PATH) == 0)
+        return 0;
+#endif
+    return -1;
 }

@@ -14,6 +14,15 @@
 
 #include <stddef.h>
 
+/* Files written unnamed (O_TMPFILE) and named only when complete, so a
+ * killed process leaves no half-written one. em_file_create_unnamed opens
+ * one for writing in path's folder; -1 where the system cannot (no
+ * O_TMPFILE, or no /proc/self/fd to name it by later): the caller writes
+ * under a temporary name instead. em_file_link_unnamed gives it `name`;
+ * 0, or -1 with errno set. */
+int em_file_create_unnamed(const char *path);
+int em_file_link_unnamed(int fd, const char *name);
+
 /* "<ns>-<pid>-<start>" of this process, for a scratch folder's name. */
 void em_owner_tag(char *buf, size_t cap);
 /* Removes, with everything in them, the entries of parent named

@@ -33,8 +33,7 @@ struct em_spill {
     char *path;
     em_schema schema;
     em_pool *pool;
-    int fd;        /* from creation to free: the file has no name after creation */
-    bool created;  /* fd holds the file */
+    int fd;        /* from creation to free (-1: not created); the file has no name */
     bool reading;  /* rewound for reading */
     bool finished; /* no more writes */
     em_batch *batch; /* the last batch read */
@@ -71,8 +70,7 @@ em_status em_spill_create(const em_schema *schema, const char *dir, em_pool *poo
         if (s->fd < 0)
             st = EM_FAIL(err, EM_ERR_IO, "spill file '%s': cannot create: %s", s->path,
                          strerror(errno));
-        s->created = s->fd >= 0;
-        if (s->created)
+        if (s->fd >= 0)
             unlink(s->path);
     }
     if (st != EM_OK) {
@@ -175,7 +173,7 @@ em_status em_spill_read(em_spill *s, em_batch **out, em_error *err) {
         EM_TRY(opu_shell_create(&s->schema, s->pool, &s->batch, err));
     opu_shell_release(s->batch);
     if (!s->reading) {
-        if (!s->created || s->fd < 0)
+        if (s->fd < 0)
             return EM_UNREACHABLE(err, "spill file '%s' was not created", s->path);
         if (lseek(s->fd, 0, SEEK_SET) != 0)
             return EM_FAIL(err, EM_ERR_IO, "spill file '%s': cannot rewind: %s", s->path,

@@ -37,6 +37,7 @@
 
 #include "cli.h"
 #include "cli_profile.h"
+#include "core/leftovers.h"
 #include "ember/conf.h"
 #include "ember/lore.h"
 #include "ember/overrides.h"
@@ -491,25 +492,8 @@ static em_status write_text(const run_args *a, const em_schema *sc, const em_bat
     /* written without a name (O_TMPFILE in the output's folder) and named
      * only when complete, so even SIGKILL leaves nothing behind; where the
      * file system cannot, under tmp from the start */
-    bool unnamed = false;
-    int fd = -1;
-#ifdef O_TMPFILE
-    {
-        char *dir = strdup(a->output), *slash = dir ? strrchr(dir, '/') : NULL;
-        if (dir && slash)
-            *(slash == dir ? slash + 1 : slash) = '\0';
-        if (dir)
-            fd = open(slash ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-        free(dir);
-        char proc[64];
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-        if (fd >= 0 && access(proc, F_OK) != 0) {
-            close(fd); /* no /proc to name it by: a named temporary file instead */
-            fd = -1;
-        }
-        unnamed = fd >= 0;
-    }
-#endif
+    int fd = em_file_create_unnamed(a->output);
+    bool unnamed = fd >= 0;
     if (fd < 0)
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
@@ -527,9 +511,7 @@ static em_status write_text(const run_args *a, const em_schema *sc, const em_bat
     if (s == EM_OK && fflush(f) != 0)
         s = EM_FAIL(err, EM_ERR_IO, "%s: %s", a->output, strerror(errno));
     if (s == EM_OK && unnamed) {
-        char proc[64];
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-        if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) != 0)
+        if (em_file_link_unnamed(fd, tmp) != 0)
             s = EM_FAIL(err, EM_ERR_IO, "%s: cannot name the finished output: %s", tmp,
                         strerror(errno));
         unnamed = s != EM_OK; /* named now: a failure below unlinks it */

@@ -68,6 +68,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/leftovers.h"
 #include "ember/parquet.h"
 #include "io/parquet/codec.h"
 #include "io/parquet/encode_buf.h"
@@ -1090,47 +1091,6 @@ static em_status writer_fail(em_pq_writer *w, em_status s) {
     return s;
 }
 
-/* An unnamed file in path's folder (O_TMPFILE), or -1 where unsupported. */
-static int open_unnamed(const char *path) {
-#ifdef O_TMPFILE
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else if ((size_t)(slash - path) < sizeof dir)
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    else
-        return -1;
-    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-    char proc[64];
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-    if (fd >= 0 && access(proc, F_OK) != 0) {
-        close(fd); /* no /proc to name it by at close: a named temporary file instead */
-        return -1;
-    }
-    return fd;
-#else
-    (void)path;
-    return -1;
-#endif
-}
-
-/* Gives the unnamed file its temporary name (renamed to the final one next). */
-static int link_unnamed(const em_pq_writer *w) {
-    char proc[64];
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", w->fd);
-    if (linkat(AT_FDCWD, proc, AT_FDCWD, w->tmp_path, AT_SYMLINK_FOLLOW) == 0)
-        return 0;
-#ifdef AT_EMPTY_PATH
-    /* without /proc: the descriptor itself (needs CAP_DAC_READ_SEARCH) */
-    if (linkat(w->fd, "", AT_FDCWD, w->tmp_path, AT_EMPTY_PATH) == 0)
-        return 0;
-#endif
-    return -1;
-}
-
 /* Failures from below (a pool's budget, a codec) do not know the file: say it. */
 static void name_file(const em_pq_writer *w, em_error *err) {
     if (err && !strstr(err->msg, w->path))
@@ -1229,7 +1189,7 @@ em_status em_pq_writer_open(const char *path, const em_schema *schema,
         em_pq_dict_init(&c->dict, c->width, w->pool);
         chunk_restart(w, c);
     }
-    w->fd = open_unnamed(path);
+    w->fd = em_file_create_unnamed(path);
     w->unnamed = w->fd >= 0;
     if (!w->unnamed)
         w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -1356,7 +1316,7 @@ em_status em_pq_writer_close(em_pq_writer *w, em_error *err) {
         if (s == EM_OK && fdatasync(w->fd) != 0 && errno != EINVAL && errno != EROFS)
             s = io_fail(w, "sync", err);
         if (s == EM_OK && w->unnamed) {
-            if (link_unnamed(w) != 0)
+            if (em_file_link_unnamed(w->fd, w->tmp_path) != 0)
                 s = io_fail(w, "link the finished file as", err);
             else
                 w->unnamed = false; /* named now: a failure below unlinks it */

@@ -25,6 +25,16 @@ object PlanStats {
       name -> ns.map(n => e.metrics.get(s"time.${n.source}").map(_.value).getOrElse(0L)).sum
     }
 
+  /** The plans a walk goes on into: AQE's current plan and its stages' plans,
+   *  an Ember node's inputs and the subqueries its expressions read, any
+   *  other node's children and subqueries. */
+  private def inside(plan: SparkPlan): Seq[SparkPlan] = plan match {
+    case a: AdaptiveSparkPlanExec => Seq(a.executedPlan)
+    case s: QueryStageExec => Seq(s.plan)
+    case e: EmberExec => e.children ++ e.subqueryExprs.map(_.plan)
+    case p => p.children ++ p.subqueries
+  }
+
   /** Each Ember node of the plan with its operators' rows and own times,
    *  one line per operator (for EMBER_DEBUG). */
   def operatorLines(plan: SparkPlan): Seq[String] = {
@@ -36,30 +46,18 @@ object PlanStats {
         }
       case _ => Nil
     }
-    val below = plan match {
-      case a: AdaptiveSparkPlanExec => Seq(a.executedPlan)
-      case s: QueryStageExec => Seq(s.plan)
-      case e: EmberExec => e.children ++ e.subqueryExprs.map(_.plan)
-      case p => p.children ++ p.subqueries
-    }
-    here ++ below.flatMap(operatorLines)
+    here ++ inside(plan).flatMap(operatorLines)
   }
 
   /** Exchanges and subqueries the plan reuses, AQE's reused stages
    *  included. Ember's nodes must let Spark find every reuse it finds in its
    *  own plan, or a query computes a shared subtree twice. */
   def reuses(plan: SparkPlan): Int = {
-    val below = plan match {
-      case a: AdaptiveSparkPlanExec => Seq(a.executedPlan)
-      case s: QueryStageExec => Seq(s.plan)
-      case e: EmberExec => e.children ++ e.subqueryExprs.map(_.plan)
-      case p => p.children ++ p.subqueries
-    }
     val own = plan match {
       case _: ReusedExchangeExec | _: ReusedSubqueryExec => 1
       case _ => 0
     }
-    own + below.map(reuses).sum
+    own + inside(plan).map(reuses).sum
   }
 
   def of(plan: SparkPlan): Stats = {
@@ -74,19 +72,6 @@ object PlanStats {
            _: EmberBroadcastToSparkExec => Stats(0, 0)
       case _ => Stats(0, 1)
     }
-    val below = plan match {
-      case a: AdaptiveSparkPlanExec => Seq(a.executedPlan)
-      case s: QueryStageExec => Seq(s.plan)
-      case p => p.children
-    }
-    val subs = plan match {
-      case _: EmberExec | _: AdaptiveSparkPlanExec | _: QueryStageExec => Nil
-      case p => p.subqueries
-    }
-    val emberSubs = plan match {
-      case e: EmberExec => e.subqueryExprs.map(_.plan)
-      case _ => Nil
-    }
-    (below ++ subs ++ emberSubs).map(of).foldLeft(own)(_ + _)
+    inside(plan).map(of).foldLeft(own)(_ + _)
   }
 }
