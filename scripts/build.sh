@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything: the C library, the `ember` CLI and the JNI library
 # (CMake, release preset), then the Spark plugin jar (Maven), which carries
-# the JNI library, and the launcher's classpath (spark/target/classpath.txt).
+# the JNI library, and the launcher's classpath (spark/plugin/target/classpath.txt).
 #   scripts/build.sh [PRESET]    PRESET: release (default)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 sf=${1:-0.1}
 shared=${EMBER_SHARED:-$(cd .. && pwd)/shared}
-if [ ! -x build/release/ember ] || [ ! -f spark/target/classpath.txt ]; then
+if [ ! -x build/release/ember ] || [ ! -f spark/plugin/target/classpath.txt ]; then
   echo "demo: building first (scripts/build.sh)" >&2
   bash scripts/build.sh
 fi

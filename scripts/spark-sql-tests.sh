@@ -4,13 +4,13 @@
 # SqlGoldenTest in its all-files mode, and writes docs/spark-sql-tests.md:
 # per file the statements giving the golden answer each way, and each
 # statement Ember answers differently, with the reason recorded in
-# spark/src/test/resources/sql-golden/known-differences.tsv.
+# spark/plugin/src/test/resources/sql-golden/known-differences.tsv.
 #   scripts/spark-sql-tests.sh [--resume] [--no-build] [FILE...]
-# Each file's result is kept in spark/target/sql-golden-all as it finishes;
+# Each file's result is kept in spark/plugin/target/sql-golden-all as it finishes;
 # a JVM that dies (a crash in native code) marks the file it was in, and the
 # run goes on from the next one. --resume continues a run that was stopped
 # instead of starting over. FILE... (paths under sql-tests/inputs/) runs
-# those files only, into spark/target/sql-golden-some, and writes no doc.
+# those files only, into spark/plugin/target/sql-golden-some, and writes no doc.
 # Takes about 20 minutes on 2 cores; the summary is in the folder's summary.tsv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     *) if [ "$files" = all ]; then files=$1; else files=$files,$1; fi; shift ;;
   esac
 done
-if [ "$files" = all ]; then out=$root/spark/target/sql-golden-all; else out=$root/spark/target/sql-golden-some; fi
+if [ "$files" = all ]; then out=$root/spark/plugin/target/sql-golden-all; else out=$root/spark/plugin/target/sql-golden-some; fi
 if [ "$resume" = 0 ]; then rm -rf "$out"; fi
 mkdir -p "$out"
 if [ "$build" = 1 ]; then
@@ -35,7 +35,7 @@ if [ "$build" = 1 ]; then
   cmake --build --preset release
 fi
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if ! git diff --quiet HEAD -- src include spark/src/main 2>/dev/null; then commit="$commit (with uncommitted changes)"; fi
+if ! git diff --quiet HEAD -- src include spark/common/src/main 2>/dev/null; then commit="$commit (with uncommitted changes)"; fi
 doc=()
 if [ "$files" = all ]; then doc=(-Dember.sqlgolden.doc="$root/docs/spark-sql-tests.md"); fi
 # results are kept per file: an attempt after a dead JVM records the file it

@@ -3,8 +3,10 @@
 #   scripts/test.sh [PRESET]     PRESET: release (default), asan, tiny-batch, debug
 # Installs dependencies first (Debian packages, then the npm peers). The C
 # tests run under ctest in every preset; the release preset also builds the
-# Spark plugin and runs its JVM tests (Maven Surefire, a local Spark), which
-# the sanitizer and tiny-batch builds cannot load into a JVM.
+# Spark plugin and runs its JVM tests (Maven Surefire, a local Spark) on each
+# Spark line the jar supports, 3.5 (while packaging) then 3.4 and 4.0
+# (scripts/spark-lines.sh, docs/shims.md), which the sanitizer and
+# tiny-batch builds cannot load into a JVM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=${1:-release}
@@ -17,4 +19,6 @@ ctest --preset "$preset"
 if [ "$preset" = release ]; then
   (cd spark && mvn -B -ntp -Dember.build.dir="$PWD/../build/release" \
      -Dember.shared.dir="${EMBER_SHARED:-$PWD/../../shared}" package)
+  # the same compiled classes on the other Spark lines (only the tests' Spark changes)
+  bash scripts/spark-lines.sh 3.4 4.0
 fi

@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 cd "$root"
-[ -f spark/target/classpath.txt ] && [ -x build/release/ember ] || bash scripts/build.sh
+[ -f spark/plugin/target/classpath.txt ] && [ -x build/release/ember ] || bash scripts/build.sh
 data=bench/results/data-sf$sf-spark
 if [ ! -d "$data/lineitem" ]; then
     mkdir -p bench/results

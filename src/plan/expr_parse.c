@@ -695,6 +695,25 @@ static void read_side_padding(em_expr *e) {
     e->n_args = 2;
 }
 
+/* Spark 4 prints the same call as static_invoke(CharVarcharCodegenUtils.readSidePadding(str, n)). */
+static void read_side_padding_4(em_expr *e) {
+    if (e->n_args != 1 || e->args[0]->kind != EM_EXPR_CALL || e->args[0]->n_args != 2 ||
+        strcmp(e->args[0]->name, "CharVarcharCodegenUtils.readSidePadding") != 0)
+        return;
+    e->name = "read_side_padding";
+    e->args = e->args[0]->args;
+    e->n_args = 2;
+}
+
+/* A call's name: an identifier, or Class.method as Spark 4 prints a static invocation. */
+static bool is_call_name(const char *w, size_t wn) {
+    const char *dot = memchr(w, '.', wn);
+    if (!dot)
+        return is_ident(w, wn);
+    size_t left = (size_t)(dot - w);
+    return left > 0 && is_ident(w, left) && is_ident(dot + 1, wn - left - 1);
+}
+
 static em_expr *parse_call(expr_parser *p, size_t w0, size_t w1) {
     const char *w = p->s + w0;
     size_t wn = w1 - w0;
@@ -742,6 +761,8 @@ static em_expr *parse_call(expr_parser *p, size_t w0, size_t w1) {
         p->ev->promote_precision++;
     } else if (!agg && strcmp(e->name, "staticinvoke") == 0) {
         read_side_padding(e);
+    } else if (!agg && strcmp(e->name, "static_invoke") == 0) {
+        read_side_padding_4(e);
     }
     return e;
 }
@@ -843,7 +864,7 @@ static em_expr *parse_primary(expr_parser *p, int stop) {
         } else if (wn == 5 && memcmp(w, "input", 5) == 0 && at(p, w1, "[")) {
             p->pos = w1 + 1;
             e = parse_bound_ref(p, w0);
-        } else if (w1 < p->n && p->s[w1] == '(' && is_ident(w, wn)) {
+        } else if (w1 < p->n && p->s[w1] == '(' && is_call_name(w, wn)) {
             e = parse_call(p, w0, w1);
         } else {
             e = new_expr(p, EM_EXPR_LITERAL);

@@ -939,9 +939,8 @@ static em_plan_node *read_node(read_ctx *c, json_t *j, const rd_path *path, cons
     n->is_input = is_input;
     n->input_index = is_input ? (int)json_integer_value(jin) : 0;
     n->input_broadcast = is_input && json_is_true(json_object_get(j, "broadcast"));
-    const char *staged = json_string_value(json_object_get(json_object_get(j, "stage"), "plan"));
-    n->stage_of_ember =
-        staged && strcmp(staged, "org.apache.spark.sql.execution.ember.EmberShuffleExchangeExec") == 0;
+    /* the plugin says so: the exchange's class differs per Spark line */
+    n->stage_of_ember = json_is_true(json_object_get(json_object_get(j, "stage"), "emberShuffle"));
     bool known = false;
     for (size_t k = 0; k < sizeof exec_classes / sizeof exec_classes[0]; k++)
         if (strcmp(exec_classes[k].cls, cls) == 0) {

@@ -695,7 +695,8 @@ static void test_query_stage_leaf(void **state) {
     em_plan_free(p);
     /* a stage over Ember's own shuffle is known as one */
     json_object_set_new(info, "plan",
-                        json_string("org.apache.spark.sql.execution.ember.EmberShuffleExchangeExec"));
+                        json_string("org.apache.spark.sql.execution.ember.spark35.EmberShuffleExchangeExec"));
+    json_object_set_new(info, "emberShuffle", json_true());
     EM_ASSERT_OK(read_doc(doc, &p, &err), &err);
     s = node_with_source(p, src);
     assert_non_null(s);
