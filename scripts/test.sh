@@ -4,7 +4,7 @@
 # Installs dependencies first (Debian packages, then the npm peers). The C
 # tests run under ctest in every preset; the release preset also builds the
 # Spark plugin and runs its JVM tests (Maven Surefire, a local Spark) on each
-# Spark line the jar supports, 3.5 (while packaging) then 3.4 and 4.0
+# Spark line the jar supports, 3.5 (while packaging) then 3.4, 4.0 and 4.1
 # (scripts/spark-lines.sh, docs/shims.md), which the sanitizer and
 # tiny-batch builds cannot load into a JVM.
 set -euo pipefail
@@ -20,5 +20,5 @@ if [ "$preset" = release ]; then
   (cd spark && mvn -B -ntp -Dember.build.dir="$PWD/../build/release" \
      -Dember.shared.dir="${EMBER_SHARED:-$PWD/../../shared}" package)
   # the same compiled classes on the other Spark lines (only the tests' Spark changes)
-  bash scripts/spark-lines.sh 3.4 4.0
+  bash scripts/spark-lines.sh 3.4 4.0 4.1
 fi

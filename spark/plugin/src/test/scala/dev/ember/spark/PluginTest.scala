@@ -119,15 +119,16 @@ class PluginTest {
     assertEquals(None, EmberPlugin.versionRefusal(spark.version, checkEnabled = true))
     assertEquals(None, EmberPlugin.versionRefusal("3.5.0", checkEnabled = true))
     assertEquals(None, EmberPlugin.versionRefusal("4.0.1", checkEnabled = true))
-    val why = EmberPlugin.versionRefusal("4.1.0", checkEnabled = true)
-    assertTrue(why.exists(w => w.contains("Spark 4.1.0") && w.contains("3.4.x, 3.5.x, 4.0.x") &&
+    assertEquals(None, EmberPlugin.versionRefusal("4.1.1", checkEnabled = true))
+    val why = EmberPlugin.versionRefusal("4.2.0", checkEnabled = true)
+    assertTrue(why.exists(w => w.contains("Spark 4.2.0") && w.contains("3.4.x, 3.5.x, 4.0.x, 4.1.x") &&
       w.contains("spark.ember.spark.versionCheck=false")), why.toString)
-    assertEquals(None, EmberPlugin.versionRefusal("4.1.0", checkEnabled = false))
+    assertEquals(None, EmberPlugin.versionRefusal("4.2.0", checkEnabled = false))
     assertTrue(EmberPlugin.versionRefusal("3.3.4", checkEnabled = true).nonEmpty)
     assertEquals(None, EmberPlugin.versionRefusal("3.4.1", checkEnabled = true))
     assertTrue(EmberPlugin.versionRefusal("3.5", checkEnabled = true).isEmpty)
     import org.apache.spark.sql.execution.ember.SparkShims
-    assertEquals(Seq("3.4", "3.5", "4.0"), SparkShims.supportedLines)
+    assertEquals(Seq("3.4", "3.5", "4.0", "4.1"), SparkShims.supportedLines)
     assertEquals(SparkShims.lineOf(spark.version), SparkShims.get.line)
     assertEquals(Some("4.0"), SparkShims.providerFor("4.0.0-preview2").map(_.lines.head))
   }

@@ -99,6 +99,6 @@ object EmberShuffleFiles {
     reporter.incWriteTime(System.nanoTime() - t0)
     dataSize.add(bytes)
     rowsWritten.add(rows) // AQE reads the stage's rows from it
-    MapStatus(env.blockManager.shuffleServerId, lengths, mapId)
+    SparkShims.get.mapStatus(env.blockManager.shuffleServerId, lengths, mapId)
   }
 }

@@ -57,7 +57,7 @@ object SparkInternals {
   /** The live SparkConf of a context (settings made here reach sessions built after). */
   def setConf(sc: SparkContext, key: String, value: String): Unit = sc.conf.set(key, value)
 
-  def localDir(): String = Utils.getLocalDir(SparkEnv.get.conf)
+  def localDir(): String = SparkShims.get.localDir(SparkEnv.get.conf)
 
   def postDriverMetrics(sc: SparkContext, m: org.apache.spark.sql.execution.metric.SQLMetric): Unit = {
     val id = sc.getLocalProperty(org.apache.spark.sql.execution.SQLExecution.EXECUTION_ID_KEY)

@@ -6,7 +6,8 @@ import java.util.ServiceLoader
 import scala.jdk.CollectionConverters._
 
 import org.apache.arrow.vector.types.pojo.Schema
-import org.apache.spark.SparkContext
+import org.apache.spark.{SparkConf, SparkContext}
+import org.apache.spark.scheduler.MapStatus
 import org.apache.spark.shuffle.ShuffleWriteProcessor
 import org.apache.spark.shuffle.sort.SortShuffleManager
 import org.apache.spark.sql.DataFrame
@@ -17,6 +18,7 @@ import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, PartitionDi
 import org.apache.spark.sql.execution.exchange.{ShuffleExchangeExec, ShuffleOrigin}
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types.StructType
+import org.apache.spark.storage.BlockManagerId
 
 /**
  * What differs between the Spark lines Ember supports, as the common code
@@ -65,6 +67,13 @@ trait SparkShims {
   def sizeMetric(sc: SparkContext, name: String): SQLMetric
   def timingMetric(sc: SparkContext, name: String): SQLMetric
   def nanoTimingMetric(sc: SparkContext, name: String): SQLMetric
+
+  /** A local directory of this executor (Utils.getLocalDir: its parameter
+   *  became a ReadOnlySparkConf in 4.1). */
+  def localDir(conf: SparkConf): String
+
+  /** A map task's status (MapStatus.apply gained a default argument in 4.1). */
+  def mapStatus(loc: BlockManagerId, lengths: Array[Long], mapId: Long): MapStatus
 
   /** Spark's schema for Arrow, as its own Arrow writers make it. */
   def toArrowSchema(schema: StructType, timeZone: String): Schema

@@ -2,7 +2,7 @@
 package org.apache.spark.sql.execution.ember.spark34
 
 import org.apache.arrow.vector.types.pojo.Schema
-import org.apache.spark.{Partition, ShuffleDependency, SparkContext, SparkEnv, TaskContext}
+import org.apache.spark.{Partition, ShuffleDependency, SparkConf, SparkContext, SparkEnv, TaskContext}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.scheduler.MapStatus
 import org.apache.spark.shuffle.{ShuffleWriteMetricsReporter, ShuffleWriteProcessor}
@@ -17,6 +17,7 @@ import org.apache.spark.sql.execution.exchange.{ShuffleExchangeExec, ShuffleOrig
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.types.{StringType, StructType}
 import org.apache.spark.sql.util.ArrowUtils
+import org.apache.spark.storage.BlockManagerId
 import org.apache.spark.util.collection.OpenHashSet
 
 import dev.ember.spark.EmberRDD
@@ -77,6 +78,11 @@ class Spark34Shims extends SparkShims {
   override def timingMetric(sc: SparkContext, name: String): SQLMetric = SQLMetrics.createTimingMetric(sc, name)
   override def nanoTimingMetric(sc: SparkContext, name: String): SQLMetric =
     SQLMetrics.createNanoTimingMetric(sc, name)
+
+  override def localDir(conf: SparkConf): String = org.apache.spark.util.Utils.getLocalDir(conf)
+
+  override def mapStatus(loc: BlockManagerId, lengths: Array[Long], mapId: Long): MapStatus =
+    MapStatus(loc, lengths, mapId)
 
   override def toArrowSchema(schema: StructType, timeZone: String): Schema =
     ArrowUtils.toArrowSchema(schema, timeZone)
