@@ -79,6 +79,10 @@ int em_lore_selection_max(const em_lore_selection *s);
 
 /* ------------------------------------------------------------------ dumping */
 
+/* LORE's settings alone, as a planner checks them before any task runs:
+ * idsToDump's grammar, and a dumpPath when ids are given (EM_ERR_INVALID). */
+em_status em_lore_check_settings(const em_conf *conf, em_error *err) EM_MUST_CHECK;
+
 typedef struct em_lore_session em_lore_session;
 
 /*
@@ -98,6 +102,15 @@ typedef struct em_lore_session em_lore_session;
  * every selected operator's plan.meta is written.
  */
 em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const int *lore_ids,
+                                 int n_lore_ids, em_lore_session **out,
+                                 em_error *err) EM_MUST_CHECK;
+/* For one fragment of a query run by an embedder (the Spark plugin's tasks),
+ * which checked the dump folder once for the whole query: the folder is
+ * made if missing but neither locked nor required empty, selected ids the
+ * fragment lacks are other fragments' (not errors), and *out is NULL when
+ * none of the fragment's operators is selected. plan.meta is written again
+ * by every fragment holding the operator (the same text, renamed into place). */
+em_status em_lore_session_attach(const em_conf *conf, const em_plan *plan, const int *lore_ids,
                                  int n_lore_ids, em_lore_session **out,
                                  em_error *err) EM_MUST_CHECK;
 /* The same, with the LORE ids the overrides assigned (em_node_decision.lore_id):
@@ -144,7 +157,8 @@ em_status em_lore_wrap(em_lore_session *s, const em_plan_node *node, int input_i
 /* em_exec_build with a session: an em_op_build_fn (include/ember/runtime.h)
  * whose build_ctx is an em_lore_build_ctx. `ember run` passes it; session
  * NULL builds exactly what em_exec_build builds. Both must outlive the
- * query. */
+ * query. xp NULL runs every node natively, a fragment's inputs read as
+ * em_op_build reads them (a fragment task's tree while it dumps). */
 typedef struct em_lore_build_ctx {
     const em_exec_plan *xp;
     em_lore_session *session;

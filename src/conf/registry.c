@@ -72,6 +72,12 @@ static const em_conf_key keys[] = {
      .default_value = "true", .aliases = {"spark.rapids.sql.lore.tag.enabled"},
      .doc = "Give every native operator a LORE id (post-order over the final plan, from 0), "
             "printed as [loreId=N] by explain and the metrics."},
+    {.name = "spark.ember.sql.lore.idBase", .type = EM_CONF_INT, .scope = EM_CONF_QUERY,
+     .default_value = "0", .ranged = true, .lo = 0, .hi = 1 << 30,
+     .doc = "The LORE id of the plan's first tagged operator. The Spark plugin sets it for "
+            "each plan it is given within one query (AQE plans a query stage by stage) to "
+            "the number of ids given so far, so that the ids of a query are unique; "
+            "nothing else needs it."},
     {.name = "spark.ember.sql.lore.idsToDump", .type = EM_CONF_STRING, .scope = EM_CONF_QUERY,
      .aliases = {"spark.rapids.sql.lore.idsToDump"}, .default_note = "none",
      .doc = "Operators whose input to dump: comma-separated ID[parts], parts being "

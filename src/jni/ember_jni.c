@@ -12,7 +12,8 @@
  * (em_task, with the Spark memory consumer its native pool draws grants
  * from) until taskDestroy, which the plugin calls once, after the task's
  * output stream was released. taskCancel may run on another thread while
- * the task runs (the plugin serializes it with taskDestroy).
+ * the task runs (the plugin serializes it with taskDestroy). A LORE replay
+ * lives until loreReplayClose, called after its stream and arrays went.
  */
 #include <jansson.h>
 #include <jni.h>
@@ -22,6 +23,7 @@
 
 #include "ember/arrow.h"
 #include "ember/chunk.h"
+#include "ember/lore.h"
 #include "ember/spark.h"
 #include "ember/task.h"
 #include "ember/value_text.h"
@@ -758,4 +760,117 @@ JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskDestroy(JNIEnv *env, jcla
         (*env)->DeleteGlobalRef(env, jt->memory);
     em_strbuf_reset(&jt->map_out);
     free(jt);
+}
+
+/* ------------------------------------------------------------ LORE restore */
+
+/* The dump at a Java path; false with the Java exception pending. */
+static bool open_dump(JNIEnv *env, jstring dir, em_lore_dump **out) {
+    em_error err;
+    memset(&err, 0, sizeof err);
+    jtext t;
+    if (!jtext_get(env, dir, &t))
+        return false;
+    em_status s = t.p ? em_lore_dump_open(t.p, out, &err)
+                      : EM_FAIL(&err, EM_ERR_INVALID, "no LORE dump folder");
+    jtext_release(&t);
+    if (s != EM_OK)
+        throw_err(env, &err, s);
+    return s == EM_OK;
+}
+
+/* What loreDescribe tells the driver of a dump: the operator, the
+ * partitions dumped and the output's columns (Spark's type names). */
+JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_loreDescribe(JNIEnv *env, jclass cls,
+                                                                  jstring dir) {
+    (void)cls;
+    em_lore_dump *dump = NULL;
+    if (!open_dump(env, dir, &dump))
+        return NULL;
+    json_t *parts = json_array(), *cols = json_array();
+    for (int i = 0; i < em_lore_dump_n_partitions(dump); i++)
+        json_array_append_new(parts, json_integer(em_lore_dump_partition_at(dump, i)));
+    const em_schema *sc = em_lore_dump_schema(dump);
+    for (int i = 0; i < sc->n_fields; i++) {
+        char type[64];
+        em_type_format(sc->fields[i].type, type, sizeof type);
+        json_array_append_new(cols, json_pack("{s:s, s:s}", "name", sc->fields[i].name, "type",
+                                              type));
+    }
+    json_t *j = json_pack("{s:s, s:o, s:o}", "operator", em_lore_dump_operator(dump), "partitions",
+                          parts, "columns", cols);
+    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    em_lore_dump_close(dump);
+    if (!text) {
+        throw_msg(env, "out of memory describing a LORE dump");
+        return NULL;
+    }
+    jstring r = new_string(env, text, strlen(text));
+    free(text);
+    return r;
+}
+
+/* A replay in a Spark task: the operator run over one dumped partition, its
+ * output handed out as an Arrow stream. The batches are charged to the
+ * replay's pool, which loreReplayClose frees once Java released every array. */
+typedef struct lore_replay {
+    em_lore_dump *dump;
+    em_pool *pool;
+    em_batch_list out;
+    int64_t next;
+} lore_replay;
+
+static em_status lore_replay_next(void *ctx, em_batch **out, em_error *err) {
+    (void)err;
+    lore_replay *r = ctx;
+    if (r->next >= r->out.n_batches)
+        return EM_DONE;
+    *out = r->out.batches[r->next];
+    r->out.batches[r->next++] = NULL; /* the stream's now */
+    return EM_OK;
+}
+
+static void lore_replay_free(lore_replay *r) {
+    if (!r)
+        return;
+    em_batch_list_reset(&r->out);
+    em_lore_dump_close(r->dump);
+    em_pool_destroy(r->pool);
+    free(r);
+}
+
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_loreReplayOpen(JNIEnv *env, jclass cls,
+                                                                  jstring dir, jint partition,
+                                                                  jlong stream) {
+    (void)cls;
+    em_error err;
+    memset(&err, 0, sizeof err);
+    lore_replay *r = calloc(1, sizeof *r);
+    if (!r || !(r->pool = em_pool_create("LORE replay", NULL, -1))) {
+        free(r);
+        throw_msg(env, "out of memory replaying a LORE dump");
+        return 0;
+    }
+    if (!open_dump(env, dir, &r->dump)) {
+        lore_replay_free(r);
+        return 0;
+    }
+    em_status s = em_lore_replay(r->dump, partition, r->pool, &r->out, NULL, &err);
+    if (s == EM_OK)
+        s = em_arrow_stream_from_batches(em_lore_dump_schema(r->dump), lore_replay_next, NULL, r,
+                                         (struct ArrowArrayStream *)(intptr_t)stream, &err);
+    if (s != EM_OK) {
+        lore_replay_free(r);
+        throw_err(env, &err, s);
+        return 0;
+    }
+    return (jlong)(intptr_t)r;
+}
+
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_loreReplayClose(JNIEnv *env, jclass cls,
+                                                                  jlong h) {
+    (void)env;
+    (void)cls;
+    lore_replay_free((lore_replay *)(intptr_t)h);
 }

@@ -74,5 +74,16 @@ JNIEXPORT void JNICALL Java_dev_ember_spark_Native_blockToArrow(JNIEnv *env, jcl
 JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_taskReleaseSlack(JNIEnv *env, jclass cls,
                                                                     jlong h);
 JNIEXPORT void JNICALL Java_dev_ember_spark_Native_taskDestroy(JNIEnv *env, jclass cls, jlong h);
+/* loreDescribe(dir) -> {"operator", "partitions": [..], "columns": [{name, type}]} of a
+ * LORE dump (DIR/loreId-N); loreReplayOpen(dir, partition, streamAddress) runs the operator
+ * over that partition's dumped input and exports its output as an Arrow stream, returning
+ * a handle that loreReplayClose frees after Java released the stream and its arrays. */
+JNIEXPORT jstring JNICALL Java_dev_ember_spark_Native_loreDescribe(JNIEnv *env, jclass cls,
+                                                                  jstring dir);
+JNIEXPORT jlong JNICALL Java_dev_ember_spark_Native_loreReplayOpen(JNIEnv *env, jclass cls,
+                                                                  jstring dir, jint partition,
+                                                                  jlong stream);
+JNIEXPORT void JNICALL Java_dev_ember_spark_Native_loreReplayClose(JNIEnv *env, jclass cls,
+                                                                  jlong h);
 
 #endif

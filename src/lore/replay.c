@@ -19,6 +19,7 @@
 #include "ember/task.h"
 #include "ember/value_text.h"
 #include "lore/internal.h"
+#include "runtime/internal.h"
 
 typedef struct lore_input {
     int exchange_id;
@@ -55,6 +56,9 @@ struct em_lore_dump {
     em_schema schema;
     replay_ctx rc;
     em_exec_plan *row_xp; /* the rebuilt plan all on rows, made on first use */
+    bool exchange;        /* an Exchange or BroadcastExchange: replayed by partitioning */
+    bool broadcast;       /* every reader gets every row */
+    rt_partitioning part;
 };
 
 static int64_t now_ns(void) {
@@ -220,7 +224,8 @@ em_status em_lore_dump_open(const char *dir, em_lore_dump **out, em_error *err) 
         json_decref(rdd);
         if (s != EM_OK)
             goto fail;
-        if (d->n_inputs == 0) {
+        if (d->n_inputs == 0 || d->node->kind == EM_NODE_EXCHANGE ||
+            d->node->kind == EM_NODE_BROADCAST_EXCHANGE) {
             d->dumped = parts;
             d->n_dumped = nd;
             d->n_parts = np;
@@ -228,7 +233,31 @@ em_status em_lore_dump_open(const char *dir, em_lore_dump **out, em_error *err) 
             free(parts);
         }
     }
-    if (d->n_inputs > 0) {
+    if ((d->node->kind == EM_NODE_EXCHANGE || d->node->kind == EM_NODE_BROADCAST_EXCHANGE) &&
+        d->n_inputs == 1) {
+        /* an exchange replays reduce partitions: those its readers' output
+         * holds, else every one of its partitioning */
+        d->broadcast = d->node->kind == EM_NODE_BROADCAST_EXCHANGE;
+        if (d->broadcast) {
+            d->part.kind = RT_PART_SINGLE;
+            d->part.n = 1;
+        } else if ((s = rt_partitioning_parse(d->node, &d->part, err)) != EM_OK) {
+            em_error_prefix(err, "%s", path);
+            goto fail;
+        }
+        d->exchange = true;
+        if (!d->has_output) {
+            free(d->dumped);
+            d->n_parts = d->part.n;
+            d->dumped = calloc((size_t)d->part.n + 1, sizeof *d->dumped);
+            if (!d->dumped) {
+                s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory opening %s", d->dir);
+                goto fail;
+            }
+            for (d->n_dumped = 0; d->n_dumped < d->part.n; d->n_dumped++)
+                d->dumped[d->n_dumped] = d->n_dumped;
+        }
+    } else if (d->n_inputs > 0) {
         /* a partition replays when every input holds it */
         lore_input *in0 = &d->inputs[0];
         d->n_parts = in0->n_parts;
@@ -375,12 +404,14 @@ static em_status prepare(em_lore_dump *d, int partition, em_pool *pool, int64_t 
         return EM_FAIL(err, EM_ERR_UNSUPPORTED,
                        "LORE replay: %s is a scan; its dump holds its output only (output/)",
                        d->op_text);
-    if (d->node->kind == EM_NODE_EXCHANGE || d->node->kind == EM_NODE_BROADCAST_EXCHANGE ||
-        d->node->kind == EM_NODE_REUSED_EXCHANGE)
+    if (d->node->kind == EM_NODE_REUSED_EXCHANGE)
         return EM_FAIL(err, EM_ERR_UNSUPPORTED,
-                       "LORE replay: %s is an exchange; its dump holds its map-side input "
-                       "(input-0) and what its readers received (output/), but replaying the "
-                       "partitioning is not supported",
+                       "LORE replay: %s reads another exchange's output (its dump is what it "
+                       "read): replay that exchange, under its own loreId",
+                       d->op_text);
+    if (d->node->kind == EM_NODE_EXCHANGE || d->node->kind == EM_NODE_BROADCAST_EXCHANGE)
+        return EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                       "LORE replay: %s has no map-side input dumped to partition again",
                        d->op_text);
     for (int k = 0; k < d->n_inputs; k++) {
         lore_input *in = &d->inputs[k];
@@ -469,10 +500,117 @@ static em_status build_replayed(void *arg, const em_plan_node *node, em_op **op,
     return rb->engine == EM_LORE_ROW ? build_row(rb->d, op, err) : build_native(rb->d, op, err);
 }
 
+static em_status list_push(em_batch_list *l, em_batch *b, em_error *err) {
+    em_batch **more = realloc(l->batches, sizeof *more * (size_t)(l->n_batches + 1));
+    if (!more)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory partitioning a LORE input");
+    l->batches = more;
+    l->batches[l->n_batches++] = b;
+    l->n_rows += em_batch_rows(b);
+    return EM_OK;
+}
+
+/* Keeps the rows of b whose partition id is `want` (ids: one per present row). */
+static em_status keep_partition(em_batch *b, const int32_t *ids, int want, em_error *err) {
+    int64_t n = em_batch_rows(b), kept = 0;
+    int32_t *rows = malloc(sizeof *rows * (size_t)(n + 1));
+    if (!rows)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory partitioning a LORE input");
+    for (int64_t i = 0; i < n; i++)
+        if (ids[i] == want)
+            rows[kept++] = b->sel ? b->sel[i] : (int32_t)i;
+    em_status s = em_batch_sel_reserve(b, kept, err);
+    if (s == EM_OK) {
+        memcpy(b->sel, rows, sizeof *rows * (size_t)kept);
+        b->n_sel = kept;
+        s = em_batch_compact(b, err);
+    }
+    free(rows);
+    return s;
+}
+
+/* An exchange's reduce partition: every dumped map partition's rows, in map
+ * partition order, partitioned as the exchange partitions them (the same
+ * partitioner the map tasks ran), those of `partition` kept. */
+static em_status replay_exchange(em_lore_dump *d, int partition, em_pool *pool,
+                                 em_batch_list *out, em_lore_replay_stats *st, em_error *err) {
+    lore_input *in = &d->inputs[0];
+    if (d->part.kind != RT_PART_HASH && d->part.kind != RT_PART_SINGLE)
+        return EM_FAIL(err, EM_ERR_UNSUPPORTED,
+                       "LORE replay: %s partitions by %s, which replay does not reproduce (hash "
+                       "and single-partition exchanges replay)",
+                       d->op_text, rt_part_kind_name(d->part.kind));
+    if (in->n_dumped != in->n_parts)
+        return EM_FAIL(err, EM_ERR_INVALID,
+                       "LORE replay: %s is an exchange: each of its partitions takes rows from "
+                       "every map partition, and input-0 holds %d of %d (dump it with [*])",
+                       d->op_text, in->n_dumped, in->n_parts);
+    if (partition < 0 || (partition >= d->part.n && !d->broadcast))
+        return EM_FAIL(err, EM_ERR_INVALID, "LORE replay: %s has %d partitions, not %d",
+                       d->op_text, d->part.n, partition + 1);
+    int want = d->broadcast ? 0 : partition; /* a broadcast's every reader: all rows */
+    const em_plan_node *map = d->node->children[0];
+    em_expr_compile_options opts = {.ansi = d->ansi,
+                                    .shim = em_plan_shim(d->plan),
+                                    .time_zone = d->time_zone,
+                                    .pool = pool};
+    rt_partitioner *pt = NULL;
+    EM_TRY(rt_partitioner_create(&d->part, (const em_expr *const *)map->output, map->n_output,
+                                 &opts, 0, &pt, err));
+    em_status s = EM_OK;
+    int32_t *ids = NULL;
+    int64_t cap = 0;
+    for (int m = 0; s == EM_OK && m < in->n_parts; m++) {
+        em_batch_list got = {0};
+        s = load_partition(d->dir, "input-0", m, pool, &got, &st->rows_in, err);
+        for (int64_t b = 0; s == EM_OK && b < got.n_batches; b++) {
+            em_batch *batch = got.batches[b];
+            int64_t n = em_batch_rows(batch);
+            if (n > cap) {
+                int32_t *more = realloc(ids, sizeof *ids * (size_t)n);
+                if (!more) {
+                    s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory partitioning a LORE input");
+                    break;
+                }
+                ids = more;
+                cap = n;
+            }
+            s = rt_partitioner_ids(pt, batch, ids, err);
+            if (s == EM_OK)
+                s = keep_partition(batch, ids, want, err);
+            if (s == EM_OK && em_batch_rows(batch) > 0) {
+                s = list_push(out, batch, err);
+                if (s == EM_OK)
+                    got.batches[b] = NULL;
+            }
+        }
+        em_batch_list_reset(&got);
+    }
+    free(ids);
+    rt_partitioner_free(pt);
+    return s;
+}
+
 em_status em_lore_replay_on(em_lore_dump *d, int partition, em_lore_engine engine, em_pool *pool,
                             em_batch_list *out, em_lore_replay_stats *stats, em_error *err) {
     memset(out, 0, sizeof *out);
     em_lore_replay_stats st = {0};
+    if (d->exchange) {
+        /* no operator to run: the partitioning is the exchange's work, the
+         * same code whichever engine was asked for */
+        int64_t t0 = now_ns();
+        em_status s = replay_exchange(d, partition, pool, out, &st, err);
+        st.run_ns = now_ns() - t0;
+        st.rows_out = out->n_rows;
+        st.batches_out = out->n_batches;
+        if (s != EM_OK) {
+            em_batch_list_reset(out);
+            return s;
+        }
+        if (stats)
+            *stats = st;
+        return EM_OK;
+    }
     int64_t t0 = now_ns();
     EM_TRY(prepare(d, partition, pool, &st.rows_in, err));
     st.load_ns = now_ns() - t0;

@@ -308,7 +308,9 @@ static bool aggregate_below(const em_plan_node *c) {
             return false;
         c = c->n_children > 0 ? c->children[0] : NULL;
     }
-    return false;
+    /* out of plan (a fragment's input read without its tree): the aggregate
+     * assumes a merge there, so does the rebuilt plan */
+    return c == NULL;
 }
 
 /* Builds the operator's stand-alone plan text; records in `inputs` the
@@ -625,8 +627,32 @@ static bool node_has_column(const em_plan_node *node, const char *want, bool out
     return false;
 }
 
-em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const int *lore_ids,
-                                 int n_lore_ids, em_lore_session **out, em_error *err) {
+em_status em_lore_check_settings(const em_conf *conf, em_error *err) {
+    const char *ids_text = NULL, *path = NULL;
+    EM_TRY(em_conf_get_string(conf, "spark.ember.sql.lore.idsToDump", &ids_text, err));
+    EM_TRY(em_conf_get_string(conf, "spark.ember.sql.lore.dumpPath", &path, err));
+    em_lore_ids ids;
+    em_status s = em_lore_ids_parse(ids_text, &ids, err);
+    if (s != EM_OK) {
+        em_error_prefix(err, "spark.ember.sql.lore.idsToDump");
+        return s;
+    }
+    bool any = ids.n > 0;
+    em_lore_ids_reset(&ids);
+    if (any && (!path || !*path))
+        return EM_FAIL(err, EM_ERR_INVALID,
+                       "spark.ember.sql.lore.idsToDump is set but spark.ember.sql.lore.dumpPath "
+                       "is not: say where to write the dump");
+    return EM_OK;
+}
+
+/* attach: a plan fragment of a query whose dump folder the embedder checked
+ * once (the Spark plugin, at planning): no emptiness check and no lock (the
+ * fragments of one query write into the folder side by side, from several
+ * processes), and selected ids the fragment lacks belong to other fragments. */
+static em_status session_open(const em_conf *conf, const em_plan *plan, const int *lore_ids,
+                              int n_lore_ids, bool attach, em_lore_session **out,
+                              em_error *err) {
     *out = NULL;
     const char *ids_text = NULL, *path = NULL, *cols = NULL;
     bool dump_output = false;
@@ -634,14 +660,11 @@ em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const
     EM_TRY(em_conf_get_string(conf, "spark.ember.sql.lore.dumpPath", &path, err));
     EM_TRY(em_conf_get_string(conf, "spark.ember.sql.lore.columns", &cols, err));
     EM_TRY(em_conf_get_bool(conf, "spark.ember.sql.lore.dumpOutput", &dump_output, err));
+    EM_TRY(em_lore_check_settings(conf, err));
     em_lore_ids ids;
     em_status st = em_lore_ids_parse(ids_text, &ids, err);
-    if (st != EM_OK) {
-        em_error_prefix(err, "spark.ember.sql.lore.idsToDump");
+    if (st != EM_OK || ids.n == 0)
         return st;
-    }
-    if (ids.n == 0)
-        return EM_OK;
     em_lore_session *s = calloc(1, sizeof *s);
     if (!s) {
         em_lore_ids_reset(&ids);
@@ -671,12 +694,6 @@ em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const
                 assign_ids(sq->root, s->lore_of, max_id, &next);
         }
     }
-    if (!path || !*path) {
-        st = EM_FAIL(err, EM_ERR_INVALID,
-                     "spark.ember.sql.lore.idsToDump is set but spark.ember.sql.lore.dumpPath "
-                     "is not: say where to write the dump");
-        goto fail;
-    }
     if (!(s->dump_path = strdup(path)) ||
         !(s->targets = calloc((size_t)ids.n, sizeof *s->targets))) {
         st = EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory");
@@ -692,6 +709,8 @@ em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const
         for (int id = 1; id < s->n_lore && !node; id++)
             if (s->lore_of[id] == sel->lore_id)
                 node = em_plan_node_by_id(plan, id);
+        if (!node && attach)
+            continue;
         if (!node && max_lore < 0) {
             st = EM_FAIL(err, EM_ERR_INVALID,
                          "spark.ember.sql.lore.idsToDump: column %d: loreId %d: this plan has "
@@ -724,8 +743,12 @@ em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const
             goto fail;
         }
     }
+    if (attach && s->n_targets == 0) {
+        em_lore_session_free(s); /* nothing of this fragment is selected */
+        return EM_OK;
+    }
     st = parse_columns(s, cols, err);
-    for (int c = 0; st == EM_OK && c < s->n_columns; c++) {
+    for (int c = 0; st == EM_OK && c < s->n_columns && !attach; c++) {
         bool found = false;
         for (int i = 0; i < s->n_targets && !found; i++)
             found = node_has_column(s->targets[i].node, s->columns[c], s->dump_output);
@@ -736,7 +759,7 @@ em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const
                          s->columns[c]);
     }
     if (st == EM_OK)
-        st = check_folder(s, path, err);
+        st = attach ? lore_mkdirs(path, err) : check_folder(s, path, err);
     if (st == EM_OK)
         st = em_plan_print(plan, NULL, &printed, NULL, err);
     for (int i = 0; st == EM_OK && i < s->n_targets; i++) {
@@ -758,6 +781,16 @@ em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const
 fail:
     em_lore_session_free(s);
     return st;
+}
+
+em_status em_lore_session_create(const em_conf *conf, const em_plan *plan, const int *lore_ids,
+                                 int n_lore_ids, em_lore_session **out, em_error *err) {
+    return session_open(conf, plan, lore_ids, n_lore_ids, false, out, err);
+}
+
+em_status em_lore_session_attach(const em_conf *conf, const em_plan *plan, const int *lore_ids,
+                                 int n_lore_ids, em_lore_session **out, em_error *err) {
+    return session_open(conf, plan, lore_ids, n_lore_ids, true, out, err);
 }
 
 em_status em_lore_session_create_xp(const em_conf *conf, const em_exec_plan *xp,

@@ -24,12 +24,19 @@ em_status em_exec_build(void *xp, const em_plan_node *stage_root, em_op **out, e
     return rop_build_tree(stage_root, decided_engine, xp, out, err);
 }
 
+static em_engine all_native(void *arg, const em_plan_node *node) {
+    (void)arg;
+    (void)node;
+    return EM_ENGINE_NATIVE;
+}
+
 em_status em_lore_exec_build(void *ctx, const em_plan_node *stage_root, em_op **out,
                              em_error *err) {
     const em_lore_build_ctx *c = ctx;
-    if (!c || !c->xp || !stage_root) {
+    if (!c || !stage_root) {
         *out = NULL;
-        return EM_FAIL(err, EM_ERR_INVALID, "em_lore_exec_build: no exec plan or stage root");
+        return EM_FAIL(err, EM_ERR_INVALID, "em_lore_exec_build: no build context or stage root");
     }
-    return rop_build_tree_lore(stage_root, decided_engine, (void *)c->xp, c->session, out, err);
+    return rop_build_tree_lore(stage_root, c->xp ? decided_engine : all_native, (void *)c->xp,
+                               c->session, out, err);
 }

@@ -153,6 +153,12 @@ static em_engine engine_of(const builder *bd, const em_plan_node *node) {
 static em_status native_source(const em_plan_node *node, em_op **out, em_error *err) {
     em_op *op = NULL;
     const em_plan_node *data = node->kind == EM_NODE_REUSED_EXCHANGE ? node->reuses : node;
+    if (node->is_input) { /* a fragment's boundary: the embedder streams its rows */
+        if (node->input_broadcast)
+            return em_op_broadcast_read_create(node, out, err);
+        EM_TRY(em_op_shuffle_read_create(node, &op, err));
+        return em_op_coalesce_batches_create(op, out, err);
+    }
     switch (node->kind) {
     case EM_NODE_SCAN:
         return em_op_scan_create(node, out, err);
@@ -291,6 +297,8 @@ static em_status build_node(const builder *bd, const em_plan_node *node, bool ro
     out->n = NULL;
     out->r = NULL;
     em_engine eng = engine_of(bd, node);
+    if (node->is_input)
+        return build_source(bd, node, out, err);
     if (em_node_kind_is_wrapper(node->kind) || eng == EM_ENGINE_PASS) {
         if (node->n_children != 1)
             return no_row_op(node, "a pass-through node needs one child", err);

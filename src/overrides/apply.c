@@ -212,6 +212,7 @@ static bool walk_tree(walk_list *w, const em_plan_node *n, const em_plan_node *p
 typedef struct ov_settings {
     const em_conf *conf;
     bool enabled, incompat_ok, lore_tag;
+    int lore_id_base; /* the first LORE id (the plugin's count so far in the query) */
     bool spark_view; /* host Spark: judge by what Spark said of each expression */
     em_expr_compile_options copts;
     em_error *err;
@@ -236,6 +237,7 @@ static em_status settings_read(const em_plan *plan, const em_conf *conf, ov_sett
     EM_TRY(em_conf_get_bool(conf, "spark.ember.sql.enabled", &s->enabled, err));
     EM_TRY(em_conf_get_bool(conf, "spark.ember.sql.incompatibleOps.enabled", &s->incompat_ok, err));
     EM_TRY(em_conf_get_bool(conf, "spark.ember.sql.lore.tag.enabled", &s->lore_tag, err));
+    EM_TRY(em_conf_get_int(conf, "spark.ember.sql.lore.idBase", &s->lore_id_base, err));
     bool ansi = em_shim_ansi_default(em_plan_shim(plan));
     if (em_conf_is_set(conf, "spark.sql.ansi.enabled"))
         EM_TRY(em_conf_get_bool(conf, "spark.sql.ansi.enabled", &ansi, err));
@@ -1421,7 +1423,7 @@ em_status em_overrides_apply_host(const em_plan *plan, const em_conf *conf,
         d->transition_above = pi >= 0 && xp->dec[pi].engine != d->engine;
     }
     if (s.lore_tag) {
-        int next = 0;
+        int next = s.lore_id_base;
         lore_tag(xp, em_plan_exec_root(plan), &next);
         for (int q = 0; q < em_plan_n_subqueries(plan); q++) {
             const em_plan_subquery *sq = em_plan_subquery_at(plan, q);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/lore.h"
 #include "ember/overrides.h"
 #include "ember/spark.h"
 #include "ember/value_text.h"
@@ -110,6 +111,8 @@ em_status em_spark_plan(const char *plan_json, size_t plan_len, const char *conf
         em_plan_parse_options po = {.time_zone = tz ? tz : "UTC"};
         s = em_plan_read_json(plan_json, plan_len, &po, &plan, err);
     }
+    if (s == EM_OK)
+        s = em_lore_check_settings(conf, err); /* at planning, not in the tasks */
     if (s == EM_OK)
         s = em_overrides_apply_host(plan, conf, EM_HOST_SPARK, &xp, err);
     if (s == EM_OK)

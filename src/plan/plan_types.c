@@ -988,6 +988,52 @@ static void infer_leaf(infer_ctx *cx, em_plan_node *node) {
     output_from_list(cx, node, out->exprs, out->n_exprs);
 }
 
+static const em_plan_node *below_wrappers(const em_plan_node *n) {
+    while (n && em_node_kind_is_wrapper(n->kind) && n->n_children == 1)
+        n = n->children[0];
+    return n;
+}
+
+/* Types the attributes of `mine` that nothing defines from the same places of
+ * `theirs`, a typed expression of the same shape. */
+static void define_alike(infer_ctx *cx, const em_expr *mine, const em_expr *theirs) {
+    em_type t;
+    if (!mine || !theirs || mine->kind != theirs->kind)
+        return;
+    if (mine->kind == EM_EXPR_ATTR) {
+        if (theirs->type_known && !env_get(&cx->env, mine->id, &t) &&
+            !env_get(&cx->defined, mine->id, &t))
+            env_put(&cx->env, mine->id, theirs->type);
+        return;
+    }
+    for (int i = 0; i < mine->n_args && i < theirs->n_args; i++)
+        define_alike(cx, mine->args[i], theirs->args[i]);
+}
+
+/* A final aggregate above a ReusedExchange names its functions' inputs by ids
+ * of a subtree nobody printed (the copy Spark replaced by the reuse). The
+ * partial aggregate under the reused exchange computes the same functions in
+ * the same order (it is what fills the buffers the final one merges), so each
+ * input takes the type of the input at the same place there. */
+static void type_inputs_through_reuse(infer_ctx *cx, const em_plan_node *node,
+                                      const em_plan_field *fns) {
+    const em_plan_node *r = below_wrappers(node->n_children ? node->children[0] : NULL);
+    if (!r || r->kind != EM_NODE_REUSED_EXCHANGE || !r->reuses || r->reuses->n_children != 1)
+        return;
+    const em_plan_node *partial = below_wrappers(r->reuses->children[0]);
+    const em_plan_field *theirs = partial ? em_plan_node_field(partial, EM_FIELD_FUNCTIONS) : NULL;
+    if (!theirs || theirs->n_exprs != fns->n_exprs)
+        return;
+    for (int i = 0; i < fns->n_exprs; i++) {
+        const em_expr *a = fns->exprs[i], *b = theirs->exprs[i];
+        if (a->kind != EM_EXPR_AGG || b->kind != EM_EXPR_AGG || a->mode != EM_AGG_FINAL ||
+            b->mode == EM_AGG_FINAL || strcmp(a->name, b->name) != 0)
+            return; /* not the pair that shares buffers */
+    }
+    for (int i = 0; i < fns->n_exprs; i++)
+        define_alike(cx, fns->exprs[i], theirs->exprs[i]);
+}
+
 static void infer_aggregate(infer_ctx *cx, em_plan_node *node) {
     em_plan_field *keys = field_of(node, EM_FIELD_KEYS);
     em_plan_field *fns = field_of(node, EM_FIELD_FUNCTIONS);
@@ -996,6 +1042,8 @@ static void infer_aggregate(infer_ctx *cx, em_plan_node *node) {
     if (keys)
         for (int i = 0; i < keys->n_exprs; i++)
             infer_expr(cx, keys->exprs[i]);
+    if (fns)
+        type_inputs_through_reuse(cx, node, fns);
     bool partial = false;
     if (fns)
         for (int i = 0; i < fns->n_exprs; i++) {

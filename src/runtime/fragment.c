@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "ember/chunk.h"
+#include "ember/lore.h"
 #include "ember/overrides.h"
 #include "ember/task.h"
 #include "expr/internal.h"
@@ -55,6 +56,8 @@ struct em_fragment {
     const char *time_zone; /* borrowed from conf */
     bool map;              /* the root is an exchange: tasks write its map side */
     rt_partitioning part;  /* map: the exchange's partitioning (borrows the plan) */
+    em_lore_session *lore; /* NULL unless an operator of this fragment is dumped */
+    em_lore_build_ctx lore_build;
 };
 
 /* ------------------------------------------------------------ reading */
@@ -154,6 +157,30 @@ static em_status read_subqueries(em_fragment *f, const json_t *sq, em_error *err
     return EM_OK;
 }
 
+/* LORE inside the embedder's tasks: "loreIds" maps a node's source index to
+ * the id the driver gave it; a session is opened when idsToDump selects one
+ * of this fragment's operators (the embedder checked the dump folder). */
+static em_status open_lore(em_fragment *f, const json_t *lore_ids, em_error *err) {
+    const char *ids = em_conf_get_text(f->conf, "spark.ember.sql.lore.idsToDump");
+    if (!ids || !*ids || !json_is_object(lore_ids))
+        return EM_OK;
+    int n = em_plan_max_id(f->plan) + 1;
+    int *by_id = malloc(sizeof *by_id * (size_t)n);
+    if (!by_id)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading the fragment's LORE ids");
+    for (int id = 0; id < n; id++) {
+        const em_plan_node *node = em_plan_node_by_id(f->plan, id);
+        char key[24];
+        snprintf(key, sizeof key, "%d", node ? node->source_index : -1);
+        const json_t *v = node ? json_object_get(lore_ids, key) : NULL;
+        by_id[id] = json_is_integer(v) ? (int)json_integer_value(v) : -1;
+    }
+    em_status s = em_lore_session_attach(f->conf, f->plan, by_id, n, &f->lore, err);
+    free(by_id);
+    f->lore_build.session = f->lore;
+    return s;
+}
+
 em_status em_fragment_create(const char *json, size_t len, em_fragment **out, em_error *err) {
     *out = NULL;
     em_fragment *f = calloc(1, sizeof *f);
@@ -203,6 +230,8 @@ em_status em_fragment_create(const char *json, size_t len, em_fragment **out, em
                         "fragment: the map side of a %s exchange is not written natively",
                         rt_part_kind_name(f->part.kind));
     }
+    if (s == EM_OK)
+        s = open_lore(f, json_object_get(doc, "loreIds"), err);
     if (s == EM_OK) {
         f->ansi = em_shim_ansi_default(em_plan_shim(f->plan));
         if (em_conf_is_set(f->conf, "spark.sql.ansi.enabled"))
@@ -225,6 +254,7 @@ void em_fragment_destroy(em_fragment *f) {
     free(f->subqueries);
     free(f->inputs);
     free(f->scans);
+    em_lore_session_free(f->lore);
     em_conf_destroy(f->conf);
     em_plan_free(f->plan);
     free(f);
@@ -631,6 +661,10 @@ em_status em_fragment_task_create(const em_fragment *f, const em_fragment_task_i
     o.native_budget = in->native_budget;
     o.row_budget = -1;
     o.root = f->root;
+    if (f->lore) { /* built with the dump operators in place */
+        o.build = em_lore_exec_build;
+        o.build_ctx = (void *)&f->lore_build;
+    }
     o.ctx.partition = in->partition;
     o.ctx.num_partitions = in->num_partitions;
     o.ctx.expr_opts.ansi = f->ansi;

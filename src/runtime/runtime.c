@@ -702,7 +702,9 @@ static int cb_subtree_partitions(em_exec_ctx *ctx, const em_plan_node *n) {
         return 0;
     case EM_NODE_EXCHANGE:
     case EM_NODE_REUSED_EXCHANGE: {
-        const rt_stage *in = find_stage(t->q, n);
+        /* stages are keyed by the exchange a ReusedExchange names */
+        const rt_stage *in =
+            find_stage(t->q, n->kind == EM_NODE_REUSED_EXCHANGE && n->reuses ? n->reuses : n);
         if (in)
             return in->kind == EM_STAGE_BROADCAST ? 0 : in->n_out;
         break; /* the stage's own map side: its input below */

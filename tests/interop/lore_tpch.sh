@@ -15,11 +15,13 @@
 # replay of the same operator holds the same rows. The query's own answer with LORE on must also
 # equal its answer with LORE off (dumping never changes a result).
 #
+# Exchanges are replayed by partitioning their dumped map-side input again
+# (hash, single and broadcast; range and round-robin ones are refused by
+# design), each reader's rows verified, after their row totals are checked.
 # Not replayed, by design (docs/lore.md, limitations): scans (their dump is
-# their output), exchanges (their map-side input and their readers' rows
-# are dumped: the row totals must agree) and operators whose stage ran no
-# task (no partition to replay); each such folder is checked to hold what
-# it should.
+# their output), reused exchanges (their dump is what they read) and
+# operators whose stage ran no task (no partition to replay); each such
+# folder is checked to hold what it should.
 #
 # Known gaps are listed in XFAIL below with their reason ("*" for every
 # query); an unlisted failure fails the test, a listed one that passes is an
@@ -178,7 +180,7 @@ check_query() { # plan dir version
             continue
         fi
         if [[ "$op" == *Exchange* ]]; then
-            # not replayed: the map side's rows must be what the readers got
+            # the map side's rows must be what the readers got
             local rin rout nout
             rin=$(sum_rows "$d/input-0")
             rout=$(sum_rows "$d/output")
@@ -193,6 +195,18 @@ check_query() { # plan dir version
             fi
             if [ "$rin" != "$rout" ] || [ "$nout" -eq 0 ]; then
                 echo "loreId-$n ($op): map side dumped $rin rows, readers $rout (in $nout partitions)"
+                return 1
+            fi
+            # partitioned again by replay: each reader's rows, in order (a range or
+            # round-robin exchange is refused by design)
+            if ! "$bin" lore replay "$d" --engine native --format csv --output "$work/replay.csv" \
+                >"$work/replay.log" 2>&1; then
+                grep -q "which replay does not reproduce" "$work/replay.log" && continue
+                echo "loreId-$n ($op): $(tail -c 400 "$work/replay.log" | tr '\n' ' ')"
+                return 1
+            fi
+            if ! grep -q "verified" "$work/replay.log"; then
+                echo "loreId-$n ($op): nothing verified: $(tail -c 300 "$work/replay.log")"
                 return 1
             fi
             continue

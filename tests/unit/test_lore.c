@@ -758,6 +758,10 @@ static void test_runtime_wiring(void **state) {
     for (int id = 2; id <= 6; id++)
         if (id != 5)
             assert_true(replay_all(sub, id, pool, NULL) >= 1);
+    /* the exchanges: their dumped map-side input partitioned again gives each
+     * reduce partition exactly what its readers received */
+    assert_int_equal(replay_all(sub, 1, pool, NULL), 2);
+    assert_int_equal(replay_all(sub, 5, pool, NULL), 2);
     em_exec_plan_free(xp);
     em_conf_destroy(conf);
     /* mixed: Scan 0, Exchange 1, Filter 2, Project 3 native, the rest on rows */

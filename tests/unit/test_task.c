@@ -5,7 +5,8 @@
  * Arrow C streams, output as an Arrow C stream, the map side of a shuffle
  * as blocks, broadcast relations shared by tasks; and the failures: a
  * fragment that does not read, inputs that do not match, an input stream
- * whose batches have other types, cancellation. Run under ASan too: the
+ * whose batches have other types, cancellation; LORE dumps written by a
+ * fragment's tasks and replayed. Run under ASan too: the
  * ownership rules (streams moved in, arrays exported zero-copy) are what
  * this checks as much as the values.
  */
@@ -14,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ember/arrow.h"
 #include "ember/chunk.h"
 #include "ember/hash.h"
+#include "ember/lore.h"
 #include "ember/plan.h"
 #include "ember/rowexpr.h"
 #include "ember/task.h"
@@ -209,6 +212,75 @@ static void test_fragment_task_stream_in_out(void **state) {
     out.release(&out);
     em_task_destroy(t);
     em_fragment_destroy(f);
+}
+
+/* LORE inside the embedder's tasks: the driver gave the fragment's Project
+ * LORE id 1 (loreIds, by source index); two tasks of the fragment dump its
+ * input and output into a folder that already holds something (the driver
+ * checked it once, for the whole query), and the replay of each partition
+ * reproduces the dumped output. */
+static void test_fragment_lore_dump(void **state) {
+    (void)state;
+    em_error err = {0};
+    const char *dir = em_test_tmpdir("fragment-lore");
+    char stray[600];
+    snprintf(stray, sizeof stray, "%s/another-fragment-was-here", dir);
+    FILE *fp = fopen(stray, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    const char *head = "\"conf\":{\"spark.sql.ansi.enabled\":\"false\"},";
+    const char *at = strstr(FRAGMENT, head);
+    assert_non_null(at);
+    size_t len = strlen(FRAGMENT) + strlen(dir) + 512;
+    char *spec = malloc(len);
+    snprintf(spec, len,
+             "%.*s\"conf\":{\"spark.ember.sql.lore.idsToDump\":\"1[*]\","
+             "\"spark.ember.sql.lore.dumpPath\":\"%s\",\"spark.ember.sql.lore.dumpOutput\":"
+             "\"true\"},%.*s,\"loreIds\":{\"0\":1,\"1\":0}}",
+             (int)(at - FRAGMENT), FRAGMENT, dir,
+             (int)(strlen(at + strlen(head)) - 1), at + strlen(head));
+    em_fragment *f = NULL;
+    EM_ASSERT_OK(em_fragment_create(spec, strlen(spec), &f, &err), &err);
+    free(spec);
+    for (int p = 0; p < 2; p++) {
+        struct ArrowArrayStream in;
+        make_stream(p * 500, p * 500 + 500, 97, &in);
+        struct ArrowArrayStream *streams[] = {&in};
+        em_fragment_task_inputs ti = {.partition = p, .num_partitions = 2, .streams = streams,
+                                      .native_budget = -1};
+        em_task *t = NULL;
+        EM_ASSERT_OK(em_fragment_task_create(f, &ti, &t, &err), &err);
+        em_pool *pool = em_pool_create("lore out", NULL, -1);
+        em_batch_list rows = {0};
+        EM_ASSERT_OK(em_task_collect(t, pool, &rows, &err), &err);
+        em_batch_list_reset(&rows);
+        em_pool_destroy(pool);
+        em_task_destroy(t);
+    }
+    em_fragment_destroy(f);
+
+    char path[700];
+    snprintf(path, sizeof path, "%s/loreId-0", dir);
+    assert_int_not_equal(access(path, F_OK), 0); /* the Filter was not chosen */
+    snprintf(path, sizeof path, "%s/loreId-1", dir);
+    em_lore_dump *d = NULL;
+    EM_ASSERT_OK(em_lore_dump_open(path, &d, &err), &err);
+    assert_int_equal(em_lore_dump_n_partitions(d), 2);
+    em_pool *pool = em_pool_create("lore replay", NULL, -1);
+    for (int i = 0; i < 2; i++) {
+        int p = em_lore_dump_partition_at(d, i);
+        em_batch_list got = {0}, want = {0};
+        EM_ASSERT_OK(em_lore_replay(d, p, pool, &got, NULL, &err), &err);
+        EM_ASSERT_OK(em_lore_dump_read_output(d, p, pool, &want, &err), &err);
+        char diff[256] = "";
+        assert_true(want.n_rows > 300); /* a > 1 keeps 4 of 5 values */
+        if (!em_lore_results_equal(&got, &want, diff, sizeof diff))
+            fail_msg("partition %d: %s", p, diff);
+        em_batch_list_reset(&got);
+        em_batch_list_reset(&want);
+    }
+    em_pool_destroy(pool);
+    em_lore_dump_close(d);
 }
 
 static void test_map_side_blocks(void **state) {
@@ -619,6 +691,7 @@ static void test_failures(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fragment_task_stream_in_out),
+        cmocka_unit_test(test_fragment_lore_dump),
         cmocka_unit_test(test_map_side_blocks),
         cmocka_unit_test(test_map_side_file),
         cmocka_unit_test(test_map_side_file_failures),

@@ -9,7 +9,7 @@ import org.apache.spark.TaskKilledException
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.arrow.ArrowWriter
 import org.apache.spark.sql.types.StructType
-import org.apache.spark.sql.execution.ember.SparkInternals
+import org.apache.spark.sql.execution.ember.{SparkInternals, SparkShims}
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector, ColumnarBatch}
 
 /**
@@ -25,7 +25,7 @@ sealed abstract class SparkArrowReader(alloc: BufferAllocator, schema: StructTyp
   /** Fills the schema root with the next batch; false at the end. */
   protected def fill(): Boolean
 
-  override protected def readSchema(): Schema = SparkInternals.toArrowSchema(schema, timeZone)
+  override protected def readSchema(): Schema = SparkShims.get.toArrowSchema(schema, timeZone)
 
   override def loadNextBatch(): Boolean =
     try {

@@ -12,7 +12,7 @@ import org.apache.spark.{OneToOneDependency, Partition, SparkContext, TaskContex
 import org.apache.spark.internal.Logging
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.execution.ember.SparkInternals
+import org.apache.spark.sql.execution.ember.{SparkInternals, SparkShims}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
 private case class EmberPartition(index: Int, parents: Seq[Partition], splitsJson: String)
@@ -81,7 +81,7 @@ class EmberRDD(
           run.inputStreams += stream
           val arrowSchema = ArrowSchema.allocateNew(alloc)
           try {
-            Data.exportSchema(alloc, SparkInternals.toArrowSchema(schema, timeZone), null, arrowSchema)
+            Data.exportSchema(alloc, SparkShims.get.toArrowSchema(schema, timeZone), null, arrowSchema)
             lib.blockStream(source, arrowSchema.memoryAddress(), stream.memoryAddress())
           } finally arrowSchema.close()
           streams(i) = stream.memoryAddress()
@@ -148,7 +148,7 @@ class EmberRDD(
 
   private def localDir: String =
     Option(System.getenv("SPARK_LOCAL_DIRS")).flatMap(_.split(",").headOption)
-      .getOrElse(SparkInternals.localDir())
+      .getOrElse(SparkShims.get.localDir(org.apache.spark.SparkEnv.get.conf))
 }
 
 object EmberRDD {
@@ -242,7 +242,7 @@ final class EmberTaskRun(lib: Native, val alloc: BufferAllocator) extends Loggin
     val params = j.get("messageParameters").fields().asScala.map(f => f.getKey -> f.getValue.asText()).toMap
     j.get("exception").asText() match {
       case "org.apache.spark.SparkArithmeticException" =>
-        val s = SparkInternals.arithmeticException(j.get("errorClass").asText(), params)
+        val s = SparkShims.get.arithmeticException(j.get("errorClass").asText(), params)
         s.initCause(e) // Ember's message, with where the error arose
         s
       case _ => e

@@ -33,7 +33,9 @@ object EmberOverrides extends Logging {
   /** C's decisions for a plan, or None when Ember is off for the session.
    *  A bad Ember setting is the user's error: it fails the query. Any other
    *  failure to plan leaves the plan to Spark, with a warning. */
-  def decide(plan: SparkPlan, conf: SQLConf): Option[(EmberDecisions, IndexedSeq[SparkPlan], String)] = {
+  def decide(plan: SparkPlan, conf: SQLConf,
+             extra: Map[String, String] => Map[String, String] = identity)
+      : Option[(EmberDecisions, IndexedSeq[SparkPlan], String)] = {
     if (!EmberConf.enabled(conf)) return None
     val t0 = System.nanoTime()
     val (json, nodes) =
@@ -43,7 +45,7 @@ object EmberOverrides extends Logging {
           logWarning(s"Ember could not write this plan, Spark runs all of it: $e")
           return None
       }
-    val settings = EmberConf.collect(conf)
+    val settings = extra(EmberConf.collect(conf))
     val confJson = EmberConf.toJson(settings)
     val t1 = System.nanoTime()
     val answer =
@@ -75,9 +77,12 @@ object EmberOverrides extends Logging {
   /** Replaces every fragment by an EmberExec. */
   def apply(plan: SparkPlan, conf: SQLConf, report: Boolean): SparkPlan = {
     if (plan.exists(_.isInstanceOf[EmberExec])) return plan // already applied
-    val decided = decide(plan, conf)
+    val base = EmberLore.idBase()
+    val decided = decide(plan, conf,
+      s => EmberLore.settings(conf, s) + ("spark.ember.sql.lore.idBase" -> base.toString))
     if (decided.isEmpty) return plan
     val (d, nodes, confJson) = decided.get
+    EmberLore.taken((base +: d.nodes.values.map(_.get("loreId").asInt() + 1).toSeq).max)
     if (report) logReport(d)
     if (d.fragments.isEmpty) return plan
     val batchRows = EmberConf.batchRows(EmberConf.collect(conf))

@@ -56,6 +56,13 @@ final class Native private () {
   @native def taskCancel(task: Long): Unit
   @native def taskMetrics(task: Long): String
   @native def taskDestroy(task: Long): Unit
+  /** A LORE dump (DIR/loreId-N) as JSON: operator, partitions, columns (name, type). */
+  @native def loreDescribe(dir: String): String
+  /** The dumped operator run over one dumped partition, its output exported as
+   *  an Arrow stream at streamAddress; the handle goes to loreReplayClose once
+   *  the stream and its arrays are released. */
+  @native def loreReplayOpen(dir: String, partition: Int, streamAddress: Long): Long
+  @native def loreReplayClose(handle: Long): Unit
 }
 
 object Native {

@@ -2,7 +2,7 @@
 package org.apache.spark.sql.execution.ember
 
 import org.apache.arrow.memory.RootAllocator
-import org.apache.spark.{SparkContext, SparkEnv, TaskContext}
+import org.apache.spark.{SparkContext, TaskContext}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow}
 import org.apache.spark.sql.execution.FileSourceScanExec
@@ -10,7 +10,6 @@ import org.apache.spark.sql.execution.datasources.{DataSourceStrategy, FileParti
 import org.apache.spark.sql.execution.joins.{EmptyHashedRelation, HashedRelation, HashedRelationWithAllNullKeys, LongHashedRelation}
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.util.ArrowUtils
-import org.apache.spark.util.Utils
 
 
 /** The few members Spark keeps package-private that Ember's plugin needs,
@@ -46,9 +45,6 @@ object SparkInternals {
 
   def arrowAllocator: RootAllocator = ArrowUtils.rootAllocator
 
-  def toArrowSchema(schema: org.apache.spark.sql.types.StructType, timeZone: String) =
-    SparkShims.get.toArrowSchema(schema, timeZone)
-
   def killReason(ctx: TaskContext): String = ctx.getKillReason().getOrElse("cancelled")
 
   def taskMemoryManager(ctx: TaskContext): org.apache.spark.memory.TaskMemoryManager =
@@ -56,8 +52,6 @@ object SparkInternals {
 
   /** The live SparkConf of a context (settings made here reach sessions built after). */
   def setConf(sc: SparkContext, key: String, value: String): Unit = sc.conf.set(key, value)
-
-  def localDir(): String = SparkShims.get.localDir(SparkEnv.get.conf)
 
   def postDriverMetrics(sc: SparkContext, m: org.apache.spark.sql.execution.metric.SQLMetric): Unit = {
     val id = sc.getLocalProperty(org.apache.spark.sql.execution.SQLExecution.EXECUTION_ID_KEY)
@@ -83,9 +77,4 @@ object SparkInternals {
     case rows: Array[InternalRow] => Some(rows.iterator)
     case _ => None
   }
-
-  /** Spark's SparkArithmeticException with its error class and parameters
-   *  (its constructor is private to Spark's packages). */
-  def arithmeticException(errorClass: String, params: Map[String, String]): Throwable =
-    SparkShims.get.arithmeticException(errorClass, params)
 }

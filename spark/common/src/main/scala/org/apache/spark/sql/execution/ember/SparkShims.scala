@@ -126,10 +126,9 @@ object SparkShims {
     val provider = providerFor(running).getOrElse {
       val key = (v: String) => v.split('.').map(_.toInt).toSeq
       val ord = Ordering.Implicits.seqOrdering[Seq, Int]
-      val lines = supportedLines
-      if (lines.isEmpty) throw new IllegalStateException("Ember's jar carries no Spark shims")
-      val pick = lines.filter(l => ord.lteq(key(l), key(lineOf(running)))).lastOption.getOrElse(lines.head)
-      providerFor(pick + ".0").get
+      val byLine = providers.flatMap(p => p.lines.map(l => (key(l), p))).sortBy(_._1)(ord)
+      if (byLine.isEmpty) throw new IllegalStateException("Ember's jar carries no Spark shims")
+      byLine.filter(l => ord.lteq(l._1, key(lineOf(running)))).lastOption.getOrElse(byLine.head)._2
     }
     Class.forName(provider.shimsClassName, true, getClass.getClassLoader)
       .getDeclaredConstructor().newInstance().asInstanceOf[SparkShims]

@@ -61,12 +61,17 @@ class Spark34Shims extends SparkShims {
   override def advisoryPartitionSize(x: ShuffleExchangeExec): Option[Long] = None
 
   // before 3.5 the manager keeps each shuffle's map tasks in a private map
-  override def registerMapOutput(manager: SortShuffleManager, shuffleId: Int, mapId: Long): Unit = {
+  // looked up once: every map task registers through it
+  private lazy val taskIdMapsField = {
     val field = classOf[SortShuffleManager].getDeclaredFields
       .find(_.getName.endsWith("taskIdMapsForShuffle"))
       .getOrElse(throw new IllegalStateException("Ember: SortShuffleManager has no taskIdMapsForShuffle"))
     field.setAccessible(true)
-    val maps = field.get(manager).asInstanceOf[java.util.concurrent.ConcurrentHashMap[Int, OpenHashSet[Long]]]
+    field
+  }
+
+  override def registerMapOutput(manager: SortShuffleManager, shuffleId: Int, mapId: Long): Unit = {
+    val maps = taskIdMapsField.get(manager).asInstanceOf[java.util.concurrent.ConcurrentHashMap[Int, OpenHashSet[Long]]]
       .computeIfAbsent(shuffleId, (_: Int) => new OpenHashSet[Long](16))
     maps.synchronized { maps.add(mapId) }
   }
