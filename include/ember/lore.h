@@ -225,6 +225,18 @@ bool em_lore_results_equal(const em_batch_list *a, const em_batch_list *b, char 
 bool em_lore_results_equal_unordered(const em_batch_list *a, const em_batch_list *b, char *diff,
                                      size_t diff_cap);
 
+/* ------------------------------------------------------------------ as a test case */
+
+struct em_strbuf;
+/* Appends a tests/plans case (tests/plans/README.md) made of partition p of
+ * the dump: its inputs as the tables input-K the dump's plan scans, that
+ * plan, and the dumped output as the expected rows (ordered when the
+ * operator is a sort). name NULL: the operator's. EM_ERR_INVALID when the
+ * output was not dumped; EM_ERR_UNSUPPORTED for a scan or an exchange, an
+ * input dumped with a column subset, or a value a case row cannot hold. */
+em_status em_lore_case_write(em_lore_dump *d, int partition, const char *name, em_pool *pool,
+                             struct em_strbuf *out, em_error *err) EM_MUST_CHECK;
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 
 #include "ember/lore.h"
+#include "runtime/internal.h"
 
 #define LORE_FORMAT "ember-lore-1"
 #define LORE_MAX_INPUTS 64
@@ -70,5 +71,53 @@ json_t *lore_schema_json(const em_schema *schema, const em_expr *const *attrs,
                          const int *cols, int n_cols);
 /* "input-K" or "output". */
 void lore_input_dirname(int input_index, char *buf, size_t cap);
+
+/* ------------------------------------------------------------------ an opened dump */
+
+/* One input of a dumped operator, as its rdd.meta describes it. */
+typedef struct lore_input {
+    int exchange_id;
+    bool broadcast;
+    bool subquery;   /* a scalar subquery's value (one row) */
+    int64_t expr_id; /* its scalar-subquery#N */
+    bool all_columns;
+    int n_parts;     /* numPartitions */
+    int n_dumped;
+    int *dumped;     /* ascending */
+    em_batch_list data; /* the loaded partition */
+} lore_input;
+
+typedef struct replay_ctx {
+    em_exec_ctx ctx;
+    em_lore_dump *d;
+} replay_ctx;
+
+struct em_lore_dump {
+    char *dir;
+    json_t *meta;
+    int lore_id;
+    char *op_text;
+    em_plan *plan;
+    const em_plan_node *node;
+    int n_inputs;
+    lore_input *inputs;
+    bool has_output;
+    int n_parts; /* partitions in the operator's stage */
+    int n_dumped;
+    int *dumped;
+    bool ansi;
+    const char *time_zone;
+    em_schema schema;
+    replay_ctx rc;
+    em_exec_plan *row_xp; /* the rebuilt plan all on rows, made on first use */
+    bool exchange;        /* an Exchange or BroadcastExchange: replayed by partitioning */
+    bool broadcast;       /* every reader gets every row */
+    rt_partitioning part;
+};
+
+/* Reads DIR/NAME/partition-P's batches in order into out; rows (may be
+ * NULL) gains their count. */
+em_status lore_load_partition(const char *dir, const char *name, int p, em_pool *pool,
+                              em_batch_list *out, int64_t *rows, em_error *err) EM_MUST_CHECK;
 
 #endif

@@ -19,47 +19,6 @@
 #include "ember/task.h"
 #include "ember/value_text.h"
 #include "lore/internal.h"
-#include "runtime/internal.h"
-
-typedef struct lore_input {
-    int exchange_id;
-    bool broadcast;
-    bool subquery;   /* a scalar subquery's value (one row) */
-    int64_t expr_id; /* its scalar-subquery#N */
-    bool all_columns;
-    int n_parts;     /* numPartitions */
-    int n_dumped;
-    int *dumped;     /* ascending */
-    em_batch_list data; /* the loaded partition */
-} lore_input;
-
-typedef struct replay_ctx {
-    em_exec_ctx ctx;
-    em_lore_dump *d;
-} replay_ctx;
-
-struct em_lore_dump {
-    char *dir;
-    json_t *meta;
-    int lore_id;
-    char *op_text;
-    em_plan *plan;
-    const em_plan_node *node;
-    int n_inputs;
-    lore_input *inputs;
-    bool has_output;
-    int n_parts; /* partitions in the operator's stage */
-    int n_dumped;
-    int *dumped;
-    bool ansi;
-    const char *time_zone;
-    em_schema schema;
-    replay_ctx rc;
-    em_exec_plan *row_xp; /* the rebuilt plan all on rows, made on first use */
-    bool exchange;        /* an Exchange or BroadcastExchange: replayed by partitioning */
-    bool broadcast;       /* every reader gets every row */
-    rt_partitioning part;
-};
 
 static int64_t now_ns(void) {
     struct timespec ts;
@@ -295,7 +254,7 @@ bool em_lore_dump_has_output(const em_lore_dump *d) { return d->has_output; }
 const em_schema *em_lore_dump_schema(const em_lore_dump *d) { return &d->schema; }
 
 /* Reads DIR/NAME/partition-P's batches in order into out. */
-static em_status load_partition(const char *dir, const char *name, int p, em_pool *pool,
+em_status lore_load_partition(const char *dir, const char *name, int p, em_pool *pool,
                                 em_batch_list *out, int64_t *rows, em_error *err) {
     memset(out, 0, sizeof *out);
     char path[4300];
@@ -427,7 +386,7 @@ static em_status prepare(em_lore_dump *d, int partition, em_pool *pool, int64_t 
                            partition, k);
         char name[32];
         lore_input_dirname(k, name, sizeof name);
-        EM_TRY(load_partition(d->dir, name, partition, pool, &in->data, rows_in, err));
+        EM_TRY(lore_load_partition(d->dir, name, partition, pool, &in->data, rows_in, err));
     }
     replay_ctx *rc = &d->rc;
     memset(rc, 0, sizeof *rc);
@@ -562,7 +521,7 @@ static em_status replay_exchange(em_lore_dump *d, int partition, em_pool *pool,
     int64_t cap = 0;
     for (int m = 0; s == EM_OK && m < in->n_parts; m++) {
         em_batch_list got = {0};
-        s = load_partition(d->dir, "input-0", m, pool, &got, &st->rows_in, err);
+        s = lore_load_partition(d->dir, "input-0", m, pool, &got, &st->rows_in, err);
         for (int64_t b = 0; s == EM_OK && b < got.n_batches; b++) {
             em_batch *batch = got.batches[b];
             int64_t n = em_batch_rows(batch);
@@ -665,7 +624,7 @@ em_status em_lore_dump_read_output(em_lore_dump *d, int partition, em_pool *pool
         return EM_FAIL(err, EM_ERR_INVALID, "%s: the output was not dumped (set "
                                             "spark.ember.sql.lore.dumpOutput=true)",
                        d->dir);
-    return load_partition(d->dir, "output", partition, pool, out, NULL, err);
+    return lore_load_partition(d->dir, "output", partition, pool, out, NULL, err);
 }
 
 /* ------------------------------------------------------------------ comparison */

@@ -266,10 +266,16 @@ static void foreign_attrs(const em_plan_node *node, attr_set *out) {
     free(defs.items);
 }
 
-static void put_attr_list(em_strbuf *b, const em_plan_node *in, bool leaf_names,
-                          const attr_set *ext) {
-    em_strbuf_appendf(b, NULL, "[%d]: [", in->n_output + ext->n);
-    for (int k = 0; k < in->n_output + ext->n; k++) {
+/* The id of input k's row number column (see rebuild_text). */
+#define LORE_ROW_ID(k) (900000500LL + (k))
+
+/* "[n]: [a#1, b#2]": the input's columns, then ext's; row_of >= 0 adds the
+ * row number column of input row_of. */
+static void put_attrs(em_strbuf *b, const em_plan_node *in, bool leaf_names, const attr_set *ext,
+                      int row_of) {
+    int n = in->n_output + ext->n;
+    em_strbuf_appendf(b, NULL, "[%d]: [", n + (row_of >= 0));
+    for (int k = 0; k < n; k++) {
         const em_expr *a = k < in->n_output ? in->output[k] : ext->items[k - in->n_output];
         char name[256];
         if (k >= in->n_output)
@@ -281,7 +287,14 @@ static void put_attr_list(em_strbuf *b, const em_plan_node *in, bool leaf_names,
         em_strbuf_appendf(b, NULL, "%s%s#%lld%s", k ? ", " : "", name, (long long)a->id,
                           a->long_suffix ? "L" : "");
     }
+    if (row_of >= 0)
+        em_strbuf_appendf(b, NULL, "%slore_row#%lldL", n ? ", " : "", LORE_ROW_ID(row_of));
     em_strbuf_appends(b, "]\n", NULL);
+}
+
+static void put_attr_list(em_strbuf *b, const em_plan_node *in, bool leaf_names,
+                          const attr_set *ext) {
+    put_attrs(b, in, leaf_names, ext, -1);
 }
 
 /* Whether an aggregate lies below this child through the nodes a hash
@@ -361,9 +374,10 @@ static em_status rebuild_text(const em_plan *plan, const lore_target *t, const c
                                                                                      : in;
         bool bcast = src->kind == EM_NODE_BROADCAST_EXCHANGE;
         const attr_set *ext = k == 0 ? foreign : &none;
+        bool agg = aggregate_below(node->children[k]);
         em_strbuf_appendf(out, NULL, "\n(%d) Scan parquet lore.input_%d\nOutput ", base + 3 * k + 1,
                           k);
-        put_attr_list(out, in, true, ext);
+        put_attrs(out, in, true, ext, agg ? k : -1);
         em_strbuf_appendf(out, NULL,
                           "Batched: true\nLocation [not included in comparison]/{warehouse_dir}/"
                           "input-%d]\nReadSchema: struct<",
@@ -379,14 +393,16 @@ static em_status rebuild_text(const em_plan *plan, const lore_target *t, const c
                            sizeof type);
             em_strbuf_appendf(out, NULL, "%s%s:%s", c ? "," : "", name, type);
         }
-        em_strbuf_appends(out, ">\n", NULL);
-        if (aggregate_below(node->children[k])) {
-            /* never run: keeps what the operator sees below it (a final
-             * aggregate merges buffers only when an aggregate is there) */
+        em_strbuf_appends(out, agg ? ",lore_row:bigint>\n" : ">\n", NULL);
+        if (agg) {
+            /* replay never runs it: it keeps what the operator sees below it
+             * (a final aggregate merges buffers only when an aggregate is
+             * there); grouped by a row number as well, so that a run of the
+             * plan itself (a test case made from the dump) keeps every row */
             em_strbuf_appendf(out, NULL, "\n(%d) HashAggregate\nInput ", base + 3 * k + 2);
-            put_attr_list(out, in, true, &none);
+            put_attrs(out, in, true, &none, k);
             em_strbuf_appends(out, "Keys ", NULL);
-            put_attr_list(out, in, true, &none);
+            put_attrs(out, in, true, &none, k);
             em_strbuf_appends(out, "Functions [0]: []\nAggregate Attributes [0]: []\nResults ",
                               NULL);
             put_attr_list(out, in, true, &none);

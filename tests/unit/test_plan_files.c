@@ -1296,36 +1296,53 @@ static int cmp_names(const void *a, const void *b) {
     return strcmp(((const pf_file *)a)->stem, ((const pf_file *)b)->stem);
 }
 
+/* Adds DIR/SUB's *.plan files (SUB "" for DIR itself); a missing SUB is none. */
+static bool add_files(const char *dir, const char *sub, pf_file **files, int *n, int *cap) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s%s%s", dir, *sub ? "/" : "", sub);
+    DIR *d = opendir(path);
+    if (!d) {
+        if (*sub)
+            return true;
+        fprintf(stderr, "test_plan_files: cannot open %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".plan") != 0 || e->d_name[0] == '.')
+            continue;
+        if (*n == *cap) {
+            *cap = *cap ? *cap * 2 : 32;
+            *files = realloc(*files, sizeof **files * (size_t)*cap);
+        }
+        snprintf((*files)[*n].path, sizeof (*files)[*n].path, "%s/%s", path, e->d_name);
+        snprintf((*files)[*n].stem, sizeof (*files)[*n].stem, "%s%s%.*s", sub, *sub ? "/" : "",
+                 (int)(len - 5), e->d_name);
+        (*n)++;
+    }
+    closedir(d);
+    return true;
+}
+
 int main(void) {
-    const char *src = getenv("EMBER_SOURCE");
+    /* EMBER_PLAN_DIR: another folder of cases (e.g. ones `ember lore case` wrote) */
+    const char *src = getenv("EMBER_SOURCE"), *other = getenv("EMBER_PLAN_DIR");
     char dir[4096];
-    if (src && *src) {
+    if (other && *other) {
+        snprintf(dir, sizeof dir, "%s", other);
+    } else if (src && *src) {
         snprintf(dir, sizeof dir, "%s/tests/plans", src);
     } else { /* beside this file: tests/unit/../plans */
         const char *slash = strrchr(__FILE__, '/');
         snprintf(dir, sizeof dir, "%.*s/../plans", slash ? (int)(slash - __FILE__) : 1,
                  slash ? __FILE__ : ".");
     }
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "test_plan_files: cannot open %s: %s\n", dir, strerror(errno));
-        return 1;
-    }
     pf_file *files = NULL;
     int n = 0, cap = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        if (len < 6 || strcmp(e->d_name + len - 5, ".plan") != 0 || e->d_name[0] == '.')
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            files = realloc(files, sizeof *files * (size_t)cap);
-        }
-        snprintf(files[n].path, sizeof files[n].path, "%s/%s", dir, e->d_name);
-        snprintf(files[n].stem, sizeof files[n].stem, "%.*s", (int)(len - 5), e->d_name);
-        n++;
+    if (!add_files(dir, "", &files, &n, &cap) || !add_files(dir, "regress", &files, &n, &cap)) {
+        free(files);
+        return 1;
     }
-    closedir(d);
     if (n == 0) {
         fprintf(stderr, "test_plan_files: no *.plan files in %s\n", dir);
         free(files);

@@ -5,11 +5,14 @@
  *   ember lore replay DIR/loreId-N [--partition P] [--engine native|row|both]
  *                     [--output FILE] [--format table|csv|json|parquet] [--metrics]
  *   ember lore show DIR/loreId-N
+ *   ember lore case DIR/loreId-N [--partition P] [--name NAME] [--output FILE]
  *
  * Replay runs every dumped partition (or only P), prints or writes the
  * output, reports timings on stderr, and when the output was dumped checks
  * that the replay reproduces it value for value (exit 1 when not). --engine
  * both runs the native operator and the row engine's and compares them.
+ * Case writes one dumped partition as a tests/plans case (tables, plan and
+ * the dumped output as the expected rows).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +32,7 @@ typedef struct lore_args {
     const char *output;
     lore_fmt format;
     bool metrics;
+    const char *name; /* case: the case's name */
 } lore_args;
 
 static void lore_usage(FILE *out) {
@@ -37,7 +41,9 @@ static void lore_usage(FILE *out) {
             "                         [--output FILE] [--format table|csv|json|parquet] "
             "[--metrics]\n"
             "       ember lore show DIR/loreId-N\n"
-            "Replays one operator from a LORE dump (see docs/lore.md).\n");
+            "       ember lore case DIR/loreId-N [--partition P] [--name NAME] [--output FILE]\n"
+            "Replays one operator from a LORE dump, or writes one dumped partition as a\n"
+            "tests/plans case (see docs/lore.md).\n");
 }
 
 static int lore_usage_error(const char *what, const char *arg) {
@@ -223,6 +229,8 @@ static int parse_lore_args(int argc, char **argv, lore_args *a) {
             a->engine = v;
         } else if (strcmp(o, "--output") == 0) {
             a->output = v;
+        } else if (strcmp(o, "--name") == 0) {
+            a->name = v;
         } else if (strcmp(o, "--format") == 0) {
             if (strcmp(v, "table") == 0)
                 a->format = FMT_TABLE;
@@ -320,6 +328,44 @@ static int cmd_show(int argc, char **argv) {
     return 0;
 }
 
+static int cmd_case(int argc, char **argv) {
+    lore_args a;
+    int rc = parse_lore_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    if (a.metrics || strcmp(a.engine, "native") != 0 || a.format != FMT_TABLE)
+        return lore_usage_error("case takes --partition, --name and --output only", NULL);
+    em_error err = {0};
+    em_lore_dump *d = NULL;
+    if (em_lore_dump_open(a.dir, &d, &err) != EM_OK) {
+        fprintf(stderr, "ember lore: %s\n", err.msg);
+        return 1;
+    }
+    int part = a.partition;
+    if (part < 0 && em_lore_dump_n_partitions(d) > 0)
+        part = em_lore_dump_partition_at(d, 0);
+    em_pool *pool = em_pool_create("lore case", NULL, -1);
+    em_strbuf text = {0};
+    em_status s = em_lore_case_write(d, part, a.name, pool, &text, &err);
+    if (s == EM_OK) {
+        FILE *out = a.output ? fopen(a.output, "w") : stdout;
+        bool ok = out && fwrite(text.data, 1, text.len, out) == text.len;
+        if (out && out != stdout && fclose(out) != 0)
+            ok = false;
+        if (!ok) {
+            fprintf(stderr, "ember lore: cannot write %s\n", a.output ? a.output : "stdout");
+            rc = 1;
+        }
+    } else {
+        fprintf(stderr, "ember lore: %s\n", err.msg);
+        rc = 1;
+    }
+    em_strbuf_reset(&text);
+    em_pool_destroy(pool);
+    em_lore_dump_close(d);
+    return rc;
+}
+
 int em_cli_lore(int argc, char **argv) {
     if (argc < 1)
         return lore_usage_error("which subcommand?", NULL);
@@ -327,6 +373,8 @@ int em_cli_lore(int argc, char **argv) {
         return cmd_replay(argc - 1, argv + 1);
     if (strcmp(argv[0], "show") == 0)
         return cmd_show(argc - 1, argv + 1);
+    if (strcmp(argv[0], "case") == 0)
+        return cmd_case(argc - 1, argv + 1);
     if (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "help") == 0) {
         lore_usage(stdout);
         return 0;

@@ -25,6 +25,7 @@ static void usage(FILE *out) {
                  "  conf [--markdown] [--all] [--supported-ops-md]\n"
                  "                               every config key: type, default, scope, doc\n"
                  "  lore replay|show DIR/loreId-N replay one operator from a LORE dump\n"
+                 "  lore case DIR/loreId-N       one dumped partition as a tests/plans case\n"
                  "  version                      print the version\n");
 }
 
