@@ -31,14 +31,14 @@
  * it, whatever their attributes are called.
  *
  * Everything else (pairs, join condition, join types, outer rows) is the
- * shared engine of join_util.c.
+ * shared engine of join_engine.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops/hash_table.h"
-#include "ops/join_util.h"
+#include "ops/join_engine.h"
 #include "ops/op_util.h"
 
 typedef struct hj_side_keys {

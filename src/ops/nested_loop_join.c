@@ -8,7 +8,7 @@
  * `(a = b) OR isnull((a = b))`, which three-valued logic evaluates correctly
  * without special handling.
  *
- * The shared engine (join_util.c) forms the pairs EM_BATCH_CAP at a time,
+ * The shared engine (join_engine.c) forms the pairs EM_BATCH_CAP at a time,
  * stream row by stream row over the whole build side, so memory stays
  * bounded by one batch whatever the product's size.
  *
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/join_util.h"
+#include "ops/join_engine.h"
 #include "ops/nlj_matches.h"
 
 typedef struct nlj_state {

@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/join_util.h"
+#include "ops/join_engine.h"
 #include "ops/nlj_matches.h"
 #include "ops/op_util.h"
 #include "ops/row_internal.h"

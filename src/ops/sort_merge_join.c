@@ -25,7 +25,7 @@
  * the task's pool and fails with EM_ERR_OOM_BUDGET naming the operator when
  * over budget (spilling is a later step).
  */
-#include "ops/join_util.h"
+#include "ops/join_engine.h"
 
 em_status em_op_sort_merge_join_create(const em_plan_node *node, em_op *left, em_op *right,
                                        em_op **out, em_error *err) {

@@ -31,7 +31,7 @@
 #include "ember/ops.h"
 #include "ember/plan.h"
 #include "ops/internal.h"
-#include "ops/join_util.h"
+#include "ops/join_engine.h"
 #include "test_plan_common.h"
 
 /* ------------------------------------------------------------------ rows */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The join engine (see join_util.h): a state machine over
+ * The join engine (see join_engine.h): a state machine over
  *
  *   BUILD   drain the build child into one batch, let the index build
  *   PULL    take the next stream batch, let the index find candidates
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/join_util.h"
+#include "ops/join_engine.h"
 #include "ops/op_util.h"
 
 enum { PH_BUILD, PH_PULL, PH_PAIRS, PH_FINISH, PH_TAIL, PH_DONE };

@@ -37,8 +37,8 @@
  * Memory: the build side, the index and the bitmaps are charged to the task's
  * pool; a budget failure fails the operator with EM_ERR_OOM_BUDGET naming it.
  */
-#ifndef EM_OPS_JOIN_UTIL_H
-#define EM_OPS_JOIN_UTIL_H
+#ifndef EM_OPS_JOIN_ENGINE_H
+#define EM_OPS_JOIN_ENGINE_H
 
 #include <stdbool.h>
 #include <stdint.h>
