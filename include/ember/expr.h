@@ -96,7 +96,7 @@ typedef struct em_expr_prog em_expr_prog;
 em_status em_expr_compile(const em_expr *e, const em_expr *const *input_attrs, int n_input,
                           const em_expr_compile_options *opts, em_expr_prog **out,
                           em_error *err) EM_MUST_CHECK;
-void em_expr_prog_free(em_expr_prog *prog); /* NULL allowed */
+void em_expr_prog_destroy(em_expr_prog *prog); /* NULL allowed */
 /* The result type of the compiled expression. */
 em_type em_expr_prog_type(const em_expr_prog *prog);
 /* Number of steps (for tests and EXPLAIN-style output). */
@@ -153,7 +153,7 @@ typedef struct em_agg_state em_agg_state;
 em_status em_agg_compile(const em_expr *agg, const em_expr *const *input_attrs, int n_input,
                          const em_expr_compile_options *opts, em_agg_fn **out,
                          em_error *err) EM_MUST_CHECK;
-void em_agg_fn_free(em_agg_fn *fn); /* NULL allowed */
+void em_agg_fn_destroy(em_agg_fn *fn); /* NULL allowed */
 em_agg_kind em_agg_fn_kind(const em_agg_fn *fn);
 /* True when the arguments were compiled, so em_agg_update may be used. */
 bool em_agg_fn_has_args(const em_agg_fn *fn);
@@ -166,7 +166,7 @@ em_type em_agg_result_type(const em_agg_fn *fn);
 /* Per-group state for one aggregate function, in flat arrays of n_groups. */
 em_status em_agg_state_create(const em_agg_fn *fn, em_pool *pool, em_agg_state **out,
                               em_error *err) EM_MUST_CHECK;
-void em_agg_state_free(em_agg_state *st); /* NULL allowed */
+void em_agg_state_destroy(em_agg_state *st); /* NULL allowed */
 int64_t em_agg_state_groups(const em_agg_state *st);
 /* Grows to n_groups groups; new groups get Spark's initial buffer values. */
 em_status em_agg_state_resize(em_agg_state *st, int64_t n_groups, em_error *err) EM_MUST_CHECK;

@@ -117,7 +117,7 @@ em_status em_lore_session_attach(const em_conf *conf, const em_plan *plan, const
  * what `ember run` calls after em_overrides_apply. */
 em_status em_lore_session_create_xp(const em_conf *conf, const em_exec_plan *xp,
                                     em_lore_session **out, em_error *err) EM_MUST_CHECK;
-void em_lore_session_free(em_lore_session *s); /* NULL allowed; after the query */
+void em_lore_session_destroy(em_lore_session *s); /* NULL allowed; after the query */
 /* The LORE id of a node (-1: none). */
 int em_lore_session_id_of(const em_lore_session *s, const em_plan_node *node);
 /* Bytes and files written so far (all tasks). */

@@ -123,7 +123,7 @@ typedef enum em_overrides_host {
 em_status em_overrides_apply_host(const em_plan *plan, const em_conf *conf,
                                   em_overrides_host host, em_exec_plan **out,
                                   em_error *err) EM_MUST_CHECK;
-void em_exec_plan_free(em_exec_plan *xp); /* NULL allowed */
+void em_exec_plan_destroy(em_exec_plan *xp); /* NULL allowed */
 const em_plan *em_exec_plan_source(const em_exec_plan *xp);
 /* The decision for a node of the plan, or NULL for a node of another plan. */
 const em_node_decision *em_exec_plan_decision(const em_exec_plan *xp, const em_plan_node *node);

@@ -5,9 +5,9 @@
  * expression parsed into an expression tree and typed by Spark's rules.
  *
  * Ownership: em_plan_parse builds the whole plan (nodes, expressions, strings)
- * in one arena owned by the em_plan; em_plan_free releases it at once. Every
+ * in one arena owned by the em_plan; em_plan_destroy releases it at once. Every
  * pointer reachable from an em_plan is borrowed from it and valid until
- * em_plan_free. Nothing in a parsed plan changes afterwards, so a plan may be
+ * em_plan_destroy. Nothing in a parsed plan changes afterwards, so a plan may be
  * read from several threads.
  *
  * Version dialects: the parser accepts the union of what Spark 3.3.0 ... 4.1
@@ -394,7 +394,7 @@ typedef struct em_plan_parse_options {
  */
 em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_options *options,
                         em_plan **out, em_error *err) EM_MUST_CHECK;
-void em_plan_free(em_plan *plan); /* NULL allowed */
+void em_plan_destroy(em_plan *plan); /* NULL allowed */
 
 /*
  * Reads a structured plan (the JSON the Spark plugin writes from Spark's

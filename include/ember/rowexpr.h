@@ -55,7 +55,7 @@ typedef struct em_rexpr em_rexpr;
 em_status em_rexpr_bind(const em_expr *e, const em_expr *const *input_attrs, int n_input,
                         const em_expr_compile_options *opts, em_rexpr **out,
                         em_error *err) EM_MUST_CHECK;
-void em_rexpr_free(em_rexpr *x); /* NULL allowed */
+void em_rexpr_destroy(em_rexpr *x); /* NULL allowed */
 em_type em_rexpr_type(const em_rexpr *x);
 /* Evaluates over one input row (datums in input_attrs order). Not
  * thread-safe (it keeps the subquery value and scratch): bind one per task. */
@@ -75,7 +75,7 @@ typedef struct em_ragg em_ragg;
 em_status em_ragg_bind(const em_expr *agg, const em_expr *const *input_attrs, int n_input,
                        const em_expr_compile_options *opts, em_ragg **out,
                        em_error *err) EM_MUST_CHECK;
-void em_ragg_free(em_ragg *a); /* NULL allowed */
+void em_ragg_destroy(em_ragg *a); /* NULL allowed */
 int em_ragg_n_buffers(const em_ragg *a);
 em_type em_ragg_buffer_type(const em_ragg *a, int i);
 em_type em_ragg_result_type(const em_ragg *a);

@@ -256,15 +256,15 @@ bad_type : {
     st = EM_FAIL(err, EM_ERR_UNSUPPORTED, "aggregate %s of %s", agg->name, tn);
 }
 fail:
-    em_agg_fn_free(fn);
+    em_agg_fn_destroy(fn);
     return st;
 }
 
-void em_agg_fn_free(em_agg_fn *fn) {
+void em_agg_fn_destroy(em_agg_fn *fn) {
     if (!fn)
         return;
     for (int i = 0; i < AGG_MAX_ARGS; i++)
-        em_expr_prog_free(fn->args[i]);
+        em_expr_prog_destroy(fn->args[i]);
     free(fn);
 }
 
@@ -317,7 +317,7 @@ static void free_string(ex_value *v) {
     v->len = 0;
 }
 
-void em_agg_state_free(em_agg_state *st) {
+void em_agg_state_destroy(em_agg_state *st) {
     if (!st)
         return;
     if (owns_strings(st->fn))

@@ -1262,20 +1262,20 @@ em_status em_expr_compile(const em_expr *e, const em_expr *const *input_attrs, i
     int root = compile(&c, e, NULL);
     if (root < 0) {
         em_status st = err && err->code != EM_OK ? err->code : EM_ERR_INTERNAL;
-        em_expr_prog_free(p);
+        em_expr_prog_destroy(p);
         return st;
     }
     (void)root; /* the root is the last step */
     p->regs = calloc((size_t)p->n_steps, sizeof *p->regs);
     if (!p->regs) {
-        em_expr_prog_free(p);
+        em_expr_prog_destroy(p);
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory compiling an expression");
     }
     *out = p;
     return EM_OK;
 }
 
-void em_expr_prog_free(em_expr_prog *p) {
+void em_expr_prog_destroy(em_expr_prog *p) {
     if (!p)
         return;
     for (int i = 0; i < p->n_steps; i++) {

@@ -190,15 +190,15 @@ bad_type : {
     st = EM_FAIL(err, EM_ERR_UNSUPPORTED, "row engine: aggregate %s of %s", agg->name, tn);
 }
 fail:
-    em_ragg_free(a);
+    em_ragg_destroy(a);
     return st;
 }
 
-void em_ragg_free(em_ragg *a) {
+void em_ragg_destroy(em_ragg *a) {
     if (!a)
         return;
     for (int i = 0; i < RAGG_MAX_ARGS; i++)
-        em_rexpr_free(a->args[i]);
+        em_rexpr_destroy(a->args[i]);
     free(a);
 }
 

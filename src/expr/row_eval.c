@@ -1142,14 +1142,14 @@ em_status em_rexpr_bind(const em_expr *e, const em_expr *const *input_attrs, int
     x->root = bind(&b, e, NULL);
     if (!x->root) {
         em_status st = err && err->code != EM_OK ? err->code : EM_ERR_INTERNAL;
-        em_rexpr_free(x);
+        em_rexpr_destroy(x);
         return st;
     }
     *out = x;
     return EM_OK;
 }
 
-void em_rexpr_free(em_rexpr *x) {
+void em_rexpr_destroy(em_rexpr *x) {
     if (!x)
         return;
     for (int i = 0; i < x->n_nodes; i++) {

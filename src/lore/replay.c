@@ -72,8 +72,8 @@ void em_lore_dump_close(em_lore_dump *d) {
     free(d->inputs);
     free(d->dumped);
     em_schema_reset(&d->schema);
-    em_exec_plan_free(d->row_xp);
-    em_plan_free(d->plan);
+    em_exec_plan_destroy(d->row_xp);
+    em_plan_destroy(d->plan);
     json_decref(d->meta);
     free(d->op_text);
     free(d->dir);

@@ -760,7 +760,7 @@ static em_status session_open(const em_conf *conf, const em_plan *plan, const in
         }
     }
     if (attach && s->n_targets == 0) {
-        em_lore_session_free(s); /* nothing of this fragment is selected */
+        em_lore_session_destroy(s); /* nothing of this fragment is selected */
         return EM_OK;
     }
     st = parse_columns(s, cols, err);
@@ -795,7 +795,7 @@ static em_status session_open(const em_conf *conf, const em_plan *plan, const in
     *out = s;
     return EM_OK;
 fail:
-    em_lore_session_free(s);
+    em_lore_session_destroy(s);
     return st;
 }
 
@@ -829,7 +829,7 @@ em_status em_lore_session_create_xp(const em_conf *conf, const em_exec_plan *xp,
     return s;
 }
 
-void em_lore_session_free(em_lore_session *s) {
+void em_lore_session_destroy(em_lore_session *s) {
     if (!s)
         return;
     for (int i = 0; i < s->n_targets; i++) {

@@ -46,7 +46,7 @@ static void filter_close(em_op *op) {
     filter_state *st = op->state;
     if (!st)
         return;
-    em_expr_prog_free(st->cond);
+    em_expr_prog_destroy(st->cond);
     st->cond = NULL;
     em_batch_destroy(st->shell);
     st->shell = NULL;

@@ -409,7 +409,7 @@ static em_status hagg_reset_groups(em_op *op, hagg_state *st, em_error *err) {
     st->emitted = 0;
     EM_TRY(em_ht_create(st->key_types, st->n_keys, true, op->ctx->pool, &st->ht, err));
     for (int i = 0; i < st->n_fns; i++) {
-        em_agg_state_free(st->states[i]);
+        em_agg_state_destroy(st->states[i]);
         st->states[i] = NULL;
         EM_TRY(em_agg_state_create(st->fns[i], op->ctx->pool, &st->states[i], err));
     }
@@ -701,7 +701,7 @@ static void hagg_close(em_op *op) {
         return;
     for (int k = 0; k < st->n_keys; k++) {
         if (st->key_prog)
-            em_expr_prog_free(st->key_prog[k]);
+            em_expr_prog_destroy(st->key_prog[k]);
         if (st->key_tmp)
             em_column_reset(&st->key_tmp[k]);
     }
@@ -711,9 +711,9 @@ static void hagg_close(em_op *op) {
     free(st->key_cols);
     for (int i = 0; i < st->n_fns; i++) {
         if (st->states)
-            em_agg_state_free(st->states[i]);
+            em_agg_state_destroy(st->states[i]);
         if (st->fns)
-            em_agg_fn_free(st->fns[i]);
+            em_agg_fn_destroy(st->fns[i]);
     }
     free(st->fns);
     free(st->states);

@@ -88,7 +88,7 @@ static const em_expr *unwrap_normalization(const em_expr *e) {
 static void free_side(hj_side_keys *s, int n) {
     for (int k = 0; k < n; k++) {
         if (s->progs)
-            em_expr_prog_free(s->progs[k]);
+            em_expr_prog_destroy(s->progs[k]);
         if (s->cols)
             em_column_reset(&s->cols[k]);
     }

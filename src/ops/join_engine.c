@@ -341,7 +341,7 @@ void jn_close(jn_state *j) {
         return;
     if (j->index && j->index->free)
         j->index->free(j);
-    em_expr_prog_free(j->cond);
+    em_expr_prog_destroy(j->cond);
     j->cond = NULL;
     em_batch_destroy(j->pair);
     em_batch_destroy(j->out);

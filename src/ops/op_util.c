@@ -168,7 +168,7 @@ em_status opu_proj_eval(const opu_proj *p, const em_batch *in, em_batch *shell, 
 
 void opu_proj_reset(opu_proj *p) {
     for (int i = 0; p->progs && i < p->n; i++)
-        em_expr_prog_free(p->progs[i]);
+        em_expr_prog_destroy(p->progs[i]);
     free(p->progs);
     free(p->pass);
     memset(p, 0, sizeof *p);

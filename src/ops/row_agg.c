@@ -350,7 +350,7 @@ static void agg_close(em_row_op *op) {
         em_pool *pool = rop_pool(op);
         rop_free_exprs(st->keys, st->n_keys);
         for (int i = 0; st->fns && i < st->n_fns; i++)
-            em_ragg_free(st->fns[i]);
+            em_ragg_destroy(st->fns[i]);
         free(st->fns);
         free(st->buf_at);
         free(st->first_col);

@@ -151,7 +151,7 @@ static em_status filter_next(em_row_op *op, const em_datum **row, em_error *err)
 static void filter_close(em_row_op *op) {
     filter_state *st = op->state;
     if (st) {
-        em_rexpr_free(st->cond);
+        em_rexpr_destroy(st->cond);
         st->cond = NULL;
         em_row_arena_reset(&st->scratch);
     }

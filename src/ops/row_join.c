@@ -476,7 +476,7 @@ static void join_close(em_row_op *op) {
         for (int side = 0; side < 2; side++)
             rop_free_exprs(st->keys[side], st->n_keys);
         free(st->key_types);
-        em_rexpr_free(st->cond);
+        em_rexpr_destroy(st->cond);
         free(st->pair_attrs);
         free(st->pair_types);
         free(st->out_map);

@@ -142,7 +142,7 @@ em_status rop_bind_list(em_row_op *op, const em_expr *const *exprs, int n, em_re
 
 void rop_free_exprs(em_rexpr **xs, int n) {
     for (int i = 0; xs && i < n; i++)
-        em_rexpr_free(xs[i]);
+        em_rexpr_destroy(xs[i]);
     free(xs);
 }
 

@@ -498,9 +498,9 @@ static em_status window_next(em_row_op *op, const em_datum **row, em_error *err)
 }
 
 static void wfn_reset(wfn *f) {
-    em_rexpr_free(f->input);
-    em_rexpr_free(f->dflt);
-    em_ragg_free(f->agg);
+    em_rexpr_destroy(f->input);
+    em_rexpr_destroy(f->dflt);
+    em_ragg_destroy(f->agg);
     free(f->buf);
     memset(f, 0, sizeof *f);
 }

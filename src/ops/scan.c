@@ -559,7 +559,7 @@ static void scan_close(em_op *op) {
     em_batch_destroy(st->probe);
     st->probe = NULL;
     for (int i = 0; i < st->n_part_filters; i++)
-        em_expr_prog_free(st->part_filters[i]);
+        em_expr_prog_destroy(st->part_filters[i]);
     free(st->part_filters);
     st->part_filters = NULL;
     st->n_part_filters = 0;

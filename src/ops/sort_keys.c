@@ -285,7 +285,7 @@ em_status em_sort_spec_bind(em_sort_spec *sp, const em_batch *b, em_pool *pool, 
 void em_sort_spec_reset(em_sort_spec *sp) {
     for (int i = 0; i < sp->n; i++) {
         if (sp->progs)
-            em_expr_prog_free(sp->progs[i]);
+            em_expr_prog_destroy(sp->progs[i]);
         if (sp->tmp)
             em_column_reset(&sp->tmp[i]);
     }

@@ -361,7 +361,7 @@ static em_status agg_growing(const win_fn *f, em_batch *bb, const win_ranges *r,
     int64_t folded = 0;
     for (int64_t i = 0; s == EM_OK && i < r->n;) {
         if (i == r->part_lo[i]) { /* a new partition: a fresh running state */
-            em_agg_state_free(run);
+            em_agg_state_destroy(run);
             run = NULL;
             folded = i;
             s = em_agg_state_create(f->agg, pool, &run, err);
@@ -386,7 +386,7 @@ static em_status agg_growing(const win_fn *f, em_batch *bb, const win_ranges *r,
         i = j;
     }
     em_column_reset(&val);
-    em_agg_state_free(run);
+    em_agg_state_destroy(run);
     return s;
 }
 
@@ -456,7 +456,7 @@ static em_status agg_sliding(const win_fn *f, const em_batch *bb, int64_t n, con
         if (s == EM_OK)
             s = em_column_append_rows(out, &val, take, j - i, err);
         em_column_reset(&val);
-        em_agg_state_free(st);
+        em_agg_state_destroy(st);
         em_batch_destroy(g);
         i = j;
     }
@@ -542,7 +542,7 @@ static em_status win_agg(const win_fn *f, const em_batch *b, const win_ranges *r
 done:
     em_column_reset(&val);
     em_batch_destroy(bb);
-    em_agg_state_free(st);
+    em_agg_state_destroy(st);
     return s;
 }
 
@@ -788,9 +788,9 @@ static void window_close(em_op *op) {
     if (!st)
         return;
     for (int i = 0; st->fns && i < st->n_fns; i++) {
-        em_agg_fn_free(st->fns[i].agg);
-        em_expr_prog_free(st->fns[i].input);
-        em_expr_prog_free(st->fns[i].dflt);
+        em_agg_fn_destroy(st->fns[i].agg);
+        em_expr_prog_destroy(st->fns[i].input);
+        em_expr_prog_destroy(st->fns[i].dflt);
     }
     free(st->fns);
     st->fns = NULL;

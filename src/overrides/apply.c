@@ -786,12 +786,12 @@ static bool probe_slot(const slot *sl, const attr_set *in, const ov_settings *s,
         if (st == EM_OK && desc.kind == EM_WIN_AGG) {
             em_agg_fn *fn = NULL;
             st = em_agg_compile(desc.fn, in->a, in->n, &s->copts, &fn, &err);
-            em_agg_fn_free(fn);
+            em_agg_fn_destroy(fn);
         }
     } else if (sl->probe == PROBE_AGG) {
         em_agg_fn *fn = NULL;
         st = em_agg_compile(e, in->a, in->n, &s->copts, &fn, &err);
-        em_agg_fn_free(fn);
+        em_agg_fn_destroy(fn);
     } else {
         const em_expr *body = e;
         if (body->kind == EM_EXPR_ALIAS && body->n_args == 1)
@@ -803,7 +803,7 @@ static bool probe_slot(const slot *sl, const attr_set *in, const ov_settings *s,
             return true;
         em_expr_prog *prog = NULL;
         st = em_expr_compile(body, in->a, in->n, &s->copts, &prog, &err);
-        em_expr_prog_free(prog);
+        em_expr_prog_destroy(prog);
     }
     /* only a refusal is a support question: a missing attribute or an
      * unknown type stops both engines, and the runtime reports it */
@@ -1369,7 +1369,7 @@ em_status em_overrides_apply_host(const em_plan *plan, const em_conf *conf,
     xp->plan = plan;
     em_status st = build_decisions(xp, plan);
     if (st != EM_OK) {
-        em_exec_plan_free(xp);
+        em_exec_plan_destroy(xp);
         return EM_FAIL(err, st, "out of memory tagging the plan");
     }
     tag_nodes(xp, &s, host);
@@ -1432,18 +1432,18 @@ em_status em_overrides_apply_host(const em_plan *plan, const em_conf *conf,
         }
     }
     if (s.status != EM_OK) {
-        em_exec_plan_free(xp);
+        em_exec_plan_destroy(xp);
         return s.status;
     }
     if (xp->failed) {
-        em_exec_plan_free(xp);
+        em_exec_plan_destroy(xp);
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory tagging the plan");
     }
     *out = xp;
     return EM_OK;
 }
 
-void em_exec_plan_free(em_exec_plan *xp) {
+void em_exec_plan_destroy(em_exec_plan *xp) {
     if (!xp)
         return;
     for (int i = 0; xp->info && i < xp->n; i++)

@@ -146,8 +146,8 @@ em_status em_spark_plan(const char *plan_json, size_t plan_len, const char *conf
     em_strbuf_reset(&sb);
     em_strbuf_reset(&report);
     em_strbuf_reset(&tree);
-    em_exec_plan_free(xp);
-    em_plan_free(plan);
+    em_exec_plan_destroy(xp);
+    em_plan_destroy(plan);
     em_conf_destroy(conf);
     return s;
 }

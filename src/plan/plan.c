@@ -3,7 +3,7 @@
  * The plan's arena, the printer's text buffer, and the read accessors.
  *
  * A plan lives in one arena: chunks of at least 64 KiB, bump-allocated with
- * 16-byte alignment and freed all at once by em_plan_free. Nothing in a plan
+ * 16-byte alignment and freed all at once by em_plan_destroy. Nothing in a plan
  * is freed on its own, so the parser may abandon partial results (backtracked
  * operands, grown arrays) without bookkeeping; the waste is bounded by the
  * text size times a small factor.
@@ -111,7 +111,7 @@ void plan_buf_printf(plan_buf *b, const char *fmt, ...) {
     free(big);
 }
 
-void em_plan_free(em_plan *plan) {
+void em_plan_destroy(em_plan *plan) {
     if (!plan)
         return;
     plan_arena_reset(&plan->arena);

@@ -121,7 +121,7 @@ em_status em_plan_readers_agree(const char *text, size_t text_len, const char *j
     }
     free(a);
     free(b);
-    em_plan_free(tp);
-    em_plan_free(jp);
+    em_plan_destroy(tp);
+    em_plan_destroy(jp);
     return s;
 }

@@ -1139,7 +1139,7 @@ em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_option
     if (st == EM_OK)
         st = plan_validate_bindings(plan, pp.src, err);
     if (st != EM_OK) {
-        em_plan_free(plan);
+        em_plan_destroy(plan);
         return st;
     }
     *out = plan;
@@ -1153,7 +1153,7 @@ em_status em_shim_detect(const char *text, size_t len, em_shim_detection *out, e
     EM_TRY(em_plan_parse(text, len, &opt, &plan, err));
     plan_count_unwrapped_decimal_arith(plan);
     bool ok = em_shim_detect_evidence(&plan->evidence, out);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
     if (!ok)
         return EM_FAIL(err, EM_ERR_UNSUPPORTED,
                        "cannot tell which Spark version printed this plan: %s", out->reason);

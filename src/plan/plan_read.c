@@ -1431,7 +1431,7 @@ em_status em_plan_read_json(const char *json, size_t len, const em_plan_parse_op
     if (st == EM_OK)
         st = plan_validate_bindings(plan, src, err);
     if (st != EM_OK) {
-        em_plan_free(plan);
+        em_plan_destroy(plan);
         return st;
     }
     *out = plan;

@@ -254,9 +254,9 @@ void em_fragment_destroy(em_fragment *f) {
     free(f->subqueries);
     free(f->inputs);
     free(f->scans);
-    em_lore_session_free(f->lore);
+    em_lore_session_destroy(f->lore);
     em_conf_destroy(f->conf);
-    em_plan_free(f->plan);
+    em_plan_destroy(f->plan);
     free(f);
 }
 

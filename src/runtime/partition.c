@@ -109,7 +109,7 @@ void rt_partitioner_free(rt_partitioner *pt) {
     if (!pt)
         return;
     for (int i = 0; i < pt->n_progs; i++)
-        em_expr_prog_free(pt->progs[i]);
+        em_expr_prog_destroy(pt->progs[i]);
     free(pt->progs);
     free(pt->pass);
     free(pt->hashes);

@@ -944,7 +944,7 @@ static em_status merged_field(em_query *q, const rt_stage *st, const em_expr *sq
             s = em_column_take(&all, &r, 1, pool, out, err);
         em_column_reset(&all);
     }
-    em_expr_prog_free(prog);
+    em_expr_prog_destroy(prog);
     return s;
 }
 

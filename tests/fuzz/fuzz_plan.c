@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 (n2 != n || memcmp(out, out2, n) != 0))
                 abort(); /* printing is not stable under reparsing */
             free(out2);
-            em_plan_free(again);
+            em_plan_destroy(again);
         }
         free(out);
     }
@@ -39,6 +39,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(out);
     if (em_plan_to_json(plan, &out, &n, &err) == EM_OK)
         free(out);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
     return 0;
 }

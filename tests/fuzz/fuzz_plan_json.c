@@ -38,14 +38,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     em_status st = em_plan_read_json((const char *)data, size, NULL, &plan, &err);
     if (st == EM_OK) {
         exercise(plan);
-        em_plan_free(plan);
+        em_plan_destroy(plan);
     } else if (plan != NULL || err.msg[0] == '\0') {
         abort(); /* a failure leaves nothing behind and says why */
     }
     em_plan_parse_options opt = {.shim = em_shim_at(em_shim_count() - 1)};
     if (em_plan_read_json((const char *)data, size, &opt, &plan, &err) == EM_OK) {
         exercise(plan);
-        em_plan_free(plan);
+        em_plan_destroy(plan);
     }
     return 0;
 }

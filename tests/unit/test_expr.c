@@ -108,8 +108,8 @@ static em_status tc_open(tc *t, const char *expr, bool ansi) {
 }
 
 static void tc_close(tc *t) {
-    em_expr_prog_free(t->prog);
-    em_plan_free(t->plan);
+    em_expr_prog_destroy(t->prog);
+    em_plan_destroy(t->plan);
 }
 
 /* Builds a batch from rows of N_COLS texts ("null" = null; NULL = null). */
@@ -1003,7 +1003,7 @@ static void test_scalar_subquery(void **state) {
         em_batch_destroy(b);
     }
     assert_int_equal(subquery_calls, 1);
-    em_expr_prog_free(prog);
+    em_expr_prog_destroy(prog);
 }
 
 /* Decimal helpers directly: 256-bit products and quotients. */

@@ -221,7 +221,7 @@ static em_status run_agg(const char *fn_text, bool ansi, const part *parts, int 
             free(ids);
             em_batch_destroy(bb);
         }
-        em_agg_state_free(pst);
+        em_agg_state_destroy(pst);
     }
     if (rc == EM_OK) {
         em_column out;
@@ -233,10 +233,10 @@ static em_status run_agg(const char *fn_text, bool ansi, const part *parts, int 
     }
     if (err_out)
         *err_out = t.err;
-    em_agg_state_free(fst);
-    em_agg_fn_free(pfn);
-    em_agg_fn_free(ffn);
-    em_plan_free(t.plan);
+    em_agg_state_destroy(fst);
+    em_agg_fn_destroy(pfn);
+    em_agg_fn_destroy(ffn);
+    em_plan_destroy(t.plan);
     return rc;
 }
 
@@ -289,8 +289,8 @@ static void test_layouts(void **state) {
         }
         em_type_format(em_agg_result_type(fn), tn, sizeof tn);
         assert_string_equal(tn, cases[i].result);
-        em_agg_fn_free(fn);
-        em_plan_free(t.plan);
+        em_agg_fn_destroy(fn);
+        em_plan_destroy(t.plan);
     }
 }
 
@@ -481,9 +481,9 @@ static void test_update_with_selection(void **state) {
     expect_column(&out, EXPECT("null", "0.80"), 2, "sum under selection");
     em_column_reset(&out);
     em_batch_destroy(b);
-    em_agg_state_free(st);
-    em_agg_fn_free(fn);
-    em_plan_free(t.plan);
+    em_agg_state_destroy(st);
+    em_agg_fn_destroy(fn);
+    em_plan_destroy(t.plan);
 }
 
 /* Many batches of EM_BATCH_CAP rows (3 in the tiny-batch CI job), each with
@@ -565,9 +565,9 @@ static void test_batches_and_selection(void **state) {
         }
         expect_column(&out, expect, G, fns[f]);
         em_column_reset(&out);
-        em_agg_state_free(st);
-        em_agg_fn_free(fn);
-        em_plan_free(t.plan);
+        em_agg_state_destroy(st);
+        em_agg_fn_destroy(fn);
+        em_plan_destroy(t.plan);
     }
 }
 

@@ -86,7 +86,7 @@ static void compile_one(counts *c, const char *file, int node, const em_expr *e,
         if (em_agg_compile(e, in, n_in, &o, &fn, &err) != EM_OK)
             report(c, file, node, e, &err, in, n_in);
         else
-            em_agg_fn_free(fn);
+            em_agg_fn_destroy(fn);
         return;
     }
     em_expr_prog *p;
@@ -94,7 +94,7 @@ static void compile_one(counts *c, const char *file, int node, const em_expr *e,
     if (em_expr_compile(e, in, n_in, &o, &p, &err) != EM_OK)
         report(c, file, node, e, &err, in, n_in);
     else
-        em_expr_prog_free(p);
+        em_expr_prog_destroy(p);
 }
 
 typedef struct walk {
@@ -144,7 +144,7 @@ static void test_all_tpch_plans(void **state) {
             files++;
             walk w = {&c, path, em_shim_ansi_default(em_plan_shim(plan))};
             plan_test_walk_bound_all(plan, visit, &w);
-            em_plan_free(plan);
+            em_plan_destroy(plan);
         }
     }
     closedir(d);
@@ -258,7 +258,7 @@ static bool eval_text(const em_expr *e, const em_expr *const *in, int n_in, cons
     if (em_expr_compile(e, in, n_in, &o, &p, &err) != EM_OK)
         return false;
     em_status st = em_expr_eval(p, b, NULL, out, &err);
-    em_expr_prog_free(p);
+    em_expr_prog_destroy(p);
     return st == EM_OK;
 }
 
@@ -359,8 +359,8 @@ static void test_versions_agree(void **state) {
             snprintf(what, sizeof what, "q%d %s vs %s", q, pairs[pr][0], pairs[pr][1]);
             if (a && b)
                 walk_pair(what, em_plan_root(a), em_plan_root(b));
-            em_plan_free(a);
-            em_plan_free(b);
+            em_plan_destroy(a);
+            em_plan_destroy(b);
         }
     }
     print_message("%d expressions evaluated alike across Spark lines\n", compared);

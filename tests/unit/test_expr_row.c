@@ -205,7 +205,7 @@ static void diff_check(const char *expr, bool ansi, const char *version, const e
     bool row_only = vs == EM_ERR_UNSUPPORTED && rs == EM_OK;
     if (row_only) {
         n_row_only++;
-        em_expr_prog_free(prog);
+        em_expr_prog_destroy(prog);
         prog = NULL;
     }
     /* the vectorized compiler folds constants, so a constant that cannot be
@@ -299,9 +299,9 @@ static void diff_check(const char *expr, bool ansi, const char *version, const e
 done:
     em_column_reset(&vout);
     em_column_reset(&rout);
-    em_expr_prog_free(prog);
-    em_rexpr_free(rx);
-    em_plan_free(t.plan);
+    em_expr_prog_destroy(prog);
+    em_rexpr_destroy(rx);
+    em_plan_destroy(t.plan);
 }
 
 static void diff_one(const char *expr, bool ansi, const char *version, const em_batch *rows) {
@@ -746,7 +746,7 @@ static em_status native_partial(const em_agg_fn *fn, const em_batch *rows, int p
     em_batch_sel_clear(b);
     if (st_ == EM_OK)
         st_ = em_agg_emit_buffers(fn, st, NULL, bufs, err);
-    em_agg_state_free(st);
+    em_agg_state_destroy(st);
     return st_;
 }
 
@@ -803,7 +803,7 @@ static void diff_agg(const char *fn_text, bool ansi, const em_batch *rows, const
     em_ragg *pra, *fra;
     if (skip_uncompiled && em_agg_compile(t.agg, t.inputs, t.n_inputs, &o, &pfn, &err) != EM_OK) {
         n_agg_skipped++; /* a random argument the vectorized compiler refuses or folds */
-        em_plan_free(t.plan);
+        em_plan_destroy(t.plan);
         return;
     }
     if (!skip_uncompiled)
@@ -814,9 +814,9 @@ static void diff_agg(const char *fn_text, bool ansi, const em_batch *rows, const
     if (skip_uncompiled && em_agg_compile(&fin, NULL, 0, &o, &ffn, &err) != EM_OK) {
         n_agg_skipped++; /* the plan parser could not type the argument */
         assert_int_not_equal(em_ragg_bind(&fin, NULL, 0, &o, &fra, &err), EM_OK);
-        em_agg_fn_free(pfn);
-        em_ragg_free(pra);
-        em_plan_free(t.plan);
+        em_agg_fn_destroy(pfn);
+        em_ragg_destroy(pra);
+        em_plan_destroy(t.plan);
         return;
     }
     if (!skip_uncompiled)
@@ -929,12 +929,12 @@ static void diff_agg(const char *fn_text, bool ansi, const em_batch *rows, const
     em_column_reset(&rout);
     em_column_reset(&mout);
     em_row_arena_reset(&arena);
-    em_agg_state_free(fst);
-    em_agg_fn_free(pfn);
-    em_agg_fn_free(ffn);
-    em_ragg_free(pra);
-    em_ragg_free(fra);
-    em_plan_free(t.plan);
+    em_agg_state_destroy(fst);
+    em_agg_fn_destroy(pfn);
+    em_agg_fn_destroy(ffn);
+    em_ragg_destroy(pra);
+    em_ragg_destroy(fra);
+    em_plan_destroy(t.plan);
 }
 
 static const char *const AGGS[] = {
@@ -1053,11 +1053,11 @@ static void test_avg_decimal_digits(void **state) {
     em_batch_destroy(bb);
     for (int j = 0; j < 2; j++)
         em_column_reset(&cols[j]);
-    em_agg_state_free(st);
-    em_agg_fn_free(ffn);
-    em_ragg_free(pa);
-    em_ragg_free(fa);
-    em_plan_free(t.plan);
+    em_agg_state_destroy(st);
+    em_agg_fn_destroy(ffn);
+    em_ragg_destroy(pa);
+    em_ragg_destroy(fa);
+    em_plan_destroy(t.plan);
 }
 
 /* ------------------------------------------------------------------ pinned */
@@ -1089,9 +1089,9 @@ static em_status row_value(const char *expr, bool ansi, int r, char *buf, size_t
         }
         em_row_arena_reset(&arena);
     }
-    em_rexpr_free(rx);
+    em_rexpr_destroy(rx);
     em_batch_destroy(rows);
-    em_plan_free(t.plan);
+    em_plan_destroy(t.plan);
     return st;
 }
 
@@ -1248,7 +1248,7 @@ static void test_scalar_subquery(void **state) {
             assert_int_equal(keep, !null_value && r == 1);
         }
         assert_int_equal(subquery_calls, 1);
-        em_rexpr_free(rx);
+        em_rexpr_destroy(rx);
     }
 }
 
@@ -1524,10 +1524,10 @@ static void plan_expr(plan_counts *pc, const char *file, const em_expr *e,
                 }
             }
             em_row_arena_reset(&arena);
-            em_agg_state_free(st);
+            em_agg_state_destroy(st);
         }
-        em_agg_fn_free(fn);
-        em_ragg_free(ra);
+        em_agg_fn_destroy(fn);
+        em_ragg_destroy(ra);
     } else {
         em_expr_prog *prog = NULL;
         em_rexpr *rx = NULL;
@@ -1568,8 +1568,8 @@ static void plan_expr(plan_counts *pc, const char *file, const em_expr *e,
             em_column_reset(&rout);
             em_row_arena_reset(&arena);
         }
-        em_expr_prog_free(prog);
-        em_rexpr_free(rx);
+        em_expr_prog_destroy(prog);
+        em_rexpr_destroy(rx);
     }
     free(txt);
     em_batch_destroy(b);
@@ -1602,7 +1602,7 @@ static void test_tpch_plans(void **state) {
             snprintf(file, sizeof file, "spark-%s/q%d", plan_test_dirs[v], q);
             plan_walk w = {&pc, file, em_shim_ansi_default(em_plan_shim(plan)), em_plan_shim(plan)};
             plan_test_walk_bound_all(plan, plan_bound, &w);
-            em_plan_free(plan);
+            em_plan_destroy(plan);
             files++;
         }
     }

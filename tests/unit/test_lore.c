@@ -349,8 +349,8 @@ static void run_dumping(const char *plan_text, em_conf *conf, em_pool *pool, int
     if (session)
         *session = s;
     else
-        em_lore_session_free(s);
-    em_plan_free(p);
+        em_lore_session_destroy(s);
+    em_plan_destroy(p);
 }
 
 /* Replays DIR/loreId-id for every dumped partition; requires the replay to
@@ -457,7 +457,7 @@ static void expect_session_error(const char *plan_text, em_conf *conf, const cha
     assert_null(s);
     if (!strstr(err.msg, frag))
         fail_msg("message '%s' lacks '%s'", err.msg, frag);
-    em_plan_free(p);
+    em_plan_destroy(p);
     em_conf_destroy(conf);
 }
 
@@ -483,8 +483,8 @@ static void test_session_errors(void **state) {
     EM_ASSERT_OK(em_lore_session_create(conf, p, NULL, 0, &s, &err), &err);
     assert_true(file_exists(path, "loreId-2/plan.meta"));
     assert_int_equal(em_lore_session_files(s), 1);
-    em_lore_session_free(s);
-    em_plan_free(p);
+    em_lore_session_destroy(s);
+    em_plan_destroy(p);
     expect_session_error(AGG_PLAN, conf, "is not empty (it holds loreId-2)");
     /* a folder another run is writing is refused while that run lives */
     char locked[4200];
@@ -493,8 +493,8 @@ static void test_session_errors(void **state) {
     p = tops_parse(AGG_PLAN);
     EM_ASSERT_OK(em_lore_session_create(lconf, p, NULL, 0, &s, &err), &err);
     expect_session_error(AGG_PLAN, lconf, "is being written by another run");
-    em_lore_session_free(s);
-    em_plan_free(p);
+    em_lore_session_destroy(s);
+    em_plan_destroy(p);
     snprintf(file, sizeof file, "%s/afile", dir);
     FILE *f = fopen(file, "w");
     fputs("x", f);
@@ -507,7 +507,7 @@ static void test_session_errors(void **state) {
     EM_ASSERT_OK(em_lore_session_create(conf, p, NULL, 0, &s, &err), &err);
     assert_null(s);
     em_conf_destroy(conf);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* A partition beyond the stage's count fails the task naming it. */
@@ -533,9 +533,9 @@ static void test_partition_beyond(void **state) {
                                     "partitions (0..1)"));
     em_op_destroy(op);
     em_pool_destroy(pool);
-    em_lore_session_free(s);
+    em_lore_session_destroy(s);
     em_conf_destroy(conf);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* spark.ember.sql.lore.columns: only the named columns are written; such
@@ -622,8 +622,8 @@ static void test_subquery_dump(void **state) {
         em_batch_list_reset(&results[i]);
         em_batch_list_reset(&rc.shuffle[2][i]);
     }
-    em_lore_session_free(s);
-    em_plan_free(p);
+    em_lore_session_destroy(s);
+    em_plan_destroy(p);
     em_conf_destroy(conf);
     em_pool_destroy(pool);
 }
@@ -736,7 +736,7 @@ static void test_runtime_wiring(void **state) {
     assert_non_null(s);
     em_query *plain = run_query_lore(p, xp, NULL, wh);
     em_query *dumped = run_query_lore(p, xp, s, wh);
-    em_lore_session_free(s);
+    em_lore_session_destroy(s);
     char diff[256] = "";
     const em_batch_list *a = em_query_result(plain), *bl = em_query_result(dumped);
     if (a->n_rows == 0 || !em_lore_results_equal(a, bl, diff, sizeof diff))
@@ -762,7 +762,7 @@ static void test_runtime_wiring(void **state) {
      * reduce partition exactly what its readers received */
     assert_int_equal(replay_all(sub, 1, pool, NULL), 2);
     assert_int_equal(replay_all(sub, 5, pool, NULL), 2);
-    em_exec_plan_free(xp);
+    em_exec_plan_destroy(xp);
     em_conf_destroy(conf);
     /* mixed: Scan 0, Exchange 1, Filter 2, Project 3 native, the rest on rows */
     snprintf(sub, sizeof sub, "%s/dump_mixed", dir);
@@ -771,11 +771,11 @@ static void test_runtime_wiring(void **state) {
     assert_int_equal(em_exec_plan_decision(xp, em_plan_node_by_id(p, 7))->engine, EM_ENGINE_ROW);
     EM_ASSERT_OK(em_lore_session_create_xp(conf, xp, &s, &err), &err);
     em_query_destroy(run_query_lore(p, xp, s, wh));
-    em_lore_session_free(s);
+    em_lore_session_destroy(s);
     snprintf(path, sizeof path, "%s/loreId-3/output", sub);
     assert_int_equal(dumped_rows(path), N_ROWS); /* every row has a v or no g */
     assert_int_equal(replay_all(sub, 3, pool, NULL), 2);
-    em_exec_plan_free(xp);
+    em_exec_plan_destroy(xp);
     em_conf_destroy(conf);
     /* tagging off: no ids to select */
     snprintf(sub, sizeof sub, "%s/dump_untagged", dir);
@@ -787,9 +787,9 @@ static void test_runtime_wiring(void **state) {
     if (!strstr(err.msg, "this plan has no LORE ids"))
         fail_msg("unexpected message: %s", err.msg);
     assert_false(file_exists(dir, "dump_untagged"));
-    em_exec_plan_free(xp);
+    em_exec_plan_destroy(xp);
     em_conf_destroy(conf);
-    em_plan_free(p);
+    em_plan_destroy(p);
     em_pool_destroy(pool);
 }
 

@@ -89,7 +89,7 @@ static void test_filter_project(void **state) {
         tops_expect(rows, n, expect, 4, true);
         em_batch_list_reset(&t.input);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static const char AGG[] =
@@ -198,7 +198,7 @@ static void test_hash_agg_grouped(void **state) {
     int n;
     char **rows = run_agg(p, ROWS, 0, 2, &n);
     tops_expect(rows, n, NULL, 0, false);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void test_hash_agg_complete(void **state) {
@@ -210,7 +210,7 @@ static void test_hash_agg_complete(void **state) {
         static const char *const expect[] = {"a|2.00|3|7", "b|1.00|2|5", "null|3.25|2|3"};
         tops_expect(rows, n, expect, 3, false);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void test_hash_agg_global(void **state) {
@@ -229,7 +229,7 @@ static void test_hash_agg_global(void **state) {
     rows = run_agg(p, nulls, 2, 1, &n);
     static const char *const expect_nulls[] = {"null|2"};
     tops_expect(rows, n, expect_nulls, 1, false);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* Many groups with skew: key i % 1000 for 30000 rows plus one hot key. */
@@ -269,7 +269,7 @@ static void test_hash_agg_many_groups(void **state) {
     assert_int_equal(total, n_rows);
     free(cells);
     free(keys);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static const char SORT[] =
@@ -298,7 +298,7 @@ static void test_sort(void **state) {
             "a|3|1.00|0.0", "y|2|1.00|-0.0",   "b|4|1.00|null"};
         tops_expect(rows, n, expect, 7, true);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* A Sort told its order is not wanted (a sort-merge join's hashed side)
@@ -327,7 +327,7 @@ static void test_sort_unordered(void **state) {
                                              "c|5|1.00|1.0"};
         tops_expect(rows, n, expect, 4, true);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static const char TOPN[] =
@@ -344,7 +344,7 @@ static void test_top_n(void **state) {
         static const char *const expect[] = {"a|8", "b|6", "null|4"};
         tops_expect(rows, n, expect, 3, true);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* Spark 3.4+ prints an offset after the project list: skip that many rows. */
@@ -361,7 +361,7 @@ static void test_top_n_offset(void **state) {
     /* the order is 7, 5, 3, 2, 1: offset 1 and limit 3 give 5, 3, 2 */
     static const char *const expect[] = {"b|6", "null|4", "b|3"};
     tops_expect(rows, n, expect, 3, true);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static const char LIMIT[] = UNARY_PLAN("CollectLimit") "Arguments: 4\n";
@@ -376,7 +376,7 @@ static void test_limit(void **state) {
                                              "a|null|null|5.0"};
         tops_expect(rows, n, expect, 4, true);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* Spark 3.4+ plans OFFSET without LIMIT as GlobalLimit -1, offset: every
@@ -391,7 +391,7 @@ static void test_limit_offset_only(void **state) {
                                              "a|7|0.50|-0.0"};
         tops_expect(rows, n, expect, 3, true);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static const char UNION_EXPAND[] =
@@ -436,7 +436,7 @@ static void test_union_expand(void **state) {
                                          "null|3|0", "null|3|0", "null|null|1", "null|null|1"};
     tops_expect(rows, n, expect, 12, false);
     em_batch_list_reset(&t.input);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* Over a small budget, the aggregate fails the task with EM_ERR_OOM_BUDGET
@@ -478,8 +478,8 @@ static void test_budget(void **state) {
         assert_int_equal(em_pool_used(small), 0);
         em_pool_destroy(small);
     }
-    em_plan_free(agg);
-    em_plan_free(sort);
+    em_plan_destroy(agg);
+    em_plan_destroy(sort);
     free(cells);
     free(keys);
 }
@@ -573,7 +573,7 @@ static void test_sort_spill(void **state) {
         free(in_memory[i]);
     free(in_memory);
     em_batch_list_reset(&t.input);
-    em_plan_free(p);
+    em_plan_destroy(p);
     free(cells);
     free(keys);
     free(dbl);
@@ -642,7 +642,7 @@ static void test_reused_exchange(void **state) {
         total += em_batch_rows(t.input.batches[i]);
     assert_int_equal(total, N_ROWS);
     em_batch_list_reset(&t.input);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* A partial aggregate near its budget flushes its groups and starts again:
@@ -697,7 +697,7 @@ static void test_partial_flush(void **state) {
     }
     free(rows);
     em_batch_list_reset(&t.input);
-    em_plan_free(p);
+    em_plan_destroy(p);
     free(cells);
     free(keys);
 }
@@ -734,14 +734,14 @@ static void test_local_table(void **state) {
     char **rows = tops_run(agg, &t, &n);
     static const char *const expect[] = {"0"}; /* count over the empty relation */
     tops_expect(rows, n, expect, 1, true);
-    em_plan_free(p);
+    em_plan_destroy(p);
     /* a non-empty local table's rows are not in the text: unsupported */
     p = tops_parse(LOCAL_ROWS);
     EM_ASSERT_OK(em_op_local_table_create(tops_node(p, 1), &src, &err), &err);
     assert_int_equal(em_op_open(src, &t.ctx, &err), EM_ERR_UNSUPPORTED);
     assert_non_null(strstr(err.msg, "LocalTableScan (1)"));
     em_op_destroy(src);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 int main(void) {

@@ -281,7 +281,7 @@ static void test_build_rows_over_partitions(void **state) {
                 tops_expect(all, n, CASES[c].expect, CASES[c].n_expect, false);
                 b_free(&b);
             }
-        em_plan_free(p);
+        em_plan_destroy(p);
     }
 }
 
@@ -313,7 +313,7 @@ static void test_unfinished_task_outputs_nothing(void **state) {
             tops_expect(all, n, NULL, 0, false);
             b_free(&b);
         }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* Without the hook each task decides alone: partition 0 outputs the build
@@ -331,7 +331,7 @@ static void test_without_hook_a_task_decides_alone(void **state) {
         tops_expect(all, n, expect, 4, false);
         b_free(&b);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* Tasks that see build sides of different sizes fail naming the join. */
@@ -363,7 +363,7 @@ static void test_build_size_mismatch(void **state) {
         free(all);
         b_free(&b);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* Which joins decide build rows over every task (the runtime also gives
@@ -385,7 +385,7 @@ static void test_keeps_build(void **state) {
             fail_msg("%s %s: expected keeps_build = %d", cases[i].jt,
                      cases[i].left ? "BuildLeft" : "BuildRight", cases[i].keeps);
         assert_false(em_op_bnlj_keeps_build(tops_node(p, 2)));
-        em_plan_free(p);
+        em_plan_destroy(p);
     }
     assert_false(em_op_bnlj_keeps_build(NULL));
 }

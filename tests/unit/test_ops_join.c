@@ -501,7 +501,7 @@ static em_status run_join(const jcase *c, const trow *L, int nl, const trow *R, 
     em_op_destroy(op);
     assert_int_equal(em_pool_used(pool), 0);
     em_pool_destroy(pool);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
     return s == EM_DONE ? EM_OK : s;
 }
 
@@ -719,7 +719,7 @@ static void test_null_aware_detection(void **state) {
                 assert_int_equal(n_aware, n_anti);
             else
                 assert_int_equal(n_aware, 0);
-            em_plan_free(plan);
+            em_plan_destroy(plan);
         }
     }
 }
@@ -764,7 +764,7 @@ static void test_null_aware_structured(void **state) {
         assert_true(jn_node_null_aware(n));
     }
     assert_int_equal(n_anti, 1);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* A build side over the pool's budget fails with EM_ERR_OOM_BUDGET naming the
@@ -909,7 +909,7 @@ static void test_key_type_mismatch(void **state) {
     assert_non_null(strstr(err.msg, "BroadcastHashJoin (3)"));
     assert_non_null(strstr(err.msg, "int"));
     em_op_destroy(op);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 /* A source returning one prebuilt batch (owned by the test). */
@@ -986,7 +986,7 @@ static void test_double_keys(void **state) {
     em_op_destroy(op);
     em_batch_destroy(lb);
     em_batch_destroy(rb);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 int main(void) {

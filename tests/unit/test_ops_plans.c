@@ -107,7 +107,7 @@ static void test_q16_count_distinct(void **state) {
         static const char *const expect[] = {"B1|T|1|3", "B1|T|2|1", "B2|T|1|1", "B3|T|3|0"};
         tops_expect(out, n, expect, 4, false);
         em_batch_list_reset(&t.input);
-        em_plan_free(p);
+        em_plan_destroy(p);
     }
     assert_int_equal(em_pool_used(pool), 0);
     em_pool_destroy(pool);
@@ -222,7 +222,7 @@ static void test_all_tpch_nodes_compile(void **state) {
                 em_op_destroy(op);
                 built++;
             }
-            em_plan_free(p);
+            em_plan_destroy(p);
         }
     }
     fprintf(stderr, "%d nodes built and run, %d left out (untyped input)\n", built, untyped);

@@ -251,7 +251,7 @@ static void check_unary(const char *text, const char *const *expect, int n_expec
     rt_set(&r, 2, SCHEMA, ALL_NULL, N_COLS, 3, 2);
     check_all(&r, p, 3, NULL, 0, ordered);
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void test_filter_project(void **state) {
@@ -278,7 +278,7 @@ static void test_filter_project(void **state) {
         check_all(&r, p, 4, expect, 5, true);
     }
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* Partial (3) -> Exchange (4) -> final (5), each on either engine. */
@@ -344,7 +344,7 @@ static void check_two_stage(const char *text, const char *const *cells, int n_ro
         check_all(&r, p, 5, expect, n_expect, false);
     }
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void test_aggregate(void **state) {
@@ -411,7 +411,7 @@ static void test_aggregate_skew(void **state) {
     assert_int_equal(n, 200 + 1); /* even rows: i % 400 is even; odd rows: the hot k7 */
     free_rows(rows, n);
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
     free(cells);
     free(keys);
     free(gs);
@@ -486,7 +486,7 @@ static void test_union_expand(void **state) {
     rt_set(&r, 2, SCHEMA, ROWS, N_COLS, 0, 1);
     check_all(&r, p, 6, expect + 4, 2, false);
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* ------------------------------------------------------------------ windows */
@@ -526,7 +526,7 @@ static void check_window_order(const char *const *cells, int n_rows, const char 
         tops_expect(rows, got, expect, n, true);
     }
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void check_window_on(const char *const *cells, int n_rows, const char *fns,
@@ -614,7 +614,7 @@ static void test_window_group_limit(void **state) {
         check_all(&r, p, 3, kept, 5, true);
     }
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* ------------------------------------------------------------------ joins */
@@ -723,7 +723,7 @@ static void test_joins(void **state) {
                 rt_set(&r, 4, RSCHEMA, rc, 3, 0, 1);
                 check_all(&r, p, 5, NULL, 0, false);
                 rt_free(&r);
-                em_plan_free(p);
+                em_plan_destroy(p);
             }
 }
 
@@ -767,7 +767,7 @@ static void test_join_expected(void **state) {
         rt_set(&r, 4, RSCHEMA, r_, 3, 4, 1);
         check_all(&r, p, 5, cases[i].expect, cases[i].n, false);
         rt_free(&r);
-        em_plan_free(p);
+        em_plan_destroy(p);
     }
 }
 
@@ -794,7 +794,7 @@ static void test_null_aware_anti(void **state) {
     rt_set(&r, 4, RSCHEMA, r2, 3, 2, 1);
     check_all(&r, p, 5, NONE, 0, false);
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void test_cartesian(void **state) {
@@ -812,7 +812,7 @@ static void test_cartesian(void **state) {
     static const char *const expect[] = {"1|10|p|3|15|u", "1|10|p|4|25|v", "2|20|q|4|25|v"};
     check_all(&r, p, 5, expect, 3, false);
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* ------------------------------------------------------------------ sources */
@@ -861,7 +861,7 @@ static void test_scan_and_local_table(void **state) {
     free_rows(rows, n);
     assert_int_equal(r.enters, 1);
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
 
     static const char local[] = "== Physical Plan ==\n"
                                 "LocalTableScan (1)\n\n\n"
@@ -872,7 +872,7 @@ static void test_scan_and_local_table(void **state) {
     rt_init(&r);
     check_all(&r, p, 1, NONE, 0, true);
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* ------------------------------------------------------------------ transitions */
@@ -977,7 +977,7 @@ static void test_transitions(void **state) {
     free_rows(rows, n);
     assert_int_equal(r.enters, 0);
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* CoalesceBatches merges one-row batches into batches of EM_BATCH_CAP. */
@@ -1004,7 +1004,7 @@ static void test_coalesce(void **state) {
     assert_int_equal(batches, (N_ROWS + EM_BATCH_CAP - 1) / EM_BATCH_CAP);
     em_op_destroy(co);
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* Nodes without a native operator run on rows: Spark's CoalesceExec passes
@@ -1027,7 +1027,7 @@ static void test_row_only_nodes(void **state) {
         tops_expect(rows, n, expect, 3, true);
     }
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void test_unsupported(void **state) {
@@ -1055,8 +1055,8 @@ static void test_unsupported(void **state) {
     assert_non_null(strstr(err.msg, "Filter (3)"));
     assert_null(rop);
     em_row_op_destroy(NULL);
-    em_plan_free(q);
-    em_plan_free(p);
+    em_plan_destroy(q);
+    em_plan_destroy(p);
 }
 
 /* Row operators charge what they hold to the row pool: over its budget a
@@ -1100,7 +1100,7 @@ static void test_row_budget(void **state) {
     assert_true(em_pool_peak(small) > 64 << 10);
     em_pool_destroy(small);
     rt_free(&r);
-    em_plan_free(p);
+    em_plan_destroy(p);
     free(cells);
 }
 
@@ -1269,9 +1269,9 @@ static void test_tpch(void **state) {
         }
         ran += ref != NULL;
         free_rows(ref, n_ref);
-        em_exec_plan_free(engines[3].xp);
+        em_exec_plan_destroy(engines[3].xp);
         engines[3].xp = NULL;
-        em_plan_free(plan);
+        em_plan_destroy(plan);
         em_retype_ctx_destroy(rc);
     }
     /* every plan Spark did not fold away runs on both engines */

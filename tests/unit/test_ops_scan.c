@@ -94,7 +94,7 @@ static void test_scan_by_name(void **state) {
     for (int i = 0; i < n; i++)
         free(rows[i]);
     free(rows);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void expect_ids(const char *pushed, int first, int count) {
@@ -111,7 +111,7 @@ static void expect_ids(const char *pushed, int first, int count) {
         free(rows[i]);
     }
     free(rows);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void test_scan_pruning(void **state) {
@@ -149,7 +149,7 @@ static void test_scan_type_mismatch(void **state) {
     assert_non_null(strstr(err.msg, "bigint"));
     assert_non_null(strstr(err.msg, "int,"));
     assert_non_null(strstr(err.msg, "Scan parquet (1)"));
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void test_scan_missing_file(void **state) {
@@ -168,7 +168,7 @@ static void test_scan_missing_file(void **state) {
     assert_int_equal(em_op_next(op, &b, &err), EM_ERR_IO);
     assert_non_null(strstr(err.msg, "/nonexistent/ember/x.parquet"));
     em_op_destroy(op);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* Two splits: row groups [1, 2) of the file, then the whole file. */
@@ -194,7 +194,7 @@ static void test_scan_splits(void **state) {
     for (int i = 0; i < n; i++)
         free(rows[i]);
     free(rows);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 int main(void) {

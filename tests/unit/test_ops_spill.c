@@ -327,7 +327,7 @@ static void check_same(const char *text, const stage *sg, int n, bool expect_spi
     expect_rows(&small, want, n_big);
     free_rows(want, n_big);
     em_batch_list_reset(&in);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static const stage PARTIAL = {2, {3}, 1}, FINAL = {4, {5}, 1}, SINGLE = {2, {3}, 1};
@@ -379,7 +379,7 @@ static void test_modes_apart(void **state) {
     em_batch_list_reset(&bufs);
     em_batch_list_reset(&flushed);
     em_batch_list_reset(&in);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* Opens the final aggregate (5) over the partial buffers with a pool of
@@ -428,7 +428,7 @@ static void test_too_small(void **state) {
     }
     em_batch_list_reset(&bufs);
     em_batch_list_reset(&in);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* Closed after its first output, with partitions still on disk: they are
@@ -455,7 +455,7 @@ static void test_abandoned(void **state) {
     em_pool_destroy(pool);
     em_batch_list_reset(&bufs);
     em_batch_list_reset(&in);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* A self-join of t on k whose build side is all of t */
@@ -520,7 +520,7 @@ static void test_join_build_over_budget(void **state) {
     if (!strstr(err.msg, "ShuffledHashJoin (5)"))
         fail_msg("%s", err.msg);
     em_batch_list_reset(&in);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 int main(void) {

@@ -251,7 +251,7 @@ static void run_query(int q) {
         for (int i = 0; i < n; i++)
             free(rows[i]);
         free(rows);
-        em_plan_free(p);
+        em_plan_destroy(p);
         assert_int_equal(em_pool_used(g_pool), 0);
     }
     for (int i = 0; i < n_want; i++)

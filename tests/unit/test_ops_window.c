@@ -86,7 +86,7 @@ static void test_window(void **state) {
     int n;
     char **rows = tops_run(w, &t, &n);
     tops_expect(rows, n, NULL, 0, true);
-    em_plan_free(p);
+    em_plan_destroy(p);
     em_pool_destroy(pool);
 }
 
@@ -109,7 +109,7 @@ static void test_window_unsupported_frame(void **state) {
     assert_non_null(strstr(err.msg, "Window (3)"));
     assert_non_null(strstr(err.msg, "sum(v#3)"));
     em_op_destroy(w);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* A RANGE frame's bound is the order key plus the offset, Spark's Add: past
@@ -148,7 +148,7 @@ static void test_window_range_overflow(void **state) {
         }
         em_batch_list_reset(&t.input);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void run_group_limit(const char *fn, const char *const *expect, int n_expect) {
@@ -185,7 +185,7 @@ static void run_group_limit(const char *fn, const char *const *expect, int n_exp
         tops_expect(rows, n, expect, n_expect, true);
         em_batch_list_reset(&t.input);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
     em_pool_destroy(pool);
 }
 

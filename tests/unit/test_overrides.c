@@ -273,7 +273,7 @@ static void test_defaults_incompatible_sum(void **state) {
                                 "spark.ember.sql.incompatibleOps.enabled");
         }
     assert_int_equal(refused, 1);
-    em_exec_plan_free(xp);
+    em_exec_plan_destroy(xp);
 
     const char *const enable[] = {"spark.ember.sql.incompatibleOps.enabled=true",
                                   "spark.ember.sql.expression.Sum=true",
@@ -284,9 +284,9 @@ static void test_defaults_incompatible_sum(void **state) {
             assert_int_not_equal(em_exec_plan_decision_at(xp, i)->engine, EM_ENGINE_ROW);
         transitions(xp, t, sizeof t);
         assert_string_equal(t, "");
-        em_exec_plan_free(xp);
+        em_exec_plan_destroy(xp);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void check_filter_disabled(const em_plan *p, const char *kv) {
@@ -327,7 +327,7 @@ static void check_filter_disabled(const em_plan *p, const char *kv) {
         strstr(r, "            @Expression <IsNotNull> isnotnull(g#2) could run natively\n"));
     assert_null(strstr(r, "*Exec")); /* native lines are left out */
     free(r);
-    em_exec_plan_free(xp);
+    em_exec_plan_destroy(xp);
 }
 
 static void test_disabled_exec_both_spellings(void **state) {
@@ -335,7 +335,7 @@ static void test_disabled_exec_both_spellings(void **state) {
     em_plan *p = parse(PLAN);
     check_filter_disabled(p, "spark.ember.sql.exec.FilterExec=false");
     check_filter_disabled(p, "spark.rapids.sql.exec.FilterExec=false");
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void test_disabled_expression(void **state) {
@@ -366,9 +366,9 @@ static void test_disabled_expression(void **state) {
         free(r);
         /* other nodes are untouched */
         assert_int_equal(dec(xp, 4)->engine, EM_ENGINE_NATIVE);
-        em_exec_plan_free(xp);
+        em_exec_plan_destroy(xp);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void test_sql_disabled(void **state) {
@@ -388,8 +388,8 @@ static void test_sql_disabled(void **state) {
         assert_false(d->transition_above);
         assert_int_equal(d->lore_id, -1);
     }
-    em_exec_plan_free(xp);
-    em_plan_free(p);
+    em_exec_plan_destroy(xp);
+    em_plan_destroy(p);
 }
 
 static void test_lore_ids(void **state) {
@@ -407,18 +407,18 @@ static void test_lore_ids(void **state) {
             else
                 assert_int_equal(dec(xp, id)->lore_id, first[id]);
         }
-        em_exec_plan_free(xp);
+        em_exec_plan_destroy(xp);
         /* a row node gets none and the numbering skips it */
         xp = tag(p, "spark.ember.sql.incompatibleOps.enabled=true",
                  "spark.ember.sql.exec.ProjectExec=false", NULL);
         assert_int_equal(dec(xp, 4)->lore_id, -1);
         assert_int_equal(dec(xp, 5)->lore_id, 2);
-        em_exec_plan_free(xp);
+        em_exec_plan_destroy(xp);
         xp = tag(p, "spark.ember.sql.lore.tag.enabled=false", NULL);
         for (int i = 0; i < em_exec_plan_n_decisions(xp); i++)
             assert_int_equal(em_exec_plan_decision_at(xp, i)->lore_id, -1);
-        em_exec_plan_free(xp);
-        em_plan_free(p);
+        em_exec_plan_destroy(xp);
+        em_plan_destroy(p);
     }
 }
 
@@ -461,8 +461,8 @@ static void test_report_all(void **state) {
                             "            +- EmberScan parquet (1) spark_catalog.default.t "
                             "[loreId=0]\n");
     free(tr);
-    em_exec_plan_free(xp);
-    em_plan_free(p);
+    em_exec_plan_destroy(xp);
+    em_plan_destroy(p);
 }
 
 /* A node no native operator implements, and a cast that depends on the zone. */
@@ -485,8 +485,8 @@ static void test_unsupported_node_and_zone(void **state) {
     assert_int_equal(dec(xp, 1)->engine, EM_ENGINE_NATIVE);
     assert_true(dec(xp, 1)->transition_above);
     assert_false(dec(xp, 2)->transition_above); /* the root: the runtime adapts it */
-    em_exec_plan_free(xp);
-    em_plan_free(p);
+    em_exec_plan_destroy(xp);
+    em_plan_destroy(p);
 
     static const char ts[] = "== Physical Plan ==\n"
                              "* Project (2)\n"
@@ -505,12 +505,12 @@ static void test_unsupported_node_and_zone(void **state) {
     p = parse(ts);
     xp = tag(p, NULL);
     assert_int_equal(dec(xp, 2)->engine, EM_ENGINE_NATIVE);
-    em_exec_plan_free(xp);
+    em_exec_plan_destroy(xp);
     /* the native casts read the session zone (src/core/tz.c) */
     xp = tag(p, "spark.sql.session.timeZone=America/Los_Angeles", NULL);
     assert_int_equal(dec(xp, 2)->engine, EM_ENGINE_NATIVE);
-    em_exec_plan_free(xp);
-    em_plan_free(p);
+    em_exec_plan_destroy(xp);
+    em_plan_destroy(p);
 }
 
 /* A ReusedExchange reads what its exchange stored, on that exchange's engine. */
@@ -527,14 +527,14 @@ static void test_reused_exchange(void **state) {
     assert_int_equal(r->lore_id, -1);
     assert_true(dec(xp, 7)->transition_above);
     assert_true(dec(xp, 6)->transition_above); /* native filter feeding the row exchange */
-    em_exec_plan_free(xp);
+    em_exec_plan_destroy(xp);
     xp = tag(p, NULL);
     r = dec(xp, 26);
     assert_int_equal(r->engine, EM_ENGINE_NATIVE);
     assert_false(r->transition_above);
     assert_int_equal(r->lore_id, -1); /* nothing of its own to dump */
-    em_exec_plan_free(xp);
-    em_plan_free(p);
+    em_exec_plan_destroy(xp);
+    em_plan_destroy(p);
 }
 
 /* ------------------------------------------------------------------ TPC-H */
@@ -598,8 +598,8 @@ static void test_tpch_all_native(void **state) {
             char *r = report(xp, EM_EXPLAIN_NOT_ON_ACCELERATOR);
             assert_string_equal(r, "");
             free(r);
-            em_exec_plan_free(xp);
-            em_plan_free(p);
+            em_exec_plan_destroy(xp);
+            em_plan_destroy(p);
             plans++;
         }
     }

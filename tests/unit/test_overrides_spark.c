@@ -94,8 +94,8 @@ static tagged tag_text(const char *name) {
 }
 
 static void tagged_free(tagged *t) {
-    em_exec_plan_free(t->xp);
-    em_plan_free(t->plan);
+    em_exec_plan_destroy(t->xp);
+    em_plan_destroy(t->plan);
 }
 
 static const em_node_decision *dec(const tagged *t, int id) {

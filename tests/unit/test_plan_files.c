@@ -1129,7 +1129,7 @@ static bool run_setting_once(const pf_case *c, const em_plan *plan, const char *
         rs_free(&got);
     }
     em_query_destroy(q);
-    em_exec_plan_free(xp); /* after the query: its tasks read the decisions */
+    em_exec_plan_destroy(xp); /* after the query: its tasks read the decisions */
     return ok;
 }
 
@@ -1199,7 +1199,7 @@ static bool run_case(const pf_case *c, const char *wh, case_result *res) {
                          sub);
         }
     }
-    em_plan_free(plan);
+    em_plan_destroy(plan);
     em_retype_ctx_destroy(rt);
     rs_free(&want);
     return true;

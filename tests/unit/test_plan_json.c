@@ -64,7 +64,7 @@ static void test_json_of_q3(void **state) {
     assert_true(saw_join);
     json_decref(root);
     free(text);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 int main(void) {

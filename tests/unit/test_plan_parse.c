@@ -111,7 +111,7 @@ static void test_user_text_real_ids(void **state) {
     assert_int_equal(n, strlen(user_plan));
     assert_memory_equal(out, user_plan, n);
     free(out);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 /* Parses text expected to fail and checks the message has each fragment. */
@@ -289,7 +289,7 @@ static void test_check_accepts_valid_plans(void **state) {
         em_error err = {0};
         em_plan_parse_options opt = {.source_name = "q.txt", .shim = em_shim_for_version("3.5", NULL)};
         EM_ASSERT_OK(em_plan_parse(texts[i], strlen(texts[i]), &opt, &plan, &err), &err);
-        em_plan_free(plan);
+        em_plan_destroy(plan);
     }
 }
 
@@ -327,7 +327,7 @@ static void test_location_forms(void **state) {
         assert_int_equal(n, strlen(s));
         assert_memory_equal(out, s, n);
         free(out);
-        em_plan_free(plan);
+        em_plan_destroy(plan);
         free(s);
     }
 }
@@ -358,7 +358,7 @@ static void test_hostile_input_never_crashes(void **state) {
             size_t n;
             EM_ASSERT_OK(em_plan_print(plan, NULL, &out, &n, &err), &err);
             free(out);
-            em_plan_free(plan);
+            em_plan_destroy(plan);
         } else {
             assert_true(err.msg[0] != '\0');
         }
@@ -385,7 +385,7 @@ static void test_model_of_shared_plans(void **state) {
     assert_non_null(sq->root);
     assert_ptr_equal(sq->target, sq->root);
     assert_int_equal(sq->host->id, sq->host_id);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 
     /* q22 (4.0): a ReusedSubquery entry without a body links to the printed one */
     plan = plan_test_parse_shared("4.0", 22);
@@ -405,7 +405,7 @@ static void test_model_of_shared_plans(void **state) {
     const em_plan_field *jc = em_plan_node_field(j, EM_FIELD_JOIN_CONDITION);
     assert_non_null(jc);
     assert_int_equal(jc->n_exprs, 0); /* None */
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 
     /* q1 (3.3.0): expression trees */
     plan = plan_test_parse_shared("3.3.0", 1);
@@ -431,7 +431,7 @@ static void test_model_of_shared_plans(void **state) {
     assert_int_equal(avg->args[0]->kind, EM_EXPR_CAST);
     assert_string_equal(avg->args[0]->args[0]->args[0]->name, "avg(UnscaledValue(l_quantity#1))");
     assert_int_equal(avg->args[0]->args[0]->args[1]->type.id, EM_TYPE_DOUBLE);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 static void test_print_in_another_dialect(void **state) {
@@ -460,9 +460,9 @@ static void test_print_in_another_dialect(void **state) {
     em_plan_parse_options opt = {.shim = s34};
     EM_ASSERT_OK(em_plan_parse(out, n, &opt, &again, &err), &err);
     assert_non_null(strstr(em_plan_shim_reason(again), "given"));
-    em_plan_free(again);
+    em_plan_destroy(again);
     free(out);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
     free(text);
 }
 
@@ -504,7 +504,7 @@ static void test_literals_of_shared_plans(void **state) {
         for (int q = 1; q <= 22; q++) {
             em_plan *plan = plan_test_parse_shared(plan_test_dirs[d], q);
             plan_test_walk(plan, literal_visit, &st);
-            em_plan_free(plan);
+            em_plan_destroy(plan);
         }
     assert_int_equal(st.bad, 0);
     assert_true(st.literals > 1000);
@@ -622,7 +622,7 @@ static void test_adaptive_plans(void **state) {
     assert_int_equal(n, strlen(aqe_plan));
     assert_memory_equal(out, aqe_plan, n);
     free(out);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 
     /* before execution the initial plan is the only child */
     static const char before[] = "== Physical Plan ==\n"
@@ -653,7 +653,7 @@ static void test_adaptive_plans(void **state) {
     assert_int_equal(n, strlen(before));
     assert_memory_equal(out, before, n);
     free(out);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 int main(void) {

@@ -220,7 +220,7 @@ static void test_pairs_print_as_spark(void **state) {
         }
         free(spark);
         free(printed);
-        em_plan_free(jp);
+        em_plan_destroy(jp);
     }
     assert_int_equal(if_lines, 4); /* a1_aggs: 2, l1_literals: 1, c2_more_functions: 1 */
     free(ls);
@@ -344,7 +344,7 @@ static void test_types_against_spark(void **state) {
         if (w.untyped != expect_untyped)
             fail_msg("%s: %d expressions Spark typed are untyped by Ember, expected %d", name,
                      w.untyped, expect_untyped);
-        em_plan_free(jp);
+        em_plan_destroy(jp);
     }
     for (int k = 0; k < N_KNOWN_MISMATCHES; k++)
         if (listed[k] != known_mismatches[k].count)
@@ -418,7 +418,7 @@ static void test_beyond_the_text(void **state) {
     const em_expr *cs = find_in_plan(p, is_case_3);
     assert_non_null(cs);
     assert_int_equal(cs->type.id, EM_TYPE_STRING);
-    em_plan_free(p);
+    em_plan_destroy(p);
 
     /* u1_union: the literal 'a, b' of the third branch */
     snprintf(base, sizeof base, "%s/extra/u1_union", data_dir());
@@ -427,7 +427,7 @@ static void test_beyond_the_text(void **state) {
     assert_int_equal(em_plan_root(p)->kind, EM_NODE_UNION);
     assert_int_equal(em_plan_root(p)->n_children, 3);
     assert_int_equal(em_plan_root(p)->n_output, 2);
-    em_plan_free(p);
+    em_plan_destroy(p);
 
     /* l2_inset: INSET with the value "D, E" whole, values sorted as Spark prints them */
     snprintf(base, sizeof base, "%s/extra/l2_inset", data_dir());
@@ -436,7 +436,7 @@ static void test_beyond_the_text(void **state) {
     assert_non_null(is);
     assert_int_equal(is->n_args, 12);
     assert_string_equal(is->args[5]->text, "D, E");
-    em_plan_free(p);
+    em_plan_destroy(p);
 
     /* e2_count_distinct: aggregates with FILTER are RAW over the aggregate and condition */
     snprintf(base, sizeof base, "%s/extra/e2_count_distinct", data_dir());
@@ -447,7 +447,7 @@ static void test_beyond_the_text(void **state) {
     assert_int_equal(raw->args[0]->kind, EM_EXPR_AGG);
     assert_int_equal(raw->args[1]->kind, EM_EXPR_BINARY);
     assert_non_null(strstr(raw->text, " FILTER (WHERE (gid#"));
-    em_plan_free(p);
+    em_plan_destroy(p);
 
     /* j8_self_join_reuse: the final aggregate over the reused exchange names l_quantity#319,
      * which no printed operator defines; it stays an attribute, typed as Spark typed it */
@@ -458,7 +458,7 @@ static void test_beyond_the_text(void **state) {
     assert_true(q->type_known);
     assert_int_equal(q->type.id, EM_TYPE_DECIMAL);
     assert_int_equal(q->type.precision, 10);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* ------------------------------------------------------------------ timestamp literals */
@@ -521,7 +521,7 @@ static void test_timestamp_literal_zone(void **state) {
         assert_int_equal(lit->value_int, 1710066600123456LL);
         assert_true(lit->type_known);
         assert_int_equal(lit->type.id, cases[i].id);
-        em_plan_free(p);
+        em_plan_destroy(p);
     }
     /* a zone the system does not know fails the literal that needs it, by its place */
     char path[4200];
@@ -625,7 +625,7 @@ static void test_offset_window_ignore_nulls(void **state) {
             assert_int_equal(e->args[3]->kind, EM_EXPR_LITERAL);
             assert_string_equal(e->args[3]->text, "true");
         }
-        em_plan_free(p);
+        em_plan_destroy(p);
         json_decref(doc);
     }
 }
@@ -659,7 +659,7 @@ static void test_fragment_input(void **state) {
     assert_int_equal(root->kind, EM_NODE_TAKE_ORDERED_AND_PROJECT);
     for (int i = 0; i < root->n_output; i++)
         assert_true(root->output[i]->type_known);
-    em_plan_free(p);
+    em_plan_destroy(p);
     json_decref(doc);
 }
 
@@ -692,7 +692,7 @@ static void test_query_stage_leaf(void **state) {
     const em_plan_node *s = node_with_source(p, src);
     assert_non_null(s);
     assert_false(s->stage_of_ember);
-    em_plan_free(p);
+    em_plan_destroy(p);
     /* a stage over Ember's own shuffle is known as one */
     json_object_set_new(info, "plan",
                         json_string("org.apache.spark.sql.execution.ember.spark35.EmberShuffleExchangeExec"));
@@ -715,7 +715,7 @@ static void test_query_stage_leaf(void **state) {
     assert_int_equal(s->id, 1);
     for (int i = 0; i < em_plan_root(p)->n_output; i++)
         assert_true(em_plan_root(p)->output[i]->type_known);
-    em_plan_free(p);
+    em_plan_destroy(p);
     json_decref(doc);
 }
 
@@ -736,7 +736,7 @@ static void test_order_marks(void **state) {
     assert_false(smj->order_unwanted);
     em_plan_mark_order(p, em_plan_exec_root(p));
     assert_true(smj->order_unwanted);
-    em_plan_free(p);
+    em_plan_destroy(p);
 
     snprintf(path, sizeof path, "%s/extra/j2_full_outer_smj", data_dir());
     p = read_json_pair(path);
@@ -744,7 +744,7 @@ static void test_order_marks(void **state) {
     assert_int_equal(smj->kind, EM_NODE_SORT_MERGE_JOIN);
     em_plan_mark_order(p, em_plan_exec_root(p)); /* Project (10) at the top */
     assert_false(smj->order_unwanted);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* Unknown operator and expression classes: kept, named as the JSON names them. */
@@ -781,7 +781,7 @@ static void test_unknown_classes(void **state) {
     /* a class the reader does not know prints every field (evalMode too) */
     assert_non_null(strstr(text, "[fancy_sum((l_extendedprice#21 * l_discount#22), LEGACY)]"));
     free(text);
-    em_plan_free(p);
+    em_plan_destroy(p);
     json_decref(doc);
 }
 
@@ -821,7 +821,7 @@ static void test_objects_by_class_only(void **state) {
     const em_plan_node *scan = em_plan_node_by_id(p, 1);
     assert_string_equal(em_plan_node_field(scan, EM_FIELD_LOCATION)->text,
                         "Location: InMemoryFileIndex [file:/tmp/tpch001/nation]");
-    em_plan_free(p);
+    em_plan_destroy(p);
     json_decref(doc);
 }
 
@@ -849,7 +849,7 @@ static void test_version_and_ids(void **state) {
     assert_int_equal(sq->root->id, 20);
     assert_int_equal(sq->expr->kind, EM_EXPR_SCALAR_SUBQUERY);
     assert_string_equal(sq->expr->name, "scalar-subquery#603");
-    em_plan_free(p);
+    em_plan_destroy(p);
 
     /* a version no shim covers */
     char *old = strstr(json, "\"spark\":\"3.5.8\"");

@@ -126,7 +126,7 @@ static void test_same_types_change_nothing(void **state) {
                 fail_msg("%s prints differently once retyped to its own types", path);
             free(out);
             free(text);
-            em_plan_free(plan);
+            em_plan_destroy(plan);
             /* and on DECIMAL(15,2) every result column is typed */
             g_money_precision = 15;
             g_money_scale = 2;
@@ -136,7 +136,7 @@ static void test_same_types_change_nothing(void **state) {
             for (int i = 0; i < root->n_output; i++)
                 if (!root->output[i]->type_known)
                     fail_msg("%s: result column %d untyped on DECIMAL(15,2)", path, i);
-            em_plan_free(plan);
+            em_plan_destroy(plan);
             g_money_precision = 10;
             g_money_scale = 0;
         }
@@ -173,7 +173,7 @@ static void test_q1_types_every_line(void **state) {
         char *s = partial_function(plan, 4);
         assert_string_equal(s, "partial_avg(l_quantity#1)");
         free(s);
-        em_plan_free(plan);
+        em_plan_destroy(plan);
     }
 }
 
@@ -200,7 +200,7 @@ static void test_q1_spark33_check_overflow(void **state) {
                            "DecimalType(16,2)) as "
                            "decimal(32,4)))), DecimalType(38,6)))");
     free(s);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 /* q11 on 3.3: an int column promoted with a decimal one takes the wider type
@@ -234,7 +234,7 @@ static void test_q11_spark33(void **state) {
     assert_result_type(plan, "(sum((ps_supplycost * ps_availqty)) * 0.0001000000)",
                        em_type_decimal(38, 6));
     assert_result_type(plan, "value", em_type_decimal(36, 2));
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 /* A precision that still qualifies keeps DecimalAggregates' form, constants
@@ -250,7 +250,7 @@ static void test_q1_small_precision_keeps_unscaled(void **state) {
                        "avg_qty#50");
     assert_result_type(plan, "avg_qty", em_type_decimal(11, 6));
     assert_result_type(plan, "sum_qty", em_type_decimal(17, 2));
-    em_plan_free(plan);
+    em_plan_destroy(plan);
     g_money_precision = 15;
 }
 
@@ -276,7 +276,7 @@ static void test_comparison_casts(void **state) {
         free(s);
     }
     assert_true(found);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
     plan = parse_retyped("3.3", 17);
     found = false;
     for (int id = 1; id <= em_plan_max_id(plan) && !found; id++) {
@@ -297,7 +297,7 @@ static void test_comparison_casts(void **state) {
     assert_result_text(plan, "(0.2 * avg(l_quantity))",
                        "CheckOverflow((0.200000 * promote_precision(avg(l_quantity#9)#14)), "
                        "DecimalType(21,7)) AS (0.2 * avg(l_quantity))#15");
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 /* SELECT l_returnflag, sum(l_quantity) sq, avg(l_quantity) aq ... GROUP BY 1 as Spark 3.5
@@ -384,7 +384,7 @@ static void test_sum_avg_unqualified(void **state) {
     assert_true(em_type_equal(partial->output[3]->type, em_type_decimal(25, 2)));
     assert_int_equal(partial->output[4]->type.id, EM_TYPE_LONG);
     free(t);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
     g_money_precision = 15;
 }
 
@@ -400,7 +400,7 @@ static void test_sum_avg_still_qualified(void **state) {
     assert_result_type(plan, "sq", em_type_decimal(18, 3));
     assert_result_type(plan, "aq", em_type_decimal(12, 7));
     free(t);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
     g_money_precision = 15;
     g_money_scale = 2;
 }

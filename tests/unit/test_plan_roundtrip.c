@@ -51,7 +51,7 @@ static void test_roundtrip_all_shared_plans(void **state) {
             else
                 report_diff(path, text, len, out, out_len);
             free(out);
-            em_plan_free(plan);
+            em_plan_destroy(plan);
             free(text);
         }
     }

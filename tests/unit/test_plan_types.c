@@ -98,7 +98,7 @@ static void test_decimal_rules_match_spark33_check_overflow(void **state) {
             em_plan *plan = plan_test_parse_shared(plan_test_dirs[d], q);
             st.has_local_scan = has_local_table_scan(plan);
             plan_test_walk(plan, check_overflow_visit, &st);
-            em_plan_free(plan);
+            em_plan_destroy(plan);
         }
     print_message("%d CheckOverflow types reproduced by the decimal rules\n", st.checked);
     assert_int_equal(st.wrong, 0);
@@ -132,7 +132,7 @@ static void test_result_types_agree_across_versions(void **state) {
             format_types(root, cur, sizeof cur);
             if (has_local_table_scan(plan)) {
                 /* q6 folds to an empty LocalTableScan whose types only 3.3 prints */
-                em_plan_free(plan);
+                em_plan_destroy(plan);
                 continue;
             }
             if (!first[0])
@@ -140,7 +140,7 @@ static void test_result_types_agree_across_versions(void **state) {
             else if (strcmp(first, cur) != 0)
                 fail_msg("q%d: result types differ: spark-%s [%s] vs spark-%s [%s]", q,
                          plan_test_dirs[0], first, plan_test_dirs[d], cur);
-            em_plan_free(plan);
+            em_plan_destroy(plan);
         }
     }
 }
@@ -209,7 +209,7 @@ static void test_every_value_expression_is_typed(void **state) {
                 if (n)
                     assert_true(n->n_output > 0);
             }
-            em_plan_free(plan);
+            em_plan_destroy(plan);
         }
     print_message("%d value expressions, %d untyped (%d fed only by LocalTableScan rows, whose "
                   "types are not printed)\n",
@@ -260,7 +260,7 @@ static void test_q1_types_pinned(void **state) {
         const em_plan_field *res = em_plan_node_field(partial, EM_FIELD_RESULTS);
         assert_decimal(res->exprs[2], 20, 0);
         assert_type(res->exprs[16], EM_TYPE_LONG);
-        em_plan_free(plan);
+        em_plan_destroy(plan);
     }
 }
 
@@ -297,20 +297,20 @@ static void test_subquery_and_date_types(void **state) {
     const em_expr *in = cond->args[0]->args[1];
     assert_int_equal(in->kind, EM_EXPR_IN);
     assert_type(in->args[1], EM_TYPE_STRING);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 
     /* q1: (l_shipdate <= 1998-09-02) compares dates */
     plan = plan_test_parse_shared("3.4", 1);
     cond = em_plan_node_field(em_plan_node_by_id(plan, 3), EM_FIELD_CONDITION)->exprs[0];
     assert_type(cond->args[1]->args[1], EM_TYPE_DATE);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 
     /* q16: the renumbered literal 'Brand#45' (printed Brand#9) is a string, not an attribute */
     plan = plan_test_parse_shared("3.4", 16);
     int found = 0;
     plan_test_walk(plan, brand_visit, &found);
     assert_int_equal(found, 1);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 /* Expand, Window, CASE and coalesce over decimals: rules beyond what TPC-H prints. */
@@ -372,7 +372,7 @@ static void test_expand_window_case_types(void **state) {
     assert_int_equal(win->output[4]->args[0]->kind, EM_EXPR_WINDOW);
     assert_type(win->output[4], EM_TYPE_INT);
     assert_decimal(win->output[5], 33, 2); /* sum(decimal(23,2)) */
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 /* Spark 3.3+ merges scalar subqueries over one table into a struct read by field. */
@@ -492,7 +492,7 @@ static void test_merged_scalar_subquery_fields(void **state) {
     assert_int_equal(n, strlen(merged_plan));
     assert_memory_equal(out, merged_plan, n);
     free(out);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 /* --retype: money columns as the standard schema's decimal(15,2). */
@@ -528,7 +528,7 @@ static void test_column_type_override(void **state) {
     const em_plan_node *root = em_plan_root(plan);
     assert_decimal(root->output[2], 25, 2); /* sum(decimal(15,2)) */
     assert_decimal(root->output[4], 38, 4); /* sum((15,2) * (1 - (15,2)) = (32,4)) */
-    em_plan_free(plan);
+    em_plan_destroy(plan);
     /* q6: the LocalTableScan's columns get types only this way */
     calls = 0;
     plan = parse_retyped("4.0", 6, &calls);
@@ -536,7 +536,7 @@ static void test_column_type_override(void **state) {
     assert_decimal(em_plan_root(plan)->output[0], 38, 4); /* sum((15,2) * (15,2) = (31,4)) */
     /* decimal arithmetic without CheckOverflow rules 3.3 out once the types are known */
     assert_string_equal(em_shim_name(em_plan_shim(plan)), "3.4");
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 /* A partitioned fact table: its partition column is not in ReadSchema. */
@@ -599,7 +599,7 @@ static void test_partition_column_from_join_keys(void **state) {
     const em_plan_node *root = em_plan_root(plan);
     assert_decimal(root->output[0], 7, 2);
     assert_type(root->output[2], EM_TYPE_INT);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 int main(void) {

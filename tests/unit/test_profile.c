@@ -263,8 +263,8 @@ static void q3_open(q3_query *t, const char *const *kv, const char *warehouse, i
 
 static void q3_close(q3_query *t) {
     em_query_destroy(t->q);
-    em_exec_plan_free(t->xp);
-    em_plan_free(t->plan);
+    em_exec_plan_destroy(t->xp);
+    em_plan_destroy(t->plan);
 }
 
 static em_stage_info stage_of(const q3_query *t, int i) {
@@ -500,7 +500,7 @@ static void test_map_statuses_charged(void **state) {
     assert_int_equal(si.n_out_partitions, 100);
     assert_int_equal(si.peak_row, 0); /* all native: its row pool untouched */
     em_query_destroy(q);
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 int main(void) {

@@ -260,7 +260,7 @@ static int run_ints(const char *text, const char *wh, int threads, int32_t *vals
     for (int i = 0; i < n_last_stages; i++)
         em_query_stage_info(q, i, &last_stages[i]);
     em_query_destroy(q);
-    em_plan_free(p);
+    em_plan_destroy(p);
     return n;
 }
 
@@ -378,7 +378,7 @@ static void test_cut_shared_plans(void **state) {
                 assert_int_equal(s5.n_deps, 2); /* the subquery and the aggregate's shuffle */
             }
             em_query_destroy(q);
-            em_plan_free(p);
+            em_plan_destroy(p);
             plans++;
         }
     assert_int_equal(plans, 132);
@@ -536,7 +536,7 @@ static em_status scan_files_of(const char *location, const char *wh, char ***fil
     snprintf(text, sizeof text, scan_plan_fmt, location);
     em_plan *p = parse(text);
     em_status s = em_scan_files(em_plan_node_by_id(p, 1), wh, files, n, err);
-    em_plan_free(p);
+    em_plan_destroy(p);
     return s;
 }
 
@@ -651,7 +651,7 @@ static void test_scan_paths(void **state) {
     assert_int_equal(sp.n_parts, 1);
     assert_int_equal(sp.parts[0].n_splits, FILES);
     rt_scan_plan_reset(&sp);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 /* ------------------------------------------------------------ queries */

@@ -208,7 +208,7 @@ static void run(const char *text, const char *wh, int64_t budget, const char *sp
         o->spill_files += si.spill_files;
     }
     em_query_destroy(q);
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static const int64_t BUDGET = 3 << 20;

@@ -148,16 +148,16 @@ static void test_detection_explains_ambiguity(void **state) {
     /* 3.4/3.5 run it without ANSI, 4.0/4.1 with: the choice matters, and says how */
     assert_true(em_plan_shim_uncertain(plan));
     assert_non_null(strstr(why, "ANSI mode (off in 3.4 3.5; on in 4.0 4.1)"));
-    em_plan_free(plan);
+    em_plan_destroy(plan);
     /* 3.3 is the only line printing CheckOverflow with two arguments: certain */
     plan = plan_test_parse_shared("3.3", 3);
     assert_false(em_plan_shim_uncertain(plan));
-    em_plan_free(plan);
+    em_plan_destroy(plan);
     /* 4.0's q22 fits 4.0 and 4.1 only; both default to ANSI: printed alike, run alike */
     plan = plan_test_parse_shared("4.0", 22);
     assert_false(em_plan_shim_uncertain(plan));
     assert_null(strstr(em_plan_shim_reason(plan), "differ"));
-    em_plan_free(plan);
+    em_plan_destroy(plan);
 }
 
 int main(void) {

@@ -627,9 +627,9 @@ static void test_literals_exact(void **state) {
             assert_int_equal(v.v.str.len, 4);
             assert_memory_equal(v.v.str.ptr, "aa\0\xff", 4);
         }
-        em_rexpr_free(x);
+        em_rexpr_destroy(x);
     }
-    em_plan_free(p);
+    em_plan_destroy(p);
 }
 
 static void test_failures(void **state) {

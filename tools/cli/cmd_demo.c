@@ -88,7 +88,7 @@ static int demo_run_plans(const char *warehouse, int threads) {
             printf("q%-5d %8s %9s  FAILED: %s\n", q, "-", "-", err.msg);
         }
         em_query_destroy(query);
-        em_plan_free(plan);
+        em_plan_destroy(plan);
         em_retype_ctx_destroy(retype);
     }
     printf("\n22 plans: %d ran in %.1f ms in all, %d failed\n", 22 - failed, total_ms, failed);

@@ -145,8 +145,8 @@ static em_status explain_one(const explain_args *a, em_retype_ctx *rt, em_error 
     }
     em_strbuf_reset(&sb);
     em_query_destroy(q);
-    em_exec_plan_free(xp);
-    em_plan_free(plan);
+    em_exec_plan_destroy(xp);
+    em_plan_destroy(plan);
     return s;
 }
 
@@ -251,8 +251,8 @@ static em_status summarize_plan(const explain_args *a, const char *path, em_rety
             if (!add_reason(sm, d->reasons[r].text, w))
                 s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory summarizing");
     }
-    em_exec_plan_free(xp);
-    em_plan_free(plan);
+    em_exec_plan_destroy(xp);
+    em_plan_destroy(plan);
     return s;
 }
 

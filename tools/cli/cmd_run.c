@@ -705,9 +705,9 @@ int em_cli_run(int argc, char **argv) {
     if (s != EM_OK)
         fprintf(stderr, "ember run: %s\n", err.msg[0] ? err.msg : em_status_name(s));
     em_query_destroy(q);
-    em_lore_session_free(a.lore.session); /* after the query: its tasks wrote through it */
-    em_exec_plan_free(xp); /* after the query: its tasks read the decisions */
-    em_plan_free(plan);
+    em_lore_session_destroy(a.lore.session); /* after the query: its tasks wrote through it */
+    em_exec_plan_destroy(xp); /* after the query: its tasks read the decisions */
+    em_plan_destroy(plan);
     em_retype_ctx_destroy(rt);
     em_conf_destroy(a.conf);
     if (run_interrupted)
