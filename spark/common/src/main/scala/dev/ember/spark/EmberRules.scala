@@ -174,7 +174,8 @@ class EmberColumnarRule(session: SparkSession) extends ColumnarRule {
       // AQE reuses a subquery by wrapping the same instance: one replacement each
       val replaced = new java.util.IdentityHashMap[SubqueryBroadcastExec, EmberSubqueryBroadcastExec]()
       def ember(s: SubqueryBroadcastExec): EmberSubqueryBroadcastExec =
-        replaced.computeIfAbsent(s, _ => EmberSubqueryBroadcastExec(s.name, SparkShims.get.subqueryKeyIndices(s), s.buildKeys, s.child))
+        replaced.computeIfAbsent(s, _ => EmberSubqueryBroadcastExec(s.name, SparkShims.get.subqueryKeyIndices(s), s.buildKeys,
+          sameBroadcast(s.child, conf)))
       plan.transformAllExpressions {
         case in: InSubqueryExec => in.plan match {
           case s: SubqueryBroadcastExec => in.withNewPlan(ember(s))
@@ -183,6 +184,31 @@ class EmberColumnarRule(session: SparkSession) extends ColumnarRule {
         }
       }
     }
+  /** Without AQE, Spark prepares a pruning subquery's build side on its own
+   *  and puts the broadcast exchange over it afterwards, so Ember's nodes
+   *  stop below that exchange, while the join's copy of the same broadcast
+   *  is Ember's: the two no longer match and Spark computes the broadcast
+   *  twice. The subquery's exchange is planned as the join's was. */
+  private def sameBroadcast(child: SparkPlan, conf: SQLConf): SparkPlan = child match {
+    case b: BroadcastExchangeExec if !conf.adaptiveExecutionEnabled =>
+      // through the transition (and the code generation around it) Spark put there
+      def below(p: SparkPlan): SparkPlan = p match {
+        case w: org.apache.spark.sql.execution.WholeStageCodegenExec => below(w.child)
+        case c: ColumnarToRowExec => below(c.child)
+        case i: org.apache.spark.sql.execution.InputAdapter => below(i.child)
+        case other => other
+      }
+      below(b.child) match {
+        case e: EmberExec if e.original != null =>
+          EmberOverrides.apply(b.withNewChildren(Seq(e.original)), conf, report = false) match {
+            case x: EmberBroadcastExchange => x
+            case _ => b
+          }
+        case _ => b
+      }
+    case other => other
+  }
+
   override def postColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
       case e: EmberExec if e.children.exists(_.isInstanceOf[RowToColumnarExec]) =>

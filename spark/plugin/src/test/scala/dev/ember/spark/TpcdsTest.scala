@@ -40,9 +40,9 @@ class TpcdsTest {
       .split("\n").toSeq.map(_.trim).filterNot(l => l.isEmpty || l.startsWith("#"))
 
   /** name<TAB>reason, or name@LINE<TAB>reason for one Spark line only. */
-  private val known: Map[String, String] = {
+  private def knownIn(res: String): Map[String, String] = {
     val line = org.apache.spark.sql.execution.ember.SparkShims.lineOf(org.apache.spark.SPARK_VERSION)
-    lines("tpcds-known.tsv").flatMap { l =>
+    lines(res).flatMap { l =>
       val f = l.split("\t", 2)
       f(0).trim.split("@", 2) match {
         case Array(name, only) => if (only == line) Some(name -> f(1).trim) else None
@@ -50,6 +50,8 @@ class TpcdsTest {
       }
     }.toMap
   }
+
+  private val known = knownIn("tpcds-known.tsv")
 
   private val selected: Seq[(String, String)] = {
     val all = Tpcds.queries
@@ -233,6 +235,32 @@ class TpcdsTest {
     val internal = rows.map(r => toCatalyst(r).asInstanceOf[InternalRow])
     internal.zip(internal.drop(1)).forall { case (a, b) => ordering.compare(a, b) <= 0 }
   }
+
+  /** Queries whose plan without AQE reuses fewer exchanges and subqueries
+   *  with Ember than without (expected failures, as in tpcds-known.tsv). */
+  private val reuseKnown = knownIn("tpcds-reuse-known.tsv")
+
+  /** Planned without AQE (planning only, nothing runs), Ember's plan must
+   *  reuse every exchange and subquery Spark's reuses: Spark's rule matches
+   *  them by canonical form, which Ember's nodes must keep. With AQE the
+   *  same holds (tpcdsQueries counts it on the executed plans). */
+  @TestFactory
+  def plannedReuse(): java.util.List[DynamicTest] =
+    selected.map { case (name, sql) =>
+      DynamicTest.dynamicTest(name, () => {
+        tables
+        def reuses(on: Boolean): Int = withEmber(on) {
+          spark.conf.set("spark.sql.adaptive.enabled", "false")
+          try PlanStats.reuses(spark.sql(sql).queryExecution.executedPlan)
+          finally spark.conf.unset("spark.sql.adaptive.enabled")
+        }
+        val (theirs, mine) = (reuses(on = false), reuses(on = true))
+        reuseKnown.get(name) match {
+          case None => assertTrue(mine >= theirs, s"$name: without AQE Spark reuses $theirs exchanges or subqueries, with Ember $mine")
+          case Some(reason) => assertTrue(mine < theirs, s"$name reuses as Spark does now: remove it from tpcds-reuse-known.tsv ($reason)")
+        }
+      })
+    }.asJava
 
   @TestFactory
   def tpcdsQueries(): java.util.List[DynamicTest] = {
