@@ -417,6 +417,13 @@ const em_plan_node *em_plan_exec_root(const em_plan *plan);
  * row/columnar transitions, code generation, AQE's stages, reads and
  * sections. */
 bool em_node_kind_is_wrapper(em_node_kind kind);
+/* Whether a final aggregate over child c merges buffers: an aggregate lies
+ * below c through transitions, code generation, exchanges, AQE's stages and
+ * reads, sorts and reuses, or the plan stops there (c NULL, or a node read
+ * without its tree: a fragment's input, a synthetic source). The native and
+ * LORE's rebuilt plans ask it alike, so a replayed aggregate decides as the
+ * one that ran. */
+bool em_plan_aggregate_below(const em_plan_node *c);
 /* Marks the sort-merge joins of the stage under stage_root whose output order
  * no consumer relies on (order_unwanted): above them a shuffle, an aggregate
  * or a sort, or only the side of a hash join that is hashed. A stage whose

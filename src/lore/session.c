@@ -297,35 +297,6 @@ static void put_attr_list(em_strbuf *b, const em_plan_node *in, bool leaf_names,
     put_attrs(b, in, leaf_names, ext, -1);
 }
 
-/* Whether an aggregate lies below this child through the nodes a hash
- * aggregate looks through to tell Final from Complete mode (ops/hash_agg.c
- * below_is_aggregate): the rebuilt plan must answer that question alike. */
-static bool aggregate_below(const em_plan_node *c) {
-    static const em_node_kind through[] = {
-        EM_NODE_COLUMNAR_TO_ROW,     EM_NODE_ROW_TO_COLUMNAR,      EM_NODE_INPUT_ADAPTER,
-        EM_NODE_WHOLE_STAGE_CODEGEN, EM_NODE_EXCHANGE,             EM_NODE_SHUFFLE_QUERY_STAGE,
-        EM_NODE_AQE_SHUFFLE_READ,    EM_NODE_SORT,
-    };
-    for (int guard = 0; c && guard < 256; guard++) {
-        if (c->kind == EM_NODE_HASH_AGGREGATE || c->kind == EM_NODE_SORT_AGGREGATE ||
-            c->kind == EM_NODE_OBJECT_HASH_AGGREGATE)
-            return true;
-        if (c->kind == EM_NODE_REUSED_EXCHANGE) {
-            c = c->reuses;
-            continue;
-        }
-        bool pass = false;
-        for (size_t i = 0; i < sizeof through / sizeof *through; i++)
-            pass = pass || c->kind == through[i];
-        if (!pass)
-            return false;
-        c = c->n_children > 0 ? c->children[0] : NULL;
-    }
-    /* out of plan (a fragment's input read without its tree): the aggregate
-     * assumes a merge there, so does the rebuilt plan */
-    return c == NULL;
-}
-
 /* Builds the operator's stand-alone plan text; records in `inputs` the
  * ids given to each input's exchange. */
 static em_status rebuild_text(const em_plan *plan, const lore_target *t, const char *printed,
@@ -352,7 +323,7 @@ static em_status rebuild_text(const em_plan *plan, const lore_target *t, const c
         const char *ind = last ? "   " : ":  ";
         em_strbuf_appendf(out, NULL, "%s%s (%d)\n", last ? "+- " : ":- ",
                           bcast ? "BroadcastExchange" : "Exchange", base + 3 * k + 3);
-        if (aggregate_below(node->children[k]))
+        if (em_plan_aggregate_below(node->children[k]))
             em_strbuf_appendf(out, NULL, "%s+- HashAggregate (%d)\n%s   +- Scan parquet "
                                          "lore.input_%d (%d)\n",
                               ind, base + 3 * k + 2, ind, k, base + 3 * k + 1);
@@ -374,7 +345,7 @@ static em_status rebuild_text(const em_plan *plan, const lore_target *t, const c
                                                                                      : in;
         bool bcast = src->kind == EM_NODE_BROADCAST_EXCHANGE;
         const attr_set *ext = k == 0 ? foreign : &none;
-        bool agg = aggregate_below(node->children[k]);
+        bool agg = em_plan_aggregate_below(node->children[k]);
         em_strbuf_appendf(out, NULL, "\n(%d) Scan parquet lore.input_%d\nOutput ", base + 3 * k + 1,
                           k);
         put_attrs(out, in, true, ext, agg ? k : -1);

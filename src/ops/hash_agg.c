@@ -115,39 +115,6 @@ typedef struct hagg_state {
     em_batch *chunk, *out;
 } hagg_state;
 
-/* Whether the node's input comes from another aggregate (through exchanges,
- * query stages, reuse and the no-op wrappers). A function printed in final
- * form (`sum(x)`) merges buffers when it does, and is in Spark's Complete
- * mode, folding input rows, when it does not: the two print alike. */
-static bool below_is_aggregate(const em_plan_node *n) {
-    const em_plan_node *c = n->n_children > 0 ? n->children[0] : NULL;
-    while (c) {
-        switch (c->kind) {
-        case EM_NODE_HASH_AGGREGATE:
-        case EM_NODE_SORT_AGGREGATE:
-        case EM_NODE_OBJECT_HASH_AGGREGATE:
-            return true;
-        case EM_NODE_REUSED_EXCHANGE:
-            c = c->reuses;
-            continue;
-        case EM_NODE_COLUMNAR_TO_ROW:
-        case EM_NODE_ROW_TO_COLUMNAR:
-        case EM_NODE_INPUT_ADAPTER:
-        case EM_NODE_WHOLE_STAGE_CODEGEN:
-        case EM_NODE_EXCHANGE:
-        case EM_NODE_SHUFFLE_QUERY_STAGE:
-        case EM_NODE_AQE_SHUFFLE_READ:
-        case EM_NODE_SORT:
-            c = c->n_children > 0 ? c->children[0] : NULL;
-            continue;
-        default:
-            return false;
-        }
-    }
-    /* no child in the plan (a synthetic source): assume a merge */
-    return c == NULL;
-}
-
 /* Function i folds input rows (partial, or Complete mode) rather than
  * merging buffers. */
 static inline bool hagg_updates(const hagg_state *st, int i) {
@@ -211,7 +178,11 @@ static em_status hagg_compile(em_op *op, hagg_state *st, em_exec_ctx *ctx, em_er
     if (s == EM_OK && st->n_keys > 0)
         s = em_ht_create(key_types, st->n_keys, true, ctx->pool, &st->ht, err);
     int merge_bufs = 0;
-    st->complete = !below_is_aggregate(op->node);
+    /* a function printed in final form (`sum(x)`) merges buffers over another
+     * aggregate, and is in Spark's Complete mode, folding input rows, when
+     * none is below: the two print alike */
+    st->complete =
+        !em_plan_aggregate_below(op->node->n_children > 0 ? op->node->children[0] : NULL);
     for (int i = 0; s == EM_OK && i < st->n_fns; i++) {
         s = em_agg_compile(ff->exprs[i], in_attrs, n_in, &ctx->expr_opts, &st->fns[i], err);
         if (s == EM_OK)

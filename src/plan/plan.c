@@ -151,6 +151,35 @@ bool em_node_kind_is_wrapper(em_node_kind kind) {
     }
 }
 
+bool em_plan_aggregate_below(const em_plan_node *c) {
+    while (c) {
+        switch (c->kind) {
+        case EM_NODE_HASH_AGGREGATE:
+        case EM_NODE_SORT_AGGREGATE:
+        case EM_NODE_OBJECT_HASH_AGGREGATE:
+            return true;
+        case EM_NODE_REUSED_EXCHANGE:
+            c = c->reuses;
+            continue;
+        case EM_NODE_COLUMNAR_TO_ROW:
+        case EM_NODE_ROW_TO_COLUMNAR:
+        case EM_NODE_INPUT_ADAPTER:
+        case EM_NODE_WHOLE_STAGE_CODEGEN:
+        case EM_NODE_EXCHANGE:
+        case EM_NODE_SHUFFLE_QUERY_STAGE:
+        case EM_NODE_AQE_SHUFFLE_READ:
+        case EM_NODE_SORT:
+            c = c->n_children > 0 ? c->children[0] : NULL;
+            if (!c)
+                return true; /* out of plan (a fragment's input read without its tree) */
+            continue;
+        default:
+            return false;
+        }
+    }
+    return true; /* no child in the plan (a synthetic source) */
+}
+
 /* wanted: whether n's consumer relies on the order of n's rows. */
 static void mark_order(em_plan_node *n, bool wanted) {
     if (n->is_input)

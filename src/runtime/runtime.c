@@ -218,6 +218,8 @@ static const em_plan_node *skip_wrappers(const em_plan_node *n) {
 }
 
 static rt_stage *find_stage(const em_query *q, const em_plan_node *key) {
+    if (key && key->kind == EM_NODE_REUSED_EXCHANGE && key->reuses)
+        key = key->reuses; /* a reuse reads the stage of the exchange it names */
     for (int i = 0; i < q->n_stages; i++)
         if (q->stages[i]->node == key || q->stages[i]->alias == key)
             return q->stages[i];
@@ -702,9 +704,7 @@ static int cb_subtree_partitions(em_exec_ctx *ctx, const em_plan_node *n) {
         return 0;
     case EM_NODE_EXCHANGE:
     case EM_NODE_REUSED_EXCHANGE: {
-        /* stages are keyed by the exchange a ReusedExchange names */
-        const rt_stage *in =
-            find_stage(t->q, n->kind == EM_NODE_REUSED_EXCHANGE && n->reuses ? n->reuses : n);
+        const rt_stage *in = find_stage(t->q, n);
         if (in)
             return in->kind == EM_STAGE_BROADCAST ? 0 : in->n_out;
         break; /* the stage's own map side: its input below */
@@ -854,8 +854,6 @@ static em_status cb_broadcast_shared(em_exec_ctx *ctx, const em_plan_node *x, co
                                      rt_shared_build_fn build, void (*free_obj)(void *obj),
                                      void *arg, void **out, em_error *err) {
     rt_task *t = ctx->runtime;
-    if (x->kind == EM_NODE_REUSED_EXCHANGE && x->reuses)
-        x = x->reuses;
     rt_stage *in;
     EM_TRY(input_stage(t, x, true, &in, err));
     char name[96];
