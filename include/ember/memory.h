@@ -37,6 +37,13 @@ const char *em_pool_name(const em_pool *pool);
 int64_t em_pool_used(const em_pool *pool);
 int64_t em_pool_peak(const em_pool *pool);
 int64_t em_pool_budget(const em_pool *pool);
+/* The smallest budget of the pool and its ancestors (-1: none): what an
+ * operator sizes its tables against when only the query has a budget. */
+int64_t em_pool_limit(const em_pool *pool);
+/* The least budget - used over the pool and its ancestors that have a
+ * budget (INT64_MAX when none): what a task may still take when the query's
+ * budget is shared by several. */
+int64_t em_pool_headroom(const em_pool *pool);
 void em_pool_set_budget(em_pool *pool, int64_t budget);
 /* The highest used / budget over pool's ancestors that have a budget (0
  * when none): a task's operators spill when the query's pool, shared with
@@ -63,6 +70,11 @@ int64_t em_pool_granted(const em_pool *pool);
 /* Hands back the grant the pool does not use now (the host asked for
  * memory); returns those bytes, which the host takes back. */
 int64_t em_pool_return_slack(em_pool *pool);
+
+/* Caps the freed large blocks kept for reuse (64 MiB by default, process
+ * wide): they are resident but charged to no pool, so a process held to a
+ * memory budget keeps few of them. */
+void em_memory_set_cache_limit(int64_t bytes);
 
 /* Charges without allocating (for memory obtained elsewhere). */
 em_status em_pool_reserve(em_pool *pool, int64_t bytes, em_error *err) EM_MUST_CHECK;

@@ -81,6 +81,10 @@ struct em_exec_ctx {
     em_expr_compile_options expr_opts; /* ANSI, shim, subquery provider */
     volatile int *cancel; /* non-zero: stop with EM_ERR_CANCELLED; may be NULL */
     const char *spill_dir; /* operators' spill files (spark.local.dir); NULL: $TMPDIR */
+    /* The task's share of a memory budget it shares with the tasks running
+     * beside it (the query's budget over its threads), which operators that
+     * shed memory size their tables against; 0: its pools' budgets alone. */
+    int64_t memory_share;
 
     /* The runtime's answers. Each returns EM_OK and fills *out with data that
      * stays valid until the task ends. */

@@ -430,6 +430,17 @@ bool em_plan_aggregate_below(const em_plan_node *c);
  * root is not an exchange hands its rows to someone unknown: its order is
  * kept. */
 void em_plan_mark_order(em_plan *plan, const em_plan_node *stage_root);
+/* Plans every BroadcastHashJoin reading the broadcast `exchange` as a
+ * ShuffledHashJoin over two new Exchanges (ids after the plan's last) that
+ * hash-partition each side by its join keys: what Spark plans for a build
+ * side too big to broadcast, for a run whose memory budget the broadcast does
+ * not fit. As many partitions as the plan's hash exchanges have (Spark's
+ * setting when it printed the plan), at least min_partitions; *n_joins and
+ * *n_partitions (may be NULL) tell what it did. EM_ERR_UNSUPPORTED (nothing
+ * changed) when another node reads the broadcast, or a null-aware anti join
+ * does. */
+em_status em_plan_unbroadcast(em_plan *plan, const em_plan_node *exchange, int min_partitions,
+                              int *n_joins, int *n_partitions, em_error *err) EM_MUST_CHECK;
 /* The node with this operator id (main tree and subquery trees), or NULL. */
 const em_plan_node *em_plan_node_by_id(const em_plan *plan, int id);
 int em_plan_max_id(const em_plan *plan);

@@ -109,6 +109,14 @@ typedef struct em_runtime_options {
     em_profile_engine_fn engine; /* the engines build decides (for the stages'
                                     shapes); NULL: every node native */
     void *engine_ctx;            /* passed to engine */
+    /* The result streamed instead of collected: called with every batch of
+     * the result in order (the result stage's partitions in turn), on the
+     * task's thread, one call at a time; b is borrowed for the call. A
+     * partition that finishes before the ones ahead of it is held until
+     * their turn. Its error fails the query. em_query_result is then empty.
+     * NULL: collected. */
+    em_status (*result_sink)(void *sink_ctx, const em_batch *b, em_error *err);
+    void *result_sink_ctx;
 } em_runtime_options;
 
 /* Defaults: no warehouse, cores, unlimited, ANSI from the shim, UTC, 128 MiB, 4
@@ -199,6 +207,11 @@ void em_query_destroy(em_query *q); /* NULL allowed */
  * order (the partitions of the result stage concatenated in order). */
 const em_schema *em_query_schema(const em_query *q);
 const em_batch_list *em_query_result(const em_query *q);
+/* After a run that failed on the memory budget: the BroadcastExchange whose
+ * relation, or the hash tables built from it, did not fit (the failing
+ * stage's own, or the largest it read); NULL otherwise. em_plan_unbroadcast
+ * plans its joins as shuffles for another run. */
+const em_plan_node *em_query_oom_broadcast(const em_query *q);
 
 int em_query_n_stages(const em_query *q);
 void em_query_stage_info(const em_query *q, int i, em_stage_info *out);

@@ -128,7 +128,21 @@ static bool large_add(void *p, size_t len) {
 #define LARGE_CACHE ((size_t)64 << 20)
 #define LARGE_CACHE_SLOTS 16
 static struct large_block cached[LARGE_CACHE_SLOTS];
-static size_t n_cached, cached_bytes;
+static size_t n_cached, cached_bytes, cache_limit = LARGE_CACHE;
+
+void em_memory_set_cache_limit(int64_t bytes) {
+    struct large_block drop[LARGE_CACHE_SLOTS];
+    size_t n_drop = 0;
+    pthread_mutex_lock(&large_lock);
+    cache_limit = bytes < 0 ? 0 : (size_t)bytes;
+    while (n_cached > 0 && cached_bytes > cache_limit) {
+        drop[n_drop++] = cached[--n_cached];
+        cached_bytes -= drop[n_drop - 1].len;
+    }
+    pthread_mutex_unlock(&large_lock);
+    for (size_t i = 0; i < n_drop; i++)
+        munmap(drop[i].p, drop[i].len);
+}
 
 /* A cached mapping of at least len bytes (the smallest such, if it is not
  * more than twice len), or NULL; large_lock held. *got is its length. */
@@ -196,7 +210,7 @@ static void sys_free(void *p) {
     if (i >= 0) {
         len = large[i].len;
         large[i] = large[--n_large];
-        kept = n_cached < LARGE_CACHE_SLOTS && cached_bytes + len <= LARGE_CACHE;
+        kept = n_cached < LARGE_CACHE_SLOTS && cached_bytes + len <= cache_limit;
         if (kept) {
             cached[n_cached++] = (struct large_block){p, len};
             cached_bytes += len;
@@ -324,6 +338,27 @@ double em_pool_ancestor_pressure(const em_pool *pool) {
 }
 
 int64_t em_pool_budget(const em_pool *pool) { return pool ? atomic_load(&pool->budget) : -1; }
+
+int64_t em_pool_headroom(const em_pool *pool) {
+    int64_t room = INT64_MAX;
+    for (const em_pool *p = pool; p; p = p->parent) {
+        int64_t b = atomic_load(&p->budget);
+        int64_t left = b >= 0 ? b - atomic_load(&p->used) : INT64_MAX;
+        if (left < room)
+            room = left;
+    }
+    return room;
+}
+
+int64_t em_pool_limit(const em_pool *pool) {
+    int64_t limit = -1;
+    for (const em_pool *p = pool; p; p = p->parent) {
+        int64_t b = atomic_load(&p->budget);
+        if (b >= 0 && (limit < 0 || b < limit))
+            limit = b;
+    }
+    return limit;
+}
 void em_pool_set_budget(em_pool *pool, int64_t budget) {
     if (pool)
         atomic_store(&pool->budget, budget);

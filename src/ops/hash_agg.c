@@ -500,17 +500,26 @@ static em_status hagg_end_spilled_round(em_op *op, hagg_state *st, em_error *err
 
 /* True when groups should be shed before the next batch: the table and
  * states hold more than a third of the pool's budget (flush) or a quarter
- * (spill), or the pool, whoever holds it, is past three quarters. Past the
+ * (spill), or the pool, whoever holds it, is past three quarters, or what
+ * is left of the budget would not take the table doubling. Past the
  * deepest partitioning only a failing charge stops the aggregate. */
 static bool hagg_should_shed(const em_op *op, const hagg_state *st) {
     if (st->n_groups == 0 || !op->ctx->pool)
         return false;
     if (!st->can_flush && !(st->can_spill && st->depth < HAGG_MAX_DEPTH))
         return false;
-    int64_t budget = em_pool_budget(op->ctx->pool);
+    /* the task's own budget, or its share of the query's */
+    int64_t budget = em_pool_limit(op->ctx->pool);
+    if (op->ctx->memory_share > 0 && (budget < 0 || op->ctx->memory_share < budget))
+        budget = op->ctx->memory_share;
     /* the query's pool, shared with the other tasks, nearly full: shed a
      * table of some size (a tiny one would only multiply the flushes) */
     if (st->own >= (1LL << 20) && em_pool_ancestor_pressure(op->ctx->pool) > 0.75)
+        return true;
+    /* what the budget has left, shared with the other tasks, would not take
+     * the table's next doubling (or the copy a flush or spill makes) */
+    if (st->own >= (1LL << 20) && budget > 0 &&
+        em_pool_headroom(op->ctx->pool) < st->own + budget / 16)
         return true;
     return budget > 0 && (st->own > budget / (st->can_flush ? 3 : 4) ||
                           em_pool_used(op->ctx->pool) > budget / 4 * 3);

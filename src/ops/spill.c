@@ -7,9 +7,10 @@
  * operator may keep many spills open for writing at once (one per hash
  * partition) at no memory cost.
  *
- * The file is unlinked as soon as it is created and lives on through its
- * descriptor, which stays open from the first write to the last read: a
- * process killed at any point (SIGKILL included) leaves no spill behind.
+ * The file has no name (O_TMPFILE; where the file system cannot, it is
+ * unlinked as soon as it is created) and lives on through its descriptor,
+ * which stays open from the first write to the last read: a process killed
+ * at any point (SIGKILL included) leaves no spill behind.
  *
  * File: chunks (include/ember/chunk.h) of at most EM_BATCH_CAP rows, each
  * written and read with one call. Reading checks every length against the
@@ -66,12 +67,17 @@ em_status em_spill_create(const em_schema *schema, const char *dir, em_pool *poo
     if (st == EM_OK && !(s->path = strdup(path)))
         st = EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a spill file");
     if (st == EM_OK) {
-        s->fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        /* without a name from the start where the file system can (a kill
+         * between creating and unlinking would leave the name behind) */
+        s->fd = open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (s->fd < 0) {
+            s->fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+            if (s->fd >= 0)
+                unlink(s->path);
+        }
         if (s->fd < 0)
             st = EM_FAIL(err, EM_ERR_IO, "spill file '%s': cannot create: %s", s->path,
                          strerror(errno));
-        if (s->fd >= 0)
-            unlink(s->path);
     }
     if (st != EM_OK) {
         em_spill_free(s);

@@ -155,6 +155,13 @@ struct em_query {
     pthread_mutex_t mu;
     em_status first_status;
     em_error first_err;
+    const em_plan_node *oom_broadcast; /* see em_query_oom_broadcast */
+    /* a streamed result (opts.result_sink): the partition whose rows go to
+     * the sink now, and which partitions have ended (their rows kept) */
+    pthread_mutex_t sink_mu;
+    pthread_cond_t sink_turn; /* sink_next moved on */
+    int sink_next;
+    bool *sink_ended;
     em_schema schema;
     em_batch_list result;
     int max_id;
@@ -516,6 +523,9 @@ void em_query_destroy(em_query *q) {
     free(q->warehouse);
     free(q->time_zone);
     pthread_mutex_destroy(&q->mu);
+    pthread_mutex_destroy(&q->sink_mu);
+    pthread_cond_destroy(&q->sink_turn);
+    free(q->sink_ended);
     free(q);
 }
 
@@ -542,6 +552,8 @@ em_status em_query_create(const em_plan *plan, const em_runtime_options *opts, e
     if (!q)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a query");
     pthread_mutex_init(&q->mu, NULL);
+    pthread_mutex_init(&q->sink_mu, NULL);
+    pthread_cond_init(&q->sink_turn, NULL);
     q->plan = plan;
     rt_sem_init(&q->sem, opts ? opts->concurrent_native_tasks : 0);
     if (opts)
@@ -595,6 +607,8 @@ void em_query_cancel(em_query *q) {
 }
 
 const em_schema *em_query_schema(const em_query *q) { return &q->schema; }
+const em_plan_node *em_query_oom_broadcast(const em_query *q) { return q->oom_broadcast; }
+
 const em_batch_list *em_query_result(const em_query *q) { return &q->result; }
 int em_query_n_stages(const em_query *q) { return q->n_stages; }
 int em_query_threads(const em_query *q) { return q->threads; }
@@ -1337,6 +1351,94 @@ static void explain_task_oom(const rt_stage *st, em_error *err) {
                  sp->profile.task_slots == 1 ? "" : "s", row, native, why);
 }
 
+/* Hands partition p's kept rows to the sink and frees them; sink_mu held. */
+static em_status sink_kept(em_query *q, rt_stage *st, int p, em_error *err) {
+    em_batch_list *l = &st->task_out[p];
+    em_status s = EM_OK;
+    for (int64_t i = 0; s == EM_OK && i < l->n_batches; i++)
+        s = q->opts.result_sink(q->opts.result_sink_ctx, l->batches[i], err);
+    em_batch_list_reset(l);
+    return s;
+}
+
+/* Under a budget, the rows result tasks keep for later turns are bounded:
+ * past a quarter of a thread's share, a task waits for its turn. The
+ * partition due never waits, and tasks start in partition order, so the
+ * one due is always running. The wait lets go of the task semaphore. */
+static em_status wait_turn(em_query *q, rt_stage *st, int p, em_task *task, em_error *err) {
+    int64_t budget = q->opts.memory_budget;
+    int64_t keep = budget > 0 ? budget / (4 * (q->threads > 0 ? q->threads : 1)) : -1;
+    if (keep < 0 || em_pool_used(st->out_pool) <= keep)
+        return EM_OK;
+    pthread_mutex_lock(&q->sink_mu);
+    if (p == q->sink_next) {
+        pthread_mutex_unlock(&q->sink_mu);
+        return EM_OK;
+    }
+    em_exec_ctx *ctx = em_task_ctx(task);
+    cb_native_leave(ctx);
+    while (p != q->sink_next && em_pool_used(st->out_pool) > keep && !q->cancel) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 20 * 1000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&q->sink_turn, &q->sink_mu, &until);
+    }
+    pthread_mutex_unlock(&q->sink_mu);
+    if (q->cancel)
+        return EM_FAIL(err, EM_ERR_CANCELLED, "query cancelled");
+    return cb_native_enter(ctx, err);
+}
+
+/* A result task's rows: to the sink while its partition is the next one
+ * due, else kept (copied) until the partitions ahead of it have ended. The
+ * last to end hands on the kept rows of those after it that ended too. */
+static em_status stream_result(em_query *q, rt_stage *st, int p, em_task *task, em_error *err) {
+    em_status s;
+    for (;;) {
+        em_batch *b = NULL;
+        s = em_task_next(task, &b, err);
+        if (s != EM_OK)
+            break;
+        if (em_batch_rows(b) == 0)
+            continue;
+        EM_TRY(wait_turn(q, st, p, task, err));
+        pthread_mutex_lock(&q->sink_mu);
+        if (p == q->sink_next) {
+            s = sink_kept(q, st, p, err);
+            if (s == EM_OK)
+                s = q->opts.result_sink(q->opts.result_sink_ctx, b, err);
+        } else {
+            em_batch *copy = NULL;
+            s = em_batch_create(&b->schema, em_batch_rows(b), st->out_pool, &copy, err);
+            if (s == EM_OK)
+                s = em_batch_append(copy, b, err);
+            if (s == EM_OK)
+                s = list_push(&st->task_out[p], copy, err);
+            if (s == EM_OK)
+                st->task_out[p].n_rows += copy->n_rows;
+            else
+                em_batch_destroy(copy);
+        }
+        pthread_mutex_unlock(&q->sink_mu);
+        if (s != EM_OK)
+            return s;
+    }
+    if (s != EM_DONE)
+        return s;
+    s = EM_OK;
+    pthread_mutex_lock(&q->sink_mu);
+    q->sink_ended[p] = true;
+    while (s == EM_OK && q->sink_next < st->n_tasks && q->sink_ended[q->sink_next])
+        s = sink_kept(q, st, q->sink_next++, err);
+    pthread_cond_broadcast(&q->sink_turn);
+    pthread_mutex_unlock(&q->sink_mu);
+    return s;
+}
+
 static em_status task_body(rt_task *t, em_error *err) {
     em_query *q = t->q;
     rt_stage *st = t->st;
@@ -1372,6 +1474,8 @@ static em_status task_body(rt_task *t, em_error *err) {
     o.ctx.native_enter = cb_native_enter;
     o.ctx.native_leave = cb_native_leave;
     o.ctx.spill_dir = q->spill_base;
+    if (q->opts.memory_budget > 0)
+        o.ctx.memory_share = q->opts.memory_budget / (q->threads > 0 ? q->threads : 1);
     o.ctx.runtime = t;
     em_task *task = NULL;
     EM_TRY(em_task_create(&o, &task, err));
@@ -1380,6 +1484,8 @@ static em_status task_body(rt_task *t, em_error *err) {
     if (s == EM_OK) {
         if (st->kind == EM_STAGE_SHUFFLE)
             s = run_map(st, t->p, task, ctx, err);
+        else if (st->kind == EM_STAGE_RESULT && q->opts.result_sink)
+            s = stream_result(q, st, t->p, task, err);
         else
             s = em_task_collect(task, st->out_pool, &st->task_out[t->p], err);
     }
@@ -1397,7 +1503,7 @@ static em_status task_body(rt_task *t, em_error *err) {
     else if (s == EM_ERR_OOM_BUDGET && st->kind == EM_STAGE_BROADCAST)
         em_error_prefix(err,
                         "%s (%d): the broadcast relation does not fit in the query's memory "
-                        "budget of %lld bytes (a broadcast cannot spill; Spark fails it too)",
+                        "budget of %lld bytes",
                         node_name(st->node), st->node->id, (long long)q->opts.memory_budget);
     cb_native_leave(ctx); /* also after a failure or a cancellation */
     pthread_mutex_lock(&q->mu);
@@ -1418,6 +1524,26 @@ static em_status task_body(rt_task *t, em_error *err) {
     free(t->status_reads);
     em_task_destroy(task);
     return s;
+}
+
+/* The broadcast to blame for a stage's budget failure: the stage's own
+ * relation, or else the largest relation held then (read by the stage's
+ * joins, or collected beside it), when it holds an eighth of the budget.
+ * NULL when none does. Called under q->mu. */
+static const em_plan_node *oom_broadcast(const em_query *q, const rt_stage *st) {
+    if (st->kind == EM_STAGE_BROADCAST)
+        return st->node;
+    const rt_stage *worst = NULL;
+    int64_t worst_bytes = em_pool_budget(q->pool) / 8;
+    for (int i = 0; i < q->n_stages; i++) {
+        const rt_stage *d = q->stages[i];
+        int64_t bytes = d->out_pool ? em_pool_used(d->out_pool) : 0;
+        if (d->kind == EM_STAGE_BROADCAST && bytes >= worst_bytes) {
+            worst = d;
+            worst_bytes = bytes;
+        }
+    }
+    return worst ? worst->node : NULL;
 }
 
 static void task_run(void *arg, int p) {
@@ -1449,6 +1575,9 @@ static void task_run(void *arg, int p) {
         em_error_prefix(&q->first_err, "stage %d (%s of %s (%d)), partition %d", st->index,
                         em_stage_kind_name(st->kind), node_name(st->node), st->node->id, p);
         q->first_err.code = s;
+        /* the query's budget, not a task's (a resource profile's) */
+        if (s == EM_ERR_OOM_BUDGET && q->opts.memory_budget >= 0 && names_pool(&err, "query"))
+            q->oom_broadcast = oom_broadcast(q, st);
     }
     q->cancel = 1;
     pthread_mutex_unlock(&q->mu);
@@ -1711,6 +1840,9 @@ static em_status start_stage(em_query *q, rt_stage *st, em_error *err) {
         (!(st->spilled = calloc((size_t)(n_lists ? n_lists : 1), sizeof *st->spilled)) ||
          !(st->map_done = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *st->map_done))))
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting stage %d", st->index);
+    if (st->kind == EM_STAGE_RESULT && q->opts.result_sink &&
+        !(q->sink_ended = calloc((size_t)(st->n_tasks ? st->n_tasks : 1), sizeof *q->sink_ended)))
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting stage %d", st->index);
     st->base = calloc(1, sizeof *st->base);
     if (!st->out_pool || !st->task_out || (range && !st->range) || !st->base)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting stage %d", st->index);
@@ -1749,6 +1881,13 @@ static em_status finish_stage(em_query *q, rt_stage *st, em_error *err) {
         }
         range_free(st);
     }
+    /* a finished stage's rows wait for its readers, where nothing can spill
+     * them any more (they read views of them): on disk already if the
+     * budget is a quarter used */
+    for (int t = 0; s == EM_OK && st->spilled && !st->range && t < st->n_tasks &&
+                    memory_tight(q, em_pool_budget(q->pool) / 4);
+         t++)
+        s = spill_map_output(q, st, t, st->out_pool, err);
     if (s == EM_OK)
         s = merge_outputs(st, err);
     st->done = s == EM_OK;

@@ -508,8 +508,9 @@ static int unlinked_spills(const char *dir) {
         if (k <= 0)
             continue;
         target[k] = '\0';
-        n += strncmp(target, dir, strlen(dir)) == 0 && strstr(target, "/ember-spill-") &&
-             strstr(target, " (deleted)");
+        /* unnamed from the start (O_TMPFILE: "dir/#inode (deleted)"), or
+         * ember-spill-<pid>-<n> unlinked right after it was made */
+        n += strncmp(target, dir, strlen(dir)) == 0 && strstr(target, " (deleted)");
     }
     closedir(d);
     return n;

@@ -302,6 +302,7 @@ static char *slurp(const char *path, size_t *len) {
     char *b = malloc((size_t)n + 1);
     assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
     fclose(f);
+    b[n] = '\0';
     *len = (size_t)n;
     return b;
 }
@@ -1099,6 +1100,96 @@ static void test_merged_subquery(void **state) {
     assert_int_equal(v[1], (FILES - 1) * 100 + ROWS - 1);
 }
 
+/* What em_plan_unbroadcast leaves: under node, the broadcast hash joins it
+ * rewrote are shuffled hash joins over two hash exchanges of parts
+ * partitions each; none reads the broadcast any more. */
+static int check_unbroadcast(const em_plan_node *n, const em_plan_node *x, int parts) {
+    int joins = 0;
+    for (int i = 0; i < n->n_children; i++) {
+        const em_plan_node *c = n->children[i];
+        const em_plan_node *r = c->kind == EM_NODE_REUSED_EXCHANGE ? c->reuses : c;
+        assert_true(r != x || n->kind == EM_NODE_REUSED_EXCHANGE);
+        joins += check_unbroadcast(c, x, parts);
+    }
+    if (n->kind != EM_NODE_SHUFFLED_HASH_JOIN || n->children[0]->kind != EM_NODE_EXCHANGE ||
+        n->children[0]->line != 0)
+        return joins;
+    for (int side = 0; side < 2; side++) {
+        const em_plan_node *e = n->children[side];
+        assert_int_equal(e->kind, EM_NODE_EXCHANGE);
+        const em_plan_field *a = em_plan_node_field(e, EM_FIELD_ARGUMENTS);
+        const em_plan_field *k =
+            em_plan_node_field(n, side == 0 ? EM_FIELD_LEFT_KEYS : EM_FIELD_RIGHT_KEYS);
+        assert_non_null(a);
+        assert_string_equal(a->exprs[0]->name, "hashpartitioning");
+        assert_int_equal(a->exprs[0]->n_args, k->n_exprs + 1);
+        assert_int_equal(atoi(a->exprs[0]->args[k->n_exprs]->text), parts);
+        assert_int_equal(e->n_output, e->children[0]->n_output);
+    }
+    return joins + 1;
+}
+
+/* Every broadcast of the TPC-H plans of Spark 3.5 planned as shuffles, one
+ * at a time: the joins reading it become shuffled hash joins the runtime
+ * cuts into two more shuffle stages and one broadcast fewer, except where
+ * a null-aware anti join (NOT IN) reads it, whose answer needs the whole
+ * build side: refused, the plan unchanged. */
+static void test_unbroadcast_shared_plans(void **state) {
+    (void)state;
+    int rewritten = 0, refused = 0;
+    for (int qn = 1; qn <= 22; qn++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/spark-plans/tpch/spark-3.5/q%d.txt",
+                 em_test_shared_dir(), qn);
+        size_t len;
+        char *text = slurp(path, &len);
+        em_error err = {0};
+        em_plan *probe = NULL;
+        EM_ASSERT_OK(em_plan_parse(text, len, NULL, &probe, &err), &err);
+        int max_id = em_plan_max_id(probe);
+        for (int id = 1; id <= max_id; id++) {
+            const em_plan_node *px = em_plan_node_by_id(probe, id);
+            if (!px || px->kind != EM_NODE_BROADCAST_EXCHANGE)
+                continue;
+            em_plan *p = NULL;
+            EM_ASSERT_OK(em_plan_parse(text, len, NULL, &p, &err), &err);
+            const em_plan_node *x = em_plan_node_by_id(p, id);
+            em_query *before = NULL;
+            EM_ASSERT_OK(em_query_create(p, NULL, &before, &err), &err);
+            int stages = em_query_n_stages(before);
+            em_query_destroy(before);
+            int joins = 0, parts = 0;
+            em_status s = em_plan_unbroadcast(p, x, 3, &joins, &parts, &err);
+            if (s == EM_ERR_UNSUPPORTED) {
+                /* only a NOT IN's broadcast is refused here */
+                assert_non_null(strstr(err.msg, "null-aware"));
+                assert_int_equal(em_plan_max_id(p), max_id);
+                refused++;
+            } else {
+                EM_ASSERT_OK(s, &err);
+                /* the plan's own hash shuffles have 5 partitions; without any, the minimum */
+                assert_int_equal(parts, strstr(text, "hashpartitioning(") ? 5 : 3);
+                assert_int_equal(em_plan_max_id(p), max_id + 2 * joins);
+                int found = check_unbroadcast(em_plan_exec_root(p), x, parts);
+                for (int i = 0; i < em_plan_n_subqueries(p); i++)
+                    if (em_plan_subquery_at(p, i)->root)
+                        found += check_unbroadcast(em_plan_subquery_at(p, i)->root, x, parts);
+                assert_int_equal(found, joins);
+                em_query *q = NULL;
+                EM_ASSERT_OK(em_query_create(p, NULL, &q, &err), &err);
+                assert_int_equal(em_query_n_stages(q), stages - 1 + 2 * joins);
+                em_query_destroy(q);
+                rewritten++;
+            }
+            em_plan_destroy(p);
+        }
+        em_plan_destroy(probe);
+        free(text);
+    }
+    assert_true(rewritten >= 40);
+    assert_int_equal(refused, 1); /* q16's NOT IN */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cut_shared_plans),     cmocka_unit_test(test_hash_ids_spark),
@@ -1108,6 +1199,7 @@ int main(void) {
         cmocka_unit_test(test_error_cancels),        cmocka_unit_test(test_concurrent_queries),
         cmocka_unit_test(test_broadcast_built_once), cmocka_unit_test(test_semaphore_fifo),
         cmocka_unit_test(test_semaphore_query),      cmocka_unit_test(test_merged_subquery),
+        cmocka_unit_test(test_unbroadcast_shared_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

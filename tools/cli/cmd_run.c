@@ -79,7 +79,8 @@ static void run_usage(FILE *out) {
                  "and\n"
                  "                       the transitions between engines to stderr\n"
                  "  --threads N          worker threads (default: the number of cores)\n"
-                 "  --memory SIZE        memory budget of the query, a positive size (512m, 4g)\n"
+                 "  --memory SIZE        memory budget of the query, a positive size (512m, 4g);\n"
+                 "                       a broadcast over it is planned again as a shuffle\n"
                  "  --retype             take the files' column types and re-infer the "
                  "plan's\n");
 }
@@ -411,118 +412,181 @@ static em_status write_table(FILE *f, const em_schema *sc, const em_batch_list *
     return s;
 }
 
-static em_status write_csv_json(FILE *f, bool json, const em_schema *sc, const em_batch_list *rows,
-                                em_error *err) {
-    em_strbuf sb;
-    em_strbuf_init(&sb);
+static em_status write_csv_header(FILE *f, const em_schema *sc, em_strbuf *sb, em_error *err) {
+    em_strbuf_clear(sb);
+    for (int c = 0; c < sc->n_fields; c++) {
+        if (c)
+            em_strbuf_appends(sb, ",", err);
+        em_csv_escape(sb, sc->fields[c].name, strlen(sc->fields[c].name), ',', err);
+    }
+    em_strbuf_appends(sb, "\n", err);
+    EM_TRY(em_strbuf_status(sb));
+    if (fwrite(sb->data, 1, sb->len, f) != sb->len)
+        return EM_FAIL(err, EM_ERR_IO, "write failed: %s", strerror(errno));
+    return EM_OK;
+}
+
+static em_status write_csv_json_rows(FILE *f, bool json, const em_schema *sc, const em_batch *b,
+                                     em_strbuf *sb, em_error *err) {
     em_status s = EM_OK;
     int nc = sc->n_fields;
-    if (!json) {
-        for (int c = 0; c < nc; c++) {
+    for (int64_t k = 0; s == EM_OK && k < em_batch_rows(b); k++) {
+        int64_t r = b->sel ? b->sel[k] : k;
+        em_strbuf_clear(sb);
+        if (json)
+            em_strbuf_appends(sb, "{", err);
+        for (int c = 0; s == EM_OK && c < nc; c++) {
             if (c)
-                em_strbuf_appends(&sb, ",", err);
-            em_csv_escape(&sb, sc->fields[c].name, strlen(sc->fields[c].name), ',', err);
-        }
-        em_strbuf_appends(&sb, "\n", err);
-        s = em_strbuf_status(&sb);
-        if (s == EM_OK)
-            fwrite(sb.data, 1, sb.len, f);
-    }
-    for (int64_t bi = 0; s == EM_OK && bi < rows->n_batches; bi++) {
-        const em_batch *b = rows->batches[bi];
-        for (int64_t k = 0; s == EM_OK && k < em_batch_rows(b); k++) {
-            int64_t r = b->sel ? b->sel[k] : k;
-            em_strbuf_clear(&sb);
-            if (json)
-                em_strbuf_appends(&sb, "{", err);
-            for (int c = 0; s == EM_OK && c < nc; c++) {
-                if (c)
-                    em_strbuf_appends(&sb, ",", err);
-                if (json) {
-                    em_json_escape(&sb, sc->fields[c].name, strlen(sc->fields[c].name), err);
-                    em_strbuf_appends(&sb, ":", err);
-                    s = em_value_json(&b->cols[c], r, &sb, err);
-                } else {
-                    s = em_value_csv(&b->cols[c], r, ',', &sb, err);
-                }
+                em_strbuf_appends(sb, ",", err);
+            if (json) {
+                em_json_escape(sb, sc->fields[c].name, strlen(sc->fields[c].name), err);
+                em_strbuf_appends(sb, ":", err);
+                s = em_value_json(&b->cols[c], r, sb, err);
+            } else {
+                s = em_value_csv(&b->cols[c], r, ',', sb, err);
             }
-            em_strbuf_appends(&sb, json ? "}\n" : "\n", err);
-            if (s == EM_OK)
-                s = em_strbuf_status(&sb);
-            if (s == EM_OK && fwrite(sb.data, 1, sb.len, f) != sb.len)
-                s = EM_FAIL(err, EM_ERR_IO, "write failed: %s", strerror(errno));
         }
+        em_strbuf_appends(sb, json ? "}\n" : "\n", err);
+        if (s == EM_OK)
+            s = em_strbuf_status(sb);
+        if (s == EM_OK && fwrite(sb->data, 1, sb->len, f) != sb->len)
+            s = EM_FAIL(err, EM_ERR_IO, "write failed: %s", strerror(errno));
     }
-    em_strbuf_reset(&sb);
     return s;
 }
 
-static em_status write_parquet(const char *path, const em_schema *sc, const em_batch_list *rows,
-                               em_error *err) {
-    em_pq_write_options wo;
-    em_pq_write_options_init(&wo);
-    em_pq_writer *w = NULL;
-    EM_TRY(em_pq_writer_open(path, sc, &wo, &w, err));
-    for (int64_t i = 0; i < rows->n_batches; i++) {
-        em_status s = em_pq_writer_write(w, rows->batches[i], err);
-        if (s != EM_OK) {
-            em_pq_writer_abort(w);
-            return s;
-        }
+/*
+ * Where the result goes. CSV, JSON and Parquet stream: the runtime hands
+ * each batch over as the result stage produces it (em_runtime_options.
+ * result_sink), so the result is never held whole. A table is laid out from
+ * all rows' widths, so it is collected first. A file is written without a
+ * name (or under PATH.tmp-<pid>) and named only when complete; a failed or
+ * interrupted run leaves nothing. To stdout, rows appear as they come, and
+ * a failure after some of them still exits non-zero.
+ */
+typedef struct run_output {
+    const run_args *a;
+    const em_schema *schema;
+    bool json, parquet;
+    FILE *f;            /* text: the file or stdout */
+    int fd;             /* text to a file */
+    bool unnamed;       /* fd has no name yet (O_TMPFILE) */
+    char *tmp;          /* text to a file: its temporary name */
+    em_pq_writer *pw;   /* parquet */
+    em_strbuf sb;
+    int64_t rows;       /* handed over so far */
+} run_output;
+
+static bool output_streams(const run_args *a) { return strcmp(a->format, "table") != 0; }
+
+static em_status output_open(run_output *o, const run_args *a, const em_schema *schema,
+                             em_error *err) {
+    memset(o, 0, sizeof *o);
+    o->a = a;
+    o->schema = schema;
+    o->fd = -1;
+    o->json = strcmp(a->format, "json") == 0;
+    o->parquet = strcmp(a->format, "parquet") == 0;
+    em_strbuf_init(&o->sb);
+    if (o->parquet) {
+        em_pq_write_options wo;
+        em_pq_write_options_init(&wo);
+        return em_pq_writer_open(a->output, schema, &wo, &o->pw, err);
     }
-    return em_pq_writer_close(w, err);
+    if (!a->output) {
+        o->f = stdout;
+    } else {
+        size_t n = strlen(a->output) + 64;
+        if (!(o->tmp = malloc(n)))
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+        snprintf(o->tmp, n, "%s.tmp-%ld", a->output, (long)getpid());
+        /* written without a name (O_TMPFILE in the output's folder) and named
+         * only when complete, so even SIGKILL leaves nothing behind; where the
+         * file system cannot, under tmp from the start */
+        o->fd = em_file_create_unnamed(a->output);
+        o->unnamed = o->fd >= 0;
+        if (o->fd < 0)
+            o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        o->f = o->fd >= 0 ? fdopen(o->fd, "wb") : NULL;
+        if (!o->f)
+            return EM_FAIL(err, EM_ERR_IO, "%s: %s", o->tmp, strerror(errno));
+    }
+    bool csv = strcmp(a->format, "csv") == 0;
+    return csv ? write_csv_header(o->f, schema, &o->sb, err) : EM_OK;
 }
 
-/* Text formats to a file: written beside it, renamed when complete. */
-static em_status write_text(const run_args *a, const em_schema *sc, const em_batch_list *rows,
-                            em_error *err) {
-    bool json = strcmp(a->format, "json") == 0, table = strcmp(a->format, "table") == 0;
-    if (!a->output) {
-        em_status s = table ? write_table(stdout, sc, rows, err)
-                            : write_csv_json(stdout, json, sc, rows, err);
-        if (s == EM_OK && fflush(stdout) != 0)
+/* The runtime's result sink. */
+static em_status output_batch(void *ctx, const em_batch *b, em_error *err) {
+    run_output *o = ctx;
+    o->rows += em_batch_rows(b);
+    if (o->pw)
+        return em_pq_writer_write(o->pw, b, err);
+    return write_csv_json_rows(o->f, o->json, o->schema, b, &o->sb, err);
+}
+
+/* Drops what was written (a file: removed; stdout: nothing to take back). */
+static void output_abort(run_output *o) {
+    em_pq_writer_abort(o->pw);
+    o->pw = NULL;
+    if (o->f && o->f != stdout) {
+        fclose(o->f);
+        if (!o->unnamed)
+            unlink(o->tmp);
+    } else if (!o->f && o->fd >= 0) {
+        close(o->fd);
+        if (!o->unnamed)
+            unlink(o->tmp);
+    }
+    o->f = NULL;
+    o->fd = -1;
+    free(o->tmp);
+    o->tmp = NULL;
+    em_strbuf_reset(&o->sb);
+}
+
+static em_status output_finish(run_output *o, em_error *err) {
+    em_status s = EM_OK;
+    if (o->pw) {
+        em_pq_writer *w = o->pw;
+        o->pw = NULL;
+        s = em_pq_writer_close(w, err);
+    } else if (o->f == stdout) {
+        if (fflush(stdout) != 0)
             s = EM_FAIL(err, EM_ERR_IO, "stdout: %s", strerror(errno));
-        return s;
-    }
-    size_t n = strlen(a->output) + 64;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    snprintf(tmp, n, "%s.tmp-%ld", a->output, (long)getpid());
-    /* written without a name (O_TMPFILE in the output's folder) and named
-     * only when complete, so even SIGKILL leaves nothing behind; where the
-     * file system cannot, under tmp from the start */
-    int fd = em_file_create_unnamed(a->output);
-    bool unnamed = fd >= 0;
-    if (fd < 0)
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    if (!f) {
-        if (fd >= 0) {
-            close(fd);
-            if (!unnamed)
-                unlink(tmp);
+        o->f = NULL;
+    } else if (o->f) {
+        const char *out = o->a->output;
+        if (fflush(o->f) != 0)
+            s = EM_FAIL(err, EM_ERR_IO, "%s: %s", out, strerror(errno));
+        if (s == EM_OK && o->unnamed) {
+            if (em_file_link_unnamed(o->fd, o->tmp) != 0)
+                s = EM_FAIL(err, EM_ERR_IO, "%s: cannot name the finished output: %s", o->tmp,
+                            strerror(errno));
+            o->unnamed = s != EM_OK; /* named now: a failure below unlinks it */
         }
-        em_status s = EM_FAIL(err, EM_ERR_IO, "%s: %s", tmp, strerror(errno));
-        free(tmp);
-        return s;
+        if (fclose(o->f) != 0 && s == EM_OK)
+            s = EM_FAIL(err, EM_ERR_IO, "%s: %s", o->tmp, strerror(errno));
+        o->f = NULL;
+        o->fd = -1;
+        if (s == EM_OK && rename(o->tmp, out) != 0)
+            s = EM_FAIL(err, EM_ERR_IO, "%s: %s", out, strerror(errno));
+        if (s != EM_OK && !o->unnamed)
+            unlink(o->tmp);
     }
-    em_status s = table ? write_table(f, sc, rows, err) : write_csv_json(f, json, sc, rows, err);
-    if (s == EM_OK && fflush(f) != 0)
-        s = EM_FAIL(err, EM_ERR_IO, "%s: %s", a->output, strerror(errno));
-    if (s == EM_OK && unnamed) {
-        if (em_file_link_unnamed(fd, tmp) != 0)
-            s = EM_FAIL(err, EM_ERR_IO, "%s: cannot name the finished output: %s", tmp,
-                        strerror(errno));
-        unnamed = s != EM_OK; /* named now: a failure below unlinks it */
-    }
-    if (fclose(f) != 0 && s == EM_OK)
-        s = EM_FAIL(err, EM_ERR_IO, "%s: %s", tmp, strerror(errno));
-    if (s == EM_OK && rename(tmp, a->output) != 0)
-        s = EM_FAIL(err, EM_ERR_IO, "%s: %s", a->output, strerror(errno));
-    if (s != EM_OK && !unnamed)
-        unlink(tmp);
-    free(tmp);
+    output_abort(o); /* frees what is left */
+    return s;
+}
+
+/* A table, from the collected result: written as a streamed output is. */
+static em_status write_table_output(const run_args *a, const em_schema *sc,
+                                    const em_batch_list *rows, em_error *err) {
+    run_output o;
+    em_status s = output_open(&o, a, sc, err);
+    if (s == EM_OK)
+        s = write_table(o.f, sc, rows, err);
+    if (s == EM_OK)
+        return output_finish(&o, err);
+    output_abort(&o);
     return s;
 }
 
@@ -631,6 +695,40 @@ static double wall_seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* How many broadcasts a run may plan again as shuffles when they do not fit
+ * in its memory budget (each takes another attempt). */
+#define RUN_MAX_UNBROADCASTS 8
+
+/* Decides the engines and cuts the query. */
+static em_status plan_query(run_args *a, em_plan *plan, em_exec_plan **xp, em_cli_profile *prof,
+                            em_query **q, em_error *err) {
+    EM_TRY(em_overrides_apply(plan, a->conf, xp, err));
+    EM_TRY(print_report(*xp, a->conf, err));
+    EM_TRY(em_exec_plan_check_test_mode(*xp, a->conf, EM_HOST_EMBER, err));
+    EM_TRY(runtime_from_conf(a, *xp, err));
+    EM_TRY(em_cli_profile_setup(a->conf, *xp, prof, &a->ro, err));
+    EM_TRY(em_query_create(plan, &a->ro, q, err));
+    /* LORE (spark.ember.sql.lore.*): its errors stop the run before any
+     * task; the dump folder is only created once everything checked out */
+    return em_lore_session_create_xp(a->conf, *xp, &a->lore.session, err);
+}
+
+/* Runs the query once, SIGINT and SIGTERM cancelling it. */
+static em_status run_query_once(em_query *q, em_error *err) {
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = run_on_signal;
+    sigemptyset(&sa.sa_mask);
+    run_query = q;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    em_status s = em_query_run(q, err);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    run_query = NULL;
+    return s;
+}
+
 int em_cli_run(int argc, char **argv) {
     em_error err;
     memset(&err, 0, sizeof err);
@@ -650,50 +748,78 @@ int em_cli_run(int argc, char **argv) {
     em_exec_plan *xp = NULL;
     em_query *q = NULL;
     em_status s = EM_OK;
+    /* the process is held to the budget, not only its pools: few freed blocks
+     * are kept resident for reuse */
+    if (a.ro.memory_budget > 0)
+        em_memory_set_cache_limit(a.ro.memory_budget / 16);
     if (a.warehouse || a.retype)
         s = em_retype_ctx_create(a.warehouse, a.retype, &rt, &err);
     if (s == EM_OK)
         s = em_cli_load_plan(a.plan, a.version, rt, &plan, &err);
     if (s == EM_OK && rt && em_retype_ctx_error(rt))
         fprintf(stderr, "ember run: --retype: %s\n", em_retype_ctx_error(rt));
-    if (s == EM_OK)
-        s = em_overrides_apply(plan, a.conf, &xp, &err);
-    if (s == EM_OK)
-        s = print_report(xp, a.conf, &err);
-    if (s == EM_OK)
-        s = em_exec_plan_check_test_mode(xp, a.conf, EM_HOST_EMBER, &err);
-    if (s == EM_OK)
-        s = runtime_from_conf(&a, xp, &err);
     em_cli_profile prof = {.enforced = false}; /* resource profiles, until em_query_create */
-    if (s == EM_OK)
-        s = em_cli_profile_setup(a.conf, xp, &prof, &a.ro, &err);
-    if (s == EM_OK)
-        s = em_query_create(plan, &a.ro, &q, &err);
-    /* LORE (spark.ember.sql.lore.*): its errors stop the run before any
-     * task; the dump folder is only created once everything checked out */
-    if (s == EM_OK)
-        s = em_lore_session_create_xp(a.conf, xp, &a.lore.session, &err);
+    run_output out = {.fd = -1};
+    bool streams = output_streams(&a), out_open = false;
+    if (streams) {
+        a.ro.result_sink = output_batch;
+        a.ro.result_sink_ctx = &out;
+    }
     double t0 = wall_seconds();
-    if (s == EM_OK) {
-        struct sigaction sa, old_int, old_term;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = run_on_signal;
-        sigemptyset(&sa.sa_mask);
-        run_query = q;
-        sigaction(SIGINT, &sa, &old_int);
-        sigaction(SIGTERM, &sa, &old_term);
-        s = em_query_run(q, &err);
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-        run_query = NULL;
+    for (int attempt = 0; s == EM_OK; attempt++) {
+        s = plan_query(&a, plan, &xp, &prof, &q, &err);
+        if (s == EM_OK && streams) {
+            s = output_open(&out, &a, em_query_schema(q), &err);
+            out_open = true;
+        }
+        if (s == EM_OK)
+            s = run_query_once(q, &err);
+        /* a broadcast over the budget: planned as a shuffle, as Spark plans a
+         * build side too big to broadcast, and the query runs again (not
+         * with LORE, whose dump of the first attempt is already written, nor
+         * after rows went to stdout, which cannot be taken back) */
+        const em_plan_node *x = s == EM_ERR_OOM_BUDGET && !run_interrupted && !a.lore.session &&
+                                        !(out.rows > 0 && out.f == stdout) &&
+                                        attempt < RUN_MAX_UNBROADCASTS
+                                    ? em_query_oom_broadcast(q)
+                                    : NULL;
+        if (!x)
+            break;
+        if (out_open) {
+            output_abort(&out);
+            out_open = false;
+        }
+        int threads = em_query_threads(q);
+        em_query_destroy(q); /* before the plan changes: its tasks read it */
+        em_exec_plan_destroy(xp);
+        q = NULL;
+        xp = NULL;
+        int parts = 0, n_joins = 0;
+        em_error e2;
+        memset(&e2, 0, sizeof e2);
+        /* a few partitions per thread, so that the tasks beside each other
+         * hold a small part of the build side each */
+        if (em_plan_unbroadcast(plan, x, 16 * threads, &n_joins, &parts, &e2) != EM_OK) {
+            fprintf(stderr, "ember run: cannot plan %s (%d) as a shuffle: %s\n", x->name, x->id,
+                    e2.msg);
+            break;
+        }
+        fprintf(stderr,
+                "ember run: %s (%d) does not fit in the memory budget: %d join%s reading it "
+                "run%s as shuffled hash join%s over %d partitions; running the query again\n",
+                x->name, x->id, n_joins, n_joins == 1 ? "" : "s", n_joins == 1 ? "s" : "",
+                n_joins == 1 ? "" : "s", parts);
+        memset(&err, 0, sizeof err);
+        s = EM_OK;
     }
     double secs = wall_seconds() - t0;
-    if (s == EM_OK && !run_interrupted) {
-        if (strcmp(a.format, "parquet") == 0)
-            s = write_parquet(a.output, em_query_schema(q), em_query_result(q), &err);
-        else
-            s = write_text(&a, em_query_schema(q), em_query_result(q), &err);
-    }
+    if (s == EM_OK && run_interrupted)
+        s = EM_FAIL(&err, EM_ERR_CANCELLED, "interrupted");
+    if (s == EM_OK)
+        s = streams ? output_finish(&out, &err)
+                    : write_table_output(&a, em_query_schema(q), em_query_result(q), &err);
+    else if (out_open)
+        output_abort(&out);
     if (q && a.metrics) {
         print_metrics(q, xp, secs);
         em_cli_profile_print_metrics(q, stderr);

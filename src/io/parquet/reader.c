@@ -113,6 +113,7 @@ typedef struct pq_col {
     /* chunk */
     int64_t chunk_end; /* file offset past the chunk */
     int64_t pos;       /* file offset of the next page header */
+    int64_t released;  /* the chunk's mapped bytes before it were handed back */
     int codec;
     int64_t rows_left; /* rows of the row group not yet read from this chunk */
     bool seen_data;
@@ -876,9 +877,27 @@ static em_status check_page_values(pq_col *c, int32_t n) {
     return EM_OK;
 }
 
+/* Hands the pages of the file mapping this column has read past back to the
+ * kernel once they add up to min_bytes: they stay in the page cache, but not
+ * in the process's resident set, which a memory budget is measured by. Any
+ * byte is still readable afterwards (a dictionary's or a page's views may
+ * point there): the mapping is read-only, so the kernel fetches it again from
+ * the file. */
+static void release_mapped(pq_col *c, int64_t upto, int64_t min_bytes) {
+    static long page_size;
+    if (!page_size)
+        page_size = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+    int64_t lo = c->released / page_size * page_size, hi = upto / page_size * page_size;
+    if (hi - lo < min_bytes || hi <= lo)
+        return;
+    (void)madvise((void *)(c->f->map + lo), (size_t)(hi - lo), MADV_DONTNEED);
+    c->released = hi;
+}
+
 /* Reads page headers until a data page with values is loaded. */
 static em_status load_page(pq_col *c) {
     const uint8_t *map = c->f->map;
+    release_mapped(c, c->pos, (int64_t)1 << 20);
     for (;;) {
         if (c->pos >= c->chunk_end) {
             char what[200];
@@ -1400,7 +1419,10 @@ static em_status col_open_chunk(pq_col *c, int rg) {
         return EM_FAIL(c->ctx.err, EM_ERR_UNSUPPORTED, "%s: column %s: unknown codec %d",
                        c->ctx.path, c->d->name, m->codec);
     c->codec = m->codec;
+    if (c->chunk_end > c->released)
+        release_mapped(c, c->chunk_end, 0); /* the previous chunk's last pages */
     c->pos = start;
+    c->released = start;
     c->chunk_end = start + m->total_compressed_size;
     c->rows_left = f->meta.row_groups[rg].num_rows;
     c->has_dict = false;

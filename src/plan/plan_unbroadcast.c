@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A broadcast that does not fit in memory, planned again as a shuffle: each
+ * BroadcastHashJoin reading it becomes a ShuffledHashJoin whose two sides are
+ * hash-partitioned by their join keys, which is what Spark plans when a
+ * build side is over spark.sql.autoBroadcastJoinThreshold. A task then holds
+ * one partition of the build side instead of all of it, and the shuffles
+ * spill. Partitioning both sides with Spark's hash of the keys, into the same
+ * number of partitions, puts every pair of matching rows in one task; a
+ * stream row without a match (outer, anti, existence joins) is answered by
+ * the task its key goes to, as the broadcast join answered it.
+ *
+ * Not for a null-aware anti join (NOT IN): its answer depends on whether the
+ * whole build side holds a null key or is empty, which no partition knows.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/internal.h"
+
+static const em_plan_node *resolve(const em_plan_node *c) {
+    return c && c->kind == EM_NODE_REUSED_EXCHANGE ? c->reuses : c;
+}
+
+typedef struct readers {
+    em_plan_node **joins;
+    int n, cap;
+    const em_plan_node *other; /* a reader that is not a rewritable join */
+    const char *why;           /* and why not */
+} readers;
+
+static bool push_join(readers *r, em_plan_node *j) {
+    for (int i = 0; i < r->n; i++)
+        if (r->joins[i] == j)
+            return true;
+    if (r->n == r->cap) {
+        int nc = r->cap ? r->cap * 2 : 4;
+        em_plan_node **nj = realloc(r->joins, sizeof *nj * (size_t)nc);
+        if (!nj)
+            return false;
+        r->joins = nj;
+        r->cap = nc;
+    }
+    r->joins[r->n++] = j;
+    return true;
+}
+
+/* Why j cannot read its child `child` (the broadcast) as a shuffle, or NULL
+ * when it can: a broadcast hash join with keys building on that side. */
+static const char *not_rewritable(const em_plan_node *j, int child) {
+    static const char *const need_all =
+        "which needs all of it (only a broadcast hash join with keys can read it as a shuffle)";
+    if (j->kind != EM_NODE_BROADCAST_HASH_JOIN || j->n_children != 2 ||
+        j->build_side == EM_BUILD_NONE || child != (j->build_side == EM_BUILD_LEFT ? 0 : 1))
+        return need_all;
+    const em_plan_field *l = em_plan_node_field(j, EM_FIELD_LEFT_KEYS);
+    const em_plan_field *r = em_plan_node_field(j, EM_FIELD_RIGHT_KEYS);
+    if (!l || !r || l->n_exprs == 0 || l->n_exprs != r->n_exprs)
+        return need_all;
+    static const char *const naaj = "a null-aware anti join (NOT IN), whose answer depends on "
+                                    "the whole build side (a null key, or none at all)";
+    if (j->join_type == EM_JOIN_LEFT_ANTI) {
+        if (j->null_aware_anti)
+            return naaj;
+        const em_plan_node *x = resolve(j->children[child]);
+        const em_plan_field *a = x ? em_plan_node_field(x, EM_FIELD_ARGUMENTS) : NULL;
+        for (int i = 0; a && i < a->n_exprs; i++) {
+            const em_expr *e = a->exprs[i];
+            const em_expr *last = e->kind == EM_EXPR_CALL && e->n_args >= 2 && e->name &&
+                                          !strcmp(e->name, "HashedRelationBroadcastMode")
+                                      ? e->args[e->n_args - 1]
+                                      : NULL;
+            if (last && last->text && !strcmp(last->text, "true"))
+                return naaj;
+        }
+    }
+    return NULL;
+}
+
+static bool find_readers(em_plan_node *n, const em_plan_node *x, readers *r, int depth) {
+    if (!n || depth > 4096)
+        return true;
+    for (int i = 0; i < n->n_children; i++) {
+        em_plan_node *c = n->children[i];
+        if (resolve(c) == x && !(c == x && n->kind == EM_NODE_REUSED_EXCHANGE)) {
+            const char *why = not_rewritable(n, i);
+            if (why) {
+                if (!r->other) {
+                    r->other = n;
+                    r->why = why;
+                }
+            } else if (!push_join(r, n)) {
+                return false;
+            }
+        }
+        if (c != x && !find_readers(c, x, r, depth + 1))
+            return false;
+    }
+    return true;
+}
+
+static em_expr *count_literal(em_plan *plan, int partitions) {
+    em_expr *e = plan_arena_alloc(&plan->arena, sizeof *e);
+    char text[16];
+    int len = snprintf(text, sizeof text, "%d", partitions);
+    if (!e)
+        return NULL;
+    memset(e, 0, sizeof *e);
+    e->kind = EM_EXPR_LITERAL;
+    e->text = plan_arena_strndup(&plan->arena, text, (size_t)len);
+    e->type = em_type_make(EM_TYPE_INT);
+    e->type_known = true;
+    return e;
+}
+
+/* A new Exchange hash-partitioning child's rows by keys, with the next free
+ * operator id. */
+static em_plan_node *new_exchange(em_plan *plan, em_plan_node *child, const em_plan_field *keys,
+                                  int partitions) {
+    plan_arena *a = &plan->arena;
+    em_plan_node *x = plan_arena_alloc(a, sizeof *x);
+    em_expr *hp = plan_arena_alloc(a, sizeof *hp);
+    em_plan_field *f = plan_arena_alloc(a, sizeof *f * 2);
+    em_plan_node **kids = plan_arena_alloc(a, sizeof *kids);
+    em_expr **args = plan_arena_alloc(a, sizeof *args * (size_t)(keys->n_exprs + 1));
+    em_expr **arg_list = plan_arena_alloc(a, sizeof *arg_list);
+    em_expr *count = count_literal(plan, partitions);
+    em_plan_node **by_id = realloc(plan->by_id, sizeof *by_id * (size_t)(plan->max_id + 2));
+    if (!by_id)
+        return NULL;
+    plan->by_id = by_id;
+    if (!x || !hp || !f || !kids || !args || !arg_list || !count || a->failed)
+        return NULL;
+    memset(hp, 0, sizeof *hp);
+    hp->kind = EM_EXPR_CALL;
+    hp->name = "hashpartitioning";
+    for (int k = 0; k < keys->n_exprs; k++)
+        args[k] = keys->exprs[k];
+    args[keys->n_exprs] = count;
+    hp->n_args = keys->n_exprs + 1;
+    hp->args = args;
+    arg_list[0] = hp;
+    memset(f, 0, sizeof *f * 2);
+    f[0].kind = EM_FIELD_INPUT;
+    f[0].label = "Input";
+    f[0].counted = true;
+    f[0].n_exprs = child->n_output;
+    f[0].exprs = child->output;
+    f[1].kind = EM_FIELD_ARGUMENTS;
+    f[1].label = "Arguments";
+    f[1].n_exprs = 1;
+    f[1].exprs = arg_list;
+    memset(x, 0, sizeof *x);
+    x->kind = EM_NODE_EXCHANGE;
+    x->name = "Exchange";
+    x->id = ++plan->max_id;
+    x->codegen_id = -1;
+    x->source_index = -1;
+    x->n_children = 1;
+    kids[0] = child;
+    x->children = kids;
+    x->n_fields = 2;
+    x->fields = f;
+    x->n_output = child->n_output;
+    x->output = child->output;
+    plan->by_id[x->id] = x;
+    return x;
+}
+
+static em_status rewrite(em_plan *plan, em_plan_node *j, int partitions, em_error *err) {
+    int b = j->build_side == EM_BUILD_LEFT ? 0 : 1;
+    const em_plan_node *bx = resolve(j->children[b]);
+    em_plan_node *build_in = bx->n_children == 1 ? bx->children[0] : NULL;
+    if (!build_in)
+        return EM_FAIL(err, EM_ERR_BIND, "%s (%d): the broadcast has no child", bx->name, bx->id);
+    const em_plan_field *lk = em_plan_node_field(j, EM_FIELD_LEFT_KEYS);
+    const em_plan_field *rk = em_plan_node_field(j, EM_FIELD_RIGHT_KEYS);
+    em_plan_node **kids = plan_arena_alloc(&plan->arena, sizeof *kids * 2);
+    em_plan_node *l = new_exchange(plan, b == 0 ? build_in : j->children[0], lk, partitions);
+    em_plan_node *r = l ? new_exchange(plan, b == 1 ? build_in : j->children[1], rk, partitions)
+                        : NULL;
+    if (!kids || !l || !r)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning %s (%d) as a shuffled join",
+                       j->name, j->id);
+    kids[0] = l;
+    kids[1] = r;
+    j->kind = EM_NODE_SHUFFLED_HASH_JOIN;
+    j->name = "ShuffledHashJoin";
+    j->children = kids;
+    return EM_OK;
+}
+
+/* The most partitions a hash Exchange of the tree spreads its rows over
+ * (Spark's spark.sql.shuffle.partitions when it printed the plan); 0: none. */
+static int plan_hash_partitions(const em_plan_node *n, int depth) {
+    if (!n || depth > 4096)
+        return 0;
+    int most = 0;
+    const em_plan_field *a =
+        n->kind == EM_NODE_EXCHANGE ? em_plan_node_field(n, EM_FIELD_ARGUMENTS) : NULL;
+    const em_expr *p = a && a->n_exprs > 0 ? a->exprs[0] : NULL;
+    if (p && p->kind == EM_EXPR_CALL && p->name && !strcmp(p->name, "hashpartitioning") &&
+        p->n_args >= 2 && p->args[p->n_args - 1]->text)
+        most = atoi(p->args[p->n_args - 1]->text);
+    for (int i = 0; i < n->n_children; i++) {
+        int c = plan_hash_partitions(n->children[i], depth + 1);
+        most = c > most ? c : most;
+    }
+    return most;
+}
+
+em_status em_plan_unbroadcast(em_plan *plan, const em_plan_node *exchange, int min_partitions,
+                              int *n_joins, int *n_partitions, em_error *err) {
+    *n_joins = 0;
+    int partitions = plan_hash_partitions(plan->root, 0);
+    for (int i = 0; i < plan->n_subqueries; i++) {
+        int p = plan_hash_partitions(plan->subqueries[i].root, 0);
+        partitions = p > partitions ? p : partitions;
+    }
+    if (partitions < min_partitions)
+        partitions = min_partitions;
+    if (!exchange || exchange->kind != EM_NODE_BROADCAST_EXCHANGE)
+        return EM_FAIL(err, EM_ERR_INVALID, "not a BroadcastExchange");
+    if (partitions < 1 || partitions > 1000000)
+        return EM_FAIL(err, EM_ERR_INVALID, "partition count %d out of range", partitions);
+    readers r = {0};
+    bool ok = find_readers(plan->root, exchange, &r, 0);
+    for (int i = 0; ok && i < plan->n_subqueries; i++)
+        ok = find_readers(plan->subqueries[i].root, exchange, &r, 0);
+    em_status s = EM_OK;
+    if (!ok)
+        s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    else if (r.other)
+        s = EM_FAIL(err, EM_ERR_UNSUPPORTED, "%s (%d) is read by %s (%d), %s", exchange->name,
+                    exchange->id, r.other->name, r.other->id, r.why);
+    else if (r.n == 0)
+        s = EM_FAIL(err, EM_ERR_UNSUPPORTED, "%s (%d) has no broadcast hash join reading it",
+                    exchange->name, exchange->id);
+    for (int i = 0; s == EM_OK && i < r.n; i++)
+        s = rewrite(plan, r.joins[i], partitions, err);
+    if (s == EM_OK)
+        *n_joins = r.n;
+    if (s == EM_OK && n_partitions)
+        *n_partitions = partitions;
+    free(r.joins);
+    return s;
+}
