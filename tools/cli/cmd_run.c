@@ -27,6 +27,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -749,9 +752,15 @@ int em_cli_run(int argc, char **argv) {
     em_query *q = NULL;
     em_status s = EM_OK;
     /* the process is held to the budget, not only its pools: few freed blocks
-     * are kept resident for reuse */
-    if (a.ro.memory_budget > 0)
+     * are kept resident for reuse, and the C library hands freed memory back
+     * (its default thresholds grow to keep up to 32 MiB blocks in the heap) */
+    if (a.ro.memory_budget > 0) {
         em_memory_set_cache_limit(a.ro.memory_budget / 16);
+#ifdef __GLIBC__
+        mallopt(M_MMAP_THRESHOLD, 512 * 1024);
+        mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
+#endif
+    }
     if (a.warehouse || a.retype)
         s = em_retype_ctx_create(a.warehouse, a.retype, &rt, &err);
     if (s == EM_OK)
@@ -794,6 +803,9 @@ int em_cli_run(int argc, char **argv) {
         em_exec_plan_destroy(xp);
         q = NULL;
         xp = NULL;
+#ifdef __GLIBC__
+        malloc_trim(0); /* the next attempt starts from what the process needs */
+#endif
         int parts = 0, n_joins = 0;
         em_error e2;
         memset(&e2, 0, sizeof e2);
