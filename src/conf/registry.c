@@ -132,7 +132,9 @@ static const em_conf_key keys[] = {
             "online cores."},
     {.name = "spark.ember.memory.budget", .type = EM_CONF_BYTES, .scope = EM_CONF_QUERY,
      .unit = 1, .default_note = "unlimited",
-     .doc = "Memory budget of one query (the CLI's --memory); a query over it fails with an "
+     .doc = "Memory budget of one query (the CLI's --memory): sorts, aggregates and shuffles "
+            "spill, the result streams to the output, and a broadcast that does not fit is "
+            "planned again as shuffled hash joins; what still does not fit fails with an "
             "out-of-memory error naming the stage."},
 
     /* --- the Spark plugin --------------------------------------------------------------- */

@@ -78,23 +78,75 @@ static const char *not_rewritable(const em_plan_node *j, int child) {
     return NULL;
 }
 
-static bool find_readers(em_plan_node *n, const em_plan_node *x, readers *r, int depth) {
-    if (!n || depth > 4096)
+/* Whether n, between a join and the end of its stage, relies on how the
+ * join's rows are spread over partitions (a final aggregate, a join or window
+ * over its keys, a global limit or sort): the rewrite partitions them by the
+ * join keys instead. A partial aggregate (every function partial_) does not,
+ * nor a root that needs all rows at once (the runtime gathers them). */
+static bool needs_distribution(const em_plan_node *n, const em_plan_node *parent) {
+    switch (n->kind) {
+    case EM_NODE_HASH_AGGREGATE:
+    case EM_NODE_SORT_AGGREGATE:
+    case EM_NODE_OBJECT_HASH_AGGREGATE: {
+        const em_plan_field *f = em_plan_node_field(n, EM_FIELD_FUNCTIONS);
+        /* keys only (DISTINCT): partial and final print alike, but Spark
+         * shuffles right above a partial one */
+        if (!f || f->n_exprs == 0)
+            return !parent || parent->kind != EM_NODE_EXCHANGE;
+        for (int i = 0; i < f->n_exprs; i++)
+            if (f->exprs[i]->kind != EM_EXPR_AGG || f->exprs[i]->mode != EM_AGG_PARTIAL)
+                return true;
+        return false;
+    }
+    case EM_NODE_SORT_MERGE_JOIN:
+    case EM_NODE_SHUFFLED_HASH_JOIN:
+    case EM_NODE_CARTESIAN_PRODUCT:
+    case EM_NODE_WINDOW:
+    case EM_NODE_WINDOW_GROUP_LIMIT:
+    case EM_NODE_GLOBAL_LIMIT:
+    case EM_NODE_SORT: /* a global one keeps the range partitioning below the join */
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool stage_boundary(const em_plan_node *n) {
+    return n->kind == EM_NODE_EXCHANGE || n->kind == EM_NODE_BROADCAST_EXCHANGE ||
+           n->kind == EM_NODE_SHUFFLE_QUERY_STAGE || n->kind == EM_NODE_BROADCAST_QUERY_STAGE;
+}
+
+static void refuse(readers *r, const em_plan_node *n, const char *why) {
+    if (!r->other) {
+        r->other = n;
+        r->why = why;
+    }
+}
+
+/* Collects the readers of broadcast x under n; path[0..depth) are n's
+ * ancestors, nearest last. */
+static bool find_readers(em_plan_node *n, const em_plan_node *x, readers *r,
+                         const em_plan_node **path, int depth) {
+    if (!n || depth >= 4096)
         return true;
     for (int i = 0; i < n->n_children; i++) {
         em_plan_node *c = n->children[i];
-        if (resolve(c) == x && !(c == x && n->kind == EM_NODE_REUSED_EXCHANGE)) {
+        bool reused = c != x && c->kind == EM_NODE_REUSED_EXCHANGE && c->reuses == x;
+        if (c == x || reused) {
             const char *why = not_rewritable(n, i);
-            if (why) {
-                if (!r->other) {
-                    r->other = n;
-                    r->why = why;
-                }
-            } else if (!push_join(r, n)) {
+            if (!why && reused && c->n_output != x->n_output)
+                why = "through a ReusedExchange of another width";
+            for (int a = depth - 1; !why && a >= 0 && !stage_boundary(path[a]); a--)
+                if (needs_distribution(path[a], a > 0 ? path[a - 1] : NULL))
+                    why = "under an operator of its stage that relies on how the join's rows "
+                          "are partitioned, which a shuffled join would change";
+            if (why)
+                refuse(r, n, why);
+            else if (!push_join(r, n))
                 return false;
-            }
         }
-        if (c != x && !find_readers(c, x, r, depth + 1))
+        path[depth] = n;
+        if (c != x && !find_readers(c, x, r, path, depth + 1))
             return false;
     }
     return true;
@@ -168,18 +220,79 @@ static em_plan_node *new_exchange(em_plan *plan, em_plan_node *child, const em_p
     return x;
 }
 
+/* e with every attribute of from's output replaced by to's at the same
+ * place (a ReusedExchange's ids by the ids of the tree it reads); shares
+ * what it does not change. NULL when out of memory. */
+static em_expr *rename_attrs(em_plan *plan, em_expr *e, const em_plan_node *from,
+                             const em_plan_node *to) {
+    if (e->kind == EM_EXPR_ATTR) {
+        for (int k = 0; k < from->n_output && k < to->n_output; k++)
+            if (from->output[k]->id == e->id)
+                return to->output[k];
+        return e;
+    }
+    if (e->n_args == 0)
+        return e;
+    em_expr *c = plan_arena_alloc(&plan->arena, sizeof *c);
+    em_expr **args = plan_arena_alloc(&plan->arena, sizeof *args * (size_t)e->n_args);
+    if (!c || !args)
+        return NULL;
+    *c = *e;
+    c->args = args;
+    for (int i = 0; i < e->n_args; i++)
+        if (!(args[i] = rename_attrs(plan, e->args[i], from, to)))
+            return NULL;
+    return c;
+}
+
+/* The join's build side as a shuffle: an Exchange over the broadcast's tree,
+ * read through a new ReusedExchange when the join read a ReusedExchange
+ * (whose own ids the join's keys and condition name). */
+static em_plan_node *build_exchange(em_plan *plan, em_plan_node *read, const em_plan_node *bx,
+                                    em_plan_node *build_in, const em_plan_field *keys,
+                                    int partitions) {
+    if (read == bx)
+        return new_exchange(plan, build_in, keys, partitions);
+    em_plan_field *mapped = plan_arena_alloc(&plan->arena, sizeof *mapped);
+    em_expr **exprs = plan_arena_alloc(&plan->arena, sizeof *exprs * (size_t)keys->n_exprs);
+    em_plan_node *r = plan_arena_alloc(&plan->arena, sizeof *r);
+    if (!mapped || !exprs || !r)
+        return NULL;
+    *mapped = *keys;
+    mapped->exprs = exprs;
+    for (int k = 0; k < keys->n_exprs; k++)
+        if (!(exprs[k] = rename_attrs(plan, keys->exprs[k], read, bx)))
+            return NULL;
+    em_plan_node *x = new_exchange(plan, build_in, mapped, partitions);
+    em_plan_node **by_id = realloc(plan->by_id, sizeof *by_id * (size_t)(plan->max_id + 2));
+    if (!x || !by_id)
+        return NULL;
+    plan->by_id = by_id;
+    *r = *read; /* its Output: the ids the join reads */
+    r->id = ++plan->max_id;
+    r->line = 0;
+    r->reuses = x;
+    r->reuses_id = x->id;
+    plan->by_id[r->id] = r;
+    return r;
+}
+
 static em_status rewrite(em_plan *plan, em_plan_node *j, int partitions, em_error *err) {
     int b = j->build_side == EM_BUILD_LEFT ? 0 : 1;
     const em_plan_node *bx = resolve(j->children[b]);
     em_plan_node *build_in = bx->n_children == 1 ? bx->children[0] : NULL;
     if (!build_in)
         return EM_FAIL(err, EM_ERR_BIND, "%s (%d): the broadcast has no child", bx->name, bx->id);
-    const em_plan_field *lk = em_plan_node_field(j, EM_FIELD_LEFT_KEYS);
-    const em_plan_field *rk = em_plan_node_field(j, EM_FIELD_RIGHT_KEYS);
+    const em_plan_field *keys[2] = {em_plan_node_field(j, EM_FIELD_LEFT_KEYS),
+                                    em_plan_node_field(j, EM_FIELD_RIGHT_KEYS)};
     em_plan_node **kids = plan_arena_alloc(&plan->arena, sizeof *kids * 2);
-    em_plan_node *l = new_exchange(plan, b == 0 ? build_in : j->children[0], lk, partitions);
-    em_plan_node *r = l ? new_exchange(plan, b == 1 ? build_in : j->children[1], rk, partitions)
-                        : NULL;
+    em_plan_node *l = b == 0 ? build_exchange(plan, j->children[0], bx, build_in, keys[0],
+                                              partitions)
+                             : new_exchange(plan, j->children[0], keys[0], partitions);
+    em_plan_node *r = !l     ? NULL
+                      : b == 1 ? build_exchange(plan, j->children[1], bx, build_in, keys[1],
+                                                partitions)
+                               : new_exchange(plan, j->children[1], keys[1], partitions);
     if (!kids || !l || !r)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning %s (%d) as a shuffled join",
                        j->name, j->id);
@@ -225,9 +338,11 @@ em_status em_plan_unbroadcast(em_plan *plan, const em_plan_node *exchange, int m
     if (partitions < 1 || partitions > 1000000)
         return EM_FAIL(err, EM_ERR_INVALID, "partition count %d out of range", partitions);
     readers r = {0};
-    bool ok = find_readers(plan->root, exchange, &r, 0);
+    const em_plan_node **path = malloc(sizeof *path * 4096);
+    bool ok = path && find_readers(plan->root, exchange, &r, path, 0);
     for (int i = 0; ok && i < plan->n_subqueries; i++)
-        ok = find_readers(plan->subqueries[i].root, exchange, &r, 0);
+        ok = find_readers(plan->subqueries[i].root, exchange, &r, path, 0);
+    free(path);
     em_status s = EM_OK;
     if (!ok)
         s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");

@@ -155,6 +155,7 @@ struct em_query {
     pthread_mutex_t mu;
     em_status first_status;
     em_error first_err;
+    const rt_stage *oom_stage;         /* the first failure was the query's budget, here */
     const em_plan_node *oom_broadcast; /* see em_query_oom_broadcast */
     /* a streamed result (opts.result_sink): the partition whose rows go to
      * the sink now, and which partitions have ended (their rows kept) */
@@ -1529,7 +1530,7 @@ static em_status task_body(rt_task *t, em_error *err) {
 /* The broadcast to blame for a stage's budget failure: the stage's own
  * relation, or else the largest relation held then (read by the stage's
  * joins, or collected beside it), when it holds an eighth of the budget.
- * NULL when none does. Called under q->mu. */
+ * NULL when none does. Called after every stage stopped. */
 static const em_plan_node *oom_broadcast(const em_query *q, const rt_stage *st) {
     if (st->kind == EM_STAGE_BROADCAST)
         return st->node;
@@ -1575,9 +1576,10 @@ static void task_run(void *arg, int p) {
         em_error_prefix(&q->first_err, "stage %d (%s of %s (%d)), partition %d", st->index,
                         em_stage_kind_name(st->kind), node_name(st->node), st->node->id, p);
         q->first_err.code = s;
-        /* the query's budget, not a task's (a resource profile's) */
+        /* the query's budget, not a task's (a resource profile's); the
+         * relation to blame is chosen once every stage has stopped */
         if (s == EM_ERR_OOM_BUDGET && q->opts.memory_budget >= 0 && names_pool(&err, "query"))
-            q->oom_broadcast = oom_broadcast(q, st);
+            q->oom_stage = st;
     }
     q->cancel = 1;
     pthread_mutex_unlock(&q->mu);
@@ -1977,6 +1979,8 @@ em_status em_query_run(em_query *q, em_error *err) {
     EM_TRY(rt_spill_dir_create(q->spill_base, &q->spill_dir, err));
     EM_TRY(rt_threads_create(q->threads, &q->workers, err));
     em_status s = run_stages(q, err);
+    if (q->oom_stage) /* the stages' outputs stand still now */
+        q->oom_broadcast = oom_broadcast(q, q->oom_stage);
     if (s == EM_OK) {
         const rt_stage *res = q->stages[q->n_stages - 1];
         const em_batch_list *l = &res->parts[0];

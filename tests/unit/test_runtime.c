@@ -1116,6 +1116,11 @@ static int check_unbroadcast(const em_plan_node *n, const em_plan_node *x, int p
         return joins;
     for (int side = 0; side < 2; side++) {
         const em_plan_node *e = n->children[side];
+        if (e->kind == EM_NODE_REUSED_EXCHANGE) { /* the join read the relation renamed */
+            assert_int_equal(e->line, 0);
+            assert_int_equal(e->n_output, e->reuses->n_output);
+            e = e->reuses;
+        }
         assert_int_equal(e->kind, EM_NODE_EXCHANGE);
         const em_plan_field *a = em_plan_node_field(e, EM_FIELD_ARGUMENTS);
         const em_plan_field *k =
@@ -1133,10 +1138,11 @@ static int check_unbroadcast(const em_plan_node *n, const em_plan_node *x, int p
  * at a time: the joins reading it become shuffled hash joins the runtime
  * cuts into two more shuffle stages and one broadcast fewer, except where
  * a null-aware anti join (NOT IN) reads it, whose answer needs the whole
- * build side: refused, the plan unchanged. */
+ * build side: refused, the plan unchanged. A join that read it through a
+ * ReusedExchange reads the new shuffle through one. */
 static void test_unbroadcast_shared_plans(void **state) {
     (void)state;
-    int rewritten = 0, refused = 0;
+    int rewritten = 0, refused = 0, refused_naaj = 0;
     for (int qn = 1; qn <= 22; qn++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/spark-plans/tpch/spark-3.5/q%d.txt",
@@ -1161,15 +1167,19 @@ static void test_unbroadcast_shared_plans(void **state) {
             int joins = 0, parts = 0;
             em_status s = em_plan_unbroadcast(p, x, 3, &joins, &parts, &err);
             if (s == EM_ERR_UNSUPPORTED) {
-                /* only a NOT IN's broadcast is refused here */
-                assert_non_null(strstr(err.msg, "null-aware"));
+                /* refused here: q16's NOT IN only */
+                bool naaj = qn == 16 && strstr(err.msg, "null-aware anti join");
+                if (!naaj)
+                    fail_msg("q%d: refused: %s", qn, err.msg);
+                refused_naaj += naaj;
                 assert_int_equal(em_plan_max_id(p), max_id);
                 refused++;
             } else {
                 EM_ASSERT_OK(s, &err);
                 /* the plan's own hash shuffles have 5 partitions; without any, the minimum */
                 assert_int_equal(parts, strstr(text, "hashpartitioning(") ? 5 : 3);
-                assert_int_equal(em_plan_max_id(p), max_id + 2 * joins);
+                assert_true(em_plan_max_id(p) >= max_id + 2 * joins); /* two exchanges each, */
+                assert_true(em_plan_max_id(p) <= max_id + 3 * joins); /* maybe a renaming read */
                 int found = check_unbroadcast(em_plan_exec_root(p), x, parts);
                 for (int i = 0; i < em_plan_n_subqueries(p); i++)
                     if (em_plan_subquery_at(p, i)->root)
@@ -1187,7 +1197,8 @@ static void test_unbroadcast_shared_plans(void **state) {
         free(text);
     }
     assert_true(rewritten >= 40);
-    assert_int_equal(refused, 1); /* q16's NOT IN */
+    assert_int_equal(refused_naaj, 1);
+    assert_int_equal(refused, 1);
 }
 
 int main(void) {

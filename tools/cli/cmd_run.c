@@ -494,6 +494,18 @@ static em_status output_open(run_output *o, const run_args *a, const em_schema *
     if (o->parquet) {
         em_pq_write_options wo;
         em_pq_write_options_init(&wo);
+        /* the writer holds a row group until it is complete: under a budget,
+         * one of about an eighth of it (from the columns' widths; 32 bytes
+         * for a string) */
+        if (a->ro.memory_budget > 0) {
+            int64_t row = 1;
+            for (int c = 0; c < schema->n_fields; c++) {
+                int w = em_type_width(schema->fields[c].type);
+                row += w > 0 ? w : 32;
+            }
+            int64_t rows = a->ro.memory_budget / 8 / row;
+            wo.row_group_rows = rows < 4096 ? 4096 : rows > 1048576 ? 1048576 : rows;
+        }
         return em_pq_writer_open(a->output, schema, &wo, &o->pw, err);
     }
     if (!a->output) {
@@ -777,9 +789,11 @@ int em_cli_run(int argc, char **argv) {
     double t0 = wall_seconds();
     for (int attempt = 0; s == EM_OK; attempt++) {
         s = plan_query(&a, plan, &xp, &prof, &q, &err);
-        if (s == EM_OK && streams) {
+        if (s == EM_OK && streams && !out_open) {
             s = output_open(&out, &a, em_query_schema(q), &err);
             out_open = true;
+        } else if (s == EM_OK && out_open) {
+            out.schema = em_query_schema(q); /* stdout kept from the last attempt */
         }
         if (s == EM_OK)
             s = run_query_once(q, &err);
@@ -794,7 +808,7 @@ int em_cli_run(int argc, char **argv) {
                                     : NULL;
         if (!x)
             break;
-        if (out_open) {
+        if (out_open && out.f != stdout) { /* stdout has its header, and no row yet */
             output_abort(&out);
             out_open = false;
         }
