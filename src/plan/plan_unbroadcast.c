@@ -245,39 +245,126 @@ static em_expr *rename_attrs(em_plan *plan, em_expr *e, const em_plan_node *from
     return c;
 }
 
-/* The join's build side as a shuffle: an Exchange over the broadcast's tree,
- * read through a new ReusedExchange when the join read a ReusedExchange
- * (whose own ids the join's keys and condition name). */
-static em_plan_node *build_exchange(em_plan *plan, em_plan_node *read, const em_plan_node *bx,
-                                    em_plan_node *build_in, const em_plan_field *keys,
-                                    int partitions) {
-    if (read == bx)
-        return new_exchange(plan, build_in, keys, partitions);
-    em_plan_field *mapped = plan_arena_alloc(&plan->arena, sizeof *mapped);
-    em_expr **exprs = plan_arena_alloc(&plan->arena, sizeof *exprs * (size_t)keys->n_exprs);
-    em_plan_node *r = plan_arena_alloc(&plan->arena, sizeof *r);
-    if (!mapped || !exprs || !r)
-        return NULL;
-    *mapped = *keys;
-    mapped->exprs = exprs;
-    for (int k = 0; k < keys->n_exprs; k++)
-        if (!(exprs[k] = rename_attrs(plan, keys->exprs[k], read, bx)))
+/* The build sides made so far, by their partitioning keys' text: joins that
+ * partition the relation alike read one shuffle of it. */
+typedef struct built {
+    int n;
+    char *keys[64];
+    em_plan_node *exchange[64];
+} built;
+
+static void built_reset(built *b) {
+    for (int i = 0; i < b->n; i++)
+        free(b->keys[i]);
+}
+
+/* The keys' text (NULL when out of memory; caller frees). */
+static char *keys_text(const em_plan *plan, const em_plan_field *keys, em_error *err) {
+    size_t len = 0, cap = 64;
+    char *text = malloc(cap);
+    for (int k = 0; text && k < keys->n_exprs; k++) {
+        char *one = NULL;
+        size_t n = 0;
+        if (em_expr_print(keys->exprs[k], plan->shim, &one, &n, err) != EM_OK) {
+            free(text);
             return NULL;
-    em_plan_node *x = new_exchange(plan, build_in, mapped, partitions);
+        }
+        if (len + n + 2 > cap) {
+            cap = (len + n + 2) * 2;
+            char *grown = realloc(text, cap);
+            if (!grown)
+                free(text);
+            text = grown;
+        }
+        if (text) {
+            memcpy(text + len, one, n);
+            len += n;
+            text[len++] = '\x1f';
+        }
+        free(one);
+    }
+    if (text)
+        text[len] = '\0';
+    return text;
+}
+
+/* A read of exchange x under the given output (its ids): a new
+ * ReusedExchange, as Spark prints a second read of one shuffle. */
+static em_plan_node *reuse_of(em_plan *plan, em_plan_node *x, int n_output, em_expr **output) {
+    em_plan_node *r = plan_arena_alloc(&plan->arena, sizeof *r);
+    em_plan_field *f = plan_arena_alloc(&plan->arena, sizeof *f);
     em_plan_node **by_id = realloc(plan->by_id, sizeof *by_id * (size_t)(plan->max_id + 2));
-    if (!x || !by_id)
+    if (by_id)
+        plan->by_id = by_id;
+    if (!r || !f || !by_id)
         return NULL;
-    plan->by_id = by_id;
-    *r = *read; /* its Output: the ids the join reads */
+    memset(f, 0, sizeof *f);
+    f->kind = EM_FIELD_OUTPUT;
+    f->label = "Output";
+    f->counted = true;
+    f->n_exprs = n_output;
+    f->exprs = output;
+    memset(r, 0, sizeof *r);
+    r->kind = EM_NODE_REUSED_EXCHANGE;
+    r->name = "ReusedExchange";
     r->id = ++plan->max_id;
-    r->line = 0;
+    r->codegen_id = -1;
+    r->source_index = -1;
+    r->n_fields = 1;
+    r->fields = f;
+    r->n_output = n_output;
+    r->output = output;
     r->reuses = x;
     r->reuses_id = x->id;
     plan->by_id[r->id] = r;
     return r;
 }
 
-static em_status rewrite(em_plan *plan, em_plan_node *j, int partitions, em_error *err) {
+/* The join's build side as a shuffle: an Exchange over the broadcast's tree,
+ * or a ReusedExchange of the one an earlier join made with the same keys, or
+ * of a new one when the join read the relation through a ReusedExchange
+ * (whose own ids its keys and condition name). */
+static em_plan_node *build_exchange(em_plan *plan, em_plan_node *read, const em_plan_node *bx,
+                                    em_plan_node *build_in, const em_plan_field *keys,
+                                    int partitions, built *made, em_error *err) {
+    const em_plan_field *base = keys;
+    if (read != bx) {
+        em_plan_field *mapped = plan_arena_alloc(&plan->arena, sizeof *mapped);
+        em_expr **exprs = plan_arena_alloc(&plan->arena, sizeof *exprs * (size_t)keys->n_exprs);
+        if (!mapped || !exprs)
+            return NULL;
+        *mapped = *keys;
+        mapped->exprs = exprs;
+        for (int k = 0; k < keys->n_exprs; k++)
+            if (!(exprs[k] = rename_attrs(plan, keys->exprs[k], read, bx)))
+                return NULL;
+        base = mapped;
+    }
+    char *text = keys_text(plan, base, err);
+    if (!text)
+        return NULL;
+    em_plan_node *x = NULL;
+    for (int i = 0; i < made->n && !x; i++)
+        if (!strcmp(made->keys[i], text))
+            x = made->exchange[i];
+    if (x) {
+        free(text);
+        return reuse_of(plan, x, read->n_output, read->output);
+    }
+    x = new_exchange(plan, build_in, base, partitions);
+    if (x && made->n < 64) {
+        made->keys[made->n] = text;
+        made->exchange[made->n++] = x;
+    } else {
+        free(text);
+    }
+    if (!x || read == bx)
+        return x;
+    return reuse_of(plan, x, read->n_output, read->output);
+}
+
+static em_status rewrite(em_plan *plan, em_plan_node *j, int partitions, built *made,
+                         em_error *err) {
     int b = j->build_side == EM_BUILD_LEFT ? 0 : 1;
     const em_plan_node *bx = resolve(j->children[b]);
     em_plan_node *build_in = bx->n_children == 1 ? bx->children[0] : NULL;
@@ -287,11 +374,11 @@ static em_status rewrite(em_plan *plan, em_plan_node *j, int partitions, em_erro
                                     em_plan_node_field(j, EM_FIELD_RIGHT_KEYS)};
     em_plan_node **kids = plan_arena_alloc(&plan->arena, sizeof *kids * 2);
     em_plan_node *l = b == 0 ? build_exchange(plan, j->children[0], bx, build_in, keys[0],
-                                              partitions)
+                                              partitions, made, err)
                              : new_exchange(plan, j->children[0], keys[0], partitions);
     em_plan_node *r = !l     ? NULL
                       : b == 1 ? build_exchange(plan, j->children[1], bx, build_in, keys[1],
-                                                partitions)
+                                                partitions, made, err)
                                : new_exchange(plan, j->children[1], keys[1], partitions);
     if (!kids || !l || !r)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning %s (%d) as a shuffled join",
@@ -352,8 +439,10 @@ em_status em_plan_unbroadcast(em_plan *plan, const em_plan_node *exchange, int m
     else if (r.n == 0)
         s = EM_FAIL(err, EM_ERR_UNSUPPORTED, "%s (%d) has no broadcast hash join reading it",
                     exchange->name, exchange->id);
+    built made = {0};
     for (int i = 0; s == EM_OK && i < r.n; i++)
-        s = rewrite(plan, r.joins[i], partitions, err);
+        s = rewrite(plan, r.joins[i], partitions, &made, err);
+    built_reset(&made);
     if (s == EM_OK)
         *n_joins = r.n;
     if (s == EM_OK && n_partitions)

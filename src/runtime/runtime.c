@@ -1174,7 +1174,8 @@ static em_status maybe_spill(em_query *q, rt_stage *st, int p, int64_t need, int
                              em_pool *pool, em_error *err) {
     if (!st->spilled || !memory_tight(q, need))
         return EM_OK;
-    if (*held >= em_pool_budget(q->pool) / 16) {
+    /* a small file rather than a failed charge when the budget is nearly out */
+    if (*held >= em_pool_budget(q->pool) / 16 || (*held > 0 && em_pool_headroom(q->pool) < 4 * need)) {
         EM_TRY(spill_map_output(q, st, p, pool, err));
         *held = 0;
     }

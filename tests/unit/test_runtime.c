@@ -1187,7 +1187,9 @@ static void test_unbroadcast_shared_plans(void **state) {
                 assert_int_equal(found, joins);
                 em_query *q = NULL;
                 EM_ASSERT_OK(em_query_create(p, NULL, &q, &err), &err);
-                assert_int_equal(em_query_n_stages(q), stages - 1 + 2 * joins);
+                /* a stream shuffle per join, one build shuffle per distinct keys */
+                assert_true(em_query_n_stages(q) >= stages + joins);
+                assert_true(em_query_n_stages(q) <= stages - 1 + 2 * joins);
                 em_query_destroy(q);
                 rewritten++;
             }
