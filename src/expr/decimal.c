@@ -516,6 +516,27 @@ double em_dec_to_double(em_i128 v, int scale) {
 bool em_dec_from_double(double d, int precision, int scale, em_i128 *out) {
     if (!isfinite(d))
         return false;
+    /* Most values need no text: the shortest digits of d lie within half an
+     * ulp of d, so d * 10^scale rounds HALF_UP to the same integer unless its
+     * fraction is within that error of one half. Below 2^40 the error
+     * (a few ulps of the product, under 2^-11) is far inside the margin. */
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
+                                   1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18};
+    if (scale >= 0 && scale <= 18) {
+        double m = fabs(d * pow10[scale]);
+        if (m < 1099511627776.0) {
+            double whole = floor(m), frac = m - whole;
+            if (fabs(frac - 0.5) > 1e-3) {
+                em_i128 v = (em_i128)((int64_t)whole + (frac > 0.5));
+                if (d < 0)
+                    v = -v;
+                if (precision > 0 && !em_dec_fits(v, precision))
+                    return false;
+                *out = v;
+                return true;
+            }
+        }
+    }
     /* shortest round-trip text, as Double.toString feeds BigDecimal */
     char buf[40];
     em_shortest_e(d, false, buf, sizeof buf);

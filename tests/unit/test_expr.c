@@ -12,6 +12,7 @@
  */
 #include "testutil.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1079,6 +1080,47 @@ static void test_alloc_failures(void **state) {
     }
 }
 
+/* A double to a decimal takes a shortcut past the text for most values; it
+ * must give what the text gives (Double.toString's shortest digits, then
+ * HALF_UP) for every value and scale, near halves and overflow included. */
+static void test_decimal_from_double_fast(void **state) {
+    (void)state;
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    int checked = 0;
+    for (int i = 0; i < 400000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int scale = (int)(x % 12), precision = 1 + (int)((x >> 8) % 20);
+        double d;
+        switch ((x >> 16) % 4) {
+        case 0: /* halves and near halves at this scale */
+            d = ((double)(int64_t)((x >> 20) % 2000001) - 1000000.0 + 0.5) / pow(10, scale);
+            break;
+        case 1: /* averages, as avg(...) / 1.0 gives */
+            d = (double)((x >> 20) % 100000) / (double)(1 + (x >> 40) % 97);
+            break;
+        case 2: /* any magnitude */
+            d = ldexp((double)((x >> 11) & ((1ULL << 53) - 1)), (int)((x >> 3) % 80) - 60);
+            break;
+        default:
+            d = -((double)((x >> 24) % 1000000) / 1000.0);
+            break;
+        }
+        char buf[40];
+        em_shortest_e(d, false, buf, sizeof buf);
+        em_i128 want = 0, got = 0;
+        bool bad;
+        bool ok_want = em_dec_parse(buf, (int64_t)strlen(buf), precision, scale, &want, &bad);
+        bool ok_got = em_dec_from_double(d, precision, scale, &got);
+        if (ok_want != ok_got || (ok_want && want != got))
+            fail_msg("%s at (%d,%d): text gives %d/%lld, the shortcut %d/%lld", buf, precision,
+                     scale, ok_want, (long long)want, ok_got, (long long)got);
+        checked++;
+    }
+    assert_int_equal(checked, 400000);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_logic),
@@ -1109,6 +1151,7 @@ int main(void) {
         cmocka_unit_test(test_compile_errors),
         cmocka_unit_test(test_scalar_subquery),
         cmocka_unit_test(test_decimal_helpers),
+        cmocka_unit_test(test_decimal_from_double_fast),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
