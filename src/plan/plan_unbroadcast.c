@@ -166,6 +166,17 @@ static em_expr *count_literal(em_plan *plan, int partitions) {
     return e;
 }
 
+/* Gives n the next free operator id and lists it; false when out of memory. */
+static bool take_id(em_plan *plan, em_plan_node *n) {
+    em_plan_node **by_id = realloc(plan->by_id, sizeof *by_id * (size_t)(plan->max_id + 2));
+    if (!by_id)
+        return false;
+    plan->by_id = by_id;
+    n->id = ++plan->max_id;
+    by_id[n->id] = n;
+    return true;
+}
+
 /* A new Exchange hash-partitioning child's rows by keys, with the next free
  * operator id. */
 static em_plan_node *new_exchange(em_plan *plan, em_plan_node *child, const em_plan_field *keys,
@@ -178,10 +189,6 @@ static em_plan_node *new_exchange(em_plan *plan, em_plan_node *child, const em_p
     em_expr **args = plan_arena_alloc(a, sizeof *args * (size_t)(keys->n_exprs + 1));
     em_expr **arg_list = plan_arena_alloc(a, sizeof *arg_list);
     em_expr *count = count_literal(plan, partitions);
-    em_plan_node **by_id = realloc(plan->by_id, sizeof *by_id * (size_t)(plan->max_id + 2));
-    if (!by_id)
-        return NULL;
-    plan->by_id = by_id;
     if (!x || !hp || !f || !kids || !args || !arg_list || !count || a->failed)
         return NULL;
     memset(hp, 0, sizeof *hp);
@@ -206,7 +213,6 @@ static em_plan_node *new_exchange(em_plan *plan, em_plan_node *child, const em_p
     memset(x, 0, sizeof *x);
     x->kind = EM_NODE_EXCHANGE;
     x->name = "Exchange";
-    x->id = ++plan->max_id;
     x->codegen_id = -1;
     x->source_index = -1;
     x->n_children = 1;
@@ -216,13 +222,15 @@ static em_plan_node *new_exchange(em_plan *plan, em_plan_node *child, const em_p
     x->fields = f;
     x->n_output = child->n_output;
     x->output = child->output;
-    plan->by_id[x->id] = x;
-    return x;
+    return take_id(plan, x) ? x : NULL;
 }
 
 /* e with every attribute of from's output replaced by to's at the same
  * place (a ReusedExchange's ids by the ids of the tree it reads); shares
  * what it does not change. NULL when out of memory. */
+static em_expr **rename_list(em_plan *plan, int n, em_expr **src, const em_plan_node *from,
+                             const em_plan_node *to);
+
 static em_expr *rename_attrs(em_plan *plan, em_expr *e, const em_plan_node *from,
                              const em_plan_node *to) {
     if (e->kind == EM_EXPR_ATTR) {
@@ -234,15 +242,22 @@ static em_expr *rename_attrs(em_plan *plan, em_expr *e, const em_plan_node *from
     if (e->n_args == 0)
         return e;
     em_expr *c = plan_arena_alloc(&plan->arena, sizeof *c);
-    em_expr **args = plan_arena_alloc(&plan->arena, sizeof *args * (size_t)e->n_args);
-    if (!c || !args)
+    em_expr **args = c ? rename_list(plan, e->n_args, e->args, from, to) : NULL;
+    if (!args)
         return NULL;
     *c = *e;
     c->args = args;
-    for (int i = 0; i < e->n_args; i++)
-        if (!(args[i] = rename_attrs(plan, e->args[i], from, to)))
-            return NULL;
     return c;
+}
+
+/* A new list of n expressions, each renamed as above; NULL when out of memory. */
+static em_expr **rename_list(em_plan *plan, int n, em_expr **src, const em_plan_node *from,
+                             const em_plan_node *to) {
+    em_expr **out = plan_arena_alloc(&plan->arena, sizeof *out * (size_t)(n > 0 ? n : 1));
+    for (int i = 0; out && i < n; i++)
+        if (!(out[i] = rename_attrs(plan, src[i], from, to)))
+            return NULL;
+    return out;
 }
 
 /* The build sides made so far, by their partitioning keys' text: joins that
@@ -293,10 +308,7 @@ static char *keys_text(const em_plan *plan, const em_plan_field *keys, em_error 
 static em_plan_node *reuse_of(em_plan *plan, em_plan_node *x, int n_output, em_expr **output) {
     em_plan_node *r = plan_arena_alloc(&plan->arena, sizeof *r);
     em_plan_field *f = plan_arena_alloc(&plan->arena, sizeof *f);
-    em_plan_node **by_id = realloc(plan->by_id, sizeof *by_id * (size_t)(plan->max_id + 2));
-    if (by_id)
-        plan->by_id = by_id;
-    if (!r || !f || !by_id)
+    if (!r || !f)
         return NULL;
     memset(f, 0, sizeof *f);
     f->kind = EM_FIELD_OUTPUT;
@@ -307,7 +319,6 @@ static em_plan_node *reuse_of(em_plan *plan, em_plan_node *x, int n_output, em_e
     memset(r, 0, sizeof *r);
     r->kind = EM_NODE_REUSED_EXCHANGE;
     r->name = "ReusedExchange";
-    r->id = ++plan->max_id;
     r->codegen_id = -1;
     r->source_index = -1;
     r->n_fields = 1;
@@ -316,8 +327,7 @@ static em_plan_node *reuse_of(em_plan *plan, em_plan_node *x, int n_output, em_e
     r->output = output;
     r->reuses = x;
     r->reuses_id = x->id;
-    plan->by_id[r->id] = r;
-    return r;
+    return take_id(plan, r) ? r : NULL;
 }
 
 /* The join's build side as a shuffle: an Exchange over the broadcast's tree,
@@ -330,14 +340,11 @@ static em_plan_node *build_exchange(em_plan *plan, em_plan_node *read, const em_
     const em_plan_field *base = keys;
     if (read != bx) {
         em_plan_field *mapped = plan_arena_alloc(&plan->arena, sizeof *mapped);
-        em_expr **exprs = plan_arena_alloc(&plan->arena, sizeof *exprs * (size_t)keys->n_exprs);
+        em_expr **exprs = rename_list(plan, keys->n_exprs, keys->exprs, read, bx);
         if (!mapped || !exprs)
             return NULL;
         *mapped = *keys;
         mapped->exprs = exprs;
-        for (int k = 0; k < keys->n_exprs; k++)
-            if (!(exprs[k] = rename_attrs(plan, keys->exprs[k], read, bx)))
-                return NULL;
         base = mapped;
     }
     char *text = keys_text(plan, base, err);
