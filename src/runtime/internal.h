@@ -218,6 +218,10 @@ em_status rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *pool,
                          const char **path, int64_t *bytes, em_error *err) EM_MUST_CHECK;
 /* Appends copies of the file's batches (allocated in pool) to out, which
  * only this function may have grown. Several readers may read one file. */
+/* Appends a compact copy of b (allocated in pool) to out, which only this
+ * function may have grown (its array doubles at powers of two). */
+em_status rt_list_append_copy(em_batch_list *out, const em_batch *b, em_pool *pool,
+                              em_error *err) EM_MUST_CHECK;
 em_status rt_spill_read(const char *path, em_pool *pool, em_batch_list *out,
                         em_error *err) EM_MUST_CHECK;
 /* Calls fn with each batch of the file in turn, one at a time (borrowed

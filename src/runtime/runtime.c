@@ -1414,16 +1414,7 @@ static em_status stream_result(em_query *q, rt_stage *st, int p, em_task *task, 
             if (s == EM_OK)
                 s = q->opts.result_sink(q->opts.result_sink_ctx, b, err);
         } else {
-            em_batch *copy = NULL;
-            s = em_batch_create(&b->schema, em_batch_rows(b), st->out_pool, &copy, err);
-            if (s == EM_OK)
-                s = em_batch_append(copy, b, err);
-            if (s == EM_OK)
-                s = list_push(&st->task_out[p], copy, err);
-            if (s == EM_OK)
-                st->task_out[p].n_rows += copy->n_rows;
-            else
-                em_batch_destroy(copy);
+            s = rt_list_append_copy(&st->task_out[p], b, st->out_pool, err);
         }
         pthread_mutex_unlock(&q->sink_mu);
         if (s != EM_OK)

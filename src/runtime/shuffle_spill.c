@@ -197,18 +197,17 @@ typedef struct read_into {
     em_batch_list *out;
 } read_into;
 
-static em_status append_copy(void *arg, const em_batch *b, em_error *err) {
-    read_into *ri = arg;
-    em_batch_list *out = ri->out;
+em_status rt_list_append_copy(em_batch_list *out, const em_batch *b, em_pool *pool,
+                              em_error *err) {
     em_batch *copy = NULL;
-    em_status s = em_batch_create(&b->schema, em_batch_rows(b), ri->pool, &copy, err);
+    em_status s = em_batch_create(&b->schema, em_batch_rows(b), pool, &copy, err);
     if (s == EM_OK)
         s = em_batch_append(copy, b, err);
     if (s == EM_OK && (out->n_batches & (out->n_batches - 1)) == 0) {
         int64_t nc = out->n_batches ? out->n_batches * 2 : 1;
         em_batch **nb = realloc(out->batches, sizeof *nb * (size_t)nc);
         if (!nb)
-            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a shuffle spill");
+            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory copying rows");
         else
             out->batches = nb;
     }
@@ -219,6 +218,11 @@ static em_status append_copy(void *arg, const em_batch *b, em_error *err) {
     out->batches[out->n_batches++] = copy;
     out->n_rows += copy->n_rows;
     return EM_OK;
+}
+
+static em_status append_copy(void *arg, const em_batch *b, em_error *err) {
+    read_into *ri = arg;
+    return rt_list_append_copy(ri->out, b, ri->pool, err);
 }
 
 em_status rt_spill_read(const char *path, em_pool *pool, em_batch_list *out, em_error *err) {
