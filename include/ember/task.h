@@ -197,6 +197,10 @@ em_status em_task_map_next(em_task *t, em_strbuf *out, int64_t target,
                            em_error *err) EM_MUST_CHECK;
 /* A task's reduce partitions when it is an exchange's map side, else 0. */
 int em_task_map_partitions(const em_task *t);
+/* The bytes of the rows the map task has given so far as Spark's UnsafeRows
+ * would hold them: the data size Spark's exchange reports (AQE compares it
+ * with its broadcast and partition size thresholds), not the blocks'. */
+int64_t em_task_map_row_bytes(const em_task *t);
 /* The map task run to its end, its records written to a new file at path
  * with each reduce partition's records contiguous and the partitions in
  * order (Spark's shuffle data file): lengths[p] (one per partition) gets

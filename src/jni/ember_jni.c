@@ -534,7 +534,8 @@ JNIEXPORT jbyteArray JNICALL Java_dev_ember_spark_Native_taskMapNext(JNIEnv *env
 }
 
 /* The map task run to its end into the shuffle data file at path
- * (em_task_map_write): partition p's bytes at [p], the rows written last. */
+ * (em_task_map_write): partition p's bytes at [p], then the rows written,
+ * then their size as Spark's UnsafeRows. */
 JNIEXPORT jlongArray JNICALL Java_dev_ember_spark_Native_taskMapWrite(JNIEnv *env, jclass cls,
                                                                      jlong h, jstring jpath) {
     (void)cls;
@@ -543,7 +544,7 @@ JNIEXPORT jlongArray JNICALL Java_dev_ember_spark_Native_taskMapWrite(JNIEnv *en
     memset(&err, 0, sizeof err);
     int np = em_task_map_partitions(jt->t);
     const char *path = (*env)->GetStringUTFChars(env, jpath, NULL);
-    int64_t *lengths = calloc((size_t)np + 1, sizeof *lengths);
+    int64_t *lengths = calloc((size_t)np + 2, sizeof *lengths);
     if (!path || !lengths) {
         if (path)
             (*env)->ReleaseStringUTFChars(env, jpath, path);
@@ -553,9 +554,10 @@ JNIEXPORT jlongArray JNICALL Java_dev_ember_spark_Native_taskMapWrite(JNIEnv *en
     }
     em_status s = em_task_map_write(jt->t, path, lengths, &lengths[np], &err);
     (*env)->ReleaseStringUTFChars(env, jpath, path);
+    lengths[np + 1] = em_task_map_row_bytes(jt->t);
     jlongArray r = NULL;
-    if (s == EM_OK && (r = (*env)->NewLongArray(env, np + 1)))
-        (*env)->SetLongArrayRegion(env, r, 0, np + 1, (const jlong *)lengths);
+    if (s == EM_OK && (r = (*env)->NewLongArray(env, np + 2)))
+        (*env)->SetLongArrayRegion(env, r, 0, np + 2, (const jlong *)lengths);
     free(lengths);
     if (s != EM_OK)
         throw_err(env, &err, s);

@@ -473,9 +473,17 @@ static bool may_be_ordered(const em_op *op) {
 
 enum { SWAP_MIN_BROADCAST = 4096, SWAP_RATIO = 8 };
 
-/* Appends a copy of b's present rows to the join's read-ahead list. */
-static em_status read_ahead(jn_state *j, const em_batch *b, em_error *err) {
-    em_batch_list *l = &j->replay;
+/* The batches of a list as one new batch. */
+static em_status concat_list(const em_schema *schema, const em_batch_list *l, em_pool *pool,
+                             em_batch **out, em_error *err) {
+    EM_TRY(em_batch_create(schema, l->n_rows, pool, out, err));
+    for (int64_t i = 0; i < l->n_batches; i++)
+        EM_TRY(em_batch_append(*out, l->batches[i], err));
+    return EM_OK;
+}
+
+/* Appends a copy of b's present rows to a read-ahead list. */
+static em_status read_ahead(jn_state *j, em_batch_list *l, const em_batch *b, em_error *err) {
     int64_t n = l->n_batches;
     if (n == 0 || (n & (n - 1)) == 0) {
         em_batch **nb = realloc(l->batches, sizeof *nb * (size_t)(n ? n * 2 : 1));
@@ -526,19 +534,66 @@ static em_status maybe_swap(hj_state *h, em_error *err) {
             j->child_failed = true;
             return s;
         }
-        EM_TRY(read_ahead(j, b, err));
+        EM_TRY(read_ahead(j, &j->replay, b, err));
         rows += em_batch_rows(b);
         if (rows > limit)
             return EM_OK; /* replayed as the stream */
     }
     /* the whole stream is read: index it, stream the broadcast */
-    EM_TRY(em_batch_create(&sc->schema, rows, ctx->pool, &j->prebuilt, err));
-    for (int64_t i = 0; i < j->replay.n_batches; i++)
-        EM_TRY(em_batch_append(j->prebuilt, j->replay.batches[i], err));
+    EM_TRY(concat_list(&sc->schema, &j->replay, ctx->pool, &j->prebuilt, err));
     em_batch_list_reset(&j->replay);
-    j->build_side = jn_stream_side(j);
-    h->build_side = j->build_side;
+    h->build_side = jn_stream_side(j);
+    jn_set_build_side(j, h->build_side);
     h->swapped = true;
+    return EM_OK;
+}
+
+/*
+ * A SortMergeJoin whose order nobody above relies on (order_unwanted) runs
+ * as a hash join over either side: the smaller one is indexed, which Spark
+ * could not know when it planned (its two sorted sides cost it the same
+ * either way, and Ember's default, the right side, is often the larger: an
+ * EXISTS over lineitem, a customer LEFT JOIN orders). Both sides are read
+ * a batch at a time in turn, left first, until one ends: that one is built,
+ * the other's rows read so far are replayed as the stream. The rows read
+ * ahead are at most the smaller side's twice. Not under a memory budget,
+ * where reading ahead would take what the build side needs.
+ */
+static em_status race_sides(hj_state *h, em_error *err) {
+    jn_state *j = &h->j;
+    em_exec_ctx *ctx = j->op->ctx;
+    if (j->op->node->kind != EM_NODE_SORT_MERGE_JOIN || !j->op->node->order_unwanted ||
+        jn_node_null_aware(j->op->node) || em_pool_limit(ctx->pool) >= 0)
+        return EM_OK;
+    em_batch_list got[2];
+    memset(got, 0, sizeof got);
+    int ended = -1;
+    em_status s = EM_OK;
+    while (ended < 0 && s == EM_OK) {
+        for (int side = 0; side < 2 && ended < 0 && s == EM_OK; side++) {
+            em_batch *b = NULL;
+            s = em_op_next(jn_child(j, side), &b, err);
+            if (s == EM_DONE) {
+                s = EM_OK;
+                ended = side;
+            } else if (s == EM_OK) {
+                s = read_ahead(j, &got[side], b, err);
+            } else {
+                j->child_failed = true;
+            }
+        }
+    }
+    if (s == EM_OK)
+        s = concat_list(&jn_child(j, ended)->schema, &got[ended], ctx->pool, &j->prebuilt, err);
+    em_batch_list_reset(&got[ended < 0 ? 0 : ended]);
+    if (s != EM_OK) {
+        em_batch_list_reset(&got[0]);
+        em_batch_list_reset(&got[1]);
+        return s;
+    }
+    j->replay = got[1 - ended];
+    h->build_side = ended;
+    jn_set_build_side(j, ended);
     return EM_OK;
 }
 
@@ -546,7 +601,7 @@ static em_status hj_next(em_op *op, em_batch **out, em_error *err) {
     hj_state *h = op->state;
     if (!h->decided) {
         h->decided = true;
-        if (maybe_swap(h, err) != EM_OK)
+        if (maybe_swap(h, err) != EM_OK || race_sides(h, err) != EM_OK)
             return h->j.child_failed ? err->code : em_op_fail(op, err);
     }
     return jn_next(&h->j, out, err);

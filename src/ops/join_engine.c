@@ -257,6 +257,33 @@ static bool side_preserved(em_join_type t, int side) {
     return side == JN_LEFT ? t == EM_JOIN_LEFT_OUTER : t == EM_JOIN_RIGHT_OUTER;
 }
 
+/* What follows from which side is built: the sides each join type keeps,
+ * and the pair columns the output or the condition read. */
+static void derive_sides(jn_state *j) {
+    int build_side = j->build_side, stream = 1 - build_side;
+    j->keep_stream = side_preserved(j->type, stream);
+    j->keep_build = side_preserved(j->type, build_side);
+    j->track_build = j->keep_build || (j->exist_kind && build_side == JN_LEFT);
+    j->null_aware = jn_node_null_aware(j->op->node) && build_side == JN_RIGHT && !j->cond_expr;
+    int np = j->n_side[0] + j->n_side[1];
+    memset(j->need, 0, sizeof *j->need * (size_t)np);
+    /* Pair columns nobody reads are not gathered: a semi/anti/existence join
+     * over the stream side outputs the stream batch itself, so its pairs only
+     * feed the condition. */
+    bool out_from_pairs = !(j->exist_kind && build_side == JN_RIGHT);
+    for (int i = 0; out_from_pairs && i < j->op->n_output; i++)
+        if (j->out_map[i] >= 0)
+            j->need[j->out_map[i]] = true;
+    if (j->cond_expr && !mark_attrs(j->cond_expr, j->pair_attrs, np, j->need))
+        for (int i = 0; i < np; i++)
+            j->need[i] = true;
+}
+
+void jn_set_build_side(jn_state *j, int build_side) {
+    j->build_side = build_side;
+    derive_sides(j);
+}
+
 em_status jn_open(jn_state *j, em_op *op, const jn_index_vtab *index, int build_side,
                   em_error *err) {
     const em_plan_node *node = op->node;
@@ -272,14 +299,9 @@ em_status jn_open(jn_state *j, em_op *op, const jn_index_vtab *index, int build_
                        node->join_type_text ? node->join_type_text : "?");
     const em_plan_field *cf = em_plan_node_field(node, EM_FIELD_JOIN_CONDITION);
     j->cond_expr = cf && cf->n_exprs > 0 ? cf->exprs[0] : NULL;
-    int stream = 1 - build_side;
     j->exist_kind = j->type == EM_JOIN_LEFT_SEMI || j->type == EM_JOIN_LEFT_ANTI ||
                     j->type == EM_JOIN_EXISTENCE;
     j->emit_pairs = !j->exist_kind;
-    j->keep_stream = side_preserved(j->type, stream);
-    j->keep_build = side_preserved(j->type, build_side);
-    j->track_build = j->keep_build || (j->exist_kind && build_side == JN_LEFT);
-    j->null_aware = jn_node_null_aware(node) && build_side == JN_RIGHT && !j->cond_expr;
 
     em_op *l = op->children[0], *r = op->children[1];
     j->n_side[0] = l->n_output;
@@ -311,16 +333,7 @@ em_status jn_open(jn_state *j, em_op *op, const jn_index_vtab *index, int build_
                            op->output[i]->name ? op->output[i]->name : "?", (long long)id);
         j->out_map[i] = p;
     }
-    /* Pair columns nobody reads are not gathered: a semi/anti/existence join
-     * over the stream side outputs the stream batch itself, so its pairs only
-     * feed the condition. */
-    bool out_from_pairs = !(j->exist_kind && build_side == JN_RIGHT);
-    for (int i = 0; out_from_pairs && i < op->n_output; i++)
-        if (j->out_map[i] >= 0)
-            j->need[j->out_map[i]] = true;
-    if (j->cond_expr && !mark_attrs(j->cond_expr, j->pair_attrs, np, j->need))
-        for (int i = 0; i < np; i++)
-            j->need[i] = true;
+    derive_sides(j);
     if (j->cond_expr && em_expr_compile(j->cond_expr, j->pair_attrs, np, &op->ctx->expr_opts,
                                         &j->cond, err) != EM_OK)
         return em_op_fail(op, err);

@@ -145,6 +145,9 @@ struct jn_state {
  */
 em_status jn_open(jn_state *j, em_op *op, const jn_index_vtab *index, int build_side,
                   em_error *err) EM_MUST_CHECK;
+/* Chooses the other side to materialize, before the first jn_next (the
+ * operator may read ahead first to find the smaller side). */
+void jn_set_build_side(jn_state *j, int build_side);
 /* The operator's next: builds on the first call, then streams. */
 em_status jn_next(jn_state *j, em_batch **out, em_error *err) EM_MUST_CHECK;
 void jn_close(jn_state *j);

@@ -305,6 +305,7 @@ typedef struct frag_map {
     int64_t cap;       /* of ids and order */
     int flush_from;    /* the end: partitions still to flush from here */
     bool input_done;
+    int64_t row_bytes; /* the rows given, sized as Spark's UnsafeRows */
 } frag_map;
 
 typedef struct frag_task {
@@ -753,6 +754,32 @@ static bool map_room(em_task *t, const em_batch *b) {
     return true;
 }
 
+/* What b's present rows would take as Spark's UnsafeRows: a null bitmap of
+ * 64-bit words and a word per field, then each variable-length value
+ * (strings, binary, decimals over 18 digits in 16 bytes) rounded up to a
+ * word. Spark's exchange reports that as its data size, and AQE's
+ * decisions (a broadcast instead of a shuffle join) compare it with their
+ * thresholds, so Ember's shuffle reports the same, not its compact blocks. */
+static int64_t unsafe_row_bytes(const em_batch *b) {
+    int64_t n = em_batch_rows(b);
+    int64_t total = n * 8 * ((b->n_cols + 63) / 64 + b->n_cols);
+    for (int c = 0; c < b->n_cols; c++) {
+        const em_column *col = &b->cols[c];
+        if (col->type.id == EM_TYPE_DECIMAL && col->type.precision > 18) {
+            total += 16 * (n - col->null_count);
+            continue;
+        }
+        if (!em_type_is_varlen(col->type))
+            continue;
+        const int32_t *off = em_column_offsets(col);
+        for (int64_t k = 0; k < n; k++) {
+            int64_t r = b->sel ? b->sel[k] : k;
+            total += (off[r + 1] - off[r] + 7) & ~(int64_t)7;
+        }
+    }
+    return total;
+}
+
 /* Keeps b's present rows in their partitions' batches. */
 static em_status map_keep(frag_task *ft, em_task *t, const em_batch *b, em_error *err) {
     frag_map *m = &ft->map;
@@ -834,6 +861,7 @@ em_status em_task_map_next(em_task *t, em_strbuf *out, int64_t target, em_error 
         }
         if (s != EM_OK)
             return s;
+        m->row_bytes += unsafe_row_bytes(b);
         bool all = m->kept_rows > 0 && !map_room(t, b);
         for (int p = 0; all && p < np; p++)
             EM_TRY(map_block(m, p, out, err));
@@ -849,6 +877,11 @@ em_status em_task_map_next(em_task *t, em_strbuf *out, int64_t target, em_error 
 int em_task_map_partitions(const em_task *t) {
     const frag_task *ft = t->ctx.runtime;
     return ft && ft->f->map ? ft->f->part.n : 0;
+}
+
+int64_t em_task_map_row_bytes(const em_task *t) {
+    const frag_task *ft = t->ctx.runtime;
+    return ft && ft->f->map ? ft->map.row_bytes : 0;
 }
 
 bool rt_task_map_flushing(const em_task *t) {

@@ -436,6 +436,10 @@ static em_status cut_stage(em_query *q, const em_plan_node *key, em_stage_kind k
     if (s == EM_OK)
         s = walk(q, st, key, true, err);
     q->n_walking--;
+    /* which sort-merge joins of the stage may hash either side and leave
+     * their inputs unsorted: no operator of the stage relies on their order */
+    if (s == EM_OK)
+        em_plan_mark_order((em_plan *)q->plan, key);
 appended:
     if (s == EM_OK)
         s = append_stage(q, st, err);

@@ -198,8 +198,9 @@ final class EmberMapOutput(lib: Native, run: EmberTaskRun, metrics: EmberMetrics
   }
 
   /** The whole output into a new file at path (removed again on failure):
-   *  each reduce partition's bytes, and the rows written. */
-  def writeFile(path: String): (Array[Long], Long) = {
+   *  each reduce partition's bytes, the rows written and their size as
+   *  Spark's UnsafeRows (the data size AQE plans by). */
+  def writeFile(path: String): (Array[Long], Long, Long) = {
     if (buf != null || done) throw new IllegalStateException("Ember's map output is being read")
     val t = System.nanoTime()
     val r = try lib.taskMapWrite(run.task, path)
@@ -207,9 +208,9 @@ final class EmberMapOutput(lib: Native, run: EmberTaskRun, metrics: EmberMetrics
             finally run.elapsed += System.nanoTime() - t
     done = true
     run.finish(metrics)
-    val rows = r(r.length - 1)
+    val rows = r(r.length - 2)
     metrics.add("numOutputRows", rows)
-    (java.util.Arrays.copyOf(r, r.length - 1), rows)
+    (java.util.Arrays.copyOf(r, r.length - 2), rows, r(r.length - 1))
   }
 }
 

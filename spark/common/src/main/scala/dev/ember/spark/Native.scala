@@ -35,7 +35,8 @@ final class Native private () {
   /** A map task's next packed blocks, or null at the end. */
   @native def taskMapNext(task: Long): Array[Byte]
   /** A map task run to its end into a new shuffle data file at path: each
-   *  reduce partition's bytes (contiguous, in partition order), then the rows. */
+   *  reduce partition's bytes (contiguous, in partition order), then the rows,
+   *  then their size as Spark's UnsafeRows. */
   @native def taskMapWrite(task: Long, path: String): Array[Long]
   /** An Arrow C stream (at streamAddress) of the blocks `source` gives, of
    *  the schema exported at schemaAddress (moved in), read on the task's thread. */

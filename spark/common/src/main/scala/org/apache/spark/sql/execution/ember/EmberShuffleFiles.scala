@@ -88,7 +88,7 @@ object EmberShuffleFiles {
     val data = resolver.getDataFile(dep.shuffleId, mapId)
     val tmp = Utils.tempFileWith(data)
     val t0 = System.nanoTime()
-    val (lengths, rows) =
+    val (lengths, rows, rowBytes) =
       try files.writeFile(tmp.getPath)
       catch { case t: Throwable => tmp.delete(); throw t }
     // an earlier attempt's committed files win; lengths then become theirs
@@ -97,7 +97,7 @@ object EmberShuffleFiles {
     reporter.incBytesWritten(bytes)
     reporter.incRecordsWritten(rows)
     reporter.incWriteTime(System.nanoTime() - t0)
-    dataSize.add(bytes)
+    dataSize.add(rowBytes) // as Spark's exchange counts it: AQE's thresholds are in row bytes
     rowsWritten.add(rows) // AQE reads the stage's rows from it
     SparkShims.get.mapStatus(env.blockManager.shuffleServerId, lengths, mapId)
   }
