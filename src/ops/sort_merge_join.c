@@ -18,7 +18,9 @@
  * The side hashed needs no order, so the Sort Spark put below it passes its
  * rows on unsorted (em_op_sort_unordered); the streamed side stays sorted
  * unless nothing above relies on the join's order (order_unwanted, marked
- * by em_plan_mark_order: a shuffle, an aggregate or a sort above it).
+ * by em_plan_mark_order: a shuffle, an aggregate or a sort above it). Then
+ * either side may be hashed, and hash_join.c hashes the smaller one
+ * (race_sides).
  *
  * Memory: the materialized side is the one Spark expected to stream too, so
  * a large right side costs memory that a merge would not; it is charged to
