@@ -195,11 +195,22 @@ typedef struct hj_index {
     bool has_null_key;
 } hj_index;
 
+enum { RESERVE_KEYS = 1 << 21 };
+
 static em_status index_rows(hj_state *h, const em_batch *build, int64_t n, int32_t *ids,
                             em_pool *pool, hj_index *x, em_error *err) {
     int bs = h->j.build_side;
     EM_TRY(em_ht_create(h->types, h->n_keys, false, pool, &x->ht, err));
     if (n > 0) {
+        /* n rows hold at most n keys, and most build sides have unique keys:
+         * the table is sized once rather than doubled up to them. At most
+         * RESERVE_KEYS though: a large side is more often a fact table with
+         * repeated keys (lineitem by order), whose table reserved by rows
+         * would be several times what its keys need; and not when that could
+         * cost a tight budget. */
+        int64_t want = n < RESERVE_KEYS ? n : RESERVE_KEYS;
+        if (em_pool_headroom(pool) > 64 * want)
+            EM_TRY(em_ht_reserve(x->ht, want, err));
         EM_TRY(eval_side(h, bs, build, pool, err));
         em_status s = em_ht_find_or_insert(x->ht, h->keys[bs].view, NULL, n, ids, err);
         /* the build keys are not needed any more */

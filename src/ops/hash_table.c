@@ -358,6 +358,26 @@ static em_status ht_rebuild(em_hash_table *ht, int64_t ns, em_error *err) {
     return EM_OK;
 }
 
+em_status em_ht_reserve(em_hash_table *ht, int64_t n, em_error *err) {
+    if (n <= 0 || n >= INT32_MAX)
+        return EM_OK;
+    int64_t ns = ht->n_slots;
+    while (ns < 2 * n)
+        ns *= 2;
+    if (ns > ht->n_slots)
+        EM_TRY(ht_rebuild(ht, ns, err));
+    if (n > ht->hashes_cap) {
+        uint64_t *nh = em_pool_realloc(ht->pool, ht->hashes, ht->hashes_cap * 8, n * 8, err);
+        if (!nh)
+            return err ? err->code : EM_ERR_NOMEM;
+        ht->hashes = nh;
+        ht->hashes_cap = n;
+    }
+    for (int k = 0; k < ht->n_keys; k++)
+        EM_TRY(em_column_reserve(&ht->keys[k], n - ht->keys[k].length, 0, err));
+    return EM_OK;
+}
+
 static em_status ht_grow(em_hash_table *ht, em_error *err) {
     return ht_rebuild(ht, ht->n_slots * 2, err);
 }

@@ -33,6 +33,10 @@ em_status em_ht_create(const em_type *key_types, int n_keys, bool nulls_equal, e
                        em_hash_table **out, em_error *err) EM_MUST_CHECK;
 void em_ht_free(em_hash_table *ht); /* NULL allowed */
 
+/* Sizes the table for n distinct keys at once, so that inserting them
+ * neither rebuilds the slots at every doubling nor maps twice the memory
+ * the doublings leave behind (a join knows its build side's row count). */
+em_status em_ht_reserve(em_hash_table *ht, int64_t n, em_error *err) EM_MUST_CHECK;
 /* Number of distinct keys inserted. */
 int64_t em_ht_size(const em_hash_table *ht);
 /* Key column k of the table: row i holds the key of id i. */

@@ -43,6 +43,27 @@ static void test_alignment_and_accounting(void **state) {
     em_pool_destroy(p);
 }
 
+/* A large calloc is zero whether its block is a fresh mapping (not written
+ * again) or a freed block reused from the cache (written with zeros). */
+static void test_large_calloc_zero(void **state) {
+    (void)state;
+    em_error err = {0};
+    em_pool *p = em_pool_create("large", NULL, -1);
+    int64_t size = (int64_t)4 << 20;
+    for (int round = 0; round < 3; round++) {
+        uint8_t *z = em_pool_calloc(p, size, &err);
+        assert_non_null(z);
+        for (int64_t i = 0; i < size; i += 4093)
+            if (z[i] != 0)
+                fail_msg("round %d: byte %lld is %d", round, (long long)i, z[i]);
+        assert_int_equal(z[size - 1], 0);
+        memset(z, 0xab, (size_t)size); /* dirty, for the cache to hand back */
+        em_pool_free(p, z, size);
+    }
+    assert_int_equal(em_pool_used(p), 0);
+    em_pool_destroy(p);
+}
+
 static void test_hierarchy_and_budget(void **state) {
     (void)state;
     em_error err = {0};
@@ -241,6 +262,7 @@ static void test_threads(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alignment_and_accounting),
+        cmocka_unit_test(test_large_calloc_zero),
         cmocka_unit_test(test_hierarchy_and_budget),
         cmocka_unit_test(test_ancestor_pressure),
         cmocka_unit_test(test_buffers),

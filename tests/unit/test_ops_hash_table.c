@@ -151,6 +151,20 @@ static void test_many_keys_and_budget(void **state) {
     for (int i = 0; i < n; i++)
         if (ids[i] != i % 40000)
             fail_msg("row %d: id %d, expected %d", i, ids[i], i % 40000);
+    int64_t grown = em_ht_bytes(ht);
+    em_ht_free(ht);
+    /* reserved for the row count: the same ids, and no slot array past the
+     * one reserved (the doublings of the unreserved table are skipped) */
+    EM_ASSERT_OK(em_ht_create(&t, 1, true, NULL, &ht, &err), &err);
+    EM_ASSERT_OK(em_ht_reserve(ht, n, &err), &err);
+    int64_t reserved = em_ht_bytes(ht);
+    int32_t *ids2 = malloc(sizeof *ids2 * (size_t)n);
+    EM_ASSERT_OK(em_ht_find_or_insert(ht, keys, NULL, n, ids2, &err), &err);
+    assert_int_equal(em_ht_size(ht), 40000);
+    assert_memory_equal(ids, ids2, sizeof *ids * (size_t)n);
+    assert_int_equal(em_ht_bytes(ht), reserved);
+    assert_true(grown < reserved); /* 40000 keys needed less than 100000 rows reserve */
+    free(ids2);
     em_ht_free(ht);
     /* a small budget: the insert fails with EM_ERR_OOM_BUDGET */
     em_pool *pool = em_pool_create("tiny", NULL, 64 * 1024);
