@@ -72,7 +72,7 @@ static void resolve(const char *key, resolved *r) {
     }
     const char *cls;
     bool is_member;
-    if (conf_family_find(key, &r->fam, &cls, &r->member_default, &is_member)) {
+    if (em_conf_family_find(key, &r->fam, &cls, &r->member_default, &is_member)) {
         r->in_family = true;
         snprintf(r->canonical, sizeof r->canonical, "%s%s", em_conf_family_get(r->fam)->prefix,
                  cls);
@@ -365,7 +365,7 @@ const char *em_conf_nearest_key(const char *key) {
     em_conf_family_id in_fam;
     const char *cls_ignored;
     bool def_ignored, member_ignored;
-    bool family_key = conf_family_find(key, &in_fam, &cls_ignored, &def_ignored, &member_ignored);
+    bool family_key = em_conf_family_find(key, &in_fam, &cls_ignored, &def_ignored, &member_ignored);
     for (size_t i = 0; i < em_conf_n_keys() && !family_key; i++) {
         const em_conf_key *k = em_conf_key_at(i);
         consider(&nr, k->name);
@@ -395,7 +395,7 @@ const char *em_conf_nearest_key(const char *key) {
 
 em_status em_conf_create(em_conf **out, em_error *err) {
     *out = calloc(1, sizeof **out);
-    if (!*out || conf_builtins_failed()) {
+    if (!*out || em_conf_builtins_failed()) {
         free(*out);
         *out = NULL;
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a conf");

@@ -12,9 +12,9 @@
  * *class_name (the text after the prefix, or the registered member's own
  * string when it is one, with its default and *is_member = true) and returns
  * true. */
-bool conf_family_find(const char *key, em_conf_family_id *fam, const char **class_name,
+bool em_conf_family_find(const char *key, em_conf_family_id *fam, const char **class_name,
                       bool *default_enabled, bool *is_member);
 /* Whether registering the built-in members ran out of memory. */
-bool conf_builtins_failed(void);
+bool em_conf_builtins_failed(void);
 
 #endif

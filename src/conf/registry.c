@@ -460,7 +460,7 @@ bool em_conf_family_member(em_conf_family_id fam, size_t i, const char **class_n
     return ok;
 }
 
-bool conf_family_find(const char *key, em_conf_family_id *fam, const char **class_name,
+bool em_conf_family_find(const char *key, em_conf_family_id *fam, const char **class_name,
                       bool *default_enabled, bool *is_member) {
     for (int f = 0; f < EM_CONF_FAMILY_COUNT_; f++) {
         const char *rest = NULL;
@@ -490,7 +490,7 @@ bool conf_family_find(const char *key, em_conf_family_id *fam, const char **clas
     return false;
 }
 
-bool conf_builtins_failed(void) {
+bool em_conf_builtins_failed(void) {
     ensure_builtins();
     return builtins_failed;
 }

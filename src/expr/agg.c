@@ -76,7 +76,7 @@ static bool is_moment(em_agg_kind k) {
 
 static em_status agg_overflow(const em_agg_fn *fn, em_error *err) {
     char d[256];
-    ex_describe(fn->src, d, sizeof d);
+    em_ex_describe(fn->src, d, sizeof d);
     return EM_FAIL(err, EM_ERR_OVERFLOW,
                    "[ARITHMETIC_OVERFLOW] overflow in aggregate %s (set "
                    "spark.sql.ansi.enabled=false to get null)",
@@ -135,7 +135,7 @@ em_status em_agg_compile(const em_expr *agg, const em_expr *const *input_attrs, 
     em_agg_kind kind;
     if (!agg->name || !kind_of(agg->name, &kind)) {
         char d[256];
-        ex_describe(agg, d, sizeof d);
+        em_ex_describe(agg, d, sizeof d);
         return EM_FAIL(err, EM_ERR_UNSUPPORTED, "unsupported aggregate function: %s", d);
     }
     em_agg_fn *fn = calloc(1, sizeof *fn);
@@ -184,7 +184,7 @@ em_status em_agg_compile(const em_expr *agg, const em_expr *const *input_attrs, 
             fn->n_buffers = 2;
             fn->buf_types[1] = em_type_make(EM_TYPE_BOOLEAN);
             fn->buf_names[1] = "isEmpty";
-        } else if (ex_type_is_integral(t)) {
+        } else if (em_ex_type_is_integral(t)) {
             fn->result_type = lng;
             fn->n_buffers = 1;
         } else if (t.id == EM_TYPE_DOUBLE || t.id == EM_TYPE_FLOAT || t.id == EM_TYPE_NULL) {
@@ -200,7 +200,7 @@ em_status em_agg_compile(const em_expr *agg, const em_expr *const *input_attrs, 
         if (t.id == EM_TYPE_DECIMAL) {
             fn->buf_types[0] = em_shim_decimal_adjust(t.precision + 10, t.scale, false);
             fn->result_type = em_shim_decimal_adjust(t.precision + 4, t.scale + 4, false);
-        } else if (ex_type_is_numeric(t) || t.id == EM_TYPE_NULL) {
+        } else if (em_ex_type_is_numeric(t) || t.id == EM_TYPE_NULL) {
             fn->buf_types[0] = dbl;
             fn->result_type = dbl;
         } else {
@@ -237,7 +237,7 @@ em_status em_agg_compile(const em_expr *agg, const em_expr *const *input_attrs, 
     case EM_AGGFN_STDDEV_POP:
     case EM_AGGFN_VAR_SAMP:
     case EM_AGGFN_VAR_POP:
-        if (!ex_type_is_numeric(t) && t.id != EM_TYPE_NULL)
+        if (!em_ex_type_is_numeric(t) && t.id != EM_TYPE_NULL)
             goto bad_type;
         fn->result_type = dbl;
         fn->n_buffers = 3;
@@ -486,7 +486,7 @@ static em_status fold(const em_agg_fn *fn, ex_value *b0, int64_t *b1, const ex_v
         if (v->null)
             return EM_OK;
         if (!b0->null) {
-            int c = ex_compare(v, vt, b0, fn->buf_types[0]);
+            int c = em_ex_compare(v, vt, b0, fn->buf_types[0]);
             if (fn->kind == EM_AGGFN_MIN ? c >= 0 : c <= 0)
                 return EM_OK;
         }
@@ -711,12 +711,12 @@ em_status em_agg_update(const em_agg_fn *fn, em_agg_state *st, const int32_t *gr
         int64_t i = in->sel ? in->sel[k] : k;
         int32_t g = group_ids[k];
         ex_value v;
-        ex_get(&cols[0], i, &v);
+        em_ex_get(&cols[0], i, &v);
         if (is_moment(fn->kind)) {
             if (v.null)
                 continue;
             ex_value dv;
-            rc = ex_cast_value(&v, vt, em_type_make(EM_TYPE_DOUBLE), false, "aggregate input", &dv,
+            rc = em_ex_cast_value(&v, vt, em_type_make(EM_TYPE_DOUBLE), false, "aggregate input", &dv,
                                NULL, err);
             if (rc == EM_OK && !dv.null)
                 moment_update(&st->mom[3 * g], dv.d);
@@ -731,7 +731,7 @@ em_status em_agg_update(const em_agg_fn *fn, em_agg_state *st, const int32_t *gr
             (fn->kind == EM_AGGFN_SUM || fn->kind == EM_AGGFN_AVG)) {
             /* child.cast(DoubleType) */
             ex_value c;
-            rc = ex_cast_value(&v, vt, fn->buf_types[0], false, "aggregate input", &c, NULL, err);
+            rc = em_ex_cast_value(&v, vt, fn->buf_types[0], false, "aggregate input", &c, NULL, err);
             v = c;
             if (rc != EM_OK)
                 break;
@@ -771,9 +771,9 @@ em_status em_agg_merge(const em_agg_fn *fn, em_agg_state *st, const int32_t *gro
         for (int64_t k = 0; k < n; k++) {
             int64_t i = in->sel ? in->sel[k] : k;
             ex_value a, b, c;
-            ex_get(c0, i, &a);
-            ex_get(c1, i, &b);
-            ex_get(c2, i, &c);
+            em_ex_get(c0, i, &a);
+            em_ex_get(c1, i, &b);
+            em_ex_get(c2, i, &c);
             if (!a.null && !b.null && !c.null)
                 moment_merge(&st->mom[3 * group_ids[k]], a.d, b.d, c.d);
         }
@@ -783,9 +783,9 @@ em_status em_agg_merge(const em_agg_fn *fn, em_agg_state *st, const int32_t *gro
         int64_t i = in->sel ? in->sel[k] : k;
         int32_t g = group_ids[k];
         ex_value v, v1 = {0};
-        ex_get(c0, i, &v);
+        em_ex_get(c0, i, &v);
         if (c1)
-            ex_get(c1, i, &v1);
+            em_ex_get(c1, i, &v1);
         EM_TRY(
             fold(fn, &st->b0[g], &st->b1[g], &v, c0->type, true, v1.i, c1 ? v1.null : true, err));
     }
@@ -797,8 +797,8 @@ em_status em_agg_merge(const em_agg_fn *fn, em_agg_state *st, const int32_t *gro
 static em_status write_value(em_column *c, ex_strw *w, int64_t g, const ex_value *v,
                              em_error *err) {
     if (w)
-        return ex_strw_put(w, g, v->s, v->len, v->null, err);
-    ex_put_fixed(c, g, v);
+        return em_ex_strw_put(w, g, v->s, v->len, v->null, err);
+    em_ex_put_fixed(c, g, v);
     return EM_OK;
 }
 
@@ -808,7 +808,7 @@ em_status em_agg_emit_buffers(const em_agg_fn *fn, const em_agg_state *st, em_po
         memset(&outs[j], 0, sizeof outs[j]);
     em_status rc = EM_OK;
     for (int j = 0; j < fn->n_buffers && rc == EM_OK; j++) {
-        rc = ex_col_alloc(&outs[j], fn->buf_types[j], st->n, pool, err);
+        rc = em_ex_col_alloc(&outs[j], fn->buf_types[j], st->n, pool, err);
         if (rc != EM_OK)
             break;
         bool var = em_type_is_varlen(fn->buf_types[j]);
@@ -827,7 +827,7 @@ em_status em_agg_emit_buffers(const em_agg_fn *fn, const em_agg_state *st, em_po
             rc = write_value(&outs[j], var ? &w : NULL, g, &v, err);
         }
         if (rc == EM_OK && var)
-            rc = ex_strw_finish(&w, st->n, err);
+            rc = em_ex_strw_finish(&w, st->n, err);
     }
     if (rc != EM_OK)
         for (int j = 0; j < fn->n_buffers; j++)
@@ -910,7 +910,7 @@ static em_status final_value(const em_agg_fn *fn, const ex_value *b0, int64_t b1
 
 em_status em_agg_finalize(const em_agg_fn *fn, const em_agg_state *st, em_pool *pool,
                           em_column *out, em_error *err) {
-    EM_TRY(ex_col_alloc(out, fn->result_type, st->n, pool, err));
+    EM_TRY(em_ex_col_alloc(out, fn->result_type, st->n, pool, err));
     bool var = em_type_is_varlen(fn->result_type);
     ex_strw w = {out, 0};
     em_status rc = EM_OK;
@@ -923,7 +923,7 @@ em_status em_agg_finalize(const em_agg_fn *fn, const em_agg_state *st, em_pool *
             rc = write_value(out, var ? &w : NULL, g, &v, err);
     }
     if (rc == EM_OK && var)
-        rc = ex_strw_finish(&w, st->n, err);
+        rc = em_ex_strw_finish(&w, st->n, err);
     if (rc != EM_OK)
         em_column_reset(out);
     return rc;

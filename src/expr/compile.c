@@ -40,7 +40,7 @@ typedef struct cctx {
 
 static em_status fail_unsupported(cctx *c, const em_expr *e, const char *why) {
     char d[256];
-    ex_describe(e, d, sizeof d);
+    em_ex_describe(e, d, sizeof d);
     return EM_FAIL(c->err, EM_ERR_UNSUPPORTED, "%s: %s", why, d);
 }
 
@@ -197,7 +197,7 @@ static em_type literal_type(const em_expr *e, const em_type *hint) {
     if (text_decimal_type(t, &dt))
         return dt;
     int32_t days;
-    if (strlen(t) == 10 && ex_parse_date(t, 10, &days))
+    if (strlen(t) == 10 && em_ex_parse_date(t, 10, &days))
         return em_type_make(EM_TYPE_DATE);
     return em_type_make(EM_TYPE_STRING);
 }
@@ -227,7 +227,7 @@ static em_status parse_literal(cctx *c, const char *text, em_type type, ex_value
     const em_tz *tz = NULL;
     if (type.id == EM_TYPE_TIMESTAMP && strcmp(text, "null") != 0 && session_zone(c, &tz) < 0)
         return c->err ? c->err->code : EM_ERR_INVALID;
-    return ex_parse_literal_tz(text, type, tz, v, c->err);
+    return em_ex_parse_literal_tz(text, type, tz, v, c->err);
 }
 
 static int compile_const(cctx *c, const em_expr *src, const char *text, em_type type) {
@@ -283,7 +283,7 @@ static int cast_to(cctx *c, int s, em_type to, const em_expr *src) {
         /* fold: re-type the constant through the cast */
         ex_value out;
         em_strbuf scratch = {0};
-        em_status st = ex_cast_value_tz(&c->prog->steps[s].k, from, to, tz, c->prog->ansi,
+        em_status st = em_ex_cast_value_tz(&c->prog->steps[s].k, from, to, tz, c->prog->ansi,
                                         "literal", &out, &scratch, c->err);
         if (st == EM_OK && !out.null && to.id == EM_TYPE_STRING) {
             out.s = own_string(c, out.s, (size_t)out.len);
@@ -354,7 +354,7 @@ static bool common_type(em_type a, em_type b, em_type *out) {
         *out = a;
         return true;
     }
-    bool an = ex_type_is_numeric(a), bn = ex_type_is_numeric(b);
+    bool an = em_ex_type_is_numeric(a), bn = em_ex_type_is_numeric(b);
     if (an && bn) {
         if (a.id == EM_TYPE_DECIMAL || b.id == EM_TYPE_DECIMAL) {
             em_type o = a.id == EM_TYPE_DECIMAL ? b : a;
@@ -464,9 +464,9 @@ static int compile_arith(cctx *c, const em_expr *e, em_binop op, const em_expr *
     if (!compile_pair(c, l, r, &ls, &rs))
         return -1;
     em_type lt = step_type(c, ls), rt = step_type(c, rs);
-    if (!ex_type_is_numeric(lt) && lt.id != EM_TYPE_NULL)
+    if (!em_ex_type_is_numeric(lt) && lt.id != EM_TYPE_NULL)
         goto bad;
-    if (!ex_type_is_numeric(rt) && rt.id != EM_TYPE_NULL)
+    if (!em_ex_type_is_numeric(rt) && rt.id != EM_TYPE_NULL)
         goto bad;
     if (lt.id == EM_TYPE_NULL)
         lt = rt;
@@ -668,7 +668,7 @@ static int compile_in(cctx *c, const em_expr *e) {
     for (int i = 1; i < k; i++) {
         ex_value x = list[i];
         int j = i - 1;
-        while (j >= 0 && ex_compare(&list[j], t, &x, t) > 0) {
+        while (j >= 0 && em_ex_compare(&list[j], t, &x, t) > 0) {
             list[j + 1] = list[j];
             j--;
         }
@@ -854,7 +854,7 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const em_fn_info *fd) {
         if (want && !(fd->id == EM_FN_NORMALIZE && step_type(c, a).id == EM_TYPE_FLOAT)) {
             em_type at = step_type(c, a);
             if ((fd->id == EM_FN_DATE_ADD || fd->id == EM_FN_DATE_SUB) && i == 1 &&
-                ex_type_is_integral(at) && at.id != EM_TYPE_LONG)
+                em_ex_type_is_integral(at) && at.id != EM_TYPE_LONG)
                 want = &at; /* tinyint/smallint/int days all accepted */
             a = cast_to(c, a, *want, e);
             if (a < 0)
@@ -915,7 +915,7 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const em_fn_info *fd) {
             fail_unsupported(c, e, "floor/ceil of a non-numeric value");
             goto done;
         }
-        if (ex_type_is_integral(t0))
+        if (em_ex_type_is_integral(t0))
             argv[0] = cast_to(c, argv[0], result, e);
         else if (t0.id != EM_TYPE_DECIMAL)
             argv[0] = cast_to(c, argv[0], dbl, e);
@@ -925,7 +925,7 @@ static int compile_scalar_fn(cctx *c, const em_expr *e, const em_fn_info *fd) {
     }
     case EM_FN_PMOD: {
         em_type t0 = step_type(c, argv[0]), t1 = step_type(c, argv[1]);
-        if (!ex_type_is_integral(t0) || !ex_type_is_integral(t1)) {
+        if (!em_ex_type_is_integral(t0) || !em_ex_type_is_integral(t1)) {
             fail_unsupported(c, e, "pmod of non-integral values");
             goto done;
         }
@@ -1086,7 +1086,7 @@ static int compile_call(cctx *c, const em_expr *e) {
         int a = compile(c, e->args[0], NULL);
         if (a < 0)
             return -1;
-        if (!ex_type_is_numeric(step_type(c, a)))
+        if (!em_ex_type_is_numeric(step_type(c, a)))
             return fail_unsupported(c, e, "abs of a non-numeric value"), -1;
         return add_step(c, !strcasecmp(n, "abs") ? EX_ABS : EX_NEGATE, step_type(c, a), e, 1, &a);
     }
@@ -1098,7 +1098,7 @@ static int compile_call(cctx *c, const em_expr *e) {
         if (a < 0)
             return -1;
         em_type t = step_type(c, a);
-        if (!ex_type_is_numeric(t))
+        if (!em_ex_type_is_numeric(t))
             return fail_unsupported(c, e, "round of a non-numeric value"), -1;
         em_type rt = t;
         if (t.id == EM_TYPE_DECIMAL) {
@@ -1180,7 +1180,7 @@ static int compile(cctx *c, const em_expr *e, const em_type *hint) {
         int a = compile(c, e->args[0], hint);
         if (a < 0)
             return -1;
-        if (!ex_type_is_numeric(step_type(c, a)))
+        if (!em_ex_type_is_numeric(step_type(c, a)))
             return fail_unsupported(c, e, "negation of a non-numeric value"), -1;
         return add_step(c, EX_NEGATE, step_type(c, a), e, 1, &a);
     }
@@ -1193,7 +1193,7 @@ static int compile(cctx *c, const em_expr *e, const em_type *hint) {
         if (e->n_args != 2 || e->args[1]->kind != EM_EXPR_LITERAL)
             return fail_unsupported(c, e, "LIKE with a non-literal pattern"), -1;
         const char *pat = e->args[1]->text ? e->args[1]->text : "";
-        if (ex_like_check(pat, (int32_t)strlen(pat), c->err) != EM_OK)
+        if (em_ex_like_check(pat, (int32_t)strlen(pat), c->err) != EM_OK)
             return -1;
         em_type str = em_type_make(EM_TYPE_STRING);
         int args[2];

@@ -15,7 +15,7 @@
  * expand CMP_LOOP per type. Decimal + - * stay in 128 bits when the exact
  * result provably fits and fall back to decimal.c's wide helpers otherwise.
  * Other operations (casts, strings, dates, IN) go through a row-wise path
- * that reads scalars with ex_get and writes them back, which keeps their
+ * that reads scalars with em_ex_get and writes them back, which keeps their
  * semantics in one place (values.c, scalar.c); the hottest of them
  * (decimal casts, UnscaledValue, MakeDecimal, year) also have typed loops
  * that give the same results. Row-wise steps read constant operands
@@ -37,7 +37,7 @@
 static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n);
 
 static const char *what_of(const ex_step *st, char *buf, size_t cap) {
-    ex_describe(st->src, buf, cap);
+    em_ex_describe(st->src, buf, cap);
     return buf;
 }
 
@@ -60,7 +60,7 @@ static em_column *reg(ex_ctx *x, int s) { return &x->prog->regs[s]; }
 
 static em_status alloc_reg(ex_ctx *x, int s) {
     em_column_reset(reg(x, s));
-    return ex_col_alloc(reg(x, s), x->prog->steps[s].type, x->n_rows, x->pool, x->err);
+    return em_ex_col_alloc(reg(x, s), x->prog->steps[s].type, x->n_rows, x->pool, x->err);
 }
 
 static inline bool valid(const em_column *c, int64_t i) { return em_column_is_valid(c, i); }
@@ -449,10 +449,10 @@ static em_status run_cmp(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
     /* everything else row by row through the shared ordering */
     EX_FOR_ROWS(sel, n, i, {
         ex_value l, r;
-        ex_get(a, i, &l);
-        ex_get(b, i, &r);
+        em_ex_get(a, i, &l);
+        em_ex_get(b, i, &r);
         if (!l.null && !r.null) {
-            em_bit_put(ov, i, cmp_result(op, ex_compare(&l, a->type, &r, b->type)));
+            em_bit_put(ov, i, cmp_result(op, em_ex_compare(&l, a->type, &r, b->type)));
             set_valid(o, i);
         } else if (op == EM_OP_NULLSAFE_EQ) {
             em_bit_put(ov, i, l.null && r.null);
@@ -480,13 +480,13 @@ static em_status copy_row(em_column *dst, ex_strw *w, const em_column *src, int6
                           em_error *err) {
     if (src->type.id == EM_TYPE_NULL || !valid(src, i)) {
         if (w)
-            return ex_strw_put(w, i, NULL, 0, true, err);
+            return em_ex_strw_put(w, i, NULL, 0, true, err);
         return EM_OK;
     }
     if (w) {
         ex_value v;
-        ex_get(src, i, &v);
-        return ex_strw_put(w, i, v.s, v.len, false, err);
+        em_ex_get(src, i, &v);
+        return em_ex_strw_put(w, i, v.s, v.len, false, err);
     }
     if (dst->type.id == EM_TYPE_BOOLEAN) {
         em_bit_put(dst->values->data, i, em_bit_get(src->values->data, i));
@@ -508,13 +508,13 @@ static em_status gather(ex_ctx *x, int s, const int32_t *sel, int64_t n, const i
         int64_t i = sel ? sel[k] : k;
         if (src_of[k] < 0) {
             if (var)
-                EM_TRY(ex_strw_put(&w, i, NULL, 0, true, x->err));
+                EM_TRY(em_ex_strw_put(&w, i, NULL, 0, true, x->err));
             continue;
         }
         EM_TRY(copy_row(o, var ? &w : NULL, reg(x, src_of[k]), i, x->err));
     }
     if (var)
-        EM_TRY(ex_strw_finish(&w, x->n_rows, x->err));
+        EM_TRY(em_ex_strw_finish(&w, x->n_rows, x->err));
     return EM_OK;
 }
 
@@ -688,12 +688,12 @@ static em_status fill_const(ex_ctx *x, int s, const ex_value *v, const int32_t *
         return EM_OK;
     if (em_type_is_varlen(o->type)) {
         ex_strw w = {o, 0};
-        EX_FOR_ROWS(sel, n, i, { EM_TRY(ex_strw_put(&w, i, v->s, v->len, false, x->err)); });
-        return ex_strw_finish(&w, x->n_rows, x->err);
+        EX_FOR_ROWS(sel, n, i, { EM_TRY(em_ex_strw_put(&w, i, v->s, v->len, false, x->err)); });
+        return em_ex_strw_finish(&w, x->n_rows, x->err);
     }
     /* one value for every row: its bytes once, then plain stores */
     if (o->type.id == EM_TYPE_NULL || o->type.id == EM_TYPE_BOOLEAN) {
-        EX_FOR_ROWS(sel, n, i, { ex_put_fixed(o, i, v); });
+        EX_FOR_ROWS(sel, n, i, { em_ex_put_fixed(o, i, v); });
         return EM_OK;
     }
     int w = em_type_width(o->type);
@@ -704,7 +704,7 @@ static em_status fill_const(ex_ctx *x, int s, const ex_value *v, const int32_t *
     em_buffer bb = {.data = &valid_bit, .capacity = 1};
     tmp.values = &vb;
     tmp.validity = &bb;
-    ex_put_fixed(&tmp, 0, v);
+    em_ex_put_fixed(&tmp, 0, v);
     uint8_t *vals = o->values->data, *bits = o->validity->data;
     if (!sel) {
         for (int64_t i = 0; i < n; i++)
@@ -745,7 +745,7 @@ static em_status run_subquery(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
         st->have_value = true;
     }
     ex_value k;
-    ex_get(&st->value, 0, &k);
+    em_ex_get(&st->value, 0, &k);
     return fill_const(x, s, &k, sel, n);
 }
 
@@ -784,7 +784,7 @@ static em_status run_rowwise(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
             if (rowwise_consts && as->op == EX_CONST)
                 argv[a] = as->k;
             else
-                ex_get(reg(x, st->args[a]), i, &argv[a]);
+                em_ex_get(reg(x, st->args[a]), i, &argv[a]);
             any_null |= argv[a].null;
         }
         em_strbuf_clear(&x->scratch);
@@ -797,11 +797,11 @@ static em_status run_rowwise(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
             switch (st->op) {
             case EX_CAST:
             case EX_CHECK_OVERFLOW:
-                rc = ex_cast_value_tz(&argv[0], atv[0], st->type, st->tz, !st->null_on_error,
+                rc = em_ex_cast_value_tz(&argv[0], atv[0], st->type, st->tz, !st->null_on_error,
                                       what, &res, &x->scratch, x->err);
                 break;
             case EX_SCALAR:
-                rc = ex_scalar_apply(st, atv, argv, &res, &x->scratch, what, x->err);
+                rc = em_ex_scalar_apply(st, atv, argv, &res, &x->scratch, what, x->err);
                 break;
             case EX_IN: {
                 if (argv[0].null) {
@@ -814,7 +814,7 @@ static em_status run_rowwise(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
                         if (argv[a].null)
                             saw_null = true;
                         else
-                            found = ex_compare(&argv[0], atv[0], &argv[a], atv[a]) == 0;
+                            found = em_ex_compare(&argv[0], atv[0], &argv[a], atv[a]) == 0;
                     }
                     res.i = found;
                     res.null = !found && saw_null;
@@ -824,7 +824,7 @@ static em_status run_rowwise(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
                 bool found = false;
                 while (lo <= hi && !found) {
                     int mid = (lo + hi) / 2;
-                    int c = ex_compare(&st->list[mid], atv[0], &argv[0], atv[0]);
+                    int c = em_ex_compare(&st->list[mid], atv[0], &argv[0], atv[0]);
                     if (c == 0)
                         found = true;
                     else if (c < 0)
@@ -873,12 +873,12 @@ static em_status run_rowwise(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
         if (rc != EM_OK)
             break;
         if (var)
-            rc = ex_strw_put(&w, i, res.s, res.len, res.null, x->err);
+            rc = em_ex_strw_put(&w, i, res.s, res.len, res.null, x->err);
         else
-            ex_put_fixed(o, i, &res);
+            em_ex_put_fixed(o, i, &res);
     }
     if (rc == EM_OK && var)
-        rc = ex_strw_finish(&w, x->n_rows, x->err);
+        rc = em_ex_strw_finish(&w, x->n_rows, x->err);
     if (argv != args) {
         free(argv);
         free(atv);
@@ -1057,7 +1057,7 @@ static bool fast_in(ex_ctx *x, int s, const int32_t *sel, int64_t n, em_status *
         ex_value v;
         EX_FOR_ROWS(sel, n, i, {
             if (valid(a, i)) {
-                ex_get(a, i, &v);
+                em_ex_get(a, i, &v);
                 bool found = in_ints(list, nl, v.i);
                 if (found || !miss_null) {
                     em_bit_put(o->values->data, i, found);
@@ -1187,14 +1187,14 @@ em_status em_expr_eval(em_expr_prog *prog, const em_batch *in, em_pool *pool, em
         if (prog->steps[root].op == EX_INPUT && sel) {
             /* a shared input column has values in unselected rows: copy and
              * mask them so the result honours the contract */
-            rc = ex_col_alloc(out, r->type, in->n_rows, x.pool, err);
+            rc = em_ex_col_alloc(out, r->type, in->n_rows, x.pool, err);
             if (rc == EM_OK) {
                 bool var = em_type_is_varlen(r->type);
                 ex_strw w = {out, 0};
                 for (int64_t k = 0; k < n && rc == EM_OK; k++)
                     rc = copy_row(out, var ? &w : NULL, r, sel[k], err);
                 if (rc == EM_OK && var)
-                    rc = ex_strw_finish(&w, in->n_rows, err);
+                    rc = em_ex_strw_finish(&w, in->n_rows, err);
                 if (rc != EM_OK)
                     em_column_reset(out);
             }

@@ -119,10 +119,10 @@ typedef struct ex_ctx {
     } while (0)
 
 /* Reads row `row` of c as a scalar of c's type. */
-void ex_get(const em_column *c, int64_t row, ex_value *v);
+void em_ex_get(const em_column *c, int64_t row, ex_value *v);
 /* Writes a fixed-width (or boolean) scalar into row `row` and marks it valid
  * (or null). The column must have a validity buffer and room. */
-void ex_put_fixed(em_column *c, int64_t row, const ex_value *v);
+void em_ex_put_fixed(em_column *c, int64_t row, const ex_value *v);
 
 /* Sequential writer for string registers: rows must be put in ascending
  * order; skipped rows become empty nulls. */
@@ -130,59 +130,59 @@ typedef struct ex_strw {
     em_column *col;
     int64_t next; /* next row to write */
 } ex_strw;
-em_status ex_strw_put(ex_strw *w, int64_t row, const char *p, int32_t len, bool null,
+em_status em_ex_strw_put(ex_strw *w, int64_t row, const char *p, int32_t len, bool null,
                       em_error *err) EM_MUST_CHECK;
-em_status ex_strw_finish(ex_strw *w, int64_t n_rows, em_error *err) EM_MUST_CHECK;
+em_status em_ex_strw_finish(ex_strw *w, int64_t n_rows, em_error *err) EM_MUST_CHECK;
 
 /* Allocates a register column of n rows, all null. */
-em_status ex_col_alloc(em_column *c, em_type type, int64_t n, em_pool *pool,
+em_status em_ex_col_alloc(em_column *c, em_type type, int64_t n, em_pool *pool,
                        em_error *err) EM_MUST_CHECK;
 
 /* Casts one value (non-null) from type `from` to `to`; sets *null when the
  * result is null (invalid input in non-ANSI mode). Errors carry `what` (the
  * expression text). Strings produced are appended to scratch. */
-em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi, const char *what,
+em_status em_ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi, const char *what,
                         ex_value *out, em_strbuf *scratch, em_error *err) EM_MUST_CHECK;
 /* The same in session time zone tz (NULL: UTC), which casts between
  * timestamp and date, string or timestamp_ntz follow. */
-em_status ex_cast_value_tz(const ex_value *in, em_type from, em_type to, const em_tz *tz,
+em_status em_ex_cast_value_tz(const ex_value *in, em_type from, em_type to, const em_tz *tz,
                            bool ansi, const char *what, ex_value *out, em_strbuf *scratch,
                            em_error *err) EM_MUST_CHECK;
 /* Parses literal text of type t (strict: errors are EM_ERR_TYPE); a
  * timestamp's text is local time in tz (NULL: UTC), as Spark prints it. */
-em_status ex_parse_literal(const char *text, em_type t, ex_value *out, em_error *err) EM_MUST_CHECK;
-em_status ex_parse_literal_tz(const char *text, em_type t, const em_tz *tz, ex_value *out,
+em_status em_ex_parse_literal(const char *text, em_type t, ex_value *out, em_error *err) EM_MUST_CHECK;
+em_status em_ex_parse_literal_tz(const char *text, em_type t, const em_tz *tz, ex_value *out,
                               em_error *err) EM_MUST_CHECK;
 /* Spark's stringToDate; false when invalid. */
-bool ex_parse_date(const char *p, int64_t n, int32_t *days);
+bool em_ex_parse_date(const char *p, int64_t n, int32_t *days);
 /* Spark's stringToTimestamp: date, optional [h]h:[m]m[:[s]s[.fraction]]
  * and, with_zone (not for TIMESTAMP_NTZ), a zone (offset or region id); a
  * text without one is local time in tz (NULL: UTC). False for anything else
  * (*no_zone_db when a region id could not be read for want of the zone
  * database). */
-bool ex_parse_timestamp(const char *p, int64_t n, bool with_zone, const em_tz *tz,
+bool em_ex_parse_timestamp(const char *p, int64_t n, bool with_zone, const em_tz *tz,
                         int64_t *micros, bool *no_zone_db);
 
 /* Row-wise scalar functions. args are non-null unless the step is not null
  * intolerant. Strings in *out may borrow from args or from scratch. */
-em_status ex_scalar_apply(const ex_step *st, const em_type *arg_types, const ex_value *args,
+em_status em_ex_scalar_apply(const ex_step *st, const em_type *arg_types, const ex_value *args,
                           ex_value *out, em_strbuf *scratch, const char *what,
                           em_error *err) EM_MUST_CHECK;
 /* Spark's LIKE with escape '\\'; invalid patterns are reported by
- * ex_like_check at compile time. */
-bool ex_like_match(const char *s, int32_t n, const char *pat, int32_t pn);
-em_status ex_like_check(const char *pat, int32_t pn, em_error *err) EM_MUST_CHECK;
+ * em_ex_like_check at compile time. */
+bool em_ex_like_match(const char *s, int32_t n, const char *pat, int32_t pn);
+em_status em_ex_like_check(const char *pat, int32_t pn, em_error *err) EM_MUST_CHECK;
 
 /* Three-way comparison of two non-null values of type t (Spark ordering:
  * NaN equal to itself and above everything, -0.0 == 0.0, strings as
  * unsigned bytes). Decimal operands may have different scales (ta, tb). */
-int ex_compare(const ex_value *a, em_type ta, const ex_value *b, em_type tb);
+int em_ex_compare(const ex_value *a, em_type ta, const ex_value *b, em_type tb);
 
 /* Short printed form of an expression for messages (static-ish buffer). */
-void ex_describe(const em_expr *e, char *buf, size_t cap);
+void em_ex_describe(const em_expr *e, char *buf, size_t cap);
 
 /* Spark's implicit result type of a value kind (for literals without one). */
-bool ex_type_is_integral(em_type t);
-bool ex_type_is_numeric(em_type t);
+bool em_ex_type_is_integral(em_type t);
+bool em_ex_type_is_numeric(em_type t);
 
 #endif

@@ -92,7 +92,7 @@ em_status em_ragg_bind(const em_expr *agg, const em_expr *const *input_attrs, in
     char d[300];
     em_agg_kind kind;
     if (!agg->name || !fn_kind(agg->name, &kind)) {
-        row_describe(agg, d, sizeof d);
+        em_row_describe(agg, d, sizeof d);
         return EM_FAIL(err, EM_ERR_UNSUPPORTED, "row engine: unsupported aggregate function: %s",
                        d);
     }
@@ -235,7 +235,7 @@ void em_ragg_init(const em_ragg *a, em_datum *buf) {
 
 static em_status overflow(const em_ragg *a, em_error *err) {
     char d[300];
-    row_describe(a->src, d, sizeof d);
+    em_row_describe(a->src, d, sizeof d);
     return EM_FAIL(err, EM_ERR_OVERFLOW,
                    "[ARITHMETIC_OVERFLOW] overflow in aggregate %s "
                    "(spark.sql.ansi.enabled=false gives null)",
@@ -251,15 +251,15 @@ static em_status add_to_sum(const em_ragg *a, em_datum *sum, const em_datum *x, 
             return EM_OK; /* overflowed: stays null */
         em_i128 quick;
         if (xt.scale == bt.scale && !__builtin_add_overflow(sum->v.dec, x->v.dec, &quick) &&
-            rdec_fits_i128(quick, bt.precision)) {
+            em_rdec_fits_i128(quick, bt.precision)) {
             sum->v.dec = quick; /* same scale: the exact sum, which fits */
             return EM_OK;
         }
         rdec s, v, r;
-        rdec_from_i128(&s, sum->v.dec, bt.scale);
-        rdec_from_i128(&v, x->v.dec, xt.scale);
-        rdec_add(&s, &v, false, &r);
-        if (!rdec_to_precision(&r, bt.precision, bt.scale, &sum->v.dec)) {
+        em_rdec_from_i128(&s, sum->v.dec, bt.scale);
+        em_rdec_from_i128(&v, x->v.dec, xt.scale);
+        em_rdec_add(&s, &v, false, &r);
+        if (!em_rdec_to_precision(&r, bt.precision, bt.scale, &sum->v.dec)) {
             if (a->ansi)
                 return overflow(a, err);
             *sum = em_datum_null();
@@ -328,7 +328,7 @@ em_status em_ragg_update(em_ragg *a, em_datum *buf, const em_datum *row, em_row_
         em_type vt = xt;
         if (a->buf[0].id != EM_TYPE_DECIMAL) {
             /* child.cast(sum type) */
-            EM_TRY(row_cast(&cc, &x, xt, a->buf[0], arena, &v, err));
+            EM_TRY(em_row_cast(&cc, &x, xt, a->buf[0], arena, &v, err));
             vt = a->buf[0];
         }
         EM_TRY(add_to_sum(a, &buf[0], &v, vt, err));
@@ -349,7 +349,7 @@ em_status em_ragg_update(em_ragg *a, em_datum *buf, const em_datum *row, em_row_
     }
     default: {
         em_datum dv;
-        EM_TRY(row_cast(&cc, &x, xt, em_type_make(EM_TYPE_DOUBLE), arena, &dv, err));
+        EM_TRY(em_row_cast(&cc, &x, xt, em_type_make(EM_TYPE_DOUBLE), arena, &dv, err));
         moment_update(buf, dv.v.f64);
         return EM_OK;
     }
@@ -450,11 +450,11 @@ em_status em_ragg_eval(em_ragg *a, const em_datum *buf, em_row_arena *arena, em_
          * HALF_UP), then toPrecision to the result type, null on overflow
          * unless ANSI */
         rdec s, c, q;
-        rdec_from_i128(&s, buf[0].v.dec, a->buf[0].scale);
-        rdec_from_i128(&c, buf[1].v.i64, 0);
-        rdec_div(&s, &c, &q);
+        em_rdec_from_i128(&s, buf[0].v.dec, a->buf[0].scale);
+        em_rdec_from_i128(&c, buf[1].v.i64, 0);
+        em_rdec_div(&s, &c, &q);
         memset(out, 0, sizeof *out);
-        if (!rdec_to_precision(&q, a->result.precision, a->result.scale, &out->v.dec)) {
+        if (!em_rdec_to_precision(&q, a->result.precision, a->result.scale, &out->v.dec)) {
             if (a->ansi)
                 return overflow(a, err);
             *out = em_datum_null();

@@ -39,7 +39,7 @@ static em_status put_text(em_row_arena *arena, const char *s, size_t n, em_datum
 
 /* java.math.BigDecimal.toString: plain unless the adjusted exponent is
  * below -6, then scientific ("5E-18", "-1.5E-7"). */
-void row_decimal_text(em_i128 unscaled, int scale, char *buf, size_t cap) {
+void em_row_decimal_text(em_i128 unscaled, int scale, char *buf, size_t cap) {
     char digits[64];
     unsigned __int128 u = unscaled < 0 ? -(unsigned __int128)unscaled : (unsigned __int128)unscaled;
     int n = 0;
@@ -54,8 +54,8 @@ void row_decimal_text(em_i128 unscaled, int scale, char *buf, size_t cap) {
         out[o++] = '-';
     if (adjusted >= -6) {
         rdec x;
-        rdec_from_i128(&x, unscaled, scale);
-        rdec_plain(&x, buf, cap);
+        em_rdec_from_i128(&x, unscaled, scale);
+        em_rdec_plain(&x, buf, cap);
         return;
     }
     out[o++] = digits[n - 1];
@@ -68,7 +68,7 @@ void row_decimal_text(em_i128 unscaled, int scale, char *buf, size_t cap) {
     snprintf(buf, cap, "%s", out);
 }
 
-void row_date_text(int64_t days, char *buf, size_t cap) {
+void em_row_date_text(int64_t days, char *buf, size_t cap) {
     int64_t y;
     int m, d;
     em_civil_from_days(days, &y, &m, &d);
@@ -81,12 +81,12 @@ void row_date_text(int64_t days, char *buf, size_t cap) {
 }
 
 /* Spark's default timestamp formatter: the fraction without trailing zeros. */
-void row_timestamp_text(int64_t us, char *buf, size_t cap) {
+void em_row_timestamp_text(int64_t us, char *buf, size_t cap) {
     int64_t day_us = 86400LL * 1000000;
     int64_t days = us / day_us - (us % day_us < 0);
     int64_t rest = us - days * day_us;
     char date[32];
-    row_date_text(days, date, sizeof date);
+    em_row_date_text(days, date, sizeof date);
     int64_t secs = rest / 1000000, frac = rest % 1000000;
     char f[16] = "";
     if (frac) {
@@ -198,7 +198,7 @@ static bool parse_double(const uint8_t *p, int64_t n, double *out) {
     return true;
 }
 
-bool row_parse_date(const uint8_t *p, int64_t n, int64_t *days) {
+bool em_row_parse_date(const uint8_t *p, int64_t n, int64_t *days) {
     while (n > 0 && (p[0] <= ' ' || p[0] == 0x7f))
         p++, n--;
     while (n > 0 && (p[n - 1] <= ' ' || p[n - 1] == 0x7f))
@@ -251,7 +251,7 @@ bool row_parse_date(const uint8_t *p, int64_t n, int64_t *days) {
  * UTC, GMT or an offset +h[h][:mm] / -h[h][mm], or a region id (after a
  * blank) from the zone database. Without a zone the text is local time in
  * tz. Time-only strings (which take the current date) are not read here. */
-int row_parse_timestamp(const uint8_t *p, int64_t n, bool allow_zone, const em_tz *tz,
+int em_row_parse_timestamp(const uint8_t *p, int64_t n, bool allow_zone, const em_tz *tz,
                         int64_t *us) {
     while (n > 0 && (p[0] <= ' ' || p[0] == 0x7f))
         p++, n--;
@@ -261,7 +261,7 @@ int row_parse_timestamp(const uint8_t *p, int64_t n, bool allow_zone, const em_t
     while (cut < n && p[cut] != ' ' && p[cut] != 'T')
         cut++;
     int64_t days;
-    if (!row_parse_date(p, cut, &days))
+    if (!em_row_parse_date(p, cut, &days))
         return false;
     int64_t t = 0, off = 0;
     bool fixed = false;
@@ -395,7 +395,7 @@ static void int_bounds(em_type_id t, int64_t *lo, int64_t *hi) {
     }
 }
 
-int64_t row_wrap(em_type_id t, int64_t v) {
+int64_t em_row_wrap(em_type_id t, int64_t v) {
     switch (t) {
     case EM_TYPE_BYTE:
         return (int8_t)v;
@@ -425,7 +425,7 @@ static int64_t java_d2l(double d, bool to_int) {
  * shortest decimal that reads back (Double.toString), not the binary one. */
 static void double_to_rdec(double v, rdec *x) {
     if (v == 0) {
-        rdec_from_i128(x, 0, 0);
+        em_rdec_from_i128(x, 0, 0);
         return;
     }
     char d[40];
@@ -433,10 +433,10 @@ static void double_to_rdec(double v, rdec *x) {
     em_shortest_digits(v, false, d, &e);
     char buf[80];
     snprintf(buf, sizeof buf, "%s%se%d", v < 0 ? "-" : "", d, e - ((int)strlen(d) - 1));
-    (void)rdec_parse(buf, (int64_t)strlen(buf), x);
+    (void)em_rdec_parse(buf, (int64_t)strlen(buf), x);
 }
 
-double row_decimal_to_double(em_i128 unscaled, int scale) {
+double em_row_decimal_to_double(em_i128 unscaled, int scale) {
     /* exact operands below 2^53 and 10^22: one correctly rounded division
      * (Clinger's fast path); otherwise the decimal text through strtod */
     static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
@@ -446,17 +446,17 @@ double row_decimal_to_double(em_i128 unscaled, int scale) {
     if (unscaled > -lim && unscaled < lim && scale >= 0 && scale <= 22)
         return (double)(int64_t)unscaled / p10[scale];
     char buf[80], num[64];
-    row_decimal_text(unscaled, 0, num, sizeof num);
+    em_row_decimal_text(unscaled, 0, num, sizeof num);
     snprintf(buf, sizeof buf, "%se-%d", num, scale);
     return strtod(buf, NULL);
 }
 
-em_status row_cast(const row_cast_ctx *c, const em_datum *in, em_type from, em_type to,
+em_status em_row_cast(const row_cast_ctx *c, const em_datum *in, em_type from, em_type to,
                    em_row_arena *arena, em_datum *out, em_error *err) {
-    return row_cast_tz(c, NULL, in, from, to, arena, out, err);
+    return em_row_cast_tz(c, NULL, in, from, to, arena, out, err);
 }
 
-em_status row_cast_tz(const row_cast_ctx *c, const em_tz *tz, const em_datum *in, em_type from,
+em_status em_row_cast_tz(const row_cast_ctx *c, const em_tz *tz, const em_datum *in, em_type from,
                       em_type to, em_row_arena *arena, em_datum *out, em_error *err) {
     if (in->is_null || from.id == EM_TYPE_NULL) {
         *out = em_datum_null();
@@ -491,18 +491,18 @@ em_status row_cast_tz(const row_cast_ctx *c, const em_tz *tz, const em_datum *in
             em_java_floating(in->v.f64, f == EM_TYPE_FLOAT, buf, sizeof buf);
             break;
         case EM_TYPE_DECIMAL:
-            row_decimal_text(in->v.dec, from.scale, buf, sizeof buf);
+            em_row_decimal_text(in->v.dec, from.scale, buf, sizeof buf);
             break;
         case EM_TYPE_DATE:
-            row_date_text(in->v.i64, buf, sizeof buf);
+            em_row_date_text(in->v.i64, buf, sizeof buf);
             break;
         case EM_TYPE_TIMESTAMP:
             /* the local date-time in the session zone */
-            row_timestamp_text(tz ? em_tz_utc_to_local_us(tz, in->v.i64) : in->v.i64, buf,
+            em_row_timestamp_text(tz ? em_tz_utc_to_local_us(tz, in->v.i64) : in->v.i64, buf,
                                sizeof buf);
             break;
         case EM_TYPE_TIMESTAMP_NTZ:
-            row_timestamp_text(in->v.i64, buf, sizeof buf);
+            em_row_timestamp_text(in->v.i64, buf, sizeof buf);
             break;
         case EM_TYPE_BINARY:
             out->v.str = in->v.str;
@@ -553,7 +553,7 @@ em_status row_cast_tz(const row_cast_ctx *c, const em_tz *tz, const em_datum *in
             if (v < lo || v > hi) {
                 if (c->ansi)
                     return cast_error(c, true, to, out, err);
-                v = row_wrap(t, v);
+                v = em_row_wrap(t, v);
             }
         } else if (f == EM_TYPE_FLOAT || f == EM_TYPE_DOUBLE) {
             double d = in->v.f64;
@@ -565,11 +565,11 @@ em_status row_cast_tz(const row_cast_ctx *c, const em_tz *tz, const em_datum *in
             } else if (t == EM_TYPE_LONG) {
                 v = java_d2l(d, false);
             } else {
-                v = row_wrap(t, java_d2l(d, true));
+                v = em_row_wrap(t, java_d2l(d, true));
             }
         } else if (f == EM_TYPE_DECIMAL) {
             rdec x;
-            rdec_from_i128(&x, in->v.dec, from.scale);
+            em_rdec_from_i128(&x, in->v.dec, from.scale);
             em_i128 q = in->v.dec;
             for (int i = 0; i < from.scale; i++)
                 q /= 10; /* toward zero */
@@ -579,7 +579,7 @@ em_status row_cast_tz(const row_cast_ctx *c, const em_tz *tz, const em_datum *in
                 v = (int64_t)q;
             } else {
                 /* BigDecimal.longValue: the low 64 bits, then Java narrowing */
-                v = row_wrap(t, (int64_t)(uint64_t)(unsigned __int128)q);
+                v = em_row_wrap(t, (int64_t)(uint64_t)(unsigned __int128)q);
             }
         } else if (fstr) {
             if (!parse_integral(sp, sn, lo, hi, &v))
@@ -590,7 +590,7 @@ em_status row_cast_tz(const row_cast_ctx *c, const em_tz *tz, const em_datum *in
             if (v < lo || v > hi) {
                 if (c->ansi)
                     return cast_error(c, true, to, out, err);
-                v = row_wrap(t, v);
+                v = em_row_wrap(t, v);
             }
         } else {
             goto unsupported;
@@ -610,11 +610,11 @@ em_status row_cast_tz(const row_cast_ctx *c, const em_tz *tz, const em_datum *in
         else if (f == EM_TYPE_DECIMAL) {
             if (t == EM_TYPE_FLOAT) {
                 char num[64], b2[80];
-                row_decimal_text(in->v.dec, 0, num, sizeof num);
+                em_row_decimal_text(in->v.dec, 0, num, sizeof num);
                 snprintf(b2, sizeof b2, "%se-%d", num, from.scale);
                 d = strtof(b2, NULL);
             } else {
-                d = row_decimal_to_double(in->v.dec, from.scale);
+                d = em_row_decimal_to_double(in->v.dec, from.scale);
             }
         } else if (fstr) {
             if (!parse_double(sp, sn, &d))
@@ -629,27 +629,27 @@ em_status row_cast_tz(const row_cast_ctx *c, const em_tz *tz, const em_datum *in
     case EM_TYPE_DECIMAL: {
         rdec x;
         if (f == EM_TYPE_BOOLEAN)
-            rdec_from_i128(&x, in->v.b, 0);
+            em_rdec_from_i128(&x, in->v.b, 0);
         else if (is_integral(f))
-            rdec_from_i128(&x, in->v.i64, 0);
+            em_rdec_from_i128(&x, in->v.i64, 0);
         else if (f == EM_TYPE_DECIMAL)
-            rdec_from_i128(&x, in->v.dec, from.scale);
+            em_rdec_from_i128(&x, in->v.dec, from.scale);
         else if (f == EM_TYPE_FLOAT || f == EM_TYPE_DOUBLE) {
             if (!isfinite(in->v.f64))
                 return cast_error(c, false, to, out, err);
             double_to_rdec(in->v.f64, &x);
         } else if (fstr) {
-            if (!rdec_parse((const char *)sp, sn, &x))
+            if (!em_rdec_parse((const char *)sp, sn, &x))
                 return cast_error(c, false, to, out, err);
         } else
             goto unsupported;
-        if (!rdec_to_precision(&x, to.precision, to.scale, &out->v.dec))
+        if (!em_rdec_to_precision(&x, to.precision, to.scale, &out->v.dec))
             return cast_error(c, true, to, out, err);
         return EM_OK;
     }
     case EM_TYPE_DATE:
         if (fstr) {
-            if (!row_parse_date(in->v.str.ptr, in->v.str.len, &out->v.i64))
+            if (!em_row_parse_date(in->v.str.ptr, in->v.str.len, &out->v.i64))
                 return cast_error(c, false, to, out, err);
             return EM_OK;
         }
@@ -667,7 +667,7 @@ em_status row_cast_tz(const row_cast_ctx *c, const em_tz *tz, const em_datum *in
         /* zone-less values become instants in the session zone, and back */
         const em_tz *ztz = t == EM_TYPE_TIMESTAMP ? tz : NULL;
         if (fstr) {
-            int ok = row_parse_timestamp(in->v.str.ptr, in->v.str.len, t == EM_TYPE_TIMESTAMP, ztz,
+            int ok = em_row_parse_timestamp(in->v.str.ptr, in->v.str.len, t == EM_TYPE_TIMESTAMP, ztz,
                                          &out->v.i64);
             if (ok < 0)
                 return EM_FAIL(err, EM_ERR_IO,
@@ -711,7 +711,7 @@ unsupported:;
                    c->what);
 }
 
-bool row_cast_supported(em_type from, em_type to) {
+bool em_row_cast_supported(em_type from, em_type to) {
     em_type_id f = from.id, t = to.id;
     if (f == EM_TYPE_NULL || em_type_equal(from, to))
         return true;

@@ -203,7 +203,7 @@ static void m_div_pow10_round(uint32_t *a, int k, bool half_even) {
     }
 }
 
-void rdec_from_i128(rdec *x, em_i128 v, int scale) {
+void em_rdec_from_i128(rdec *x, em_i128 v, int scale) {
     memset(x, 0, sizeof *x);
     x->scale = scale;
     x->neg = v < 0;
@@ -214,9 +214,9 @@ void rdec_from_i128(rdec *x, em_i128 v, int scale) {
     }
 }
 
-bool rdec_is_zero(const rdec *x) { return m_zero(x->mag); }
+bool em_rdec_is_zero(const rdec *x) { return m_zero(x->mag); }
 
-int rdec_digits(const rdec *x) {
+int em_rdec_digits(const rdec *x) {
     static const uint64_t p10[20] = {1ull,
                                      10ull,
                                      100ull,
@@ -252,9 +252,9 @@ int rdec_digits(const rdec *x) {
     return n + d;
 }
 
-void rdec_rescale(rdec *x, int scale) { rdec_rescale_mode(x, scale, false); }
+void em_rdec_rescale(rdec *x, int scale) { em_rdec_rescale_mode(x, scale, false); }
 
-void rdec_rescale_mode(rdec *x, int scale, bool half_even) {
+void em_rdec_rescale_mode(rdec *x, int scale, bool half_even) {
     if (scale > x->scale) {
         int k = scale - x->scale;
         for (; k >= 9; k -= 9)
@@ -269,26 +269,26 @@ void rdec_rescale_mode(rdec *x, int scale, bool half_even) {
         x->neg = false;
 }
 
-void rdec_round_digits(rdec *x, int digits) {
+void em_rdec_round_digits(rdec *x, int digits) {
     if (digits == 38 && m_used(x->mag) <= 3)
         return; /* below 2^96 < 10^38 */
-    int d = rdec_digits(x);
+    int d = em_rdec_digits(x);
     if (d > digits) {
-        rdec_rescale(x, x->scale - (d - digits));
+        em_rdec_rescale(x, x->scale - (d - digits));
         /* 99..9 rounded up gains a digit: BigDecimal drops one more (a zero) */
-        if (rdec_digits(x) > digits)
-            rdec_rescale(x, x->scale - 1);
+        if (em_rdec_digits(x) > digits)
+            em_rdec_rescale(x, x->scale - 1);
     }
 }
 
-bool rdec_fits_i128(em_i128 v, int p) {
+bool em_rdec_fits_i128(em_i128 v, int p) {
     unsigned __int128 u = v < 0 ? -(unsigned __int128)v : (unsigned __int128)v;
     return u < pow10_u128[p];
 }
 
-bool rdec_to_precision(const rdec *x, int p, int s, em_i128 *out) {
+bool em_rdec_to_precision(const rdec *x, int p, int s, em_i128 *out) {
     rdec t = *x;
-    rdec_rescale(&t, s);
+    em_rdec_rescale(&t, s);
     if (m_used(t.mag) > 4)
         return false; /* beyond 128 bits: more than 38 digits */
     unsigned __int128 u = 0;
@@ -300,14 +300,14 @@ bool rdec_to_precision(const rdec *x, int p, int s, em_i128 *out) {
     return true;
 }
 
-void rdec_add(const rdec *a, const rdec *b, bool subtract, rdec *out) {
+void em_rdec_add(const rdec *a, const rdec *b, bool subtract, rdec *out) {
     rdec x = *a, y = *b;
     if (subtract)
         y.neg = !y.neg;
     int s = x.scale > y.scale ? x.scale : y.scale;
-    rdec_rescale(&x, s);
-    rdec_rescale(&y, s);
-    if (subtract && rdec_is_zero(&y))
+    em_rdec_rescale(&x, s);
+    em_rdec_rescale(&y, s);
+    if (subtract && em_rdec_is_zero(&y))
         y.neg = false;
     if (x.neg == y.neg) {
         m_add(x.mag, y.mag);
@@ -323,17 +323,17 @@ void rdec_add(const rdec *a, const rdec *b, bool subtract, rdec *out) {
         out->neg = false;
 }
 
-void rdec_mul(const rdec *a, const rdec *b, rdec *out) {
+void em_rdec_mul(const rdec *a, const rdec *b, rdec *out) {
     rdec r;
     memset(&r, 0, sizeof r);
     m_mul(a->mag, b->mag, r.mag);
     r.scale = a->scale + b->scale;
     r.neg = a->neg != b->neg && !m_zero(r.mag);
-    rdec_round_digits(&r, 38);
+    em_rdec_round_digits(&r, 38);
     *out = r;
 }
 
-void rdec_div(const rdec *a, const rdec *b, rdec *out) {
+void em_rdec_div(const rdec *a, const rdec *b, rdec *out) {
     /* a/b at scale 38: |a| * 10^(38 + sb) / (|b| * 10^sa), HALF_UP */
     uint32_t num[RD_LIMBS], den[RD_LIMBS], p[RD_LIMBS], q[RD_LIMBS], r[RD_LIMBS];
     int e_num = 38 + b->scale, e_den = a->scale;
@@ -356,28 +356,28 @@ void rdec_div(const rdec *a, const rdec *b, rdec *out) {
     out->neg = a->neg != b->neg && !m_zero(q);
 }
 
-void rdec_rem(const rdec *a, const rdec *b, rdec *out) {
+void em_rdec_rem(const rdec *a, const rdec *b, rdec *out) {
     rdec x = *a, y = *b;
     int s = x.scale > y.scale ? x.scale : y.scale;
-    rdec_rescale(&x, s);
-    rdec_rescale(&y, s);
+    em_rdec_rescale(&x, s);
+    em_rdec_rescale(&y, s);
     uint32_t q[RD_LIMBS];
     memset(out, 0, sizeof *out);
     m_divmod(x.mag, y.mag, q, out->mag);
     out->scale = s;
     out->neg = a->neg && !m_zero(out->mag);
-    rdec_round_digits(out, 38);
+    em_rdec_round_digits(out, 38);
 }
 
-int rdec_cmp(const rdec *a, const rdec *b) {
+int em_rdec_cmp(const rdec *a, const rdec *b) {
     rdec d;
-    rdec_add(a, b, true, &d);
-    if (rdec_is_zero(&d))
+    em_rdec_add(a, b, true, &d);
+    if (em_rdec_is_zero(&d))
         return 0;
     return d.neg ? -1 : 1;
 }
 
-void rdec_plain(const rdec *x, char *buf, size_t cap) {
+void em_rdec_plain(const rdec *x, char *buf, size_t cap) {
     char digits[200];
     int n = 0;
     uint32_t t[RD_LIMBS];
@@ -417,7 +417,7 @@ void rdec_plain(const rdec *x, char *buf, size_t cap) {
     snprintf(buf, cap, "%s", out);
 }
 
-bool rdec_parse(const char *p, int64_t n, rdec *out) {
+bool em_rdec_parse(const char *p, int64_t n, rdec *out) {
     memset(out, 0, sizeof *out);
     int64_t i = 0;
     bool neg = false;

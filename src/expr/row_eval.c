@@ -68,7 +68,7 @@ static em_type dec_for(em_type t) {
     }
 }
 
-void row_describe(const em_expr *e, char *buf, size_t cap) {
+void em_row_describe(const em_expr *e, char *buf, size_t cap) {
     char *txt = NULL;
     size_t n = 0;
     em_error ig = {0};
@@ -127,7 +127,7 @@ nomem:
 
 static rnode *fail_un(binder *b, const em_expr *e, const char *why) {
     char d[300];
-    row_describe(e, d, sizeof d);
+    em_row_describe(e, d, sizeof d);
     EM_FAIL(b->err, EM_ERR_UNSUPPORTED, "row engine: %s: %s", why, d);
     return NULL;
 }
@@ -167,7 +167,7 @@ static rnode *cast_node(binder *b, rnode *n, em_type to, const em_expr *src) {
         (lo == EM_TYPE_DATE || lo == EM_TYPE_STRING || lo == EM_TYPE_TIMESTAMP_NTZ) &&
         !zone_of(b, &tz))
         return NULL;
-    if (!row_cast_supported(n->type, to)) {
+    if (!em_row_cast_supported(n->type, to)) {
         char a[40], c[40], m[128];
         em_type_format(n->type, a, sizeof a);
         em_type_format(to, c, sizeof c);
@@ -265,7 +265,7 @@ static em_type lit_type(const em_expr *e, const em_type *hint) {
     if (text_decimal(t, &dt))
         return dt;
     int64_t days;
-    if (strlen(t) == 10 && row_parse_date((const uint8_t *)t, 10, &days))
+    if (strlen(t) == 10 && em_row_parse_date((const uint8_t *)t, 10, &days))
         return em_type_make(EM_TYPE_DATE);
     return em_type_make(EM_TYPE_STRING);
 }
@@ -296,7 +296,7 @@ static bool parse_lit(binder *b, const char *text, em_type t, em_datum *out) {
     if (t.id == EM_TYPE_TIMESTAMP && !zone_of(b, &tz)) /* printed in the session zone */
         return false;
     em_error sub = {0};
-    if (row_cast_tz(&c, tz, &in, em_type_make(EM_TYPE_STRING), t, NULL, out, &sub) != EM_OK)
+    if (em_row_cast_tz(&c, tz, &in, em_type_make(EM_TYPE_STRING), t, NULL, out, &sub) != EM_OK)
         goto bad;
     return true;
 bad:;

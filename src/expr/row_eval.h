@@ -59,6 +59,6 @@ struct em_rexpr {
 };
 
 /* The printed expression, for messages. */
-void row_describe(const em_expr *e, char *buf, size_t cap);
+void em_row_describe(const em_expr *e, char *buf, size_t cap);
 
 #endif

@@ -24,32 +24,32 @@ typedef struct rdec {
     uint32_t mag[RD_LIMBS]; /* little-endian base 2^32 */
 } rdec;
 
-void rdec_from_i128(rdec *x, em_i128 unscaled, int scale);
-bool rdec_is_zero(const rdec *x);
+void em_rdec_from_i128(rdec *x, em_i128 unscaled, int scale);
+bool em_rdec_is_zero(const rdec *x);
 /* Sets the scale to `scale`, rounding HALF_UP (half away from zero) when digits drop. */
-void rdec_rescale(rdec *x, int scale);
+void em_rdec_rescale(rdec *x, int scale);
 /* The same with HALF_EVEN instead when half_even (bround). */
-void rdec_rescale_mode(rdec *x, int scale, bool half_even);
+void em_rdec_rescale_mode(rdec *x, int scale, bool half_even);
 /* java.math.MathContext(38, HALF_UP): at most 38 significant digits. */
-void rdec_round_digits(rdec *x, int digits);
+void em_rdec_round_digits(rdec *x, int digits);
 /* Number of decimal digits of the magnitude (0 has 1). */
-int rdec_digits(const rdec *x);
+int em_rdec_digits(const rdec *x);
 /* |v| < 10^p (p <= 38): an unscaled value fits precision p. */
-bool rdec_fits_i128(em_i128 v, int p);
+bool em_rdec_fits_i128(em_i128 v, int p);
 /* Decimal.toPrecision(p, s, HALF_UP): false when it does not fit p digits. */
-bool rdec_to_precision(const rdec *x, int p, int s, em_i128 *out);
+bool em_rdec_to_precision(const rdec *x, int p, int s, em_i128 *out);
 /* Exact sum / difference; product / quotient / remainder as Spark's Decimal
  * computes them (product and remainder rounded to 38 digits, quotient to
  * scale 38, HALF_UP). Division by zero is the caller's concern. */
-void rdec_add(const rdec *a, const rdec *b, bool subtract, rdec *out);
-void rdec_mul(const rdec *a, const rdec *b, rdec *out);
-void rdec_div(const rdec *a, const rdec *b, rdec *out);
-void rdec_rem(const rdec *a, const rdec *b, rdec *out);
-int rdec_cmp(const rdec *a, const rdec *b);
+void em_rdec_add(const rdec *a, const rdec *b, bool subtract, rdec *out);
+void em_rdec_mul(const rdec *a, const rdec *b, rdec *out);
+void em_rdec_div(const rdec *a, const rdec *b, rdec *out);
+void em_rdec_rem(const rdec *a, const rdec *b, rdec *out);
+int em_rdec_cmp(const rdec *a, const rdec *b);
 /* Decimal text "[-]digits[.digits]" (plain, exact) into buf (cap >= 140). */
-void rdec_plain(const rdec *x, char *buf, size_t cap);
+void em_rdec_plain(const rdec *x, char *buf, size_t cap);
 /* Parses java.math.BigDecimal's grammar (sign, digits, '.', exponent);
  * false on bad syntax or more digits than the number holds. */
-bool rdec_parse(const char *p, int64_t n, rdec *out);
+bool em_rdec_parse(const char *p, int64_t n, rdec *out);
 
 #endif

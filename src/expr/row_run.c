@@ -32,7 +32,7 @@ static em_status set_null(em_datum *out) {
 static em_status fail_data(run *r, const rnode *n, em_status code, const char *cls,
                            const char *detail) {
     char d[400];
-    row_describe(n->src, d, sizeof d);
+    em_row_describe(n->src, d, sizeof d);
     return EM_FAIL(r->err, code, "[%s] %s in %s (spark.sql.ansi.enabled=false gives null)", cls,
                    detail, d);
 }
@@ -44,12 +44,12 @@ static em_status nomem(run *r) {
 /* ------------------------------------------------------------------ arithmetic */
 
 static void to_rdec(const em_datum *d, em_type t, rdec *x) {
-    rdec_from_i128(x, t.id == EM_TYPE_DECIMAL ? d->v.dec : (em_i128)d->v.i64,
+    em_rdec_from_i128(x, t.id == EM_TYPE_DECIMAL ? d->v.dec : (em_i128)d->v.i64,
                    t.id == EM_TYPE_DECIMAL ? t.scale : 0);
 }
 
 static em_status dec_result(run *r, const rnode *n, const rdec *x, em_datum *out) {
-    if (rdec_to_precision(x, n->type.precision, n->type.scale, &out->v.dec))
+    if (em_rdec_to_precision(x, n->type.precision, n->type.scale, &out->v.dec))
         return EM_OK;
     if (n->null_on_error)
         return set_null(out);
@@ -67,7 +67,7 @@ static em_status div_zero(run *r, const rnode *n, em_datum *out) {
 }
 
 static em_status int_overflow(run *r, const rnode *n, __int128 v, em_datum *out) {
-    int64_t w = row_wrap(n->type.id, (int64_t)(uint64_t)(unsigned __int128)v);
+    int64_t w = em_row_wrap(n->type.id, (int64_t)(uint64_t)(unsigned __int128)v);
     if (w == v) {
         out->v.i64 = w;
         return EM_OK;
@@ -100,19 +100,19 @@ static em_status eval_arith(run *r, rnode *n, em_datum *out) {
         switch (n->op) {
         case EM_OP_ADD:
         case EM_OP_SUB:
-            rdec_add(&x, &y, n->op == EM_OP_SUB, &z);
+            em_rdec_add(&x, &y, n->op == EM_OP_SUB, &z);
             break;
         case EM_OP_MUL:
-            rdec_mul(&x, &y, &z);
+            em_rdec_mul(&x, &y, &z);
             break;
         case EM_OP_DIV:
         case EM_OP_REM:
-            if (rdec_is_zero(&y))
+            if (em_rdec_is_zero(&y))
                 return div_zero(r, n, out);
             if (n->op == EM_OP_DIV)
-                rdec_div(&x, &y, &z);
+                em_rdec_div(&x, &y, &z);
             else
-                rdec_rem(&x, &y, &z);
+                em_rdec_rem(&x, &y, &z);
             break;
         default:
             return EM_UNREACHABLE(r->err, "decimal operator %s", em_binop_symbol(n->op));
@@ -161,7 +161,7 @@ static em_status eval_arith(run *r, rnode *n, em_datum *out) {
             return div_zero(r, n, out);
         if (t.id != EM_TYPE_LONG) {
             /* Java: int MIN / -1 wraps to MIN without raising */
-            out->v.i64 = row_wrap(t.id, (int64_t)(x / y));
+            out->v.i64 = em_row_wrap(t.id, (int64_t)(x / y));
             return EM_OK;
         }
         return int_overflow(r, n, x / y, out);
@@ -190,7 +190,7 @@ static int compare(const em_datum *a, em_type ta, const em_datum *b, em_type tb)
         rdec x, y;
         to_rdec(a, ta, &x);
         to_rdec(b, tb, &y);
-        return rdec_cmp(&x, &y);
+        return em_rdec_cmp(&x, &y);
     }
     return em_datum_compare(a, b, ta);
 }
@@ -424,7 +424,7 @@ static em_status round_value(run *r, rnode *n, const em_datum *a, em_datum *out)
     if (t.id == EM_TYPE_DECIMAL) {
         rdec x;
         to_rdec(a, t, &x);
-        rdec_rescale_mode(&x, sc < t.scale ? sc : t.scale, even);
+        em_rdec_rescale_mode(&x, sc < t.scale ? sc : t.scale, even);
         return dec_result(r, n, &x, out);
     }
     if (t.id == EM_TYPE_FLOAT || t.id == EM_TYPE_DOUBLE) {
@@ -439,7 +439,7 @@ static em_status round_value(run *r, rnode *n, const em_datum *a, em_datum *out)
         em_shortest_digits(d, t.id == EM_TYPE_FLOAT, dig, &e);
         snprintf(txt, sizeof txt, "%s%se%d", d < 0 ? "-" : "", dig, e - ((int)strlen(dig) - 1));
         rdec x;
-        if (!rdec_parse(txt, (int64_t)strlen(txt), &x)) {
+        if (!em_rdec_parse(txt, (int64_t)strlen(txt), &x)) {
             out->v.f64 = d;
             return EM_OK;
         }
@@ -447,10 +447,10 @@ static em_status round_value(run *r, rnode *n, const em_datum *a, em_datum *out)
             out->v.f64 = d; /* no digit to drop */
             return EM_OK;
         }
-        rdec_rescale_mode(&x, sc, even);
+        em_rdec_rescale_mode(&x, sc, even);
         int scale = x.scale;
         x.scale = 0;
-        rdec_plain(&x, plain, sizeof plain - 16);
+        em_rdec_plain(&x, plain, sizeof plain - 16);
         snprintf(plain + strlen(plain), 16, "e%d", -scale);
         double v = strtod(plain, NULL);
         out->v.f64 = t.id == EM_TYPE_FLOAT ? (double)(float)v : v;
@@ -462,13 +462,13 @@ static em_status round_value(run *r, rnode *n, const em_datum *a, em_datum *out)
         return EM_OK;
     }
     rdec x;
-    rdec_from_i128(&x, v, 0);
-    rdec_rescale_mode(&x, sc, even);
-    rdec_rescale(&x, 0);
+    em_rdec_from_i128(&x, v, 0);
+    em_rdec_rescale_mode(&x, sc, even);
+    em_rdec_rescale(&x, 0);
     em_i128 q;
-    if (!rdec_to_precision(&x, 38, 0, &q))
+    if (!em_rdec_to_precision(&x, 38, 0, &q))
         q = 0;
-    out->v.i64 = row_wrap(n->type.id, (int64_t)q);
+    out->v.i64 = em_row_wrap(n->type.id, (int64_t)q);
     return EM_OK;
 }
 
@@ -955,7 +955,7 @@ static em_status eval_fn(run *r, rnode *n, em_datum *out) {
         break;
     case EM_FN_MAKE_DECIMAL: {
         rdec x;
-        rdec_from_i128(&x, a[0].v.i64, n->type.scale);
+        em_rdec_from_i128(&x, a[0].v.i64, n->type.scale);
         st = dec_result(r, n, &x, out);
         break;
     }
@@ -1033,8 +1033,8 @@ static em_status eval_fn(run *r, rnode *n, em_datum *out) {
         __int128 rr = x % m;
         bool wraps = n->type.id == EM_TYPE_INT || n->type.id == EM_TYPE_LONG;
         if (rr < 0)
-            rr = (wraps ? (__int128)row_wrap(n->type.id, (int64_t)(rr + m)) : rr + m) % m;
-        out->v.i64 = row_wrap(n->type.id, (int64_t)rr);
+            rr = (wraps ? (__int128)em_row_wrap(n->type.id, (int64_t)(rr + m)) : rr + m) % m;
+        out->v.i64 = em_row_wrap(n->type.id, (int64_t)rr);
         break;
     }
     default:
@@ -1162,8 +1162,8 @@ static em_status eval(run *r, rnode *n, em_datum *out) {
         d[0] = '\0';
         row_cast_ctx c = {!n->null_on_error, d};
         if (c.ansi)
-            row_describe(n->src, d, sizeof d);
-        return row_cast_tz(&c, n->tz, &a, n->kids[0]->type, n->type, r->arena, out, r->err);
+            em_row_describe(n->src, d, sizeof d);
+        return em_row_cast_tz(&c, n->tz, &a, n->kids[0]->type, n->type, r->arena, out, r->err);
     }
     case RK_CHECK: {
         EM_TRY(eval(r, n->kids[0], &a));

@@ -57,7 +57,7 @@ static int32_t utf8_len(const char *s, int32_t n) {
 
 /* ---------------------------------------------------------------- LIKE */
 
-em_status ex_like_check(const char *pat, int32_t pn, em_error *err) {
+em_status em_ex_like_check(const char *pat, int32_t pn, em_error *err) {
     for (int32_t i = 0; i < pn; i++) {
         if (pat[i] != '\\')
             continue;
@@ -129,7 +129,7 @@ static bool like_percent_only(const char *s, int32_t n, const char *p, int32_t p
     return anchored ? si == n : true;
 }
 
-bool ex_like_match(const char *s, int32_t n, const char *p, int32_t pn) {
+bool em_ex_like_match(const char *s, int32_t n, const char *p, int32_t pn) {
     if (!memchr(p, '_', (size_t)pn) && !memchr(p, '\\', (size_t)pn))
         return like_percent_only(s, n, p, pn);
     int32_t si = 0, pi = 0;
@@ -299,7 +299,7 @@ static em_status put_str(em_strbuf *scratch, const char *p, int64_t n, ex_value 
     return EM_OK;
 }
 
-em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *a, ex_value *out,
+em_status em_ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *a, ex_value *out,
                           em_strbuf *scratch, const char *what, em_error *err) {
     memset(out, 0, sizeof *out);
     switch (st->fn) {
@@ -380,7 +380,7 @@ em_status ex_scalar_apply(const ex_step *st, const em_type *at, const ex_value *
         return EM_OK;
     }
     case EM_FN_LIKE:
-        out->i = ex_like_match(a[0].s, a[0].len, a[1].s, a[1].len);
+        out->i = em_ex_like_match(a[0].s, a[0].len, a[1].s, a[1].len);
         return EM_OK;
     case EM_FN_STARTS_WITH:
         out->i = a[1].len <= a[0].len && memcmp(a[0].s, a[1].s, (size_t)a[1].len) == 0;

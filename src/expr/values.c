@@ -21,19 +21,19 @@
 #include "ember/value_text.h"
 #include "expr/internal.h"
 
-bool ex_type_is_integral(em_type t) {
+bool em_ex_type_is_integral(em_type t) {
     return t.id == EM_TYPE_BYTE || t.id == EM_TYPE_SHORT || t.id == EM_TYPE_INT ||
            t.id == EM_TYPE_LONG;
 }
 
-bool ex_type_is_numeric(em_type t) {
-    return ex_type_is_integral(t) || t.id == EM_TYPE_FLOAT || t.id == EM_TYPE_DOUBLE ||
+bool em_ex_type_is_numeric(em_type t) {
+    return em_ex_type_is_integral(t) || t.id == EM_TYPE_FLOAT || t.id == EM_TYPE_DOUBLE ||
            t.id == EM_TYPE_DECIMAL;
 }
 
 /* ---------------------------------------------------------------- rows */
 
-void ex_get(const em_column *c, int64_t row, ex_value *v) {
+void em_ex_get(const em_column *c, int64_t row, ex_value *v) {
     memset(v, 0, sizeof *v);
     if (c->type.id == EM_TYPE_NULL || !em_column_is_valid(c, row)) {
         v->null = true;
@@ -80,7 +80,7 @@ void ex_get(const em_column *c, int64_t row, ex_value *v) {
     }
 }
 
-void ex_put_fixed(em_column *c, int64_t row, const ex_value *v) {
+void em_ex_put_fixed(em_column *c, int64_t row, const ex_value *v) {
     uint8_t *p = c->values ? c->values->data : NULL;
     if (v->null || c->type.id == EM_TYPE_NULL) {
         em_bit_clear(c->validity->data, row);
@@ -120,7 +120,7 @@ void ex_put_fixed(em_column *c, int64_t row, const ex_value *v) {
     }
 }
 
-em_status ex_col_alloc(em_column *c, em_type type, int64_t n, em_pool *pool, em_error *err) {
+em_status em_ex_col_alloc(em_column *c, em_type type, int64_t n, em_pool *pool, em_error *err) {
     EM_TRY(em_column_init(c, type, n, pool, err));
     if (!c->validity) { /* the NULL type comes with one */
         em_status st = em_buffer_create(pool, em_bitmap_bytes(n), &c->validity, err);
@@ -146,7 +146,7 @@ em_status ex_col_alloc(em_column *c, em_type type, int64_t n, em_pool *pool, em_
     return EM_OK;
 }
 
-em_status ex_strw_put(ex_strw *w, int64_t row, const char *p, int32_t len, bool null,
+em_status em_ex_strw_put(ex_strw *w, int64_t row, const char *p, int32_t len, bool null,
                       em_error *err) {
     em_column *c = w->col;
     if (w->next < row) { /* rows the selection skipped */
@@ -161,7 +161,7 @@ em_status ex_strw_put(ex_strw *w, int64_t row, const char *p, int32_t len, bool 
     return EM_OK;
 }
 
-em_status ex_strw_finish(ex_strw *w, int64_t n_rows, em_error *err) {
+em_status em_ex_strw_finish(ex_strw *w, int64_t n_rows, em_error *err) {
     if (w->next < n_rows) {
         EM_TRY(em_column_append_nulls(w->col, n_rows - w->next, err));
         w->next = n_rows;
@@ -183,7 +183,7 @@ static int cmp_double(double a, double b) {
     return a < b ? -1 : 1;
 }
 
-int ex_compare(const ex_value *a, em_type ta, const ex_value *b, em_type tb) {
+int em_ex_compare(const ex_value *a, em_type ta, const ex_value *b, em_type tb) {
     switch (ta.id) {
     case EM_TYPE_FLOAT:
     case EM_TYPE_DOUBLE:
@@ -291,7 +291,7 @@ static bool parse_double_text(const char *p, int64_t n, double *out) {
     return true;
 }
 
-bool ex_parse_date(const char *p, int64_t n, int32_t *days) {
+bool em_ex_parse_date(const char *p, int64_t n, int32_t *days) {
     trim_ws(&p, &n);
     int64_t i = 0;
     bool neg = false;
@@ -386,7 +386,7 @@ static bool parse_zone_offset(const char *p, int64_t n, int64_t *seconds, bool *
     return true;
 }
 
-bool ex_parse_timestamp(const char *p, int64_t n, bool with_zone, const em_tz *tz,
+bool em_ex_parse_timestamp(const char *p, int64_t n, bool with_zone, const em_tz *tz,
                         int64_t *micros, bool *no_zone_db) {
     *no_zone_db = false;
     bool region = false, have_zone = false;
@@ -395,7 +395,7 @@ bool ex_parse_timestamp(const char *p, int64_t n, bool with_zone, const em_tz *t
     while (date_len < n && p[date_len] != ' ' && p[date_len] != 'T')
         date_len++;
     int32_t days;
-    if (!ex_parse_date(p, date_len, &days))
+    if (!em_ex_parse_date(p, date_len, &days))
         return false;
     int64_t i = date_len + (date_len < n), zone_s = 0;
     int h = 0, m = 0, sec = 0;
@@ -616,9 +616,9 @@ static em_status cast_datetime_text(em_strbuf *b, size_t start, bool timestamp, 
     return EM_OK;
 }
 
-em_status ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi, const char *what,
+em_status em_ex_cast_value(const ex_value *in, em_type from, em_type to, bool ansi, const char *what,
                         ex_value *out, em_strbuf *scratch, em_error *err) {
-    return ex_cast_value_tz(in, from, to, NULL, ansi, what, out, scratch, err);
+    return em_ex_cast_value_tz(in, from, to, NULL, ansi, what, out, scratch, err);
 }
 
 /* Spark's Cast reads a TIMESTAMP (an instant) as local date-time in the
@@ -628,7 +628,7 @@ static int64_t local_us(const em_tz *tz, em_type_id f, int64_t us) {
     return tz && f == EM_TYPE_TIMESTAMP ? em_tz_utc_to_local_us(tz, us) : us;
 }
 
-em_status ex_cast_value_tz(const ex_value *in, em_type from, em_type to, const em_tz *tz,
+em_status em_ex_cast_value_tz(const ex_value *in, em_type from, em_type to, const em_tz *tz,
                            bool ansi, const char *what, ex_value *out, em_strbuf *scratch,
                            em_error *err) {
     memset(out, 0, sizeof *out);
@@ -641,7 +641,7 @@ em_status ex_cast_value_tz(const ex_value *in, em_type from, em_type to, const e
         return EM_OK;
     }
     em_type_id f = from.id, t = to.id;
-    bool fint = ex_type_is_integral(from) || f == EM_TYPE_BOOLEAN;
+    bool fint = em_ex_type_is_integral(from) || f == EM_TYPE_BOOLEAN;
     bool ffloat = f == EM_TYPE_FLOAT || f == EM_TYPE_DOUBLE;
     bool fstr = f == EM_TYPE_STRING;
 
@@ -829,7 +829,7 @@ em_status ex_cast_value_tz(const ex_value *in, em_type from, em_type to, const e
     case EM_TYPE_DATE:
         if (fstr) {
             int32_t days;
-            if (!ex_parse_date(in->s, in->len, &days))
+            if (!em_ex_parse_date(in->s, in->len, &days))
                 return cast_fail(ansi, false, what, to, out, err);
             out->i = days;
             return EM_OK;
@@ -852,7 +852,7 @@ em_status ex_cast_value_tz(const ex_value *in, em_type from, em_type to, const e
         }
         if (fstr) {
             bool no_db;
-            if (ex_parse_timestamp(in->s, in->len, t == EM_TYPE_TIMESTAMP, ztz, &out->i, &no_db))
+            if (em_ex_parse_timestamp(in->s, in->len, t == EM_TYPE_TIMESTAMP, ztz, &out->i, &no_db))
                 return EM_OK;
             if (no_db)
                 return EM_FAIL(err, EM_ERR_IO,
@@ -890,11 +890,11 @@ unsupported : {
 }
 }
 
-em_status ex_parse_literal(const char *text, em_type t, ex_value *out, em_error *err) {
-    return ex_parse_literal_tz(text, t, NULL, out, err);
+em_status em_ex_parse_literal(const char *text, em_type t, ex_value *out, em_error *err) {
+    return em_ex_parse_literal_tz(text, t, NULL, out, err);
 }
 
-em_status ex_parse_literal_tz(const char *text, em_type t, const em_tz *tz, ex_value *out,
+em_status em_ex_parse_literal_tz(const char *text, em_type t, const em_tz *tz, ex_value *out,
                               em_error *err) {
     memset(out, 0, sizeof *out);
     if (!strcmp(text, "null") || t.id == EM_TYPE_NULL) {
@@ -916,7 +916,7 @@ em_status ex_parse_literal_tz(const char *text, em_type t, const em_tz *tz, ex_v
     }
     em_strbuf scratch = {0};
     em_error sub = {0};
-    em_status st = ex_cast_value_tz(&in, em_type_make(EM_TYPE_STRING), t, tz, true, text, out,
+    em_status st = em_ex_cast_value_tz(&in, em_type_make(EM_TYPE_STRING), t, tz, true, text, out,
                                     &scratch, &sub);
     em_strbuf_reset(&scratch);
     if (st != EM_OK) {
@@ -990,7 +990,7 @@ static void desc(const em_expr *e, em_strbuf *sb, int depth) {
     }
 }
 
-void ex_describe(const em_expr *e, char *buf, size_t cap) {
+void em_ex_describe(const em_expr *e, char *buf, size_t cap) {
     em_strbuf sb = {0};
     desc(e, &sb, 0);
     snprintf(buf, cap, "%s", em_strbuf_cstr(&sb));

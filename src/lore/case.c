@@ -97,9 +97,9 @@ static em_status put_table(em_lore_dump *d, const em_plan_node *scan, int partit
                           rs->schema[c].type_text);
     em_strbuf_appends(out, ")\n", NULL);
     char name[32];
-    lore_input_dirname(k, name, sizeof name);
+    em_lore_input_dirname(k, name, sizeof name);
     em_batch_list rows = {0};
-    em_status s = lore_load_partition(d->dir, name, partition, pool, &rows, NULL, err);
+    em_status s = em_lore_load_partition(d->dir, name, partition, pool, &rows, NULL, err);
     if (s == EM_OK)
         s = put_rows(out, &rows, rs->schema, rs->n_schema, err);
     em_batch_list_reset(&rows);
@@ -120,7 +120,7 @@ em_status em_lore_case_write(em_lore_dump *d, int partition, const char *name, e
                        "operator to test",
                        d->op_text);
     em_batch_list expected = {0};
-    EM_TRY(lore_load_partition(d->dir, "output", partition, pool, &expected, NULL, err));
+    EM_TRY(em_lore_load_partition(d->dir, "output", partition, pool, &expected, NULL, err));
     json_t *confs = json_object_get(d->meta, "configs");
     const char *ansi = json_string_value(json_object_get(confs, "spark.sql.ansi.enabled"));
     em_strbuf_appendf(out, NULL, "### case: %s\n", name && *name ? name : d->op_text);

@@ -5,7 +5,7 @@
  * each batch it passes as one Parquet file before handing the same batch on,
  * so memory stays at one batch whatever the input's size, and the query's
  * result cannot change. Parquet files go through the writer's temporary
- * name and rename, meta files through lore_write_json: a failed run leaves
+ * name and rename, meta files through em_lore_write_json: a failed run leaves
  * only whole files. partition.meta is written last, when the consumer has
  * finished (or stopped early: "exhausted" says which), and only when no
  * error was met, so its presence marks a complete partition.
@@ -72,14 +72,14 @@ static em_status write_rdd_meta(em_lore_session *ses, lore_target *t, int input,
             if (em_lore_selection_has(t->sel, p))
                 json_array_append_new(parts, json_integer(p));
         char name[32], path[4300];
-        lore_input_dirname(input, name, sizeof name);
+        em_lore_input_dirname(input, name, sizeof name);
         snprintf(path, sizeof path, "%s/%s/rdd.meta", t->dir, name);
         json_t *j = json_pack("{s:s, s:i, s:s, s:i, s:o, s:O, s:b}", "format", LORE_FORMAT,
                               "loreId", t->lore_id, "name", name, "numPartitions", n_parts,
                               "dumpedPartitions", parts, "schema", schema, "allColumns",
                               all_columns);
         int64_t n = 0;
-        s = lore_write_json(path, j, &n, err);
+        s = em_lore_write_json(path, j, &n, err);
         json_decref(j);
         if (s == EM_OK) {
             t->rdd_written[slot] = true;
@@ -107,7 +107,7 @@ static em_status write_partition_meta(em_lore_session *ses, const char *dir, int
                           partition, "batches", (json_int_t)batches, "rows", (json_int_t)rows,
                           "exhausted", exhausted, "types", types);
     int64_t n = 0;
-    em_status s = lore_write_json(path, j, &n, err);
+    em_status s = em_lore_write_json(path, j, &n, err);
     json_decref(j);
     atomic_fetch_add(&ses->bytes, n);
     atomic_fetch_add(&ses->files, 1);
@@ -165,13 +165,13 @@ static em_status dump_subqueries(dump_state *st, em_exec_ctx *ctx, em_error *err
             b->n_rows = 1;
         }
         char name[32], dir[4300];
-        lore_input_dirname(input, name, sizeof name);
+        em_lore_input_dirname(input, name, sizeof name);
         snprintf(dir, sizeof dir, "%s/%s/partition-%d", t->dir, name, ctx->partition);
         if (s == EM_OK)
-            s = lore_mkdirs(dir, err);
+            s = em_lore_mkdirs(dir, err);
         if (s == EM_OK)
             s = write_rdd_meta(st->s, t, input,
-                               lore_schema_json(&b->schema, NULL, NULL, 1), true,
+                               em_lore_schema_json(&b->schema, NULL, NULL, 1), true,
                                ctx->num_partitions, err);
         if (s == EM_OK)
             s = write_file(st->s, dir, 0, b, err);
@@ -200,12 +200,12 @@ static em_status dump_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     if (!st->active)
         return EM_OK;
     char name[32];
-    lore_input_dirname(st->input, name, sizeof name);
+    em_lore_input_dirname(st->input, name, sizeof name);
     snprintf(st->dir, sizeof st->dir, "%s/%s/partition-%d", st->t->dir, name, ctx->partition);
-    em_status s = lore_mkdirs(st->dir, err);
+    em_status s = em_lore_mkdirs(st->dir, err);
     if (s == EM_OK)
         s = write_rdd_meta(st->s, st->t, st->input,
-                           lore_schema_json(&child->schema, child->output, st->cols, st->n_cols),
+                           em_lore_schema_json(&child->schema, child->output, st->cols, st->n_cols),
                            st->n_cols == child->n_output, ctx->num_partitions, err);
     /* subquery values once per partition: with the first input, or with
      * the output of an operator that has none */
@@ -334,7 +334,7 @@ static em_status shell_over(const em_op_vtab *vt, em_op *child, size_t state_siz
     return r;
 }
 
-em_status lore_passthrough(em_op *child, em_op **out, em_error *err) {
+em_status em_lore_passthrough(em_op *child, em_op **out, em_error *err) {
     return shell_over(&PASS_VTAB, child, 0, out, err);
 }
 

@@ -48,29 +48,29 @@ struct em_lore_session {
 /* The node an input of `node` is read from: children[k] past Spark's
  * pass-through nodes (ColumnarToRow, InputAdapter, WholeStageCodegen, AQE
  * query stages and reads). */
-const em_plan_node *lore_input_node(const em_plan_node *node, int k);
-bool lore_pass_through(const em_plan_node *node);
+const em_plan_node *em_lore_input_node(const em_plan_node *node, int k);
+bool em_lore_pass_through(const em_plan_node *node);
 
 /* The scalar subqueries (SCALAR_SUBQUERY nodes of a known type, one per
  * id) in the node's own expressions, malloc'ed (NULL when none). */
-int lore_node_subqueries(const em_plan_node *node, const em_expr ***out);
+int em_lore_node_subqueries(const em_plan_node *node, const em_expr ***out);
 /* A pass-through operator over child ("LoreInput"). Replay puts one on
  * each input so that the operator sees inputs of the shape it saw while
  * being dumped (a LoreDump there): operators that look at their children
  * (a broadcast join adopting the shared table or swapping sides) then
  * decide as they did. */
-em_status lore_passthrough(em_op *child, em_op **out, em_error *err) EM_MUST_CHECK;
+em_status em_lore_passthrough(em_op *child, em_op **out, em_error *err) EM_MUST_CHECK;
 /* mkdir -p. */
-em_status lore_mkdirs(const char *path, em_error *err) EM_MUST_CHECK;
+em_status em_lore_mkdirs(const char *path, em_error *err) EM_MUST_CHECK;
 /* Writes the JSON to path through a temporary file renamed into place;
  * returns the bytes written in *bytes (may be NULL). */
-em_status lore_write_json(const char *path, json_t *j, int64_t *bytes,
+em_status em_lore_write_json(const char *path, json_t *j, int64_t *bytes,
                           em_error *err) EM_MUST_CHECK;
 /* A schema as [{"name":..,"type":..}, ...]; attrs may be NULL (then no ids). */
-json_t *lore_schema_json(const em_schema *schema, const em_expr *const *attrs,
+json_t *em_lore_schema_json(const em_schema *schema, const em_expr *const *attrs,
                          const int *cols, int n_cols);
 /* "input-K" or "output". */
-void lore_input_dirname(int input_index, char *buf, size_t cap);
+void em_lore_input_dirname(int input_index, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ an opened dump */
 
@@ -117,7 +117,7 @@ struct em_lore_dump {
 
 /* Reads DIR/NAME/partition-P's batches in order into out; rows (may be
  * NULL) gains their count. */
-em_status lore_load_partition(const char *dir, const char *name, int p, em_pool *pool,
+em_status em_lore_load_partition(const char *dir, const char *name, int p, em_pool *pool,
                               em_batch_list *out, int64_t *rows, em_error *err) EM_MUST_CHECK;
 
 #endif

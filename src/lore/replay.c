@@ -200,7 +200,7 @@ em_status em_lore_dump_open(const char *dir, em_lore_dump **out, em_error *err) 
         if (d->broadcast) {
             d->part.kind = RT_PART_SINGLE;
             d->part.n = 1;
-        } else if ((s = rt_partitioning_parse(d->node, &d->part, err)) != EM_OK) {
+        } else if ((s = em_rt_partitioning_parse(d->node, &d->part, err)) != EM_OK) {
             em_error_prefix(err, "%s", path);
             goto fail;
         }
@@ -254,7 +254,7 @@ bool em_lore_dump_has_output(const em_lore_dump *d) { return d->has_output; }
 const em_schema *em_lore_dump_schema(const em_lore_dump *d) { return &d->schema; }
 
 /* Reads DIR/NAME/partition-P's batches in order into out. */
-em_status lore_load_partition(const char *dir, const char *name, int p, em_pool *pool,
+em_status em_lore_load_partition(const char *dir, const char *name, int p, em_pool *pool,
                                 em_batch_list *out, int64_t *rows, em_error *err) {
     memset(out, 0, sizeof *out);
     char path[4300];
@@ -385,8 +385,8 @@ static em_status prepare(em_lore_dump *d, int partition, em_pool *pool, int64_t 
                                                 "dumped",
                            partition, k);
         char name[32];
-        lore_input_dirname(k, name, sizeof name);
-        EM_TRY(lore_load_partition(d->dir, name, partition, pool, &in->data, rows_in, err));
+        em_lore_input_dirname(k, name, sizeof name);
+        EM_TRY(em_lore_load_partition(d->dir, name, partition, pool, &in->data, rows_in, err));
     }
     replay_ctx *rc = &d->rc;
     memset(rc, 0, sizeof *rc);
@@ -406,11 +406,11 @@ static em_status prepare(em_lore_dump *d, int partition, em_pool *pool, int64_t 
     return EM_OK;
 }
 
-/* The native operator, each input behind a LoreInput (lore_passthrough). */
+/* The native operator, each input behind a LoreInput (em_lore_passthrough). */
 static em_status build_native(em_lore_dump *d, em_op **op, em_error *err) {
     EM_TRY(em_op_build(d->node, op, err));
     for (int k = 0; k < (*op)->n_children; k++) {
-        em_status s = lore_passthrough((*op)->children[k], &(*op)->children[k], err);
+        em_status s = em_lore_passthrough((*op)->children[k], &(*op)->children[k], err);
         if (s != EM_OK) {
             em_op_destroy(*op);
             *op = NULL;
@@ -498,7 +498,7 @@ static em_status replay_exchange(em_lore_dump *d, int partition, em_pool *pool,
         return EM_FAIL(err, EM_ERR_UNSUPPORTED,
                        "LORE replay: %s partitions by %s, which replay does not reproduce (hash "
                        "and single-partition exchanges replay)",
-                       d->op_text, rt_part_kind_name(d->part.kind));
+                       d->op_text, em_rt_part_kind_name(d->part.kind));
     if (in->n_dumped != in->n_parts)
         return EM_FAIL(err, EM_ERR_INVALID,
                        "LORE replay: %s is an exchange: each of its partitions takes rows from "
@@ -514,14 +514,14 @@ static em_status replay_exchange(em_lore_dump *d, int partition, em_pool *pool,
                                     .time_zone = d->time_zone,
                                     .pool = pool};
     rt_partitioner *pt = NULL;
-    EM_TRY(rt_partitioner_create(&d->part, (const em_expr *const *)map->output, map->n_output,
+    EM_TRY(em_rt_partitioner_create(&d->part, (const em_expr *const *)map->output, map->n_output,
                                  &opts, 0, &pt, err));
     em_status s = EM_OK;
     int32_t *ids = NULL;
     int64_t cap = 0;
     for (int m = 0; s == EM_OK && m < in->n_parts; m++) {
         em_batch_list got = {0};
-        s = lore_load_partition(d->dir, "input-0", m, pool, &got, &st->rows_in, err);
+        s = em_lore_load_partition(d->dir, "input-0", m, pool, &got, &st->rows_in, err);
         for (int64_t b = 0; s == EM_OK && b < got.n_batches; b++) {
             em_batch *batch = got.batches[b];
             int64_t n = em_batch_rows(batch);
@@ -534,7 +534,7 @@ static em_status replay_exchange(em_lore_dump *d, int partition, em_pool *pool,
                 ids = more;
                 cap = n;
             }
-            s = rt_partitioner_ids(pt, batch, ids, err);
+            s = em_rt_partitioner_ids(pt, batch, ids, err);
             if (s == EM_OK)
                 s = keep_partition(batch, ids, want, err);
             if (s == EM_OK && em_batch_rows(batch) > 0) {
@@ -546,7 +546,7 @@ static em_status replay_exchange(em_lore_dump *d, int partition, em_pool *pool,
         em_batch_list_reset(&got);
     }
     free(ids);
-    rt_partitioner_free(pt);
+    em_rt_partitioner_free(pt);
     return s;
 }
 
@@ -624,7 +624,7 @@ em_status em_lore_dump_read_output(em_lore_dump *d, int partition, em_pool *pool
         return EM_FAIL(err, EM_ERR_INVALID, "%s: the output was not dumped (set "
                                             "spark.ember.sql.lore.dumpOutput=true)",
                        d->dir);
-    return lore_load_partition(d->dir, "output", partition, pool, out, NULL, err);
+    return em_lore_load_partition(d->dir, "output", partition, pool, out, NULL, err);
 }
 
 /* ------------------------------------------------------------------ comparison */

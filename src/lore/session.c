@@ -29,25 +29,25 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-bool lore_pass_through(const em_plan_node *n) {
+bool em_lore_pass_through(const em_plan_node *n) {
     return em_node_kind_is_wrapper(n->kind) && n->n_children == 1;
 }
 
-const em_plan_node *lore_input_node(const em_plan_node *node, int k) {
+const em_plan_node *em_lore_input_node(const em_plan_node *node, int k) {
     const em_plan_node *c = node->children[k];
-    while (lore_pass_through(c))
+    while (em_lore_pass_through(c))
         c = c->children[0];
     return c;
 }
 
-void lore_input_dirname(int input_index, char *buf, size_t cap) {
+void em_lore_input_dirname(int input_index, char *buf, size_t cap) {
     if (input_index == EM_LORE_OUTPUT)
         snprintf(buf, cap, "output");
     else
         snprintf(buf, cap, "input-%d", input_index);
 }
 
-em_status lore_mkdirs(const char *path, em_error *err) {
+em_status em_lore_mkdirs(const char *path, em_error *err) {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
         return EM_FAIL(err, EM_ERR_INVALID, "LORE: path too long: %s", path);
@@ -64,7 +64,7 @@ em_status lore_mkdirs(const char *path, em_error *err) {
     }
 }
 
-em_status lore_write_json(const char *path, json_t *j, int64_t *bytes, em_error *err) {
+em_status em_lore_write_json(const char *path, json_t *j, int64_t *bytes, em_error *err) {
     static atomic_int seq;
     if (!j)
         return EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory building %s", path);
@@ -89,7 +89,7 @@ em_status lore_write_json(const char *path, json_t *j, int64_t *bytes, em_error 
     return EM_OK;
 }
 
-json_t *lore_schema_json(const em_schema *schema, const em_expr *const *attrs, const int *cols,
+json_t *em_lore_schema_json(const em_schema *schema, const em_expr *const *attrs, const int *cols,
                          int n_cols) {
     json_t *arr = json_array();
     for (int k = 0; arr && k < n_cols; k++) {
@@ -125,7 +125,7 @@ static void walk_subq(const em_expr *e, const em_expr ***list, int *n) {
         walk_subq(e->args[i], list, n);
 }
 
-int lore_node_subqueries(const em_plan_node *node, const em_expr ***out) {
+int em_lore_node_subqueries(const em_plan_node *node, const em_expr ***out) {
     *out = NULL;
     int n = 0;
     for (int f = 0; f < node->n_fields; f++)
@@ -139,7 +139,7 @@ int lore_node_subqueries(const em_plan_node *node, const em_expr ***out) {
 static void assign_ids(const em_plan_node *n, int *lore_of, int max_id, int *next) {
     for (int i = 0; i < n->n_children; i++)
         assign_ids(n->children[i], lore_of, max_id, next);
-    if (!lore_pass_through(n) && n->id >= 1 && n->id <= max_id && lore_of[n->id] < 0)
+    if (!em_lore_pass_through(n) && n->id >= 1 && n->id <= max_id && lore_of[n->id] < 0)
         lore_of[n->id] = (*next)++;
 }
 
@@ -255,7 +255,7 @@ static void foreign_attrs(const em_plan_node *node, attr_set *out) {
     for (int i = 0; i < node->n_output; i++)
         set_add(&defs, node->output[i]);
     for (int k = 0; k < node->n_children; k++) {
-        const em_plan_node *in = lore_input_node(node, k);
+        const em_plan_node *in = em_lore_input_node(node, k);
         for (int c = 0; c < in->n_output; c++)
             set_add(&defs, in->output[c]);
     }
@@ -315,7 +315,7 @@ static em_status rebuild_text(const em_plan *plan, const lore_target *t, const c
                       node->label_args ? " " : "", node->label_args ? node->label_args : "",
                       node->id, node->label_suffix ? node->label_suffix : "");
     for (int k = 0; k < node->n_children; k++) {
-        const em_plan_node *in = lore_input_node(node, k);
+        const em_plan_node *in = em_lore_input_node(node, k);
         const em_plan_node *src = in->kind == EM_NODE_REUSED_EXCHANGE && in->reuses ? in->reuses
                                                                                      : in;
         bool bcast = src->kind == EM_NODE_BROADCAST_EXCHANGE;
@@ -340,7 +340,7 @@ static em_status rebuild_text(const em_plan *plan, const lore_target *t, const c
     }
     em_strbuf_appends(out, "\n", NULL);
     for (int k = 0; k < node->n_children; k++) {
-        const em_plan_node *in = lore_input_node(node, k);
+        const em_plan_node *in = em_lore_input_node(node, k);
         const em_plan_node *src = in->kind == EM_NODE_REUSED_EXCHANGE && in->reuses ? in->reuses
                                                                                      : in;
         bool bcast = src->kind == EM_NODE_BROADCAST_EXCHANGE;
@@ -456,7 +456,7 @@ static em_status write_plan_meta(em_lore_session *s, const lore_target *t, const
         return st;
     }
     for (int k = 0; k < node->n_children; k++) {
-        const em_plan_node *in = lore_input_node(node, k);
+        const em_plan_node *in = em_lore_input_node(node, k);
         em_schema sc = {0};
         st = em_schema_init(&sc, in->n_output, err);
         for (int c = 0; st == EM_OK && c < in->n_output; c++) {
@@ -466,7 +466,7 @@ static em_status write_plan_meta(em_lore_session *s, const lore_target *t, const
         }
         if (st == EM_OK)
             json_object_set_new(json_array_get(inputs, (size_t)k), "schema",
-                                lore_schema_json(&sc, (const em_expr *const *)in->output, NULL,
+                                em_lore_schema_json(&sc, (const em_expr *const *)in->output, NULL,
                                                  in->n_output));
         em_schema_reset(&sc);
         if (st != EM_OK)
@@ -482,7 +482,7 @@ static em_status write_plan_meta(em_lore_session *s, const lore_target *t, const
                            a->type_known ? a->type : em_type_make(EM_TYPE_NULL), true, err);
     }
     if (st == EM_OK)
-        out_schema = lore_schema_json(&osc, (const em_expr *const *)node->output, NULL,
+        out_schema = em_lore_schema_json(&osc, (const em_expr *const *)node->output, NULL,
                                       node->n_output);
     em_schema_reset(&osc);
     char op[512];
@@ -506,7 +506,7 @@ static em_status write_plan_meta(em_lore_session *s, const lore_target *t, const
         char path[4200];
         snprintf(path, sizeof path, "%s/plan.meta", t->dir);
         int64_t n = 0;
-        st = lore_write_json(path, j, &n, err);
+        st = em_lore_write_json(path, j, &n, err);
         atomic_fetch_add(&s->bytes, n);
         atomic_fetch_add(&s->files, 1);
     }
@@ -526,7 +526,7 @@ static em_status check_folder(em_lore_session *s, const char *path, em_error *er
         if (errno != ENOENT)
             return EM_FAIL(err, EM_ERR_IO, "spark.ember.sql.lore.dumpPath: %s: %s", path,
                            strerror(errno));
-        EM_TRY(lore_mkdirs(path, err));
+        EM_TRY(em_lore_mkdirs(path, err));
     } else if (!S_ISDIR(stb.st_mode)) {
         return EM_FAIL(err, EM_ERR_INVALID,
                        "spark.ember.sql.lore.dumpPath: %s exists and is not a folder", path);
@@ -603,7 +603,7 @@ static bool column_matches(const char *want, const em_expr *a) {
 
 static bool node_has_column(const em_plan_node *node, const char *want, bool output) {
     for (int k = 0; k < node->n_children; k++) {
-        const em_plan_node *in = lore_input_node(node, k);
+        const em_plan_node *in = em_lore_input_node(node, k);
         for (int c = 0; c < in->n_output; c++)
             if (column_matches(want, in->output[c]))
                 return true;
@@ -723,7 +723,7 @@ static em_status session_open(const em_conf *conf, const em_plan *plan, const in
         t->node = node;
         t->sel = sel;
         t->n_inputs = node->n_children;
-        t->n_subq = lore_node_subqueries(node, &t->subq);
+        t->n_subq = em_lore_node_subqueries(node, &t->subq);
         if (t->n_inputs + t->n_subq > LORE_MAX_INPUTS) {
             st = EM_FAIL(err, EM_ERR_UNSUPPORTED, "LORE: %s (%d) has more than %d inputs",
                          node->name, node->id, LORE_MAX_INPUTS);
@@ -746,7 +746,7 @@ static em_status session_open(const em_conf *conf, const em_plan *plan, const in
                          s->columns[c]);
     }
     if (st == EM_OK)
-        st = attach ? lore_mkdirs(path, err) : check_folder(s, path, err);
+        st = attach ? em_lore_mkdirs(path, err) : check_folder(s, path, err);
     if (st == EM_OK)
         st = em_plan_print(plan, NULL, &printed, NULL, err);
     for (int i = 0; st == EM_OK && i < s->n_targets; i++) {
@@ -756,7 +756,7 @@ static em_status session_open(const em_conf *conf, const em_plan *plan, const in
         if (!(t->dir = strdup(dir)))
             st = EM_FAIL(err, EM_ERR_NOMEM, "LORE: out of memory");
         if (st == EM_OK)
-            st = lore_mkdirs(dir, err);
+            st = em_lore_mkdirs(dir, err);
         if (st == EM_OK)
             st = write_plan_meta(s, t, printed, conf, err);
     }

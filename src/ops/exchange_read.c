@@ -39,7 +39,7 @@ static em_status xread_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
                                : EM_FAIL(err, EM_ERR_INTERNAL, "no shuffle input provider");
     if (s != EM_OK)
         return em_op_fail(op, err);
-    if (opu_shell_create(&op->schema, ctx->pool, &st->shell, err) != EM_OK)
+    if (em_opu_shell_create(&op->schema, ctx->pool, &st->shell, err) != EM_OK)
         return em_op_fail(op, err);
     st->next = 0;
     return EM_OK;
@@ -71,7 +71,7 @@ static em_status xread_next(em_op *op, em_batch **out, em_error *err) {
                     st->shell->n_cols);
             return em_op_fail(op, err);
         }
-        if (opu_shell_share(st->shell, b, NULL, err) != EM_OK)
+        if (em_opu_shell_share(st->shell, b, NULL, err) != EM_OK)
             return em_op_fail(op, err);
         *out = st->shell;
         return EM_OK;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * em_exec_build: one task's tree under the overrides' decisions. The
- * walk itself is rop_build_tree (row_build.c); this file only reads the
+ * walk itself is em_rop_build_tree (row_build.c); this file only reads the
  * engines from the exec plan, so that code linking the builder without
  * the overrides layer (the row operator tests) does not pull it in.
  * em_lore_exec_build is the same walk with a LORE dump session.
@@ -21,7 +21,7 @@ em_status em_exec_build(void *xp, const em_plan_node *stage_root, em_op **out, e
         *out = NULL;
         return EM_FAIL(err, EM_ERR_INVALID, "em_exec_build: no exec plan or stage root");
     }
-    return rop_build_tree(stage_root, decided_engine, xp, out, err);
+    return em_rop_build_tree(stage_root, decided_engine, xp, out, err);
 }
 
 static em_engine all_native(void *arg, const em_plan_node *node) {
@@ -37,6 +37,6 @@ em_status em_lore_exec_build(void *ctx, const em_plan_node *stage_root, em_op **
         *out = NULL;
         return EM_FAIL(err, EM_ERR_INVALID, "em_lore_exec_build: no build context or stage root");
     }
-    return rop_build_tree_lore(stage_root, c->xp ? decided_engine : all_native, (void *)c->xp,
+    return em_rop_build_tree_lore(stage_root, c->xp ? decided_engine : all_native, (void *)c->xp,
                                c->session, out, err);
 }

@@ -27,7 +27,7 @@ static em_status expand_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     EM_TRY(em_op_open(op->children[0], ctx, err));
     em_op *child = op->children[0];
     int n = 0;
-    const em_expr *const *args = opu_arguments(op->node, &n);
+    const em_expr *const *args = em_opu_arguments(op->node, &n);
     if (n < 1 || args[0]->kind != EM_EXPR_LIST)
         return EM_FAIL(err, EM_ERR_PARSE, "Expand (%d): no projection list in Arguments",
                        op->node->id);
@@ -42,11 +42,11 @@ static em_status expand_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
             return EM_FAIL(err, EM_ERR_PARSE,
                            "Expand (%d): projection %d does not have %d expressions", op->node->id,
                            p + 1, op->n_output);
-        if (opu_proj_init(&st->projs[p], (const em_expr *const *)pl->args, pl->n_args,
+        if (em_opu_proj_init(&st->projs[p], (const em_expr *const *)pl->args, pl->n_args,
                           em_op_child_attrs(op, 0), child->n_output, &ctx->expr_opts, err) != EM_OK)
             return em_op_fail(op, err);
     }
-    if (opu_shell_create(&op->schema, ctx->pool, &st->out, err) != EM_OK)
+    if (em_opu_shell_create(&op->schema, ctx->pool, &st->out, err) != EM_OK)
         return em_op_fail(op, err);
     st->in = NULL;
     st->next_proj = 0;
@@ -61,7 +61,7 @@ static em_status expand_next(em_op *op, em_batch **out, em_error *err) {
         EM_TRY(em_op_next(op->children[0], &st->in, err));
         st->next_proj = 0;
     }
-    if (opu_proj_eval(&st->projs[st->next_proj++], st->in, st->out, op->ctx->pool, err) != EM_OK)
+    if (em_opu_proj_eval(&st->projs[st->next_proj++], st->in, st->out, op->ctx->pool, err) != EM_OK)
         return em_op_fail(op, err);
     *out = st->out;
     return EM_OK;
@@ -72,7 +72,7 @@ static void expand_close(em_op *op) {
     if (!st)
         return;
     for (int p = 0; st->projs && p < st->n_proj; p++)
-        opu_proj_reset(&st->projs[p]);
+        em_opu_proj_reset(&st->projs[p]);
     free(st->projs);
     st->projs = NULL;
     em_batch_destroy(st->out);

@@ -22,7 +22,7 @@ static em_status filter_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     if (em_expr_compile(f->exprs[0], em_op_child_attrs(op, 0), child->n_output, &ctx->expr_opts,
                         &st->cond, err) != EM_OK)
         return em_op_fail(op, err);
-    if (opu_shell_create(&child->schema, ctx->pool, &st->shell, err) != EM_OK)
+    if (em_opu_shell_create(&child->schema, ctx->pool, &st->shell, err) != EM_OK)
         return em_op_fail(op, err);
     return EM_OK;
 }
@@ -32,7 +32,7 @@ static em_status filter_next(em_op *op, em_batch **out, em_error *err) {
     for (;;) {
         em_batch *in = NULL;
         EM_TRY(em_op_next(op->children[0], &in, err));
-        if (opu_shell_share(st->shell, in, NULL, err) != EM_OK ||
+        if (em_opu_shell_share(st->shell, in, NULL, err) != EM_OK ||
             em_expr_filter(st->cond, st->shell, err) != EM_OK)
             return em_op_fail(op, err);
         if (em_batch_rows(st->shell) > 0) {
@@ -58,5 +58,5 @@ static const em_op_vtab FILTER_VTAB = {.name = "Filter", .open = filter_open, .n
 
 em_status em_op_filter_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     EM_TRY(em_op_init(&FILTER_VTAB, node, &child, 1, sizeof(filter_state), out, err));
-    return opu_inherit_output(out, child, err);
+    return em_opu_inherit_output(out, child, err);
 }

@@ -165,7 +165,7 @@ static em_status hagg_compile(em_op *op, hagg_state *st, em_exec_ctx *ctx, em_er
     em_status s = EM_OK;
     for (int k = 0; s == EM_OK && k < st->n_keys; k++) {
         const em_expr *e = kf->exprs[k];
-        st->key_pass[k] = opu_passthrough_index(e, in_attrs, n_in);
+        st->key_pass[k] = em_opu_passthrough_index(e, in_attrs, n_in);
         if (st->key_pass[k] >= 0) {
             key_types[k] = child->schema.fields[st->key_pass[k]].type;
             continue;
@@ -328,7 +328,7 @@ static em_status hagg_prepare_output(em_op *op, hagg_state *st, em_error *err) {
     }
     st->n_result_attrs = n_cols;
     if (s == EM_OK)
-        s = opu_shell_create(&schema, pool, &st->result_in, err);
+        s = em_opu_shell_create(&schema, pool, &st->result_in, err);
     em_schema_reset(&schema);
     EM_TRY(s);
     em_batch *ri = st->result_in;
@@ -353,15 +353,15 @@ static em_status hagg_prepare_output(em_op *op, hagg_state *st, em_error *err) {
     if (!st->positional) {
         const em_expr *const *res =
             rf ? (const em_expr *const *)rf->exprs : (const em_expr *const *)op->output;
-        EM_TRY(opu_proj_init(&st->results, res, rf ? rf->n_exprs : op->n_output, st->result_attrs,
+        EM_TRY(em_opu_proj_init(&st->results, res, rf ? rf->n_exprs : op->n_output, st->result_attrs,
                              n_cols, &op->ctx->expr_opts, err));
     }
-    return opu_shell_create(&op->schema, pool, &st->out, err);
+    return em_opu_shell_create(&op->schema, pool, &st->out, err);
 }
 
 /* Drops what the last emission built. */
 static void hagg_release_output(hagg_state *st) {
-    opu_proj_reset(&st->results);
+    em_opu_proj_reset(&st->results);
     free(st->result_attrs);
     st->result_attrs = NULL;
     em_batch_destroy(st->result_in);
@@ -421,7 +421,7 @@ static em_status hagg_spill(em_op *op, hagg_state *st, em_error *err) {
     em_batch *b = NULL;
     uint64_t *part = NULL;
     int32_t *idx = NULL;
-    em_status s = opu_shell_create(&st->spill_schema, pool, &b, err);
+    em_status s = em_opu_shell_create(&st->spill_schema, pool, &b, err);
     if (s == EM_OK) {
         for (int k = 0; k < st->n_keys; k++) {
             em_column_share(&b->cols[k], em_ht_key_column(st->ht, k));
@@ -457,7 +457,7 @@ static em_status hagg_spill(em_op *op, hagg_state *st, em_error *err) {
                 s = em_spill_create(&st->spill_schema, op->ctx->spill_dir, pool,
                                     &st->parts[p].file, err);
             if (s == EM_OK)
-                s = opu_set_sel(b, idx + at[p], at[p + 1] - at[p], err);
+                s = em_opu_set_sel(b, idx + at[p], at[p + 1] - at[p], err);
             if (s == EM_OK)
                 s = em_spill_write(st->parts[p].file, b, err);
         }
@@ -630,12 +630,12 @@ static em_status hagg_next(em_op *op, em_batch **out, em_error *err) {
     hagg_state *st = op->state;
     for (;;) {
         if (st->emitting) {
-            em_status s = opu_next_range(&st->result_in->schema, st->result_in->cols, st->n_groups,
+            em_status s = em_opu_next_range(&st->result_in->schema, st->result_in->cols, st->n_groups,
                                          &st->emitted, op->ctx->pool, &st->chunk, err);
             if (s == EM_OK) {
                 s = st->positional
-                        ? opu_shell_share(st->out, st->chunk, NULL, err)
-                        : opu_proj_eval(&st->results, st->chunk, st->out, op->ctx->pool, err);
+                        ? em_opu_shell_share(st->out, st->chunk, NULL, err)
+                        : em_opu_proj_eval(&st->results, st->chunk, st->out, op->ctx->pool, err);
                 if (s != EM_OK)
                     return em_op_fail(op, err);
                 *out = st->out;
@@ -699,7 +699,7 @@ static void hagg_close(em_op *op) {
     free(st->states);
     free(st->first_col);
     free(st->ids);
-    opu_proj_reset(&st->results);
+    em_opu_proj_reset(&st->results);
     free(st->result_attrs);
     em_batch_destroy(st->result_in);
     em_batch_destroy(st->chunk);

@@ -138,7 +138,7 @@ static em_status compile_side(hj_state *h, int side, const em_plan_field *f, em_
     for (int k = 0; k < n; k++) {
         const em_expr *e = unwrap_normalization(f->exprs[k]);
         s->exprs[k] = e;
-        s->pass[k] = opu_passthrough_index(e, em_op_child_attrs(op, side), child->n_output);
+        s->pass[k] = em_opu_passthrough_index(e, em_op_child_attrs(op, side), child->n_output);
         if (s->pass[k] < 0)
             EM_TRY(em_expr_compile(e, em_op_child_attrs(op, side), child->n_output,
                                    &op->ctx->expr_opts, &s->progs[k], err));
@@ -178,7 +178,7 @@ static em_status ensure_ids(hj_state *h, int64_t n, em_error *err) {
     int32_t *p = em_pool_realloc(h->j.op->ctx->pool, h->ids, h->ids_cap * 4, nc * 4, err);
     if (!p)
         return err ? err->code : EM_ERR_NOMEM;
-    jn_account(&h->j, (nc - h->ids_cap) * 4);
+    em_jn_account(&h->j, (nc - h->ids_cap) * 4);
     h->ids = p;
     h->ids_cap = nc;
     return EM_OK;
@@ -260,7 +260,7 @@ static em_status hj_build(jn_state *j, em_error *err) {
     em_status s = index_rows(h, j->build, n, h->ids, j->op->ctx->pool, &x, err);
     adopt_index(h, &x); /* freed with the operator, also after a failure */
     EM_TRY(s);
-    jn_account(j, (h->n_ids + 1) * 4 + n * 4 + em_ht_bytes(h->ht));
+    em_jn_account(j, (h->n_ids + 1) * 4 + n * 4 + em_ht_bytes(h->ht));
     return EM_OK;
 }
 
@@ -424,7 +424,7 @@ static em_status hj_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     hj_state *h = op->state;
     EM_TRY(em_op_open(op->children[0], ctx, err));
     EM_TRY(em_op_open(op->children[1], ctx, err));
-    EM_TRY(jn_open(&h->j, op, &HJ_INDEX, h->build_side, err));
+    EM_TRY(em_jn_open(&h->j, op, &HJ_INDEX, h->build_side, err));
     h->j.adopt = hj_adopt;
     const em_plan_field *lk = em_plan_node_field(op->node, EM_FIELD_LEFT_KEYS);
     const em_plan_field *rk = em_plan_node_field(op->node, EM_FIELD_RIGHT_KEYS);
@@ -554,7 +554,7 @@ static em_status maybe_swap(hj_state *h, em_error *err) {
     EM_TRY(concat_list(&sc->schema, &j->replay, ctx->pool, &j->prebuilt, err));
     em_batch_list_reset(&j->replay);
     h->build_side = jn_stream_side(j);
-    jn_set_build_side(j, h->build_side);
+    em_jn_set_build_side(j, h->build_side);
     h->swapped = true;
     return EM_OK;
 }
@@ -574,7 +574,7 @@ static em_status race_sides(hj_state *h, em_error *err) {
     jn_state *j = &h->j;
     em_exec_ctx *ctx = j->op->ctx;
     if (j->op->node->kind != EM_NODE_SORT_MERGE_JOIN || !j->op->node->order_unwanted ||
-        jn_node_null_aware(j->op->node) || em_pool_limit(ctx->pool) >= 0)
+        em_jn_node_null_aware(j->op->node) || em_pool_limit(ctx->pool) >= 0)
         return EM_OK;
     em_batch_list got[2];
     memset(got, 0, sizeof got);
@@ -604,7 +604,7 @@ static em_status race_sides(hj_state *h, em_error *err) {
     }
     j->replay = got[1 - ended];
     h->build_side = ended;
-    jn_set_build_side(j, ended);
+    em_jn_set_build_side(j, ended);
     return EM_OK;
 }
 
@@ -615,14 +615,14 @@ static em_status hj_next(em_op *op, em_batch **out, em_error *err) {
         if (maybe_swap(h, err) != EM_OK || race_sides(h, err) != EM_OK)
             return h->j.child_failed ? err->code : em_op_fail(op, err);
     }
-    return jn_next(&h->j, out, err);
+    return em_jn_next(&h->j, out, err);
 }
 
 static void hj_close(em_op *op) {
     hj_state *h = op->state;
     if (h) {
         if (h->j.op)
-            jn_close(&h->j);
+            em_jn_close(&h->j);
         else
             for (int s = 0; s < 2; s++)
                 free_side(&h->keys[s], h->n_keys);
@@ -635,7 +635,7 @@ static const em_op_vtab BHJ_VTAB = {.name = "BroadcastHashJoin", .open = hj_open
 static const em_op_vtab SHJ_VTAB = {.name = "ShuffledHashJoin", .open = hj_open, .next = hj_next, .close = hj_close};
 static const em_op_vtab SMJ_VTAB = {.name = "SortMergeJoin", .open = hj_open, .next = hj_next, .close = hj_close};
 
-em_status jn_hash_join_create(const em_plan_node *node, em_op *left, em_op *right, int build_side,
+em_status em_jn_hash_join_create(const em_plan_node *node, em_op *left, em_op *right, int build_side,
                               em_op **out, em_error *err) {
     const em_op_vtab *vt = node->kind == EM_NODE_SORT_MERGE_JOIN      ? &SMJ_VTAB
                            : node->kind == EM_NODE_SHUFFLED_HASH_JOIN ? &SHJ_VTAB
@@ -648,6 +648,6 @@ em_status jn_hash_join_create(const em_plan_node *node, em_op *left, em_op *righ
 
 em_status em_op_hash_join_create(const em_plan_node *node, em_op *left, em_op *right, em_op **out,
                                  em_error *err) {
-    return jn_hash_join_create(node, left, right,
+    return em_jn_hash_join_create(node, left, right,
                                node->build_side == EM_BUILD_LEFT ? JN_LEFT : JN_RIGHT, out, err);
 }

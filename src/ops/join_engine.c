@@ -29,7 +29,7 @@
 
 enum { PH_BUILD, PH_PULL, PH_PAIRS, PH_FINISH, PH_TAIL, PH_DONE };
 
-void jn_account(jn_state *j, int64_t bytes) {
+void em_jn_account(jn_state *j, int64_t bytes) {
     j->state_bytes += bytes;
     if (j->state_bytes > j->op->metrics.peak_bytes)
         j->op->metrics.peak_bytes = j->state_bytes;
@@ -46,7 +46,7 @@ static em_status grow_array(jn_state *j, void **p, int64_t *cap, int64_t need, i
     void *np = em_pool_realloc(j->op->ctx->pool, *p, *cap * elem, nc * elem, err);
     if (!np)
         return err ? err->code : EM_ERR_NOMEM;
-    jn_account(j, (nc - *cap) * elem);
+    em_jn_account(j, (nc - *cap) * elem);
     *p = np;
     *cap = nc;
     return EM_OK;
@@ -69,7 +69,7 @@ static void free_array(jn_state *j, void **p, int64_t bytes) {
             gd_[i] = idx[i] >= 0 ? gs_[idx[i]] : (T)0;                                             \
     } while (0)
 
-em_status jn_gather(em_type type, const em_column *src, const int32_t *idx, int64_t n,
+em_status em_jn_gather(em_type type, const em_column *src, const int32_t *idx, int64_t n,
                     em_pool *pool, em_column *dst, em_error *err) {
     /* nulls come from idx == -1 and from src's own nulls (null_count -1: unknown) */
     bool src_nulls = src && src->validity && src->null_count != 0;
@@ -203,7 +203,7 @@ static em_status bool_column(const uint8_t *flags, int64_t n, em_pool *pool, em_
 
 /* ------------------------------------------------------------------ setup */
 
-bool jn_node_null_aware(const em_plan_node *node) {
+bool em_jn_node_null_aware(const em_plan_node *node) {
     if (!node || node->join_type != EM_JOIN_LEFT_ANTI || node->n_children < 2)
         return false;
     if (node->null_aware_anti)
@@ -241,7 +241,7 @@ static bool mark_attrs(const em_expr *e, const em_expr **attrs, int n, bool *nee
     if (e->kind == EM_EXPR_BOUND_REF)
         return false;
     if (e->kind == EM_EXPR_ATTR) {
-        int i = opu_attr_index(attrs, n, e->id);
+        int i = em_opu_attr_index(attrs, n, e->id);
         if (i >= 0)
             need[i] = true;
     }
@@ -264,7 +264,7 @@ static void derive_sides(jn_state *j) {
     j->keep_stream = side_preserved(j->type, stream);
     j->keep_build = side_preserved(j->type, build_side);
     j->track_build = j->keep_build || (j->exist_kind && build_side == JN_LEFT);
-    j->null_aware = jn_node_null_aware(j->op->node) && build_side == JN_RIGHT && !j->cond_expr;
+    j->null_aware = em_jn_node_null_aware(j->op->node) && build_side == JN_RIGHT && !j->cond_expr;
     int np = j->n_side[0] + j->n_side[1];
     memset(j->need, 0, sizeof *j->need * (size_t)np);
     /* Pair columns nobody reads are not gathered: a semi/anti/existence join
@@ -279,12 +279,12 @@ static void derive_sides(jn_state *j) {
             j->need[i] = true;
 }
 
-void jn_set_build_side(jn_state *j, int build_side) {
+void em_jn_set_build_side(jn_state *j, int build_side) {
     j->build_side = build_side;
     derive_sides(j);
 }
 
-em_status jn_open(jn_state *j, em_op *op, const jn_index_vtab *index, int build_side,
+em_status em_jn_open(jn_state *j, em_op *op, const jn_index_vtab *index, int build_side,
                   em_error *err) {
     const em_plan_node *node = op->node;
     j->op = op;
@@ -326,7 +326,7 @@ em_status jn_open(jn_state *j, em_op *op, const jn_index_vtab *index, int build_
             j->out_map[i] = -1;
             continue;
         }
-        int p = opu_attr_index(j->pair_attrs, j->exist_kind ? l->n_output : np, id);
+        int p = em_opu_attr_index(j->pair_attrs, j->exist_kind ? l->n_output : np, id);
         if (p < 0)
             return EM_FAIL(err, EM_ERR_BIND, "%s (%d): output attribute %s#%lld is not an input",
                            op->vtab->name, node->id,
@@ -337,19 +337,19 @@ em_status jn_open(jn_state *j, em_op *op, const jn_index_vtab *index, int build_
     if (j->cond_expr && em_expr_compile(j->cond_expr, j->pair_attrs, np, &op->ctx->expr_opts,
                                         &j->cond, err) != EM_OK)
         return em_op_fail(op, err);
-    EM_TRY(opu_shell_create(&j->pair_schema, op->ctx->pool, &j->pair, err));
-    EM_TRY(opu_shell_create(&op->schema, op->ctx->pool, &j->out, err));
+    EM_TRY(em_opu_shell_create(&j->pair_schema, op->ctx->pool, &j->pair, err));
+    EM_TRY(em_opu_shell_create(&op->schema, op->ctx->pool, &j->out, err));
     j->scratch = em_pool_alloc(op->ctx->pool, 3 * EM_BATCH_CAP * 4, err);
     if (!j->scratch)
         return em_op_fail(op, err);
-    jn_account(j, 3 * EM_BATCH_CAP * 4);
+    em_jn_account(j, 3 * EM_BATCH_CAP * 4);
     j->ps = j->scratch;
     j->pb = j->scratch + EM_BATCH_CAP;
     j->pk = j->scratch + 2 * EM_BATCH_CAP;
     return EM_OK;
 }
 
-void jn_close(jn_state *j) {
+void em_jn_close(jn_state *j) {
     if (!j->op)
         return;
     if (j->index && j->index->free)
@@ -392,7 +392,7 @@ static em_status track_matches(jn_state *j, em_error *err) {
     j->build_matched = em_pool_calloc(j->op->ctx->pool, nb, err);
     if (!j->build_matched)
         return err ? err->code : EM_ERR_NOMEM;
-    jn_account(j, nb);
+    em_jn_account(j, nb);
     return EM_OK;
 }
 
@@ -431,7 +431,7 @@ static em_status do_build(jn_state *j, em_error *err) {
         bytes += (c->values ? c->values->capacity : 0) + (c->data ? c->data->capacity : 0) +
                  (c->validity ? c->validity->capacity : 0);
     }
-    jn_account(j, bytes);
+    em_jn_account(j, bytes);
     EM_TRY(j->index->build(j, err));
     return track_matches(j, err);
 }
@@ -470,7 +470,7 @@ static em_status ensure_aligned(jn_state *j, int64_t rows, em_error *err) {
 static em_status assemble(jn_state *j, int64_t m, bool aligned, em_error *err) {
     em_pool *pool = j->op->ctx->pool;
     em_batch *p = j->pair;
-    opu_shell_release(p);
+    em_opu_shell_release(p);
     int stream = jn_stream_side(j);
     int first[2] = {0, j->n_side[0]};
     const int32_t *bidx = j->pb;
@@ -492,7 +492,7 @@ static em_status assemble(jn_state *j, int64_t m, bool aligned, em_error *err) {
         if (!j->need[first[j->build_side] + c])
             continue;
         const em_column *src = b->n_rows > 0 ? &b->cols[c] : NULL;
-        EM_TRY(jn_gather(dst->type, src, bidx, rows, pool, dst, err));
+        EM_TRY(em_jn_gather(dst->type, src, bidx, rows, pool, dst, err));
     }
     for (int c = 0; c < j->n_side[stream]; c++) {
         em_column *dst = &p->cols[first[stream] + c];
@@ -501,11 +501,11 @@ static em_status assemble(jn_state *j, int64_t m, bool aligned, em_error *err) {
         if (aligned)
             em_column_share(dst, &j->in->cols[c]);
         else
-            EM_TRY(jn_gather(dst->type, j->in && j->in->n_rows > 0 ? &j->in->cols[c] : NULL, j->ps,
+            EM_TRY(em_jn_gather(dst->type, j->in && j->in->n_rows > 0 ? &j->in->cols[c] : NULL, j->ps,
                              m, pool, dst, err));
     }
     p->n_rows = rows;
-    return opu_set_sel(p, aligned ? j->ps : NULL, m, err);
+    return em_opu_set_sel(p, aligned ? j->ps : NULL, m, err);
 }
 
 /* assemble() of the m pairs in ps/pb, aligned on the stream batch when their
@@ -521,7 +521,7 @@ static em_status assemble_pairs(jn_state *j, int64_t m, bool *aligned, em_error 
  */
 static em_status emit_pairs_out(jn_state *j, const uint8_t *flags, em_error *err) {
     em_batch *o = j->out;
-    opu_shell_release(o);
+    em_opu_shell_release(o);
     for (int i = 0; i < o->n_cols; i++) {
         int p = j->out_map[i];
         if (p >= 0)
@@ -530,7 +530,7 @@ static em_status emit_pairs_out(jn_state *j, const uint8_t *flags, em_error *err
             EM_TRY(bool_column(flags, j->pair->n_rows, j->op->ctx->pool, &o->cols[i], err));
     }
     o->n_rows = j->pair->n_rows;
-    return opu_set_sel(o, j->pair->sel, j->pair->n_sel, err);
+    return em_opu_set_sel(o, j->pair->sel, j->pair->n_sel, err);
 }
 
 static inline void set_build_bit(jn_state *j, int32_t row) {
@@ -766,7 +766,7 @@ static em_status finish_step(jn_state *j, bool *produced, em_error *err) {
     if (m == 0)
         return EM_OK;
     em_batch *o = j->out;
-    opu_shell_release(o);
+    em_opu_shell_release(o);
     for (int i = 0; i < o->n_cols; i++) {
         int p = j->out_map[i];
         if (p >= 0)
@@ -775,7 +775,7 @@ static em_status finish_step(jn_state *j, bool *produced, em_error *err) {
             EM_TRY(bool_column(j->flags, j->in->n_rows, j->op->ctx->pool, &o->cols[i], err));
     }
     o->n_rows = j->in->n_rows;
-    EM_TRY(opu_set_sel(o, j->in->sel || m < j->in->n_rows ? keep_rows : NULL, m, err));
+    EM_TRY(em_opu_set_sel(o, j->in->sel || m < j->in->n_rows ? keep_rows : NULL, m, err));
     *produced = true;
     return EM_OK;
 }
@@ -918,7 +918,7 @@ static em_status next_inner(jn_state *j, em_batch **out, em_error *err) {
     }
 }
 
-em_status jn_next(jn_state *j, em_batch **out, em_error *err) {
+em_status em_jn_next(jn_state *j, em_batch **out, em_error *err) {
     em_status s = next_inner(j, out, err);
     if (s != EM_OK && s != EM_DONE) {
         j->phase = PH_DONE;

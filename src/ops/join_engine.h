@@ -65,13 +65,13 @@ struct jn_state {
     em_op *op; /* the join operator (names in errors, task context) */
     const jn_index_vtab *index;
     void *index_state;
-    /* Optional, set by the operator after jn_open: supplies the build side
+    /* Optional, set by the operator after em_jn_open: supplies the build side
      * and its index without draining the build child (a broadcast indexed
      * once per query and shared by the probe tasks); sets *done when it did,
      * then j->build is borrowed and read-only. What the join mutates per
      * task (matched bitmaps, candidate ranges) stays in the task's state. */
     em_status (*adopt)(jn_state *j, bool *done, em_error *err);
-    /* Optional, set by the operator after jn_open: called when the stream
+    /* Optional, set by the operator after em_jn_open: called when the stream
      * ends, before the build rows the join keeps (track_build) are output;
      * may widen build_matched to the matches of other tasks, and sets *emit
      * false when this task outputs no build rows (another task does). */
@@ -143,39 +143,39 @@ struct jn_state {
  * open: compiles the join condition, derives the output mapping and flags.
  * build_side is the side to materialize. Errors name the operator.
  */
-em_status jn_open(jn_state *j, em_op *op, const jn_index_vtab *index, int build_side,
+em_status em_jn_open(jn_state *j, em_op *op, const jn_index_vtab *index, int build_side,
                   em_error *err) EM_MUST_CHECK;
-/* Chooses the other side to materialize, before the first jn_next (the
+/* Chooses the other side to materialize, before the first em_jn_next (the
  * operator may read ahead first to find the smaller side). */
-void jn_set_build_side(jn_state *j, int build_side);
+void em_jn_set_build_side(jn_state *j, int build_side);
 /* The operator's next: builds on the first call, then streams. */
-em_status jn_next(jn_state *j, em_batch **out, em_error *err) EM_MUST_CHECK;
-void jn_close(jn_state *j);
+em_status em_jn_next(jn_state *j, em_batch **out, em_error *err) EM_MUST_CHECK;
+void em_jn_close(jn_state *j);
 
 /* The child operator on a side. */
 static inline em_op *jn_child(const jn_state *j, int side) { return j->op->children[side]; }
 static inline int jn_stream_side(const jn_state *j) { return 1 - j->build_side; }
 
 /* Charges bytes of the operator's own state (for peak_bytes). */
-void jn_account(jn_state *j, int64_t bytes);
+void em_jn_account(jn_state *j, int64_t bytes);
 
 /*
  * Gathers rows idx[0..n) of src into a fresh column (uninitialized on entry)
  * of `type`; idx[i] == -1 gives a null, idx[i] < -1 an unspecified valid
  * value (a row no selection refers to). src may be NULL when every idx < 0.
  */
-em_status jn_gather(em_type type, const em_column *src, const int32_t *idx, int64_t n,
+em_status em_jn_gather(em_type type, const em_column *src, const int32_t *idx, int64_t n,
                     em_pool *pool, em_column *dst, em_error *err) EM_MUST_CHECK;
 
 /* The hash-indexed join operator (hash_join.c) for a node of any of the
  * hash or sort-merge join kinds, materializing build_side. */
-em_status jn_hash_join_create(const em_plan_node *node, em_op *left, em_op *right, int build_side,
+em_status em_jn_hash_join_create(const em_plan_node *node, em_op *left, em_op *right, int build_side,
                               em_op **out, em_error *err) EM_MUST_CHECK;
 
 /* True for Spark's single-column NOT IN: a LeftAnti join the structured plan
  * marks isNullAwareAntiJoin, or (printed text) whose build side is a
  * BroadcastExchange in null-aware mode (HashedRelationBroadcastMode(keys,
  * true)). */
-bool jn_node_null_aware(const em_plan_node *node);
+bool em_jn_node_null_aware(const em_plan_node *node);
 
 #endif

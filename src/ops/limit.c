@@ -21,14 +21,14 @@ typedef struct limit_state {
 static em_status limit_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     limit_state *st = op->state;
     int n = 0;
-    const em_expr *const *args = opu_arguments(op->node, &n);
+    const em_expr *const *args = em_opu_arguments(op->node, &n);
     if (n < 1)
         return EM_FAIL(err, EM_ERR_PARSE, "%s (%d): no limit in Arguments", op->vtab->name,
                        op->node->id);
-    EM_TRY(opu_limit_args(op->node, args, n, 0, 1, &st->limit, &st->offset, err));
+    EM_TRY(em_opu_limit_args(op->node, args, n, 0, 1, &st->limit, &st->offset, err));
     st->seen = 0;
     EM_TRY(em_op_open(op->children[0], ctx, err));
-    if (opu_shell_create(&op->children[0]->schema, ctx->pool, &st->shell, err) != EM_OK)
+    if (em_opu_shell_create(&op->children[0]->schema, ctx->pool, &st->shell, err) != EM_OK)
         return em_op_fail(op, err);
     return EM_OK;
 }
@@ -45,7 +45,7 @@ static em_status limit_next(em_op *op, em_batch **out, em_error *err) {
         st->seen += rows;
         if (lo >= hi)
             continue;
-        if (opu_shell_share(st->shell, in, NULL, err) != EM_OK)
+        if (em_opu_shell_share(st->shell, in, NULL, err) != EM_OK)
             return em_op_fail(op, err);
         if (lo > 0 || hi < rows) {
             em_batch *b = st->shell;
@@ -85,5 +85,5 @@ em_status em_op_limit_create(const em_plan_node *node, em_op *child, em_op **out
                            : node->kind == EM_NODE_LOCAL_LIMIT ? &LOCAL_VTAB
                                                                : &COLLECT_VTAB;
     EM_TRY(em_op_init(vt, node, &child, 1, sizeof(limit_state), out, err));
-    return opu_inherit_output(out, child, err);
+    return em_opu_inherit_output(out, child, err);
 }

@@ -14,7 +14,7 @@
 static em_status local_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     (void)ctx;
     int n = 0;
-    const em_expr *const *args = opu_arguments(op->node, &n);
+    const em_expr *const *args = em_opu_arguments(op->node, &n);
     bool empty = n >= 1 && (args[0]->kind == EM_EXPR_LITERAL || args[0]->kind == EM_EXPR_RAW) &&
                  args[0]->text && strcmp(args[0]->text, "<empty>") == 0;
     if (!empty)

@@ -123,7 +123,7 @@ static em_status matches_build(void *arg, const em_batch_list *rel, em_pool *poo
     return m->bits ? EM_OK : err && err->code ? err->code : EM_ERR_NOMEM;
 }
 
-em_status nlj_matches_merge(em_exec_ctx *ctx, const em_plan_node *node, uint8_t *bits,
+em_status em_nlj_matches_merge(em_exec_ctx *ctx, const em_plan_node *node, uint8_t *bits,
                             int64_t n_build, bool *emit, em_error *err) {
     *emit = true;
     const em_plan_node *x = ctx && ctx->broadcast_shared && ctx->num_partitions > 1
@@ -156,7 +156,7 @@ em_status nlj_matches_merge(em_exec_ctx *ctx, const em_plan_node *node, uint8_t 
 }
 
 static em_status nlj_stream_end(jn_state *j, bool *emit, em_error *err) {
-    return nlj_matches_merge(j->op->ctx, j->op->node, j->build_matched, j->n_build, emit, err);
+    return em_nlj_matches_merge(j->op->ctx, j->op->node, j->build_matched, j->n_build, emit, err);
 }
 
 /* ------------------------------------------------------------------ operator */
@@ -165,7 +165,7 @@ static em_status nlj_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     nlj_state *st = op->state;
     EM_TRY(em_op_open(op->children[0], ctx, err));
     EM_TRY(em_op_open(op->children[1], ctx, err));
-    EM_TRY(jn_open(&st->j, op, &NLJ_INDEX, st->build_side, err));
+    EM_TRY(em_jn_open(&st->j, op, &NLJ_INDEX, st->build_side, err));
     if (em_op_bnlj_keeps_build(op->node))
         st->j.stream_end = nlj_stream_end;
     return EM_OK;
@@ -173,13 +173,13 @@ static em_status nlj_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
 
 static em_status nlj_next(em_op *op, em_batch **out, em_error *err) {
     nlj_state *st = op->state;
-    return jn_next(&st->j, out, err);
+    return em_jn_next(&st->j, out, err);
 }
 
 static void nlj_close(em_op *op) {
     nlj_state *st = op->state;
     if (st)
-        jn_close(&st->j);
+        em_jn_close(&st->j);
     for (int i = 0; i < op->n_children; i++)
         em_op_close(op->children[i]);
 }

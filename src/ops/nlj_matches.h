@@ -32,7 +32,7 @@
  * single-partition stage, a build side that is not a broadcast) the task's
  * own bits are all there is: *emit is true and bits are unchanged.
  */
-em_status nlj_matches_merge(em_exec_ctx *ctx, const em_plan_node *node, uint8_t *bits,
+em_status em_nlj_matches_merge(em_exec_ctx *ctx, const em_plan_node *node, uint8_t *bits,
                             int64_t n_build, bool *emit, em_error *err) EM_MUST_CHECK;
 
 #endif

@@ -9,20 +9,20 @@
 
 #include "ops/op_util.h"
 
-em_status opu_shell_create(const em_schema *schema, em_pool *pool, em_batch **out, em_error *err) {
+em_status em_opu_shell_create(const em_schema *schema, em_pool *pool, em_batch **out, em_error *err) {
     EM_TRY(em_batch_create(schema, 0, pool, out, err));
-    opu_shell_release(*out);
+    em_opu_shell_release(*out);
     return EM_OK;
 }
 
-void opu_shell_release(em_batch *shell) {
+void em_opu_shell_release(em_batch *shell) {
     for (int i = 0; i < shell->n_cols; i++)
         em_column_reset(&shell->cols[i]);
     shell->n_rows = 0;
     em_batch_sel_clear(shell);
 }
 
-em_status opu_set_sel(em_batch *b, const int32_t *sel, int64_t n, em_error *err) {
+em_status em_opu_set_sel(em_batch *b, const int32_t *sel, int64_t n, em_error *err) {
     if (!sel) {
         em_batch_sel_clear(b);
         return EM_OK;
@@ -34,33 +34,33 @@ em_status opu_set_sel(em_batch *b, const int32_t *sel, int64_t n, em_error *err)
     return EM_OK;
 }
 
-em_status opu_shell_share(em_batch *shell, const em_batch *src, const int *map, em_error *err) {
-    opu_shell_release(shell);
+em_status em_opu_shell_share(em_batch *shell, const em_batch *src, const int *map, em_error *err) {
+    em_opu_shell_release(shell);
     for (int i = 0; i < shell->n_cols; i++)
         em_column_share(&shell->cols[i], &src->cols[map ? map[i] : i]);
     shell->n_rows = src->n_rows;
-    return opu_set_sel(shell, src->sel, src->n_sel, err);
+    return em_opu_set_sel(shell, src->sel, src->n_sel, err);
 }
 
-int opu_attr_index(const em_expr *const *attrs, int n, int64_t id) {
+int em_opu_attr_index(const em_expr *const *attrs, int n, int64_t id) {
     for (int i = 0; i < n; i++)
         if (opu_expr_id(attrs[i]) == id)
             return i;
     return -1;
 }
 
-int opu_passthrough_index(const em_expr *e, const em_expr *const *attrs, int n) {
+int em_opu_passthrough_index(const em_expr *e, const em_expr *const *attrs, int n) {
     if (e->kind == EM_EXPR_ALIAS && e->n_args == 1)
         e = e->args[0];
     if (e->kind != EM_EXPR_ATTR)
         return -1;
-    return opu_attr_index(attrs, n, e->id);
+    return em_opu_attr_index(attrs, n, e->id);
 }
 
-em_status opu_gather(const em_schema *schema, const em_column *cols, const int32_t *idx, int64_t n,
+em_status em_opu_gather(const em_schema *schema, const em_column *cols, const int32_t *idx, int64_t n,
                      em_pool *pool, em_batch **out, em_error *err) {
     em_batch *b = NULL;
-    EM_TRY(opu_shell_create(schema, pool, &b, err));
+    EM_TRY(em_opu_shell_create(schema, pool, &b, err));
     for (int i = 0; i < b->n_cols; i++) {
         em_status s = em_column_take(&cols[i], idx, n, pool, &b->cols[i], err);
         if (s != EM_OK) {
@@ -73,13 +73,13 @@ em_status opu_gather(const em_schema *schema, const em_column *cols, const int32
     return EM_OK;
 }
 
-const em_expr *const *opu_arguments(const em_plan_node *node, int *n) {
+const em_expr *const *em_opu_arguments(const em_plan_node *node, int *n) {
     const em_plan_field *f = em_plan_node_field(node, EM_FIELD_ARGUMENTS);
     *n = f ? f->n_exprs : 0;
     return f ? (const em_expr *const *)f->exprs : NULL;
 }
 
-em_status opu_int_arg(const em_plan_node *node, const em_expr *e, const char *what, int64_t *out,
+em_status em_opu_int_arg(const em_plan_node *node, const em_expr *e, const char *what, int64_t *out,
                       em_error *err) {
     const char *t = e && (e->kind == EM_EXPR_LITERAL || e->kind == EM_EXPR_RAW) ? e->text : NULL;
     char *end = NULL;
@@ -92,22 +92,22 @@ em_status opu_int_arg(const em_plan_node *node, const em_expr *e, const char *wh
     return EM_OK;
 }
 
-em_status opu_limit_args(const em_plan_node *node, const em_expr *const *args, int n,
+em_status em_opu_limit_args(const em_plan_node *node, const em_expr *const *args, int n,
                          int limit_at, int offset_at, int64_t *limit, int64_t *offset,
                          em_error *err) {
     *offset = 0;
     if (offset_at >= 0 && n > offset_at)
-        EM_TRY(opu_int_arg(node, args[offset_at], "offset", offset, err));
+        EM_TRY(em_opu_int_arg(node, args[offset_at], "offset", offset, err));
     const em_expr *e = limit_at < n ? args[limit_at] : NULL;
     if (e && (e->kind == EM_EXPR_LITERAL || e->kind == EM_EXPR_RAW) && e->text &&
         (!strcmp(e->text, "-1") || !strcmp(e->text, "-1L"))) {
         *limit = INT64_MAX - *offset;
         return EM_OK;
     }
-    return opu_int_arg(node, e, "limit", limit, err);
+    return em_opu_int_arg(node, e, "limit", limit, err);
 }
 
-em_status opu_inherit_output(em_op **op, const em_op *child, em_error *err) {
+em_status em_opu_inherit_output(em_op **op, const em_op *child, em_error *err) {
     if ((*op)->n_output > 0 || child->n_output == 0)
         return EM_OK;
     em_status s =
@@ -119,14 +119,14 @@ em_status opu_inherit_output(em_op **op, const em_op *child, em_error *err) {
     return s;
 }
 
-em_status opu_null_column(em_column *c, em_type t, int64_t n, em_pool *pool, em_error *err) {
+em_status em_opu_null_column(em_column *c, em_type t, int64_t n, em_pool *pool, em_error *err) {
     EM_TRY(em_column_init(c, t, n, pool, err));
     for (int64_t i = 0; i < n; i++)
         EM_TRY(em_column_append_null(c, err));
     return EM_OK;
 }
 
-em_status opu_proj_init(opu_proj *p, const em_expr *const *exprs, int n,
+em_status em_opu_proj_init(opu_proj *p, const em_expr *const *exprs, int n,
                         const em_expr *const *attrs, int n_attrs,
                         const em_expr_compile_options *opts, em_error *err) {
     memset(p, 0, sizeof *p);
@@ -137,7 +137,7 @@ em_status opu_proj_init(opu_proj *p, const em_expr *const *exprs, int n,
     p->n = n;
     for (int i = 0; i < n; i++) {
         const em_expr *e = exprs[i];
-        p->pass[i] = opu_passthrough_index(e, attrs, n_attrs);
+        p->pass[i] = em_opu_passthrough_index(e, attrs, n_attrs);
         if (p->pass[i] >= 0)
             continue;
         const em_expr *body = e->kind == EM_EXPR_ALIAS && e->n_args == 1 ? e->args[0] : e;
@@ -150,23 +150,23 @@ em_status opu_proj_init(opu_proj *p, const em_expr *const *exprs, int n,
     return EM_OK;
 }
 
-em_status opu_proj_eval(const opu_proj *p, const em_batch *in, em_batch *shell, em_pool *pool,
+em_status em_opu_proj_eval(const opu_proj *p, const em_batch *in, em_batch *shell, em_pool *pool,
                         em_error *err) {
-    opu_shell_release(shell);
+    em_opu_shell_release(shell);
     for (int i = 0; i < p->n && i < shell->n_cols; i++) {
         if (p->pass[i] >= 0)
             em_column_share(&shell->cols[i], &in->cols[p->pass[i]]);
         else if (p->pass[i] == -2)
-            EM_TRY(opu_null_column(&shell->cols[i], shell->schema.fields[i].type, in->n_rows, pool,
+            EM_TRY(em_opu_null_column(&shell->cols[i], shell->schema.fields[i].type, in->n_rows, pool,
                                    err));
         else
             EM_TRY(em_expr_eval(p->progs[i], in, pool, &shell->cols[i], err));
     }
     shell->n_rows = in->n_rows;
-    return opu_set_sel(shell, in->sel, in->n_sel, err);
+    return em_opu_set_sel(shell, in->sel, in->n_sel, err);
 }
 
-void opu_proj_reset(opu_proj *p) {
+void em_opu_proj_reset(opu_proj *p) {
     for (int i = 0; p->progs && i < p->n; i++)
         em_expr_prog_destroy(p->progs[i]);
     free(p->progs);
@@ -174,7 +174,7 @@ void opu_proj_reset(opu_proj *p) {
     memset(p, 0, sizeof *p);
 }
 
-em_status opu_next_range(const em_schema *schema, const em_column *cols, int64_t total,
+em_status em_opu_next_range(const em_schema *schema, const em_column *cols, int64_t total,
                          int64_t *next, em_pool *pool, em_batch **chunk, em_error *err) {
     if (*next >= total)
         return EM_DONE;
@@ -184,7 +184,7 @@ em_status opu_next_range(const em_schema *schema, const em_column *cols, int64_t
         idx[i] = (int32_t)(*next + i);
     em_batch_destroy(*chunk);
     *chunk = NULL;
-    EM_TRY(opu_gather(schema, cols, idx, n, pool, chunk, err));
+    EM_TRY(em_opu_gather(schema, cols, idx, n, pool, chunk, err));
     *next += n;
     return EM_OK;
 }

@@ -17,30 +17,30 @@
 
 /* A batch of `schema` with zero rows and no buffers, to be filled by sharing.
  */
-em_status opu_shell_create(const em_schema *schema, em_pool *pool, em_batch **out,
+em_status em_opu_shell_create(const em_schema *schema, em_pool *pool, em_batch **out,
                            em_error *err) EM_MUST_CHECK;
 /* Makes shell hold src's columns (cols[i] = src->cols[map ? map[i] : i],
  * shared), row count and selection. */
-em_status opu_shell_share(em_batch *shell, const em_batch *src, const int *map,
+em_status em_opu_shell_share(em_batch *shell, const em_batch *src, const int *map,
                           em_error *err) EM_MUST_CHECK;
 /* Drops the shell's column references (keeps its schema). */
-void opu_shell_release(em_batch *shell);
+void em_opu_shell_release(em_batch *shell);
 /* Sets the shell's selection to sel[0..n) (copied); NULL = no selection. */
-em_status opu_set_sel(em_batch *b, const int32_t *sel, int64_t n, em_error *err) EM_MUST_CHECK;
+em_status em_opu_set_sel(em_batch *b, const int32_t *sel, int64_t n, em_error *err) EM_MUST_CHECK;
 
 /* Ordinal of the attribute with expression id `id` in attrs, or -1. */
-int opu_attr_index(const em_expr *const *attrs, int n, int64_t id);
+int em_opu_attr_index(const em_expr *const *attrs, int n, int64_t id);
 /* The id of an ATTR/ALIAS, or -1 for other kinds. */
 static inline int64_t opu_expr_id(const em_expr *e) {
     return (e->kind == EM_EXPR_ATTR || e->kind == EM_EXPR_ALIAS) ? e->id : -1;
 }
 /* When e is a plain reference to one of attrs (an ATTR, or an ALIAS of one),
  * its ordinal; else -1. Such expressions are passed through by sharing. */
-int opu_passthrough_index(const em_expr *e, const em_expr *const *attrs, int n);
+int em_opu_passthrough_index(const em_expr *e, const em_expr *const *attrs, int n);
 
 /* A fresh batch of `schema` holding rows idx[0..n) of src's columns
  * (physical row numbers; src's selection is not consulted). */
-em_status opu_gather(const em_schema *schema, const em_column *cols, const int32_t *idx, int64_t n,
+em_status em_opu_gather(const em_schema *schema, const em_column *cols, const int32_t *idx, int64_t n,
                      em_pool *pool, em_batch **out, em_error *err) EM_MUST_CHECK;
 
 /* A list of output expressions over an input: attributes (and aliases of
@@ -53,23 +53,23 @@ typedef struct opu_proj {
     em_expr_prog **progs; /* computed expressions */
 } opu_proj;
 
-em_status opu_proj_init(opu_proj *p, const em_expr *const *exprs, int n,
+em_status em_opu_proj_init(opu_proj *p, const em_expr *const *exprs, int n,
                         const em_expr *const *attrs, int n_attrs,
                         const em_expr_compile_options *opts, em_error *err) EM_MUST_CHECK;
 /* Fills shell (schema = the outputs) with the outputs over in: same row
  * count and selection as in. */
-em_status opu_proj_eval(const opu_proj *p, const em_batch *in, em_batch *shell, em_pool *pool,
+em_status em_opu_proj_eval(const opu_proj *p, const em_batch *in, em_batch *shell, em_pool *pool,
                         em_error *err) EM_MUST_CHECK;
-void opu_proj_reset(opu_proj *p);
+void em_opu_proj_reset(opu_proj *p);
 /* A column of n nulls of type t. */
-em_status opu_null_column(em_column *c, em_type t, int64_t n, em_pool *pool,
+em_status em_opu_null_column(em_column *c, em_type t, int64_t n, em_pool *pool,
                           em_error *err) EM_MUST_CHECK;
 
 /* For operators whose output is their input (Filter, limits): when the node
  * derived no output attributes, take child's. Destroys op on failure. */
 /* The plan node an operator computes: its own, or through transitions
  * (which have none) the node of the subtree they convert; NULL if none. */
-const em_plan_node *opu_source_node(const em_op *op);
+const em_plan_node *em_opu_source_node(const em_op *op);
 
 /* Whether the subtree at node has no partition for this task (see
  * em_exec_ctx.subtree_partitions): a Union then skips that child. */
@@ -77,12 +77,12 @@ static inline bool opu_past_subtree(em_exec_ctx *ctx, const em_plan_node *node) 
     return ctx->subtree_partitions && ctx->partition >= ctx->subtree_partitions(ctx, node);
 }
 
-em_status opu_inherit_output(em_op **op, const em_op *child, em_error *err) EM_MUST_CHECK;
+em_status em_opu_inherit_output(em_op **op, const em_op *child, em_error *err) EM_MUST_CHECK;
 
 /* The next chunk of a materialized result: replaces *chunk with a fresh
  * batch of rows [*next, *next + k) of cols, k = min(EM_BATCH_CAP, total -
  * *next), and advances *next. EM_DONE when no rows are left. */
-em_status opu_next_range(const em_schema *schema, const em_column *cols, int64_t total,
+em_status em_opu_next_range(const em_schema *schema, const em_column *cols, int64_t total,
                          int64_t *next, em_pool *pool, em_batch **chunk,
                          em_error *err) EM_MUST_CHECK;
 
@@ -108,15 +108,15 @@ static inline int64_t opu_pool_used(const em_op *op) {
 }
 
 /* The node's Arguments field items (NULL/0 when absent). */
-const em_expr *const *opu_arguments(const em_plan_node *node, int *n);
+const em_expr *const *em_opu_arguments(const em_plan_node *node, int *n);
 /* Parses a non-negative integer literal argument (e.g. a limit). */
-em_status opu_int_arg(const em_plan_node *node, const em_expr *e, const char *what, int64_t *out,
+em_status em_opu_int_arg(const em_plan_node *node, const em_expr *e, const char *what, int64_t *out,
                       em_error *err) EM_MUST_CHECK;
 /* A limit operator's Arguments: the limit at limit_at and, when present, the
  * offset at offset_at (< 0: none). Spark 3.4+ plans OFFSET without LIMIT as
  * limit -1, which reads as "no limit": INT64_MAX - offset, so that offset +
  * limit (the rows to pull) cannot overflow. */
-em_status opu_limit_args(const em_plan_node *node, const em_expr *const *args, int n,
+em_status em_opu_limit_args(const em_plan_node *node, const em_expr *const *args, int n,
                          int limit_at, int offset_at, int64_t *limit, int64_t *offset,
                          em_error *err) EM_MUST_CHECK;
 

@@ -17,10 +17,10 @@ static em_status project_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     project_state *st = op->state;
     EM_TRY(em_op_open(op->children[0], ctx, err));
     const em_plan_field *f = em_plan_node_field(op->node, EM_FIELD_OUTPUT);
-    if (opu_proj_init(&st->proj, f ? (const em_expr *const *)f->exprs : NULL, f ? f->n_exprs : 0,
+    if (em_opu_proj_init(&st->proj, f ? (const em_expr *const *)f->exprs : NULL, f ? f->n_exprs : 0,
                       em_op_child_attrs(op, 0), op->children[0]->n_output, &ctx->expr_opts,
                       err) != EM_OK ||
-        opu_shell_create(&op->schema, ctx->pool, &st->out, err) != EM_OK)
+        em_opu_shell_create(&op->schema, ctx->pool, &st->out, err) != EM_OK)
         return em_op_fail(op, err);
     return EM_OK;
 }
@@ -29,7 +29,7 @@ static em_status project_next(em_op *op, em_batch **out, em_error *err) {
     project_state *st = op->state;
     em_batch *in = NULL;
     EM_TRY(em_op_next(op->children[0], &in, err));
-    if (opu_proj_eval(&st->proj, in, st->out, op->ctx->pool, err) != EM_OK)
+    if (em_opu_proj_eval(&st->proj, in, st->out, op->ctx->pool, err) != EM_OK)
         return em_op_fail(op, err);
     *out = st->out;
     return EM_OK;
@@ -39,7 +39,7 @@ static void project_close(em_op *op) {
     project_state *st = op->state;
     if (!st)
         return;
-    opu_proj_reset(&st->proj);
+    em_opu_proj_reset(&st->proj);
     em_batch_destroy(st->out);
     st->out = NULL;
     for (int i = 0; i < op->n_children; i++)

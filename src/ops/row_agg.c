@@ -96,7 +96,7 @@ static em_status agg_bind(em_row_op *op, agg_state *st, em_exec_ctx *ctx, em_err
     em_type *key_types = calloc((size_t)st->n_keys + 1, sizeof *key_types);
     if (!key_types)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    em_status s = rop_bind_list(op, kf ? (const em_expr *const *)kf->exprs : NULL, st->n_keys,
+    em_status s = em_rop_bind_list(op, kf ? (const em_expr *const *)kf->exprs : NULL, st->n_keys,
                                 &st->keys, key_types, err);
     bool complete = !fed_by_aggregate(op->node);
     int n_bufs = 0, merge_bufs = 0;
@@ -211,7 +211,7 @@ static em_status agg_group(em_row_op *op, agg_state *st, em_datum **group, em_er
     }
     for (int i = 0; i < st->n_fns; i++)
         em_ragg_init(st->fns[i], st->probe + st->n_keys + st->buf_at[i]);
-    EM_TRY(rs_add(&st->groups, st->probe, group, err));
+    EM_TRY(em_rs_add(&st->groups, st->probe, group, err));
     st->hashes[st->groups.n_rows - 1] = h;
     st->slots[at] = st->groups.n_rows;
     return EM_OK;
@@ -292,17 +292,17 @@ static em_status agg_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     em_row_arena_init(&st->scratch, rop_pool(op));
     EM_TRY(em_row_op_open(op->children[0], ctx, err));
     if (agg_bind(op, st, ctx, err) != EM_OK)
-        return rop_fail(op, err);
-    rs_init(&st->groups, st->width, st->group_types, rop_pool(op));
+        return em_rop_fail(op, err);
+    em_rs_init(&st->groups, st->width, st->group_types, rop_pool(op));
     if (st->n_keys == 0) { /* the one global group exists even without input */
         em_datum *g = NULL;
         for (int i = 0; i < st->n_fns; i++)
             em_ragg_init(st->fns[i], st->probe + st->buf_at[i]);
-        if (rs_add(&st->groups, st->probe, &g, err) != EM_OK)
-            return rop_fail(op, err);
+        if (em_rs_add(&st->groups, st->probe, &g, err) != EM_OK)
+            return em_rop_fail(op, err);
     }
     if (agg_bind_output(op, st, err) != EM_OK)
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     return EM_OK;
 }
 
@@ -330,7 +330,7 @@ static em_status agg_emit(agg_state *st, const em_datum *g, em_error *err) {
 static em_status agg_next(em_row_op *op, const em_datum **row, em_error *err) {
     agg_state *st = op->state;
     if (!st->drained) {
-        EM_TRY(rop_drain(op, agg_fold, st, err));
+        EM_TRY(em_rop_drain(op, agg_fold, st, err));
         st->drained = true;
         st->emitted = 0;
         rop_note_peak(op, rs_bytes(&st->groups) + st->n_slots * 8 + st->hashes_cap * 4);
@@ -339,7 +339,7 @@ static em_status agg_next(em_row_op *op, const em_datum **row, em_error *err) {
         return EM_DONE;
     em_row_arena_clear(&st->scratch);
     if (agg_emit(st, rs_row(&st->groups, st->emitted++), err) != EM_OK)
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     *row = st->positional ? st->result_in : st->out;
     return EM_OK;
 }
@@ -348,7 +348,7 @@ static void agg_close(em_row_op *op) {
     agg_state *st = op->state;
     if (st) {
         em_pool *pool = rop_pool(op);
-        rop_free_exprs(st->keys, st->n_keys);
+        em_rop_free_exprs(st->keys, st->n_keys);
         for (int i = 0; st->fns && i < st->n_fns; i++)
             em_ragg_destroy(st->fns[i]);
         free(st->fns);
@@ -356,7 +356,7 @@ static void agg_close(em_row_op *op) {
         free(st->first_col);
         free(st->updates);
         free(st->fin);
-        rs_reset(&st->groups);
+        em_rs_reset(&st->groups);
         free(st->group_types);
         if (st->slots)
             em_pool_release(pool, st->n_slots * 8);
@@ -366,13 +366,13 @@ static void agg_close(em_row_op *op) {
         free(st->hashes);
         free(st->probe);
         em_row_arena_reset(&st->scratch);
-        rop_free_exprs(st->results, st->n_results);
+        em_rop_free_exprs(st->results, st->n_results);
         free(st->result_attrs);
         free(st->result_in);
         free(st->out);
         memset(st, 0, sizeof *st);
     }
-    rop_close_children(op);
+    em_rop_close_children(op);
 }
 
 static const em_row_op_vtab HAGG_VTAB = {
@@ -382,10 +382,10 @@ static const em_row_op_vtab SAGG_VTAB = {
 static const em_row_op_vtab OAGG_VTAB = {
     .name = "ObjectHashAggregate", .open = agg_open, .next = agg_next, .close = agg_close};
 
-em_status rop_agg_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
+em_status em_rop_agg_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
                          em_error *err) {
     const em_row_op_vtab *vt = node->kind == EM_NODE_SORT_AGGREGATE          ? &SAGG_VTAB
                                : node->kind == EM_NODE_OBJECT_HASH_AGGREGATE ? &OAGG_VTAB
                                                                              : &HAGG_VTAB;
-    return rop_init(vt, node, &child, 1, sizeof(agg_state), out, err);
+    return em_rop_init(vt, node, &child, 1, sizeof(agg_state), out, err);
 }

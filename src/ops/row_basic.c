@@ -42,20 +42,20 @@ static em_status source_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
         st->quiet.pool = ctx->row_pool;
         st->quiet.expr_opts.pool = ctx->row_pool;
     }
-    EM_TRY(rbc_open(&st->cur, st->src, &st->quiet, err));
-    return rbc_types(op, st->src, err);
+    EM_TRY(em_rbc_open(&st->cur, st->src, &st->quiet, err));
+    return em_rbc_types(op, st->src, err);
 }
 
 static em_status source_next(em_row_op *op, const em_datum **row, em_error *err) {
     source_state *st = op->state;
-    return rbc_next(&st->cur, row, err);
+    return em_rbc_next(&st->cur, row, err);
 }
 
 static void source_close(em_row_op *op) {
     source_state *st = op->state;
     if (!st)
         return;
-    rbc_close(&st->cur);
+    em_rbc_close(&st->cur);
     em_op_destroy(st->src);
     st->src = NULL;
     st->cur.src = NULL;
@@ -70,7 +70,7 @@ static const em_row_op_vtab SHUFFLE_VTAB = {
 static const em_row_op_vtab BROADCAST_VTAB = {
     .name = "BroadcastRead", .open = source_open, .next = source_next, .close = source_close};
 
-em_status rop_source_create(const em_plan_node *node, em_row_op **out, em_error *err) {
+em_status em_rop_source_create(const em_plan_node *node, em_row_op **out, em_error *err) {
     *out = NULL;
     em_op *src = NULL;
     const em_row_op_vtab *vt;
@@ -99,13 +99,13 @@ em_status rop_source_create(const em_plan_node *node, em_row_op **out, em_error 
     default:
         return EM_FAIL(err, EM_ERR_INTERNAL, "%s (%d) is not a source", node->name, node->id);
     }
-    em_status s = rop_init(vt, node, NULL, 0, sizeof(source_state), out, err);
+    em_status s = em_rop_init(vt, node, NULL, 0, sizeof(source_state), out, err);
     if (s != EM_OK) {
         em_op_destroy(src);
         return s;
     }
     ((source_state *)(*out)->state)->src = src;
-    return rbc_types(*out, src, err);
+    return em_rbc_types(*out, src, err);
 }
 
 /* ------------------------------------------------------------ Filter */
@@ -122,12 +122,12 @@ static em_status filter_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     const em_plan_field *f = em_plan_node_field(op->node, EM_FIELD_CONDITION);
     if (!f || f->n_exprs < 1) {
         EM_FAIL(err, EM_ERR_PARSE, "no Condition");
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     }
     const em_row_op *child = op->children[0];
     if (em_rexpr_bind(f->exprs[0], child->output, child->n_output, &ctx->expr_opts, &st->cond,
                       err) != EM_OK)
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     memcpy(op->types, child->types, sizeof *op->types * (size_t)op->n_output);
     return EM_OK;
 }
@@ -140,7 +140,7 @@ static em_status filter_next(em_row_op *op, const em_datum **row, em_error *err)
         em_row_arena_clear(&st->scratch);
         bool keep = false;
         if (em_rexpr_test(st->cond, in, &st->scratch, &keep, err) != EM_OK)
-            return rop_fail(op, err);
+            return em_rop_fail(op, err);
         if (keep) {
             *row = in;
             return EM_OK;
@@ -155,16 +155,16 @@ static void filter_close(em_row_op *op) {
         st->cond = NULL;
         em_row_arena_reset(&st->scratch);
     }
-    rop_close_children(op);
+    em_rop_close_children(op);
 }
 
 static const em_row_op_vtab FILTER_VTAB = {
     .name = "Filter", .open = filter_open, .next = filter_next, .close = filter_close};
 
-em_status rop_filter_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
+em_status em_rop_filter_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
                             em_error *err) {
-    EM_TRY(rop_init(&FILTER_VTAB, node, &child, 1, sizeof(filter_state), out, err));
-    EM_TRY(rop_inherit_output(out, child, err));
+    EM_TRY(em_rop_init(&FILTER_VTAB, node, &child, 1, sizeof(filter_state), out, err));
+    EM_TRY(em_rop_inherit_output(out, child, err));
     if ((*out)->n_output != child->n_output) {
         em_row_op_destroy(*out);
         *out = NULL;
@@ -191,10 +191,10 @@ static em_status project_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     if (n != op->n_output) {
         EM_FAIL(err, EM_ERR_BIND, "Output lists %d expressions for %d attributes", n,
                 op->n_output);
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     }
-    if (rop_proj_init(&st->proj, op, exprs, n, op->types, err) != EM_OK)
-        return rop_fail(op, err);
+    if (em_rop_proj_init(&st->proj, op, exprs, n, op->types, err) != EM_OK)
+        return em_rop_fail(op, err);
     return EM_OK;
 }
 
@@ -203,8 +203,8 @@ static em_status project_next(em_row_op *op, const em_datum **row, em_error *err
     const em_datum *in = NULL;
     EM_TRY(em_row_op_next(op->children[0], &in, err));
     em_row_arena_clear(&st->scratch);
-    if (rop_proj_eval(&st->proj, in, &st->scratch, err) != EM_OK)
-        return rop_fail(op, err);
+    if (em_rop_proj_eval(&st->proj, in, &st->scratch, err) != EM_OK)
+        return em_rop_fail(op, err);
     *row = st->proj.out;
     return EM_OK;
 }
@@ -212,18 +212,18 @@ static em_status project_next(em_row_op *op, const em_datum **row, em_error *err
 static void project_close(em_row_op *op) {
     project_state *st = op->state;
     if (st) {
-        rop_proj_reset(&st->proj);
+        em_rop_proj_reset(&st->proj);
         em_row_arena_reset(&st->scratch);
     }
-    rop_close_children(op);
+    em_rop_close_children(op);
 }
 
 static const em_row_op_vtab PROJECT_VTAB = {
     .name = "Project", .open = project_open, .next = project_next, .close = project_close};
 
-em_status rop_project_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
+em_status em_rop_project_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
                              em_error *err) {
-    return rop_init(&PROJECT_VTAB, node, &child, 1, sizeof(project_state), out, err);
+    return em_rop_init(&PROJECT_VTAB, node, &child, 1, sizeof(project_state), out, err);
 }
 
 /* ------------------------------------------------------------ pass-through */
@@ -234,7 +234,7 @@ static em_status pass_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     if (op->n_output != child->n_output) {
         EM_FAIL(err, EM_ERR_BIND, "%d output attributes over %d input columns", op->n_output,
                 child->n_output);
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     }
     memcpy(op->types, child->types, sizeof *op->types * (size_t)op->n_output);
     return EM_OK;
@@ -244,7 +244,7 @@ static em_status pass_next(em_row_op *op, const em_datum **row, em_error *err) {
     return em_row_op_next(op->children[0], row, err);
 }
 
-static void pass_close(em_row_op *op) { rop_close_children(op); }
+static void pass_close(em_row_op *op) { em_rop_close_children(op); }
 
 static const em_row_op_vtab PASS_VTAB = {
     .name = "Pass", .open = pass_open, .next = pass_next, .close = pass_close};
@@ -253,15 +253,15 @@ static const em_row_op_vtab COALESCE_VTAB = {
 static const em_row_op_vtab SUBQUERY_VTAB = {
     .name = "Subquery", .open = pass_open, .next = pass_next, .close = pass_close};
 
-em_status rop_pass_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
+em_status em_rop_pass_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
                           em_error *err) {
     const em_row_op_vtab *vt = node->kind == EM_NODE_COALESCE ? &COALESCE_VTAB
                                : node->kind == EM_NODE_SUBQUERY ||
                                        node->kind == EM_NODE_REUSED_SUBQUERY
                                    ? &SUBQUERY_VTAB
                                    : &PASS_VTAB;
-    EM_TRY(rop_init(vt, node, &child, 1, 0, out, err));
-    return rop_inherit_output(out, child, err);
+    EM_TRY(em_rop_init(vt, node, &child, 1, 0, out, err));
+    return em_rop_inherit_output(out, child, err);
 }
 
 /* ------------------------------------------------------------ limits */
@@ -273,12 +273,12 @@ typedef struct limit_state {
 static em_status limit_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     limit_state *st = op->state;
     int n = 0;
-    const em_expr *const *args = rop_arguments(op->node, &n);
+    const em_expr *const *args = em_rop_arguments(op->node, &n);
     if (n < 1) {
         EM_FAIL(err, EM_ERR_PARSE, "no limit in Arguments");
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     }
-    EM_TRY(opu_limit_args(op->node, args, n, 0, 1, &st->limit, &st->offset, err));
+    EM_TRY(em_opu_limit_args(op->node, args, n, 0, 1, &st->limit, &st->offset, err));
     st->seen = 0;
     EM_TRY(em_row_op_open(op->children[0], ctx, err));
     memcpy(op->types, op->children[0]->types, sizeof *op->types * (size_t)op->n_output);
@@ -305,13 +305,13 @@ static const em_row_op_vtab GLOBAL_VTAB = {
 static const em_row_op_vtab LOCAL_LIMIT_VTAB = {
     .name = "LocalLimit", .open = limit_open, .next = limit_next, .close = pass_close};
 
-em_status rop_limit_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
+em_status em_rop_limit_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
                            em_error *err) {
     const em_row_op_vtab *vt = node->kind == EM_NODE_GLOBAL_LIMIT  ? &GLOBAL_VTAB
                                : node->kind == EM_NODE_LOCAL_LIMIT ? &LOCAL_LIMIT_VTAB
                                                                    : &COLLECT_VTAB;
-    EM_TRY(rop_init(vt, node, &child, 1, sizeof(limit_state), out, err));
-    EM_TRY(rop_inherit_output(out, child, err));
+    EM_TRY(em_rop_init(vt, node, &child, 1, sizeof(limit_state), out, err));
+    EM_TRY(em_rop_inherit_output(out, child, err));
     if ((*out)->n_output != child->n_output) {
         em_row_op_destroy(*out);
         *out = NULL;
@@ -334,7 +334,7 @@ static em_status union_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
         if (op->children[i]->n_output != op->n_output) {
             EM_FAIL(err, EM_ERR_BIND, "child %d has %d columns, the union %d", i,
                     op->children[i]->n_output, op->n_output);
-            return rop_fail(op, err);
+            return em_rop_fail(op, err);
         }
     }
     if (op->n_children > 0)
@@ -350,7 +350,7 @@ static em_status union_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
 static em_status union_next(em_row_op *op, const em_datum **row, em_error *err) {
     union_state *st = op->state;
     while (st->current < op->n_children) {
-        if (opu_past_subtree(op->ctx, rop_source_node(op->children[st->current]))) {
+        if (opu_past_subtree(op->ctx, em_rop_source_node(op->children[st->current]))) {
             st->current++;
             continue;
         }
@@ -365,10 +365,10 @@ static em_status union_next(em_row_op *op, const em_datum **row, em_error *err) 
 static const em_row_op_vtab UNION_VTAB = {
     .name = "Union", .open = union_open, .next = union_next, .close = pass_close};
 
-em_status rop_union_create(const em_plan_node *node, em_row_op **children, int n,
+em_status em_rop_union_create(const em_plan_node *node, em_row_op **children, int n,
                            em_row_op **out, em_error *err) {
-    EM_TRY(rop_init(&UNION_VTAB, node, children, n, sizeof(union_state), out, err));
-    return n > 0 ? rop_inherit_output(out, children[0], err) : EM_OK;
+    EM_TRY(em_rop_init(&UNION_VTAB, node, children, n, sizeof(union_state), out, err));
+    return n > 0 ? em_rop_inherit_output(out, children[0], err) : EM_OK;
 }
 
 /* ------------------------------------------------------------ Expand */
@@ -386,10 +386,10 @@ static em_status expand_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     em_row_arena_init(&st->scratch, rop_pool(op));
     EM_TRY(em_row_op_open(op->children[0], ctx, err));
     int n = 0;
-    const em_expr *const *args = rop_arguments(op->node, &n);
+    const em_expr *const *args = em_rop_arguments(op->node, &n);
     if (n < 1 || args[0]->kind != EM_EXPR_LIST) {
         EM_FAIL(err, EM_ERR_PARSE, "no projection list in Arguments");
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     }
     const em_expr *lists = args[0];
     st->projs = calloc((size_t)lists->n_args + 1, sizeof *st->projs);
@@ -401,11 +401,11 @@ static em_status expand_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
         if (pl->kind != EM_EXPR_LIST || pl->n_args != op->n_output) {
             EM_FAIL(err, EM_ERR_PARSE, "projection %d does not have %d expressions", p + 1,
                     op->n_output);
-            return rop_fail(op, err);
+            return em_rop_fail(op, err);
         }
-        if (rop_proj_init(&st->projs[p], op, (const em_expr *const *)pl->args, pl->n_args,
+        if (em_rop_proj_init(&st->projs[p], op, (const em_expr *const *)pl->args, pl->n_args,
                        op->types, err) != EM_OK)
-            return rop_fail(op, err);
+            return em_rop_fail(op, err);
     }
     st->in = NULL;
     st->next_proj = 0;
@@ -422,8 +422,8 @@ static em_status expand_next(em_row_op *op, const em_datum **row, em_error *err)
         em_row_arena_clear(&st->scratch);
     }
     rop_proj *p = &st->projs[st->next_proj++];
-    if (rop_proj_eval(p, st->in, &st->scratch, err) != EM_OK)
-        return rop_fail(op, err);
+    if (em_rop_proj_eval(p, st->in, &st->scratch, err) != EM_OK)
+        return em_rop_fail(op, err);
     *row = p->out;
     return EM_OK;
 }
@@ -432,19 +432,19 @@ static void expand_close(em_row_op *op) {
     expand_state *st = op->state;
     if (st) {
         for (int p = 0; st->projs && p < st->n_proj; p++)
-            rop_proj_reset(&st->projs[p]);
+            em_rop_proj_reset(&st->projs[p]);
         free(st->projs);
         st->projs = NULL;
         st->in = NULL;
         em_row_arena_reset(&st->scratch);
     }
-    rop_close_children(op);
+    em_rop_close_children(op);
 }
 
 static const em_row_op_vtab EXPAND_VTAB = {
     .name = "Expand", .open = expand_open, .next = expand_next, .close = expand_close};
 
-em_status rop_expand_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
+em_status em_rop_expand_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
                             em_error *err) {
-    return rop_init(&EXPAND_VTAB, node, &child, 1, sizeof(expand_state), out, err);
+    return em_rop_init(&EXPAND_VTAB, node, &child, 1, sizeof(expand_state), out, err);
 }

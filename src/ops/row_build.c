@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * From plan nodes to row operators (em_row_op_create), and the builder of
- * one task's mixed tree (rop_build_tree, behind em_exec_build).
+ * one task's mixed tree (em_rop_build_tree, behind em_exec_build).
  *
  * The builder walks a stage like em_op_build: Spark's own wrappers
  * (ColumnarToRow, InputAdapter, WholeStageCodegen, AQE stages and reads)
@@ -73,38 +73,38 @@ em_status em_row_op_create(const em_plan_node *node, em_row_op **children, int n
     case EM_NODE_EXCHANGE:
     case EM_NODE_BROADCAST_EXCHANGE:
     case EM_NODE_REUSED_EXCHANGE:
-        return rop_source_create(node, out, err);
+        return em_rop_source_create(node, out, err);
     case EM_NODE_FILTER:
-        return rop_filter_create(node, c0, out, err);
+        return em_rop_filter_create(node, c0, out, err);
     case EM_NODE_PROJECT:
-        return rop_project_create(node, c0, out, err);
+        return em_rop_project_create(node, c0, out, err);
     case EM_NODE_HASH_AGGREGATE:
     case EM_NODE_SORT_AGGREGATE:
     case EM_NODE_OBJECT_HASH_AGGREGATE:
-        return rop_agg_create(node, c0, out, err);
+        return em_rop_agg_create(node, c0, out, err);
     case EM_NODE_SORT:
-        return rop_sort_create(node, c0, out, err);
+        return em_rop_sort_create(node, c0, out, err);
     case EM_NODE_TAKE_ORDERED_AND_PROJECT:
-        return rop_top_n_create(node, c0, out, err);
+        return em_rop_top_n_create(node, c0, out, err);
     case EM_NODE_COLLECT_LIMIT:
     case EM_NODE_GLOBAL_LIMIT:
     case EM_NODE_LOCAL_LIMIT:
-        return rop_limit_create(node, c0, out, err);
+        return em_rop_limit_create(node, c0, out, err);
     case EM_NODE_UNION:
-        return rop_union_create(node, children, n_children, out, err);
+        return em_rop_union_create(node, children, n_children, out, err);
     case EM_NODE_EXPAND:
-        return rop_expand_create(node, c0, out, err);
+        return em_rop_expand_create(node, c0, out, err);
     case EM_NODE_WINDOW:
     case EM_NODE_WINDOW_GROUP_LIMIT:
-        return rop_window_create(node, c0, out, err);
+        return em_rop_window_create(node, c0, out, err);
     case EM_NODE_BROADCAST_HASH_JOIN:
     case EM_NODE_SHUFFLED_HASH_JOIN:
     case EM_NODE_SORT_MERGE_JOIN:
     case EM_NODE_BROADCAST_NESTED_LOOP_JOIN:
     case EM_NODE_CARTESIAN_PRODUCT:
-        return rop_join_create(node, children[0], children[1], out, err);
+        return em_rop_join_create(node, children[0], children[1], out, err);
     default: /* Coalesce, Subquery, and Spark's wrappers */
-        return rop_pass_create(node, c0, out, err);
+        return em_rop_pass_create(node, c0, out, err);
     }
 }
 
@@ -180,7 +180,7 @@ static em_status native_source(const em_plan_node *node, em_op **out, em_error *
 static em_status build_source(const builder *bd, const em_plan_node *node, built *out,
                               em_error *err) {
     if (engine_of(bd, node) == EM_ENGINE_ROW)
-        return rop_source_create(node, &out->r, err);
+        return em_rop_source_create(node, &out->r, err);
     em_op *op = NULL;
     EM_TRY(native_source(node, &op, err));
     return em_lore_wrap(bd->lore, node, EM_LORE_OUTPUT, op, &out->n, err);
@@ -345,7 +345,7 @@ static const em_plan_node *map_side_of(const builder *bd, const em_plan_node *ro
                                                                                        : NULL;
 }
 
-em_status rop_build_tree_lore(const em_plan_node *stage_root, rop_decide_fn decide, void *arg,
+em_status em_rop_build_tree_lore(const em_plan_node *stage_root, rop_decide_fn decide, void *arg,
                               em_lore_session *lore, em_op **out, em_error *err) {
     *out = NULL;
     builder bd = {.decide = decide, .arg = arg, .lore = lore};
@@ -353,7 +353,7 @@ em_status rop_build_tree_lore(const em_plan_node *stage_root, rop_decide_fn deci
     EM_TRY(build_node(&bd, stage_root, true, &b, err));
     em_op *op = b.n;
     if (b.r)
-        EM_TRY(rop_root_adapter(b.r, &op, err));
+        EM_TRY(em_rop_root_adapter(b.r, &op, err));
     /* a map side: what the exchange's child produced is the exchange's input */
     const em_plan_node *exchange = lore ? map_side_of(&bd, stage_root) : NULL;
     if (exchange && engine_of(&bd, exchange) == EM_ENGINE_NATIVE)
@@ -362,7 +362,7 @@ em_status rop_build_tree_lore(const em_plan_node *stage_root, rop_decide_fn deci
     return EM_OK;
 }
 
-em_status rop_build_tree(const em_plan_node *stage_root, rop_decide_fn decide, void *arg,
+em_status em_rop_build_tree(const em_plan_node *stage_root, rop_decide_fn decide, void *arg,
                          em_op **out, em_error *err) {
-    return rop_build_tree_lore(stage_root, decide, arg, NULL, out, err);
+    return em_rop_build_tree_lore(stage_root, decide, arg, NULL, out, err);
 }

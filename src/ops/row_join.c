@@ -137,7 +137,7 @@ static em_status join_bind(em_row_op *op, join_state *st, em_error *err) {
     EM_TRY(bind_keys(op, st, err));
     const em_plan_field *cf = em_plan_node_field(node, EM_FIELD_JOIN_CONDITION);
     const em_expr *cond = cf && cf->n_exprs > 0 ? cf->exprs[0] : NULL;
-    st->null_aware = jn_node_null_aware(node) && st->build == 1 && !cond;
+    st->null_aware = em_jn_node_null_aware(node) && st->build == 1 && !cond;
     const em_row_op *l = op->children[0], *r = op->children[1];
     st->n_side[0] = l->n_output;
     st->n_side[1] = r->n_output;
@@ -162,7 +162,7 @@ static em_status join_bind(em_row_op *op, join_state *st, em_error *err) {
             op->types[i] = em_type_make(EM_TYPE_BOOLEAN);
             continue;
         }
-        int p = opu_attr_index(st->pair_attrs, st->exist_kind ? l->n_output : np, id);
+        int p = em_opu_attr_index(st->pair_attrs, st->exist_kind ? l->n_output : np, id);
         if (p < 0)
             return EM_FAIL(err, EM_ERR_BIND, "output attribute %s#%lld is not an input",
                            op->output[i]->name ? op->output[i]->name : "?", (long long)id);
@@ -179,7 +179,7 @@ static em_status join_bind(em_row_op *op, join_state *st, em_error *err) {
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
     memcpy(st->build_types, op->children[st->build]->types, sizeof *st->build_types * (size_t)nb);
     memcpy(st->build_types + nb, st->key_types, sizeof *st->key_types * (size_t)st->n_keys);
-    rs_init(&st->rows, nb + st->n_keys, st->build_types, rop_pool(op));
+    em_rs_init(&st->rows, nb + st->n_keys, st->build_types, rop_pool(op));
     em_row_arena_init(&st->scratch, rop_pool(op));
     return EM_OK;
 }
@@ -189,7 +189,7 @@ static em_status join_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     EM_TRY(em_row_op_open(op->children[0], ctx, err));
     EM_TRY(em_row_op_open(op->children[1], ctx, err));
     if (join_bind(op, st, err) != EM_OK)
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     st->phase = PH_BUILD;
     return EM_OK;
 }
@@ -241,7 +241,7 @@ static em_status do_build(em_row_op *op, join_state *st, em_error *err) {
         if ((s = eval_keys(st, st->build, in, tmp + nb, &null_key, err)) != EM_OK)
             break;
         st->has_null_key |= null_key;
-        if ((s = rs_add(&st->rows, tmp, NULL, err)) != EM_OK)
+        if ((s = em_rs_add(&st->rows, tmp, NULL, err)) != EM_OK)
             break;
     }
     free(tmp);
@@ -362,7 +362,7 @@ static em_status end_stream(em_row_op *op, join_state *st, em_error *err) {
         if (st->matched[r])
             em_bit_set(bits, r);
     bool emit = true;
-    em_status s = nlj_matches_merge(op->ctx, op->node, bits, n, &emit, err);
+    em_status s = em_nlj_matches_merge(op->ctx, op->node, bits, n, &emit, err);
     for (int64_t r = 0; r < n; r++)
         st->matched[r] = em_bit_get(bits, r);
     free(bits);
@@ -467,14 +467,14 @@ static em_status join_next(em_row_op *op, const em_datum **row, em_error *err) {
         return tail_step(op, st, row);
     if (s == EM_OK)
         return EM_DONE;
-    return s == EM_ERR_CANCELLED ? s : rop_fail(op, err);
+    return s == EM_ERR_CANCELLED ? s : em_rop_fail(op, err);
 }
 
 static void join_close(em_row_op *op) {
     join_state *st = op->state;
     if (st) {
         for (int side = 0; side < 2; side++)
-            rop_free_exprs(st->keys[side], st->n_keys);
+            em_rop_free_exprs(st->keys[side], st->n_keys);
         free(st->key_types);
         em_rexpr_destroy(st->cond);
         free(st->pair_attrs);
@@ -483,7 +483,7 @@ static void join_close(em_row_op *op) {
         free(st->build_types);
         if (st->heads)
             em_pool_release(rop_pool(op), st->n_heads * 8 + st->rows.n_rows * 13 + 8);
-        rs_reset(&st->rows);
+        em_rs_reset(&st->rows);
         free(st->matched);
         free(st->heads);
         free(st->chain);
@@ -494,7 +494,7 @@ static void join_close(em_row_op *op) {
         em_row_arena_reset(&st->scratch);
         memset(st, 0, sizeof *st);
     }
-    rop_close_children(op);
+    em_rop_close_children(op);
 }
 
 static const em_row_op_vtab BHJ_VTAB = {
@@ -508,7 +508,7 @@ static const em_row_op_vtab BNLJ_VTAB = {
 static const em_row_op_vtab CARTESIAN_VTAB = {
     .name = "CartesianProduct", .open = join_open, .next = join_next, .close = join_close};
 
-em_status rop_join_create(const em_plan_node *node, em_row_op *left, em_row_op *right,
+em_status em_rop_join_create(const em_plan_node *node, em_row_op *left, em_row_op *right,
                           em_row_op **out, em_error *err) {
     const em_row_op_vtab *vt;
     switch (node->kind) {
@@ -529,5 +529,5 @@ em_status rop_join_create(const em_plan_node *node, em_row_op *left, em_row_op *
         break;
     }
     em_row_op *kids[2] = {left, right};
-    return rop_init(vt, node, kids, 2, sizeof(join_state), out, err);
+    return em_rop_init(vt, node, kids, 2, sizeof(join_state), out, err);
 }

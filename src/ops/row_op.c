@@ -21,7 +21,7 @@ static int64_t now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-em_status rop_set_output(em_row_op *op, const em_expr *const *attrs, int n, em_error *err) {
+em_status em_rop_set_output(em_row_op *op, const em_expr *const *attrs, int n, em_error *err) {
     const em_expr **copy = calloc((size_t)n + 1, sizeof *copy);
     em_type *types = calloc((size_t)n + 1, sizeof *types);
     if (!copy || !types) {
@@ -41,7 +41,7 @@ em_status rop_set_output(em_row_op *op, const em_expr *const *attrs, int n, em_e
     return EM_OK;
 }
 
-em_status rop_init(const em_row_op_vtab *vtab, const em_plan_node *node, em_row_op **children,
+em_status em_rop_init(const em_row_op_vtab *vtab, const em_plan_node *node, em_row_op **children,
                    int n_children, size_t state_size, em_row_op **out, em_error *err) {
     *out = NULL;
     em_row_op *op = calloc(1, sizeof *op);
@@ -61,7 +61,7 @@ em_status rop_init(const em_row_op_vtab *vtab, const em_plan_node *node, em_row_
         goto nomem;
     if (node) {
         em_status s =
-            rop_set_output(op, (const em_expr *const *)node->output, node->n_output, err);
+            em_rop_set_output(op, (const em_expr *const *)node->output, node->n_output, err);
         if (s != EM_OK) {
             em_row_op_destroy(op);
             return s;
@@ -77,10 +77,10 @@ nomem:
                    vtab && vtab->name ? vtab->name : "?");
 }
 
-em_status rop_inherit_output(em_row_op **op, const em_row_op *child, em_error *err) {
+em_status em_rop_inherit_output(em_row_op **op, const em_row_op *child, em_error *err) {
     if ((*op)->n_output > 0 || child->n_output == 0)
         return EM_OK;
-    em_status s = rop_set_output(*op, child->output, child->n_output, err);
+    em_status s = em_rop_set_output(*op, child->output, child->n_output, err);
     if (s == EM_OK)
         memcpy((*op)->types, child->types, sizeof *child->types * (size_t)child->n_output);
     else {
@@ -90,7 +90,7 @@ em_status rop_inherit_output(em_row_op **op, const em_row_op *child, em_error *e
     return s;
 }
 
-em_status rop_fail(const em_row_op *op, em_error *err) {
+em_status em_rop_fail(const em_row_op *op, em_error *err) {
     if (!err)
         return EM_ERR_INTERNAL;
     if (op->node)
@@ -100,7 +100,7 @@ em_status rop_fail(const em_row_op *op, em_error *err) {
     return err->code;
 }
 
-em_status rop_drain(em_row_op *op,
+em_status em_rop_drain(em_row_op *op,
                     em_status (*add)(em_row_op *op, void *arg, const em_datum *row, em_error *err),
                     void *arg, em_error *err) {
     for (;;) {
@@ -111,20 +111,20 @@ em_status rop_drain(em_row_op *op,
         if (s != EM_OK)
             return s;
         if (add(op, arg, in, err) != EM_OK)
-            return rop_fail(op, err);
+            return em_rop_fail(op, err);
     }
 }
 
-void rop_close_children(em_row_op *op) {
+void em_rop_close_children(em_row_op *op) {
     for (int i = 0; i < op->n_children; i++)
         em_row_op_close(op->children[i]);
 }
 
-const em_expr *const *rop_arguments(const em_plan_node *node, int *n) {
-    return opu_arguments(node, n);
+const em_expr *const *em_rop_arguments(const em_plan_node *node, int *n) {
+    return em_opu_arguments(node, n);
 }
 
-em_status rop_bind_list(em_row_op *op, const em_expr *const *exprs, int n, em_rexpr ***out,
+em_status em_rop_bind_list(em_row_op *op, const em_expr *const *exprs, int n, em_rexpr ***out,
                         em_type *types, em_error *err) {
     em_rexpr **xs = calloc((size_t)n + 1, sizeof *xs);
     if (!xs)
@@ -140,7 +140,7 @@ em_status rop_bind_list(em_row_op *op, const em_expr *const *exprs, int n, em_re
     return EM_OK;
 }
 
-void rop_free_exprs(em_rexpr **xs, int n) {
+void em_rop_free_exprs(em_rexpr **xs, int n) {
     for (int i = 0; xs && i < n; i++)
         em_rexpr_destroy(xs[i]);
     free(xs);
@@ -148,7 +148,7 @@ void rop_free_exprs(em_rexpr **xs, int n) {
 
 /* Binds exprs; types[i] takes the expression's type unless it is the NULL
  * type (a bare `null`), when the attribute's type stays. */
-em_status rop_proj_init(rop_proj *p, em_row_op *op, const em_expr *const *exprs, int n,
+em_status em_rop_proj_init(rop_proj *p, em_row_op *op, const em_expr *const *exprs, int n,
                             em_type *types, em_error *err) {
     memset(p, 0, sizeof *p);
     p->n = n;
@@ -158,7 +158,7 @@ em_status rop_proj_init(rop_proj *p, em_row_op *op, const em_expr *const *exprs,
     em_type *got = calloc((size_t)n + 1, sizeof *got);
     if (!got)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
-    em_status s = rop_bind_list(op, exprs, n, &p->xs, got, err);
+    em_status s = em_rop_bind_list(op, exprs, n, &p->xs, got, err);
     for (int i = 0; s == EM_OK && types && i < n; i++)
         if (got[i].id != EM_TYPE_NULL)
             types[i] = got[i];
@@ -166,14 +166,14 @@ em_status rop_proj_init(rop_proj *p, em_row_op *op, const em_expr *const *exprs,
     return s;
 }
 
-em_status rop_proj_eval(rop_proj *p, const em_datum *in, em_row_arena *arena, em_error *err) {
+em_status em_rop_proj_eval(rop_proj *p, const em_datum *in, em_row_arena *arena, em_error *err) {
     for (int i = 0; i < p->n; i++)
         EM_TRY(em_rexpr_eval(p->xs[i], in, arena, &p->out[i], err));
     return EM_OK;
 }
 
-void rop_proj_reset(rop_proj *p) {
-    rop_free_exprs(p->xs, p->n);
+void em_rop_proj_reset(rop_proj *p) {
+    em_rop_free_exprs(p->xs, p->n);
     free(p->out);
     memset(p, 0, sizeof *p);
 }
@@ -260,7 +260,7 @@ void em_row_op_visit(const em_row_op *op, em_op_visit_fn fn, void *ctx) {
 
 /* ------------------------------------------------------------ row store */
 
-void rs_init(row_store *s, int n_cols, const em_type *types, em_pool *pool) {
+void em_rs_init(row_store *s, int n_cols, const em_type *types, em_pool *pool) {
     memset(s, 0, sizeof *s);
     s->n_cols = n_cols;
     s->types = types;
@@ -268,7 +268,7 @@ void rs_init(row_store *s, int n_cols, const em_type *types, em_pool *pool) {
     em_row_arena_init(&s->arena, pool);
 }
 
-em_status rs_add(row_store *s, const em_datum *row, em_datum **at, em_error *err) {
+em_status em_rs_add(row_store *s, const em_datum *row, em_datum **at, em_error *err) {
     if (s->n_rows == s->cap) {
         int64_t cap = s->cap ? s->cap * 2 : 64;
         int64_t width = (int64_t)sizeof(em_datum) * (s->n_cols > 0 ? s->n_cols : 1);
@@ -291,7 +291,7 @@ em_status rs_add(row_store *s, const em_datum *row, em_datum **at, em_error *err
     return EM_OK;
 }
 
-void rs_reset(row_store *s) {
+void em_rs_reset(row_store *s) {
     free(s->data);
     if (s->charged)
         em_pool_release(s->pool, s->charged);
@@ -302,7 +302,7 @@ void rs_reset(row_store *s) {
 
 /* ------------------------------------------------------------ ordering */
 
-int rop_compare_key(const em_datum *a, const em_datum *b, em_type t, bool ascending,
+int em_rop_compare_key(const em_datum *a, const em_datum *b, em_type t, bool ascending,
                     bool nulls_first) {
     if (a->is_null || b->is_null) {
         if (a->is_null && b->is_null)
@@ -313,7 +313,7 @@ int rop_compare_key(const em_datum *a, const em_datum *b, em_type t, bool ascend
     return ascending ? c : -c;
 }
 
-em_status rop_sort_indices(int64_t *idx, int64_t n,
+em_status em_rop_sort_indices(int64_t *idx, int64_t n,
                            int (*cmp)(const void *ctx, int64_t a, int64_t b), const void *ctx,
                            em_error *err) {
     if (n < 2)
@@ -344,7 +344,7 @@ em_status rop_sort_indices(int64_t *idx, int64_t n,
     return EM_OK;
 }
 
-em_status rop_sort_spec_init(rop_sort_spec *sp, em_row_op *op, const em_expr *const *orders, int n,
+em_status em_rop_sort_spec_init(rop_sort_spec *sp, em_row_op *op, const em_expr *const *orders, int n,
                              em_error *err) {
     memset(sp, 0, sizeof *sp);
     sp->keys = calloc((size_t)n + 1, sizeof *sp->keys);
@@ -371,8 +371,8 @@ em_status rop_sort_spec_init(rop_sort_spec *sp, em_row_op *op, const em_expr *co
     return EM_OK;
 }
 
-void rop_sort_spec_reset(rop_sort_spec *sp) {
-    rop_free_exprs(sp->keys, sp->n);
+void em_rop_sort_spec_reset(rop_sort_spec *sp) {
+    em_rop_free_exprs(sp->keys, sp->n);
     free(sp->types);
     free(sp->ascending);
     free(sp->nulls_first);

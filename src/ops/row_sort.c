@@ -4,7 +4,7 @@
  *
  * Both store every input row together with its evaluated sort keys
  * ([row..., keys...]) and sort row numbers with a stable merge sort under
- * Spark's ordering (rop_compare_key: nulls first or last as each key says,
+ * Spark's ordering (em_rop_compare_key: nulls first or last as each key says,
  * NaN above every number, -0.0 = 0.0, strings by unsigned bytes), so rows
  * equal on the keys keep their input order, as the native operators do.
  *
@@ -22,10 +22,10 @@
 
 
 
-int sr_compare_range(const sorted_rows *s, int64_t a, int64_t b, int from, int to) {
+int em_sr_compare_range(const sorted_rows *s, int64_t a, int64_t b, int from, int to) {
     const em_datum *ra = rs_row(&s->rows, a) + s->n_in, *rb = rs_row(&s->rows, b) + s->n_in;
     for (int k = from; k < to; k++) {
-        int c = rop_compare_key(&ra[k], &rb[k], s->spec.types[k], s->spec.ascending[k],
+        int c = em_rop_compare_key(&ra[k], &rb[k], s->spec.types[k], s->spec.ascending[k],
                                 s->spec.nulls_first[k]);
         if (c)
             return c;
@@ -33,27 +33,27 @@ int sr_compare_range(const sorted_rows *s, int64_t a, int64_t b, int from, int t
     return 0;
 }
 
-/* rop_drain's callback storing a row (arg: the sorted_rows). */
+/* em_rop_drain's callback storing a row (arg: the sorted_rows). */
 static em_status sr_add_cb(em_row_op *op, void *arg, const em_datum *row, em_error *err) {
     (void)op;
-    return sr_add(arg, row, err);
+    return em_sr_add(arg, row, err);
 }
 
-em_status sr_drain(em_row_op *op, sorted_rows *s, em_error *err) {
-    EM_TRY(rop_drain(op, sr_add_cb, s, err));
-    return sr_sort(s, err) == EM_OK ? EM_OK : rop_fail(op, err);
+em_status em_sr_drain(em_row_op *op, sorted_rows *s, em_error *err) {
+    EM_TRY(em_rop_drain(op, sr_add_cb, s, err));
+    return em_sr_sort(s, err) == EM_OK ? EM_OK : em_rop_fail(op, err);
 }
 
 static int cmp_rows(const void *ctx, int64_t a, int64_t b) {
     const sorted_rows *s = ctx;
-    return sr_compare_range(s, a, b, 0, s->spec.n);
+    return em_sr_compare_range(s, a, b, 0, s->spec.n);
 }
 
-em_status sr_init(sorted_rows *s, em_row_op *op, const em_expr *const *orders, int n,
+em_status em_sr_init(sorted_rows *s, em_row_op *op, const em_expr *const *orders, int n,
                          em_error *err) {
     const em_row_op *child = op->children[0];
     s->n_in = child->n_output;
-    EM_TRY(rop_sort_spec_init(&s->spec, op, orders, n, err));
+    EM_TRY(em_rop_sort_spec_init(&s->spec, op, orders, n, err));
     int w = s->n_in + n;
     s->types = calloc((size_t)w + 1, sizeof *s->types);
     s->tmp = calloc((size_t)w + 1, sizeof *s->tmp);
@@ -61,17 +61,17 @@ em_status sr_init(sorted_rows *s, em_row_op *op, const em_expr *const *orders, i
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
     memcpy(s->types, child->types, sizeof *s->types * (size_t)s->n_in);
     memcpy(s->types + s->n_in, s->spec.types, sizeof *s->types * (size_t)n);
-    rs_init(&s->rows, w, s->types, rop_pool(op));
+    em_rs_init(&s->rows, w, s->types, rop_pool(op));
     em_row_arena_init(&s->scratch, rop_pool(op));
     return EM_OK;
 }
 
-em_status sr_add(sorted_rows *s, const em_datum *row, em_error *err) {
+em_status em_sr_add(sorted_rows *s, const em_datum *row, em_error *err) {
     em_row_arena_clear(&s->scratch);
     memcpy(s->tmp, row, sizeof *row * (size_t)s->n_in);
     for (int k = 0; k < s->spec.n; k++)
         EM_TRY(em_rexpr_eval(s->spec.keys[k], row, &s->scratch, &s->tmp[s->n_in + k], err));
-    return rs_add(&s->rows, s->tmp, NULL, err);
+    return em_rs_add(&s->rows, s->tmp, NULL, err);
 }
 
 /* The order's row numbers are charged to the rows' pool. */
@@ -83,7 +83,7 @@ static void sr_free_idx(sorted_rows *s) {
     s->n_idx = 0;
 }
 
-em_status sr_sort(sorted_rows *s, em_error *err) {
+em_status em_sr_sort(sorted_rows *s, em_error *err) {
     sr_free_idx(s);
     EM_TRY(em_pool_reserve(s->rows.pool, s->rows.n_rows * 8, err));
     s->idx = malloc(sizeof *s->idx * (size_t)(s->rows.n_rows + 1));
@@ -94,31 +94,31 @@ em_status sr_sort(sorted_rows *s, em_error *err) {
     s->n_idx = s->rows.n_rows;
     for (int64_t i = 0; i < s->n_idx; i++)
         s->idx[i] = i;
-    return rop_sort_indices(s->idx, s->n_idx, cmp_rows, s, err);
+    return em_rop_sort_indices(s->idx, s->n_idx, cmp_rows, s, err);
 }
 
 /* Sorts and keeps the first `keep` rows (a fresh store). */
 static em_status sr_cut(sorted_rows *s, int64_t keep, em_error *err) {
-    EM_TRY(sr_sort(s, err));
+    EM_TRY(em_sr_sort(s, err));
     row_store kept;
-    rs_init(&kept, s->rows.n_cols, s->types, s->rows.pool);
+    em_rs_init(&kept, s->rows.n_cols, s->types, s->rows.pool);
     em_status st = EM_OK;
     for (int64_t i = 0; st == EM_OK && i < keep && i < s->n_idx; i++)
-        st = rs_add(&kept, rs_row(&s->rows, s->idx[i]), NULL, err);
+        st = em_rs_add(&kept, rs_row(&s->rows, s->idx[i]), NULL, err);
     if (st != EM_OK) {
-        rs_reset(&kept);
+        em_rs_reset(&kept);
         return st;
     }
     sr_free_idx(s);
-    rs_reset(&s->rows);
+    em_rs_reset(&s->rows);
     s->rows = kept;
     return EM_OK;
 }
 
-void sr_reset(sorted_rows *s) {
-    rop_sort_spec_reset(&s->spec);
+void em_sr_reset(sorted_rows *s) {
+    em_rop_sort_spec_reset(&s->spec);
     sr_free_idx(s);
-    rs_reset(&s->rows);
+    em_rs_reset(&s->rows);
     em_row_arena_reset(&s->scratch);
     free(s->types);
     free(s->tmp);
@@ -137,17 +137,17 @@ static em_status sort_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     sort_state *st = op->state;
     EM_TRY(em_row_op_open(op->children[0], ctx, err));
     int n = 0;
-    const em_expr *const *args = rop_arguments(op->node, &n);
+    const em_expr *const *args = em_rop_arguments(op->node, &n);
     if (n < 1 || args[0]->kind != EM_EXPR_LIST) {
         EM_FAIL(err, EM_ERR_PARSE, "no sort order list in Arguments");
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     }
     if (op->n_output != op->children[0]->n_output) {
         EM_FAIL(err, EM_ERR_BIND, "output and input differ in width");
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     }
-    if (sr_init(&st->s, op, (const em_expr *const *)args[0]->args, args[0]->n_args, err) != EM_OK)
-        return rop_fail(op, err);
+    if (em_sr_init(&st->s, op, (const em_expr *const *)args[0]->args, args[0]->n_args, err) != EM_OK)
+        return em_rop_fail(op, err);
     memcpy(op->types, op->children[0]->types, sizeof *op->types * (size_t)op->n_output);
     return EM_OK;
 }
@@ -155,7 +155,7 @@ static em_status sort_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
 static em_status sort_next(em_row_op *op, const em_datum **row, em_error *err) {
     sort_state *st = op->state;
     if (!st->sorted) {
-        EM_TRY(sr_drain(op, &st->s, err));
+        EM_TRY(em_sr_drain(op, &st->s, err));
         st->sorted = true;
         rop_note_peak(op, rs_bytes(&st->s.rows) + st->s.n_idx * 8);
     }
@@ -168,17 +168,17 @@ static em_status sort_next(em_row_op *op, const em_datum **row, em_error *err) {
 static void sort_close(em_row_op *op) {
     sort_state *st = op->state;
     if (st)
-        sr_reset(&st->s);
-    rop_close_children(op);
+        em_sr_reset(&st->s);
+    em_rop_close_children(op);
 }
 
 static const em_row_op_vtab SORT_VTAB = {
     .name = "Sort", .open = sort_open, .next = sort_next, .close = sort_close};
 
-em_status rop_sort_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
+em_status em_rop_sort_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
                           em_error *err) {
-    EM_TRY(rop_init(&SORT_VTAB, node, &child, 1, sizeof(sort_state), out, err));
-    return rop_inherit_output(out, child, err);
+    EM_TRY(em_rop_init(&SORT_VTAB, node, &child, 1, sizeof(sort_state), out, err));
+    return em_rop_inherit_output(out, child, err);
 }
 
 /* ------------------------------------------------------------ TakeOrderedAndProject */
@@ -197,27 +197,27 @@ static em_status topn_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     em_row_arena_init(&st->scratch, rop_pool(op));
     EM_TRY(em_row_op_open(op->children[0], ctx, err));
     int n = 0;
-    const em_expr *const *args = rop_arguments(op->node, &n);
+    const em_expr *const *args = em_rop_arguments(op->node, &n);
     if (n < 2 || args[1]->kind != EM_EXPR_LIST) {
         EM_FAIL(err, EM_ERR_PARSE, "expected `limit, [orders], [project list]` in Arguments");
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     }
-    EM_TRY(opu_int_arg(op->node, args[0], "limit", &st->limit, err));
+    EM_TRY(em_opu_int_arg(op->node, args[0], "limit", &st->limit, err));
     st->offset = 0;
     if (n >= 4 && (args[3]->kind == EM_EXPR_LITERAL || args[3]->kind == EM_EXPR_RAW))
-        EM_TRY(opu_int_arg(op->node, args[3], "offset", &st->offset, err));
-    if (sr_init(&st->s, op, (const em_expr *const *)args[1]->args, args[1]->n_args, err) != EM_OK)
-        return rop_fail(op, err);
+        EM_TRY(em_opu_int_arg(op->node, args[3], "offset", &st->offset, err));
+    if (em_sr_init(&st->s, op, (const em_expr *const *)args[1]->args, args[1]->n_args, err) != EM_OK)
+        return em_rop_fail(op, err);
     const em_expr *pl = n >= 3 && args[2]->kind == EM_EXPR_LIST ? args[2] : NULL;
     const em_expr *const *exprs = pl ? (const em_expr *const *)pl->args : op->output;
     int n_exprs = pl ? pl->n_args : op->n_output;
     if (n_exprs != op->n_output) {
         EM_FAIL(err, EM_ERR_BIND, "the project list has %d expressions for %d attributes", n_exprs,
                 op->n_output);
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     }
-    if (rop_proj_init(&st->proj, op, exprs, n_exprs, op->types, err) != EM_OK)
-        return rop_fail(op, err);
+    if (em_rop_proj_init(&st->proj, op, exprs, n_exprs, op->types, err) != EM_OK)
+        return em_rop_fail(op, err);
     return EM_OK;
 }
 
@@ -229,7 +229,7 @@ static em_status topn_add(em_row_op *op, void *arg, const em_datum *row, em_erro
     int64_t slack = keep > 4096 ? keep : 4096;
     if (keep == 0)
         return EM_OK;
-    EM_TRY(sr_add(&st->s, row, err));
+    EM_TRY(em_sr_add(&st->s, row, err));
     if (st->s.rows.n_rows > keep + slack) {
         rop_note_peak(op, rs_bytes(&st->s.rows));
         EM_TRY(sr_cut(&st->s, keep, err));
@@ -241,18 +241,18 @@ static em_status topn_next(em_row_op *op, const em_datum **row, em_error *err) {
     topn_state *st = op->state;
     if (!st->sorted) {
         st->sorted = true;
-        EM_TRY(rop_drain(op, topn_add, st, err));
+        EM_TRY(em_rop_drain(op, topn_add, st, err));
         rop_note_peak(op, rs_bytes(&st->s.rows));
-        if (sr_sort(&st->s, err) != EM_OK)
-            return rop_fail(op, err);
+        if (em_sr_sort(&st->s, err) != EM_OK)
+            return em_rop_fail(op, err);
         st->emitted = st->offset;
     }
     if (st->emitted >= st->s.n_idx || st->emitted >= st->offset + st->limit)
         return EM_DONE;
     em_row_arena_clear(&st->scratch);
-    if (rop_proj_eval(&st->proj, rs_row(&st->s.rows, st->s.idx[st->emitted++]), &st->scratch,
+    if (em_rop_proj_eval(&st->proj, rs_row(&st->s.rows, st->s.idx[st->emitted++]), &st->scratch,
                       err) != EM_OK)
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     *row = st->proj.out;
     return EM_OK;
 }
@@ -260,17 +260,17 @@ static em_status topn_next(em_row_op *op, const em_datum **row, em_error *err) {
 static void topn_close(em_row_op *op) {
     topn_state *st = op->state;
     if (st) {
-        sr_reset(&st->s);
-        rop_proj_reset(&st->proj);
+        em_sr_reset(&st->s);
+        em_rop_proj_reset(&st->proj);
         em_row_arena_reset(&st->scratch);
     }
-    rop_close_children(op);
+    em_rop_close_children(op);
 }
 
 static const em_row_op_vtab TOPN_VTAB = {
     .name = "TakeOrderedAndProject", .open = topn_open, .next = topn_next, .close = topn_close};
 
-em_status rop_top_n_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
+em_status em_rop_top_n_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
                            em_error *err) {
-    return rop_init(&TOPN_VTAB, node, &child, 1, sizeof(topn_state), out, err);
+    return em_rop_init(&TOPN_VTAB, node, &child, 1, sizeof(topn_state), out, err);
 }

@@ -32,7 +32,7 @@
 
 /* ------------------------------------------------------------ batches to rows */
 
-em_status rbc_next(rop_batch_cursor *c, const em_datum **row, em_error *err) {
+em_status em_rbc_next(rop_batch_cursor *c, const em_datum **row, em_error *err) {
     for (;;) {
         if (c->b && c->pos < em_batch_rows(c->b)) {
             int64_t r = c->b->sel ? c->b->sel[c->pos] : c->pos;
@@ -54,7 +54,7 @@ em_status rbc_next(rop_batch_cursor *c, const em_datum **row, em_error *err) {
     }
 }
 
-em_status rbc_open(rop_batch_cursor *c, em_op *src, em_exec_ctx *ctx, em_error *err) {
+em_status em_rbc_open(rop_batch_cursor *c, em_op *src, em_exec_ctx *ctx, em_error *err) {
     c->src = src;
     c->b = NULL;
     c->pos = 0;
@@ -68,7 +68,7 @@ em_status rbc_open(rop_batch_cursor *c, em_op *src, em_exec_ctx *ctx, em_error *
     return EM_OK;
 }
 
-void rbc_close(rop_batch_cursor *c) {
+void em_rbc_close(rop_batch_cursor *c) {
     if (c->src)
         em_op_close(c->src);
     free(c->row);
@@ -77,8 +77,8 @@ void rbc_close(rop_batch_cursor *c) {
 }
 
 /* Types of a native operator's columns as rows carry them. */
-em_status rbc_types(em_row_op *op, const em_op *src, em_error *err) {
-    EM_TRY(rop_set_output(op, src->output, src->n_output, err));
+em_status em_rbc_types(em_row_op *op, const em_op *src, em_error *err) {
+    EM_TRY(em_rop_set_output(op, src->output, src->n_output, err));
     for (int i = 0; i < src->n_output && i < src->schema.n_fields; i++)
         op->types[i] = src->schema.fields[i].type;
     return EM_OK;
@@ -91,13 +91,13 @@ typedef struct c2r_state {
 
 static em_status c2r_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     c2r_state *st = op->state;
-    EM_TRY(rbc_open(&st->cur, op->native_child, ctx, err));
-    return rbc_types(op, op->native_child, err);
+    EM_TRY(em_rbc_open(&st->cur, op->native_child, ctx, err));
+    return em_rbc_types(op, op->native_child, err);
 }
 
 static em_status c2r_next(em_row_op *op, const em_datum **row, em_error *err) {
     c2r_state *st = op->state;
-    em_status s = rbc_next(&st->cur, row, err);
+    em_status s = em_rbc_next(&st->cur, row, err);
     if (s == EM_DONE && !st->left) {
         st->left = true;
         if (op->ctx->native_leave)
@@ -109,7 +109,7 @@ static em_status c2r_next(em_row_op *op, const em_datum **row, em_error *err) {
 static void c2r_close(em_row_op *op) {
     c2r_state *st = op->state;
     if (st)
-        rbc_close(&st->cur);
+        em_rbc_close(&st->cur);
 }
 
 static const em_row_op_vtab C2R_VTAB = {
@@ -119,9 +119,9 @@ em_status em_row_from_native(em_op *child, em_row_op **out, em_error *err) {
     *out = NULL;
     if (!child)
         return EM_FAIL(err, EM_ERR_INVALID, "ColumnarToRow: no input");
-    em_status s = rop_init(&C2R_VTAB, NULL, NULL, 0, sizeof(c2r_state), out, err);
+    em_status s = em_rop_init(&C2R_VTAB, NULL, NULL, 0, sizeof(c2r_state), out, err);
     if (s == EM_OK)
-        s = rbc_types(*out, child, err);
+        s = em_rbc_types(*out, child, err);
     if (s != EM_OK) {
         em_row_op_destroy(*out);
         *out = NULL;
@@ -280,7 +280,7 @@ em_status em_native_from_row(em_row_op *child, em_op **out, em_error *err) {
     return r2c_create(&R2C_VTAB, true, child, out, err);
 }
 
-const em_plan_node *opu_source_node(const em_op *op) {
+const em_plan_node *em_opu_source_node(const em_op *op) {
     while (op && !op->node && op->vtab == &R2C_VTAB) {
         const em_row_op *r = ((const r2c_state *)op->state)->rows;
         if (r->node)
@@ -290,13 +290,13 @@ const em_plan_node *opu_source_node(const em_op *op) {
     return op ? op->node : NULL;
 }
 
-const em_plan_node *rop_source_node(const em_row_op *op) {
+const em_plan_node *em_rop_source_node(const em_row_op *op) {
     if (op && !op->node && op->native_child)
-        return opu_source_node(op->native_child);
+        return em_opu_source_node(op->native_child);
     return op ? op->node : NULL;
 }
 
-em_status rop_root_adapter(em_row_op *child, em_op **out, em_error *err) {
+em_status em_rop_root_adapter(em_row_op *child, em_op **out, em_error *err) {
     return r2c_create(&ROOT_VTAB, false, child, out, err);
 }
 

@@ -121,13 +121,13 @@ static em_status group_limit_args(em_row_op *op, window_state *st, const em_expr
     if (!em_win_rank_like(args[at], &st->limit_fn.d.kind))
         return EM_FAIL(err, EM_ERR_UNSUPPORTED, "group limit by %s",
                        args[at]->name ? args[at]->name : "?");
-    return opu_int_arg(op->node, args[at + 1], "limit", &st->limit, err);
+    return em_opu_int_arg(op->node, args[at + 1], "limit", &st->limit, err);
 }
 
 static em_status window_bind(em_row_op *op, window_state *st, em_error *err) {
     const em_row_op *child = op->children[0];
     int n = 0;
-    const em_expr *const *args = rop_arguments(op->node, &n);
+    const em_expr *const *args = em_rop_arguments(op->node, &n);
     if (st->group_limit)
         EM_TRY(group_limit_args(op, st, args, n, err));
     else if (n < 1 || args[0]->kind != EM_EXPR_LIST)
@@ -151,7 +151,7 @@ static em_status window_bind(em_row_op *op, window_state *st, em_error *err) {
         keys[i] = part->args[i];
     for (int i = 0; i < st->n_order; i++)
         keys[st->n_part + i] = order->args[i];
-    em_status s = sr_init(&st->s, op, keys, nk, err);
+    em_status s = em_sr_init(&st->s, op, keys, nk, err);
     free(keys);
     EM_TRY(s);
     st->n_in = child->n_output;
@@ -184,7 +184,7 @@ static em_status window_open(em_row_op *op, em_exec_ctx *ctx, em_error *err) {
     em_row_arena_init(&st->scratch, rop_pool(op));
     EM_TRY(em_row_op_open(op->children[0], ctx, err));
     if (window_bind(op, st, err) != EM_OK)
-        return rop_fail(op, err);
+        return em_rop_fail(op, err);
     st->out = calloc((size_t)op->n_output + 1, sizeof *st->out);
     if (!st->out)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
@@ -255,7 +255,7 @@ static int64_t range_edge(const window_state *st, int64_t i, int64_t off, bool a
     }
     while (lo < hi) { /* binary search: keys are sorted */
         int64_t mid = lo + (hi - lo) / 2;
-        int c = rop_compare_key(order_key(st, mid), &bound, t, asc, nf);
+        int c = em_rop_compare_key(order_key(st, mid), &bound, t, asc, nf);
         if (c < 0 || (!at && c == 0))
             lo = mid + 1;
         else
@@ -455,10 +455,10 @@ static em_status window_compute(window_state *st, em_error *err) {
     int np = st->n_part, nk = st->n_part + st->n_order;
     for (int64_t lo = 0; s == EM_OK && lo < n;) {
         int64_t hi = lo + 1;
-        while (hi < n && sr_compare_range(&st->s, st->s.idx[lo], st->s.idx[hi], 0, np) == 0)
+        while (hi < n && em_sr_compare_range(&st->s, st->s.idx[lo], st->s.idx[hi], 0, np) == 0)
             hi++;
         for (int64_t i = lo; i < hi; i++)
-            peer_lo[i] = i > lo && sr_compare_range(&st->s, st->s.idx[i - 1], st->s.idx[i], np,
+            peer_lo[i] = i > lo && em_sr_compare_range(&st->s, st->s.idx[i - 1], st->s.idx[i], np,
                                                     nk) == 0
                              ? peer_lo[i - 1]
                              : i;
@@ -476,11 +476,11 @@ static em_status window_next(em_row_op *op, const em_datum **row, em_error *err)
     window_state *st = op->state;
     if (!st->done_input) {
         st->done_input = true;
-        EM_TRY(sr_drain(op, &st->s, err));
+        EM_TRY(em_sr_drain(op, &st->s, err));
         em_status s = window_compute(st, err);
         rop_note_peak(op, rs_bytes(&st->s.rows) + st->res_arena.bytes + st->res_charged);
         if (s != EM_OK)
-            return rop_fail(op, err);
+            return em_rop_fail(op, err);
         st->emitted = 0;
     }
     while (st->emitted < st->s.n_idx) {
@@ -511,7 +511,7 @@ static void window_close(em_row_op *op) {
         for (int i = 0; st->fns && i < st->n_fns; i++)
             wfn_reset(&st->fns[i]);
         free(st->fns);
-        sr_reset(&st->s);
+        em_sr_reset(&st->s);
         if (st->res_charged)
             em_pool_release(st->res_arena.pool, st->res_charged);
         free(st->res);
@@ -521,7 +521,7 @@ static void window_close(em_row_op *op) {
         em_row_arena_reset(&st->scratch);
         memset(st, 0, sizeof *st);
     }
-    rop_close_children(op);
+    em_rop_close_children(op);
 }
 
 static const em_row_op_vtab WINDOW_VTAB = {
@@ -529,10 +529,10 @@ static const em_row_op_vtab WINDOW_VTAB = {
 static const em_row_op_vtab GROUP_LIMIT_VTAB = {
     .name = "WindowGroupLimit", .open = window_open, .next = window_next, .close = window_close};
 
-em_status rop_window_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
+em_status em_rop_window_create(const em_plan_node *node, em_row_op *child, em_row_op **out,
                             em_error *err) {
     bool gl = node->kind == EM_NODE_WINDOW_GROUP_LIMIT;
-    EM_TRY(rop_init(gl ? &GROUP_LIMIT_VTAB : &WINDOW_VTAB, node, &child, 1, sizeof(window_state),
+    EM_TRY(em_rop_init(gl ? &GROUP_LIMIT_VTAB : &WINDOW_VTAB, node, &child, 1, sizeof(window_state),
                     out, err));
-    return gl ? rop_inherit_output(out, child, err) : EM_OK;
+    return gl ? em_rop_inherit_output(out, child, err) : EM_OK;
 }

@@ -191,7 +191,7 @@ static bool may_match(const em_expr *e, const em_pq_file *f, int rg) {
         char vb[512];
         const char *vt = arg_text(in ? va->args[i] : va, vb, sizeof vb);
         ex_value v;
-        if (!vt || ex_parse_literal(vt, t, &v, NULL) != EM_OK || v.null)
+        if (!vt || em_ex_parse_literal(vt, t, &v, NULL) != EM_OK || v.null)
             return true;
         if (strcmp(fn, "StringStartsWith") == 0) {
             if (!em_type_is_varlen(t))
@@ -292,7 +292,7 @@ static em_status compile_partition_filters(em_op *op, scan_state *st, em_exec_ct
                                &ctx->expr_opts, &st->part_filters[st->n_part_filters], err));
         st->n_part_filters++;
     }
-    return st->n_part_filters ? opu_shell_create(&op->schema, ctx->pool, &st->probe, err) : EM_OK;
+    return st->n_part_filters ? em_opu_shell_create(&op->schema, ctx->pool, &st->probe, err) : EM_OK;
 }
 
 static em_status scan_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
@@ -315,7 +315,7 @@ static em_status scan_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     if (st->n_splits > 0 && ctx->native_enter && ctx->native_enter(ctx, err) != EM_OK)
         return em_op_fail(op, err);
     st->split = 0;
-    if (opu_shell_create(&op->schema, ctx->pool, &st->shell, err) != EM_OK)
+    if (em_opu_shell_create(&op->schema, ctx->pool, &st->shell, err) != EM_OK)
         return em_op_fail(op, err);
     return EM_OK;
 }
@@ -383,7 +383,7 @@ static em_status split_partition_values(em_op *op, scan_state *st, const em_scan
         em_strbuf_init(&scratch);
         char what[160];
         snprintf(what, sizeof what, "partition column %s of %s", name, sp->path);
-        em_status s = ex_cast_value_tz(&in, em_type_make(EM_TYPE_STRING), st->out_types[i], st->tz,
+        em_status s = em_ex_cast_value_tz(&in, em_type_make(EM_TYPE_STRING), st->out_types[i], st->tz,
                                        true, what, v, &scratch, err);
         em_strbuf_reset(&scratch); /* no fixed-width result borrows it */
         EM_TRY(s);
@@ -395,7 +395,7 @@ static em_status split_partition_values(em_op *op, scan_state *st, const em_scan
 static em_status constant_column(em_column *c, em_type t, const ex_value *v, int64_t n,
                                  em_pool *pool, em_error *err) {
     if (v->null)
-        return opu_null_column(c, t, n, pool, err);
+        return em_opu_null_column(c, t, n, pool, err);
     if (em_type_is_varlen(t)) {
         EM_TRY(em_column_init(c, t, n, pool, err));
         EM_TRY(em_column_reserve(c, n, (int64_t)v->len * n, err));
@@ -403,9 +403,9 @@ static em_status constant_column(em_column *c, em_type t, const ex_value *v, int
             EM_TRY(em_column_append_bytes(c, v->s, v->len, err));
         return EM_OK;
     }
-    EM_TRY(ex_col_alloc(c, t, n, pool, err));
+    EM_TRY(em_ex_col_alloc(c, t, n, pool, err));
     for (int64_t r = 0; r < n; r++)
-        ex_put_fixed(c, r, v);
+        em_ex_put_fixed(c, r, v);
     c->null_count = 0;
     return EM_OK;
 }
@@ -484,11 +484,11 @@ static em_status split_passes(em_op *op, scan_state *st, bool *keep, em_error *e
     if (st->n_part_filters == 0)
         return EM_OK;
     em_batch *pb = st->probe;
-    opu_shell_release(pb);
+    em_opu_shell_release(pb);
     for (int i = 0; i < st->n_out; i++)
         EM_TRY(st->is_part[i] ? constant_column(&pb->cols[i], st->out_types[i], &st->part_val[i], 1,
                                                 op->ctx->pool, err)
-                              : opu_null_column(&pb->cols[i], st->out_types[i], 1, op->ctx->pool,
+                              : em_opu_null_column(&pb->cols[i], st->out_types[i], 1, op->ctx->pool,
                                                 err));
     pb->n_rows = 1;
     for (int f = 0; *keep && f < st->n_part_filters; f++) {
@@ -529,7 +529,7 @@ static em_status scan_next(em_op *op, em_batch **out, em_error *err) {
         if (s != EM_OK)
             return em_op_fail(op, err);
         em_batch *sh = st->shell;
-        opu_shell_release(sh);
+        em_opu_shell_release(sh);
         for (int i = 0; i < st->n_out; i++) {
             if (st->reader_col[i] >= 0)
                 em_column_share(&sh->cols[i], &b->cols[st->reader_col[i]]);
@@ -537,12 +537,12 @@ static em_status scan_next(em_op *op, em_batch **out, em_error *err) {
                 if (constant_column(&sh->cols[i], st->out_types[i], &st->part_val[i], b->n_rows,
                                     op->ctx->pool, err) != EM_OK)
                     return em_op_fail(op, err);
-            } else if (opu_null_column(&sh->cols[i], st->out_types[i], b->n_rows, op->ctx->pool,
+            } else if (em_opu_null_column(&sh->cols[i], st->out_types[i], b->n_rows, op->ctx->pool,
                                      err) != EM_OK)
                 return em_op_fail(op, err);
         }
         sh->n_rows = b->n_rows;
-        if (opu_set_sel(sh, b->sel, b->n_sel, err) != EM_OK)
+        if (em_opu_set_sel(sh, b->sel, b->n_sel, err) != EM_OK)
             return em_op_fail(op, err);
         *out = sh;
         return EM_OK;

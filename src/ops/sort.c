@@ -54,7 +54,7 @@ static em_status sort_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     sort_state *st = op->state;
     EM_TRY(em_op_open(op->children[0], ctx, err));
     int n = 0;
-    const em_expr *const *args = opu_arguments(op->node, &n);
+    const em_expr *const *args = em_opu_arguments(op->node, &n);
     if (n < 1 || args[0]->kind != EM_EXPR_LIST) {
         EM_FAIL(err, EM_ERR_PARSE, "no sort order list in Arguments");
         return em_op_fail(op, err);
@@ -118,7 +118,7 @@ static em_status sort_spill(em_op *op, sort_state *st, em_error *err) {
         int64_t k = st->n - at < EM_BATCH_CAP ? st->n - at : EM_BATCH_CAP;
         em_batch_destroy(st->chunk);
         st->chunk = NULL;
-        s = opu_gather(cs, st->acc->cols, st->idx + at, k, pool, &st->chunk, err);
+        s = em_opu_gather(cs, st->acc->cols, st->idx + at, k, pool, &st->chunk, err);
         if (s == EM_OK)
             s = em_spill_write(r->spill, st->chunk, err);
     }
@@ -236,7 +236,7 @@ static em_status sort_next(em_op *op, em_batch **out, em_error *err) {
     int64_t n = st->n - st->emitted < EM_BATCH_CAP ? st->n - st->emitted : EM_BATCH_CAP;
     em_batch_destroy(st->chunk);
     st->chunk = NULL;
-    if (opu_gather(&op->schema, st->acc->cols, st->idx + st->emitted, n, op->ctx->pool, &st->chunk,
+    if (em_opu_gather(&op->schema, st->acc->cols, st->idx + st->emitted, n, op->ctx->pool, &st->chunk,
                    err) != EM_OK)
         return em_op_fail(op, err);
     st->emitted += n;
@@ -269,7 +269,7 @@ static const em_op_vtab SORT_VTAB = {.name = "Sort", .open = sort_open, .next = 
 
 em_status em_op_sort_create(const em_plan_node *node, em_op *child, em_op **out, em_error *err) {
     EM_TRY(em_op_init(&SORT_VTAB, node, &child, 1, sizeof(sort_state), out, err));
-    return opu_inherit_output(out, child, err);
+    return em_opu_inherit_output(out, child, err);
 }
 
 bool em_op_sort_unordered(em_op *op) {

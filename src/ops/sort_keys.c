@@ -262,7 +262,7 @@ em_status em_sort_spec_init(em_sort_spec *sp, const em_expr *const *orders, int 
             sp->keys[i].ascending = true;
             sp->keys[i].nulls_first = true;
         }
-        sp->pass[i] = opu_passthrough_index(e, attrs, n_attrs);
+        sp->pass[i] = em_opu_passthrough_index(e, attrs, n_attrs);
         if (sp->pass[i] < 0)
             EM_TRY(em_expr_compile(e, attrs, n_attrs, opts, &sp->progs[i], err));
     }

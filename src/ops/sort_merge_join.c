@@ -35,5 +35,5 @@ em_status em_op_sort_merge_join_create(const em_plan_node *node, em_op *left, em
     em_op_sort_unordered(build == JN_LEFT ? left : right);
     if (node->order_unwanted)
         em_op_sort_unordered(build == JN_LEFT ? right : left);
-    return jn_hash_join_create(node, left, right, build, out, err);
+    return em_jn_hash_join_create(node, left, right, build, out, err);
 }

@@ -176,8 +176,8 @@ em_status em_spill_read(em_spill *s, em_batch **out, em_error *err) {
     if (!s->finished)
         EM_TRY(em_spill_finish(s, NULL, err));
     if (!s->batch)
-        EM_TRY(opu_shell_create(&s->schema, s->pool, &s->batch, err));
-    opu_shell_release(s->batch);
+        EM_TRY(em_opu_shell_create(&s->schema, s->pool, &s->batch, err));
+    em_opu_shell_release(s->batch);
     if (!s->reading) {
         if (s->fd < 0)
             return EM_UNREACHABLE(err, "spill file '%s' was not created", s->path);

@@ -34,15 +34,15 @@ static em_status topn_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     EM_TRY(em_op_open(op->children[0], ctx, err));
     em_op *child = op->children[0];
     int n = 0;
-    const em_expr *const *args = opu_arguments(op->node, &n);
+    const em_expr *const *args = em_opu_arguments(op->node, &n);
     if (n < 2 || args[1]->kind != EM_EXPR_LIST) {
         EM_FAIL(err, EM_ERR_PARSE, "expected `limit, [orders], [project list]` in Arguments");
         return em_op_fail(op, err);
     }
-    EM_TRY(opu_int_arg(op->node, args[0], "limit", &st->limit, err));
+    EM_TRY(em_opu_int_arg(op->node, args[0], "limit", &st->limit, err));
     st->offset = 0;
     if (n >= 4 && (args[3]->kind == EM_EXPR_LITERAL || args[3]->kind == EM_EXPR_RAW))
-        EM_TRY(opu_int_arg(op->node, args[3], "offset", &st->offset, err));
+        EM_TRY(em_opu_int_arg(op->node, args[3], "offset", &st->offset, err));
     st->limit += st->offset;
     st->emitted = st->offset;
     if (em_sort_spec_init(&st->spec, (const em_expr *const *)args[1]->args, args[1]->n_args,
@@ -51,11 +51,11 @@ static em_status topn_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     const em_expr *proj = n >= 3 && args[2]->kind == EM_EXPR_LIST ? args[2] : NULL;
     const em_expr *const *pl =
         proj ? (const em_expr *const *)proj->args : (const em_expr *const *)op->output;
-    if (opu_proj_init(&st->proj, pl, proj ? proj->n_args : op->n_output, em_op_child_attrs(op, 0),
+    if (em_opu_proj_init(&st->proj, pl, proj ? proj->n_args : op->n_output, em_op_child_attrs(op, 0),
                       child->n_output, &ctx->expr_opts, err) != EM_OK)
         return em_op_fail(op, err);
     if (em_batch_create(&child->schema, EM_BATCH_CAP, ctx->pool, &st->buf, err) != EM_OK ||
-        opu_shell_create(&op->schema, ctx->pool, &st->out, err) != EM_OK)
+        em_opu_shell_create(&op->schema, ctx->pool, &st->out, err) != EM_OK)
         return em_op_fail(op, err);
     return EM_OK;
 }
@@ -73,7 +73,7 @@ static em_status topn_cut(em_op *op, topn_state *st, em_error *err) {
         s = em_sort_indices(st->spec.keys, st->spec.n, idx, n, op->ctx->pool, err);
     em_batch *kept = NULL;
     if (s == EM_OK)
-        s = opu_gather(&st->buf->schema, st->buf->cols, idx, n < st->limit ? n : st->limit,
+        s = em_opu_gather(&st->buf->schema, st->buf->cols, idx, n < st->limit ? n : st->limit,
                        op->ctx->pool, &kept, err);
     free(idx);
     if (s != EM_OK)
@@ -111,11 +111,11 @@ static em_status topn_next(em_op *op, em_batch **out, em_error *err) {
         if (s != EM_OK)
             return s == EM_ERR_CANCELLED ? s : em_op_fail(op, err);
     }
-    em_status s = opu_next_range(&st->buf->schema, st->buf->cols, st->buf->n_rows, &st->emitted,
+    em_status s = em_opu_next_range(&st->buf->schema, st->buf->cols, st->buf->n_rows, &st->emitted,
                                  op->ctx->pool, &st->chunk, err);
     if (s != EM_OK)
         return s == EM_DONE ? s : em_op_fail(op, err);
-    if (opu_proj_eval(&st->proj, st->chunk, st->out, op->ctx->pool, err) != EM_OK)
+    if (em_opu_proj_eval(&st->proj, st->chunk, st->out, op->ctx->pool, err) != EM_OK)
         return em_op_fail(op, err);
     *out = st->out;
     return EM_OK;
@@ -126,7 +126,7 @@ static void topn_close(em_op *op) {
     if (!st)
         return;
     em_sort_spec_reset(&st->spec);
-    opu_proj_reset(&st->proj);
+    em_opu_proj_reset(&st->proj);
     em_batch_destroy(st->buf);
     em_batch_destroy(st->chunk);
     em_batch_destroy(st->out);

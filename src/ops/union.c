@@ -25,7 +25,7 @@ static em_status union_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
         }
     }
     st->current = 0;
-    if (opu_shell_create(&op->schema, ctx->pool, &st->shell, err) != EM_OK)
+    if (em_opu_shell_create(&op->schema, ctx->pool, &st->shell, err) != EM_OK)
         return em_op_fail(op, err);
     return EM_OK;
 }
@@ -33,7 +33,7 @@ static em_status union_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
 static em_status union_next(em_op *op, em_batch **out, em_error *err) {
     union_state *st = op->state;
     while (st->current < op->n_children) {
-        if (opu_past_subtree(op->ctx, opu_source_node(op->children[st->current]))) {
+        if (opu_past_subtree(op->ctx, em_opu_source_node(op->children[st->current]))) {
             st->current++;
             continue;
         }
@@ -45,7 +45,7 @@ static em_status union_next(em_op *op, em_batch **out, em_error *err) {
         }
         if (s != EM_OK)
             return s;
-        if (opu_shell_share(st->shell, in, NULL, err) != EM_OK)
+        if (em_opu_shell_share(st->shell, in, NULL, err) != EM_OK)
             return em_op_fail(op, err);
         /* a child's bare null column in the union's type (see plan typing) */
         for (int c = 0; c < op->n_output; c++) {
@@ -53,7 +53,7 @@ static em_status union_next(em_op *op, em_batch **out, em_error *err) {
             em_type want = op->schema.fields[c].type;
             if (col->type.id == EM_TYPE_NULL && want.id != EM_TYPE_NULL) {
                 em_column_reset(col);
-                if (opu_null_column(col, want, in->n_rows, op->ctx->pool, err) != EM_OK)
+                if (em_opu_null_column(col, want, in->n_rows, op->ctx->pool, err) != EM_OK)
                     return em_op_fail(op, err);
             }
         }
@@ -79,6 +79,6 @@ em_status em_op_union_create(const em_plan_node *node, em_op **children, int n_c
                              em_op **out, em_error *err) {
     EM_TRY(em_op_init(&UNION_VTAB, node, children, n_children, sizeof(union_state), out, err));
     if (n_children > 0)
-        return opu_inherit_output(out, children[0], err);
+        return em_opu_inherit_output(out, children[0], err);
     return EM_OK;
 }

@@ -130,7 +130,7 @@ static em_status group_limit_args(em_op *op, window_state *st, const em_expr *co
         EM_FAIL(err, EM_ERR_UNSUPPORTED, "group limit by %s", fn->name ? fn->name : "?");
         return em_op_fail(op, err);
     }
-    return opu_int_arg(op->node, lim, "limit", &st->limit, err);
+    return em_opu_int_arg(op->node, lim, "limit", &st->limit, err);
 }
 
 static em_status window_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
@@ -138,7 +138,7 @@ static em_status window_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     EM_TRY(em_op_open(op->children[0], ctx, err));
     em_op *child = op->children[0];
     int n = 0;
-    const em_expr *const *args = opu_arguments(op->node, &n);
+    const em_expr *const *args = em_opu_arguments(op->node, &n);
     st->group_limit = op->node->kind == EM_NODE_WINDOW_GROUP_LIMIT;
     if (st->group_limit)
         EM_TRY(group_limit_args(op, st, args, n, err));
@@ -372,7 +372,7 @@ static em_status agg_growing(const win_fn *f, em_batch *bb, const win_ranges *r,
         while (j < r->part_hi[i] && fe[j] == e)
             j++;
         if (s == EM_OK && e > folded) {
-            s = opu_set_sel(bb, iota + folded, e - folded, err);
+            s = em_opu_set_sel(bb, iota + folded, e - folded, err);
             if (s == EM_OK)
                 s = em_agg_merge(f->agg, run, zeros, bb, 0, err);
             folded = e;
@@ -444,7 +444,7 @@ static em_status agg_sliding(const win_fn *f, const em_batch *bb, int64_t n, con
         em_agg_state *st = NULL;
         em_column val = {0};
         if (s == EM_OK)
-            s = opu_gather(&bb->schema, bb->cols, idx, total, pool, &g, err);
+            s = em_opu_gather(&bb->schema, bb->cols, idx, total, pool, &g, err);
         if (s == EM_OK)
             s = em_agg_state_create(f->agg, pool, &st, err);
         if (s == EM_OK)
@@ -480,7 +480,7 @@ static em_status row_buffers(const win_fn *f, em_agg_state *st, em_pool *pool, i
         s = em_schema_set(&bs, j, em_agg_buffer_name(f->agg, j), em_agg_buffer_type(f->agg, j),
                           true, err);
     if (s == EM_OK)
-        s = opu_shell_create(&bs, pool, out, err);
+        s = em_opu_shell_create(&bs, pool, out, err);
     em_schema_reset(&bs);
     if (s == EM_OK) {
         for (int j = 0; j < nb; j++)
@@ -646,7 +646,7 @@ static em_status group_limit_filter(em_op *op, window_state *st, const win_range
             idx[kept++] = (int32_t)i;
     em_column_reset(&rank);
     em_batch *b = NULL;
-    EM_TRY(opu_gather(&st->sorted->schema, st->sorted->cols, idx, kept, pool, &b, err));
+    EM_TRY(em_opu_gather(&st->sorted->schema, st->sorted->cols, idx, kept, pool, &b, err));
     em_batch_destroy(st->sorted);
     st->sorted = b;
     st->n = kept;
@@ -723,7 +723,7 @@ static em_status window_compute(em_op *op, window_state *st, em_error *err) {
         s = em_sort_indices(st->all.keys, st->all.n, idx, n, pool, err);
     /* the output schema: input columns, then results */
     if (s == EM_OK)
-        s = opu_shell_create(&op->schema, pool, &st->sorted, err);
+        s = em_opu_shell_create(&op->schema, pool, &st->sorted, err);
     em_batch *sorted = st->sorted;
     for (int c = 0; s == EM_OK && c < child->n_output; c++) {
         if (in_order)
@@ -775,7 +775,7 @@ static em_status window_next(em_op *op, em_batch **out, em_error *err) {
         if (s != EM_OK)
             return s == EM_ERR_CANCELLED ? s : em_op_fail(op, err);
     }
-    em_status s = opu_next_range(&op->schema, st->sorted->cols, st->n, &st->emitted, op->ctx->pool,
+    em_status s = em_opu_next_range(&op->schema, st->sorted->cols, st->n, &st->emitted, op->ctx->pool,
                                  &st->chunk, err);
     if (s != EM_OK)
         return s == EM_DONE ? s : em_op_fail(op, err);
@@ -810,5 +810,5 @@ em_status em_op_window_create(const em_plan_node *node, em_op *child, em_op **ou
     bool gl = node->kind == EM_NODE_WINDOW_GROUP_LIMIT;
     EM_TRY(em_op_init(gl ? &GROUP_LIMIT_VTAB : &WINDOW_VTAB, node, &child, 1, sizeof(window_state),
                       out, err));
-    return gl ? opu_inherit_output(out, child, err) : EM_OK;
+    return gl ? em_opu_inherit_output(out, child, err) : EM_OK;
 }

@@ -535,7 +535,7 @@ static bool decide_expr(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_
     if (!e)
         return false;
     const char *cls = NULL;
-    const ov_expr_rule *rule = ov_expr_rule_for(e, &cls);
+    const ov_expr_rule *rule = em_ov_expr_rule_for(e, &cls);
     if (!rule) { /* a list or a type: not an expression of its own */
         bool ok = true;
         if (e->kind == EM_EXPR_LIST)
@@ -553,7 +553,7 @@ static bool decide_expr(em_exec_plan *xp, ov_settings *s, expr_vec *v, const em_
     int kid_depth = depth + 1;
     if (e->kind == EM_EXPR_AGG) {
         const char *fcls = NULL;
-        const ov_expr_rule *fr = ov_agg_fn_rule(e, &fcls);
+        const ov_expr_rule *fr = em_ov_agg_fn_rule(e, &fcls);
         int fat = expr_push(xp, v, e, fcls, depth + 1);
         if (fat < 0)
             return false;
@@ -879,7 +879,7 @@ static bool scan_columns_ok(em_exec_plan *xp, const ov_settings *s, int i, const
 static void node_checks(em_exec_plan *xp, ov_settings *s, int i) {
     em_node_decision *d = &xp->dec[i];
     const em_plan_node *n = d->node;
-    const ov_exec_rule *rule = ov_exec_rule_for(n);
+    const ov_exec_rule *rule = em_ov_exec_rule_for(n);
     const char *cls = d->class_name;
     if (rule->how == OV_EXEC_ROW) {
         node_reason(xp, i, arena_printf(xp, "%s is not supported natively", cls), cls, NULL);
@@ -1005,7 +1005,7 @@ static void spark_view_expr(em_exec_plan *xp, const ov_settings *s, int i, const
     const char *cls = NULL;
     bool foreign = type_foreign_here(e, parent);
     if (foreign || type_differs_here(e) || e->eval_mode != EM_EVAL_UNSPECIFIED) {
-        ov_expr_rule_for(e, &cls);
+        em_ov_expr_rule_for(e, &cls);
         if (!cls)
             cls = em_expr_kind_name(e->kind);
     }
@@ -1320,8 +1320,8 @@ static void tag_nodes(em_exec_plan *xp, ov_settings *s, em_overrides_host host) 
     char buf[160];
     for (int i = 0; i < xp->n; i++) {
         em_node_decision *d = &xp->dec[i];
-        const ov_exec_rule *rule = ov_exec_rule_for(d->node);
-        const char *cls = ov_exec_class(d->node, buf, sizeof buf);
+        const ov_exec_rule *rule = em_ov_exec_rule_for(d->node);
+        const char *cls = em_ov_exec_class(d->node, buf, sizeof buf);
         d->class_name = cls == buf ? arena_printf(xp, "%s", buf) : cls;
         d->supported = true;
         const char *kept = host == EM_HOST_SPARK ? spark_keeps(d->node) : NULL;
@@ -1476,13 +1476,13 @@ const em_node_decision *em_exec_plan_decision_at(const em_exec_plan *xp, int i) 
 /* ------------------------------------------------------------------ switches */
 
 em_status em_overrides_register_confs(em_error *err) {
-    for (size_t i = 0; i < ov_n_exec_rules(); i++) {
-        const ov_exec_rule *r = ov_exec_rule_at(i);
+    for (size_t i = 0; i < em_ov_n_exec_rules(); i++) {
+        const ov_exec_rule *r = em_ov_exec_rule_at(i);
         if (r->how == OV_EXEC_NATIVE && r->cls)
             EM_TRY(em_conf_family_register(EM_CONF_FAMILY_EXEC, r->cls, true, r->note, err));
     }
-    for (size_t i = 0; i < ov_n_expr_rules(); i++) {
-        const ov_expr_rule *r = ov_expr_rule_at(i);
+    for (size_t i = 0; i < em_ov_n_expr_rules(); i++) {
+        const ov_expr_rule *r = em_ov_expr_rule_at(i);
         if (!r->native || r->switchless)
             continue;
         const char *note = r->incompat || r->incompat_fp

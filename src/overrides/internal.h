@@ -66,28 +66,28 @@ typedef struct ov_exec_rule {
 } ov_exec_rule;
 
 /* The rule for a node kind (never NULL). */
-const ov_exec_rule *ov_exec_rule_for(const em_plan_node *node);
+const ov_exec_rule *em_ov_exec_rule_for(const em_plan_node *node);
 /* Spark's class for a node (UNKNOWN nodes: their printed name plus "Exec"). */
-const char *ov_exec_class(const em_plan_node *node, char *buf, size_t cap);
+const char *em_ov_exec_class(const em_plan_node *node, char *buf, size_t cap);
 
 /* The rule for an expression; NULL for the structural kinds that are not
  * expressions of their own (LIST, TYPE, PLAN_ID). *cls gets the class name
  * (a static string, or the printed function name for unknown functions). */
-const ov_expr_rule *ov_expr_rule_for(const em_expr *e, const char **cls);
+const ov_expr_rule *em_ov_expr_rule_for(const em_expr *e, const char **cls);
 /* The rule of an expression class ("Substring"); NULL when none. */
-const ov_expr_rule *ov_expr_rule_named(const char *cls);
+const ov_expr_rule *em_ov_expr_rule_named(const char *cls);
 
 /* The rule of an aggregate expression's function (Sum, Count, ...). */
-const ov_expr_rule *ov_agg_fn_rule(const em_expr *e, const char **cls);
+const ov_expr_rule *em_ov_agg_fn_rule(const em_expr *e, const char **cls);
 
 /* Cast support: from -> to natively (time zones aside). */
-bool ov_cast_supported(em_type_id from, em_type_id to);
+bool em_ov_cast_supported(em_type_id from, em_type_id to);
 /* Whether a cast between these types depends on the session time zone. */
 
 /* The tables, for the documentation. */
-size_t ov_n_exec_rules(void);
-const ov_exec_rule *ov_exec_rule_at(size_t i);
-size_t ov_n_expr_rules(void);
-const ov_expr_rule *ov_expr_rule_at(size_t i);
+size_t em_ov_n_exec_rules(void);
+const ov_exec_rule *em_ov_exec_rule_at(size_t i);
+size_t em_ov_n_expr_rules(void);
+const ov_expr_rule *em_ov_expr_rule_at(size_t i);
 
 #endif

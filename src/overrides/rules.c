@@ -27,7 +27,7 @@ static bool is_untyped_literal(const em_expr *e) {
     return e->kind == EM_EXPR_LITERAL && !(e->type_known && e->type.id != EM_TYPE_NULL);
 }
 
-bool ov_cast_supported(em_type_id f, em_type_id t) {
+bool em_ov_cast_supported(em_type_id f, em_type_id t) {
     if (f == t || f == EM_TYPE_NULL)
         return true;
     uint32_t fb = OV_T(f);
@@ -122,7 +122,7 @@ static bool operands_cast_to(const em_expr *e, const ov_check_ctx *cx, int from_
             continue;
         char t[48];
         type_name(a->type, t, sizeof t);
-        if (!ov_cast_supported(a->type.id, want)) {
+        if (!em_ov_cast_supported(a->type.id, want)) {
             snprintf(why, cap, "%s of %s is not supported natively", what, t);
             return false;
         }
@@ -155,7 +155,7 @@ static bool check_cast(const em_expr *e, const ov_check_ctx *cx, char *why, size
     char a[48], b[48];
     type_name(from, a, sizeof a);
     type_name(to, b, sizeof b);
-    if (!ov_cast_supported(from.id, to.id)) {
+    if (!em_ov_cast_supported(from.id, to.id)) {
         snprintf(why, cap, "cast from %s to %s is not supported natively", a, b);
         return false;
     }
@@ -626,7 +626,7 @@ static const ov_expr_rule *rule_by_class(const char *cls) {
     return NULL;
 }
 
-const ov_expr_rule *ov_expr_rule_named(const char *cls) { return cls ? rule_by_class(cls) : NULL; }
+const ov_expr_rule *em_ov_expr_rule_named(const char *cls) { return cls ? rule_by_class(cls) : NULL; }
 
 /* The aggregate function's own rule (Sum, Count, ...) for an AGG node. */
 static const ov_expr_rule *agg_fn_rule(const em_expr *e, const char **cls) {
@@ -639,7 +639,7 @@ static const ov_expr_rule *agg_fn_rule(const em_expr *e, const char **cls) {
     return &no_native;
 }
 
-const ov_expr_rule *ov_expr_rule_for(const em_expr *e, const char **cls) {
+const ov_expr_rule *em_ov_expr_rule_for(const em_expr *e, const char **cls) {
     const char *c = NULL;
     switch (e->kind) {
     case EM_EXPR_ATTR:
@@ -727,13 +727,13 @@ const ov_expr_rule *ov_expr_rule_for(const em_expr *e, const char **cls) {
     return r ? r : &no_native;
 }
 
-const ov_expr_rule *ov_agg_fn_rule(const em_expr *e, const char **cls) {
+const ov_expr_rule *em_ov_agg_fn_rule(const em_expr *e, const char **cls) {
     return agg_fn_rule(e, cls);
 }
 
-size_t ov_n_expr_rules(void) { return sizeof expr_rules / sizeof expr_rules[0]; }
-const ov_expr_rule *ov_expr_rule_at(size_t i) {
-    return i < ov_n_expr_rules() ? &expr_rules[i] : NULL;
+size_t em_ov_n_expr_rules(void) { return sizeof expr_rules / sizeof expr_rules[0]; }
+const ov_expr_rule *em_ov_expr_rule_at(size_t i) {
+    return i < em_ov_n_expr_rules() ? &expr_rules[i] : NULL;
 }
 
 /* ------------------------------------------------------------------ execs */
@@ -790,15 +790,15 @@ static const ov_exec_rule exec_rules[] = {
 };
 /* clang-format on */
 
-const ov_exec_rule *ov_exec_rule_for(const em_plan_node *node) {
+const ov_exec_rule *em_ov_exec_rule_for(const em_plan_node *node) {
     for (size_t i = 0; i < sizeof exec_rules / sizeof exec_rules[0]; i++)
         if (exec_rules[i].kind == node->kind)
             return &exec_rules[i];
     return &exec_rules[0];
 }
 
-const char *ov_exec_class(const em_plan_node *node, char *buf, size_t cap) {
-    const ov_exec_rule *r = ov_exec_rule_for(node);
+const char *em_ov_exec_class(const em_plan_node *node, char *buf, size_t cap) {
+    const ov_exec_rule *r = em_ov_exec_rule_for(node);
     if (r->cls)
         return r->cls;
     /* "Generate" -> "GenerateExec"; names with blanks keep their first word */
@@ -808,7 +808,7 @@ const char *ov_exec_class(const em_plan_node *node, char *buf, size_t cap) {
     return buf;
 }
 
-size_t ov_n_exec_rules(void) { return sizeof exec_rules / sizeof exec_rules[0]; }
-const ov_exec_rule *ov_exec_rule_at(size_t i) {
-    return i < ov_n_exec_rules() ? &exec_rules[i] : NULL;
+size_t em_ov_n_exec_rules(void) { return sizeof exec_rules / sizeof exec_rules[0]; }
+const ov_exec_rule *em_ov_exec_rule_at(size_t i) {
+    return i < em_ov_n_exec_rules() ? &exec_rules[i] : NULL;
 }

@@ -87,8 +87,8 @@ static void execs(em_strbuf *sb) {
                       "the types are those of the operator's output columns.\n\n",
                       NULL);
     header(sb, "Exec | Switch | Notes", 3);
-    for (size_t i = 0; i < ov_n_exec_rules(); i++) {
-        const ov_exec_rule *r = ov_exec_rule_at(i);
+    for (size_t i = 0; i < em_ov_n_exec_rules(); i++) {
+        const ov_exec_rule *r = em_ov_exec_rule_at(i);
         if (!r->cls || r->how == OV_EXEC_PASS || r->kind == EM_NODE_AQE_SECTION)
             continue;
         em_strbuf_appendf(sb, NULL, "| %s | %s | ", r->cls, r->how == OV_EXEC_NATIVE ? "yes" : "-");
@@ -101,8 +101,8 @@ static void execs(em_strbuf *sb) {
                       "child's engine and never become transitions):",
                       NULL);
     bool first = true;
-    for (size_t i = 0; i < ov_n_exec_rules(); i++) {
-        const ov_exec_rule *r = ov_exec_rule_at(i);
+    for (size_t i = 0; i < em_ov_n_exec_rules(); i++) {
+        const ov_exec_rule *r = em_ov_exec_rule_at(i);
         if (r->how != OV_EXEC_PASS || r->kind == EM_NODE_AQE_SECTION)
             continue;
         em_strbuf_appendf(sb, NULL, "%s %s", first ? "" : ",", r->cls);
@@ -122,8 +122,8 @@ static void expressions(em_strbuf *sb) {
                       "operator holding it.\n\n",
                       NULL);
     header(sb, "Expression | Param | Notes", 3);
-    for (size_t i = 0; i < ov_n_expr_rules(); i++) {
-        const ov_expr_rule *r = ov_expr_rule_at(i);
+    for (size_t i = 0; i < em_ov_n_expr_rules(); i++) {
+        const ov_expr_rule *r = em_ov_expr_rule_at(i);
         uint32_t in_ps = r->incompat_fp ? (r->in_types & OV_T_FP) : 0;
         uint32_t all = r->incompat ? OV_T_ALL : 0;
         em_strbuf_appendf(sb, NULL, "| %s | input | ", r->cls);
@@ -160,7 +160,7 @@ static void functions(em_strbuf *sb) {
             snprintf(arity, sizeof arity, "%d", f->min_args);
         else if (f->min_args >= 0)
             snprintf(arity, sizeof arity, "%d to %d", f->min_args, f->max_args);
-        const ov_expr_rule *r = ov_expr_rule_named(f->cls);
+        const ov_expr_rule *r = em_ov_expr_rule_named(f->cls);
         em_strbuf_appendf(sb, NULL, "| `%s` | %s | %s | %s |\n", f->name, f->cls, arity,
                           r && r->native ? "S" : "NS");
     }
@@ -174,7 +174,7 @@ static void casts(em_strbuf *sb) {
     for (size_t f = 0; f < N_DOC_TYPES; f++) {
         uint32_t s = 0;
         for (size_t t = 0; t < N_DOC_TYPES; t++)
-            if (ov_cast_supported(doc_types[f], doc_types[t]))
+            if (em_ov_cast_supported(doc_types[f], doc_types[t]))
                 s |= OV_T(doc_types[t]);
         em_strbuf_appendf(sb, NULL, "| %s |", type_header(doc_types[f]));
         cells(sb, s, 0);

@@ -44,7 +44,7 @@
 static em_expr *parse_not(expr_parser *p, int stop);
 static em_expr *parse_primary(expr_parser *p, int stop);
 
-void *plan_expr_error(expr_parser *p, size_t pos, const char *fmt, ...) {
+void *em_plan_expr_error(expr_parser *p, size_t pos, const char *fmt, ...) {
     if (p->failed && pos < p->err_pos)
         return NULL; /* keep the error that got furthest */
     char msg[EM_ERROR_MSG_CAP / 2];
@@ -188,7 +188,7 @@ static size_t scan_segment(expr_parser *p, size_t start, int stop) {
         }
     }
     if (depth > 0) {
-        plan_expr_error(p, p->n, "expected '%c' to close '%c' at column %d",
+        em_plan_expr_error(p, p->n, "expected '%c' to close '%c' at column %d",
                         p->s[open_pos] == '(' ? ')' : ']', p->s[open_pos], p->col0 + (int)open_pos);
         return (size_t)-1;
     }
@@ -217,9 +217,9 @@ static size_t trailing_id(const char *s, size_t n, int64_t *id, bool *long_suffi
 }
 
 static em_expr *new_expr(expr_parser *p, em_expr_kind kind) {
-    em_expr *e = plan_arena_alloc(p->arena, sizeof *e);
+    em_expr *e = em_plan_arena_alloc(p->arena, sizeof *e);
     if (!e)
-        return plan_expr_error(p, p->pos, "out of memory");
+        return em_plan_expr_error(p, p->pos, "out of memory");
     memset(e, 0, sizeof *e);
     e->kind = kind;
     e->id = -1;
@@ -228,9 +228,9 @@ static em_expr *new_expr(expr_parser *p, em_expr_kind kind) {
 }
 
 static const char *dup_text(expr_parser *p, size_t from, size_t to) {
-    char *s = plan_arena_strndup(p->arena, p->s + from, to - from);
+    char *s = em_plan_arena_strndup(p->arena, p->s + from, to - from);
     if (!s)
-        plan_expr_error(p, from, "out of memory");
+        em_plan_expr_error(p, from, "out of memory");
     return s;
 }
 
@@ -244,9 +244,9 @@ typedef struct expr_list {
 static bool list_push(expr_parser *p, expr_list *l, em_expr *e) {
     if (l->n == l->cap) {
         int cap = l->cap ? l->cap * 2 : 4;
-        em_expr **items = plan_arena_alloc(p->arena, (size_t)cap * sizeof *items);
+        em_expr **items = em_plan_arena_alloc(p->arena, (size_t)cap * sizeof *items);
         if (!items) {
-            plan_expr_error(p, p->pos, "out of memory");
+            em_plan_expr_error(p, p->pos, "out of memory");
             return false;
         }
         if (l->n)
@@ -313,7 +313,7 @@ static em_expr *parse_operand(expr_parser *p, int stop) {
     if (end == (size_t)-1)
         return NULL;
     if (end == start)
-        return plan_expr_error(p, start, "expected an expression");
+        return em_plan_expr_error(p, start, "expected an expression");
     int64_t id;
     bool lsuf;
     size_t hash = trailing_id(p->s + start, end - start, &id, &lsuf);
@@ -411,23 +411,23 @@ static em_expr *parse_cast(expr_parser *p, size_t open) {
     em_expr *e = new_expr(p, EM_EXPR_CAST);
     if (!e)
         return NULL;
-    em_expr *child = plan_parse_expr(p, STOP_CAST);
+    em_expr *child = em_plan_parse_expr(p, STOP_CAST);
     if (!child)
         return NULL;
     if (!at(p, p->pos, " as "))
-        return plan_expr_error(p, p->pos, "expected ' as <type>' in cast opened at column %d",
+        return em_plan_expr_error(p, p->pos, "expected ' as <type>' in cast opened at column %d",
                                p->col0 + (int)open);
     p->pos += 4;
     size_t t0 = p->pos, t1 = scan_type_text(p, t0, false);
     if (t1 >= p->n || p->s[t1] != ')' || t1 == t0)
-        return plan_expr_error(p, t1, "expected ')' after the type of cast at column %d",
+        return em_plan_expr_error(p, t1, "expected ')' after the type of cast at column %d",
                                p->col0 + (int)open);
     e->text = dup_text(p, t0, t1);
-    e->cast_type_known = plan_type_from_text(p->s + t0, t1 - t0, &e->cast_type);
+    e->cast_type_known = em_plan_type_from_text(p->s + t0, t1 - t0, &e->cast_type);
     p->pos = t1 + 1;
-    e->args = plan_arena_alloc(p->arena, sizeof *e->args);
+    e->args = em_plan_arena_alloc(p->arena, sizeof *e->args);
     if (!e->args || !e->text)
-        return plan_expr_error(p, t0, "out of memory");
+        return em_plan_expr_error(p, t0, "out of memory");
     e->args[0] = child;
     e->n_args = 1;
     return e;
@@ -443,14 +443,14 @@ static em_expr *parse_bound_ref(expr_parser *p, size_t open) {
     while (i < p->n && isdigit((unsigned char)p->s[i]) && i - p->pos < 10)
         v = v * 10 + (p->s[i++] - '0');
     if (i == p->pos || !at(p, i, ", "))
-        return plan_expr_error(p, i, "expected 'input[ordinal, type, nullable]' at column %d",
+        return em_plan_expr_error(p, i, "expected 'input[ordinal, type, nullable]' at column %d",
                                p->col0 + (int)open);
     e->id = v;
     size_t t0 = i + 2, t1 = scan_type_text(p, t0, true);
     if (t1 == t0 || !at(p, t1, ", "))
-        return plan_expr_error(p, t1, "expected ', nullable]' after the bound reference type");
+        return em_plan_expr_error(p, t1, "expected ', nullable]' after the bound reference type");
     e->text = dup_text(p, t0, t1);
-    e->cast_type_known = plan_type_from_text(p->s + t0, t1 - t0, &e->cast_type);
+    e->cast_type_known = em_plan_type_from_text(p->s + t0, t1 - t0, &e->cast_type);
     i = t1 + 2;
     if (at(p, i, "true]")) {
         e->nullable_flag = true;
@@ -458,7 +458,7 @@ static em_expr *parse_bound_ref(expr_parser *p, size_t open) {
     } else if (at(p, i, "false]")) {
         i += 6;
     } else {
-        return plan_expr_error(p, i, "expected 'true]' or 'false]' in bound reference");
+        return em_plan_expr_error(p, i, "expected 'true]' or 'false]' in bound reference");
     }
     p->pos = i;
     return e->text ? e : NULL;
@@ -474,7 +474,7 @@ static em_expr *parse_subquery(expr_parser *p, bool reused) {
     while (i < p->n && !at(p, i, ", [id=#") && p->s[i] != ')' && p->s[i] != ']')
         i++;
     if (!at(p, i, ", [id=#") || i == n0)
-        return plan_expr_error(p, i, "expected ', [id=#N]' after the subquery name");
+        return em_plan_expr_error(p, i, "expected ', [id=#N]' after the subquery name");
     e->name = dup_text(p, n0, i);
     bool lsuf;
     int64_t id;
@@ -486,7 +486,7 @@ static em_expr *parse_subquery(expr_parser *p, bool reused) {
     while (i < p->n && isdigit((unsigned char)p->s[i]) && i - d0 < 18)
         v = v * 10 + (p->s[i++] - '0');
     if (i == d0 || i >= p->n || p->s[i] != ']')
-        return plan_expr_error(p, i, "expected digits and ']' in the subquery's [id=#N]");
+        return em_plan_expr_error(p, i, "expected digits and ']' in the subquery's [id=#N]");
     e->plan_id = v;
     p->pos = i + 1;
     return e->name ? e : NULL;
@@ -545,7 +545,7 @@ static em_expr *parse_bare_text(expr_parser *p, char close) {
             break;
         }
     if (q >= p->n || p->s[q] == '(' || p->s[q] == '[')
-        return plan_expr_error(p, start, "expected an expression");
+        return em_plan_expr_error(p, start, "expected an expression");
     if (p->s[q] == close)
         end = q;
     em_expr *e = new_expr(p, EM_EXPR_LITERAL);
@@ -567,7 +567,7 @@ static bool parse_delimited(expr_parser *p, char close, size_t open, const char 
         em_expr *v = spaced && close == ')' && p->pos < p->n &&
                              (p->s[p->pos] == ',' || p->s[p->pos] == close)
                          ? parse_bare_text(p, close)
-                         : plan_parse_expr(p, STOP_COMMA);
+                         : em_plan_parse_expr(p, STOP_COMMA);
         if (!v || !list_push(p, items, v))
             return false;
         if (at(p, p->pos, ", ")) {
@@ -580,7 +580,7 @@ static bool parse_delimited(expr_parser *p, char close, size_t open, const char 
             p->pos++;
             break;
         } else {
-            plan_expr_error(p, p->pos, "expected ',' or '%c' in %s at column %d", close, what,
+            em_plan_expr_error(p, p->pos, "expected ',' or '%c' in %s at column %d", close, what,
                             p->col0 + (int)open);
             return false;
         }
@@ -617,27 +617,27 @@ static em_expr *parse_case(expr_parser *p) {
     expr_list args = {0};
     while (at(p, p->pos, " WHEN ")) {
         p->pos += 6;
-        em_expr *c = plan_parse_expr(p, STOP_CASE);
+        em_expr *c = em_plan_parse_expr(p, STOP_CASE);
         if (!c || !list_push(p, &args, c))
             return NULL;
         if (!at(p, p->pos, " THEN "))
-            return plan_expr_error(p, p->pos, "expected ' THEN ' in CASE");
+            return em_plan_expr_error(p, p->pos, "expected ' THEN ' in CASE");
         p->pos += 6;
-        em_expr *v = plan_parse_expr(p, STOP_CASE);
+        em_expr *v = em_plan_parse_expr(p, STOP_CASE);
         if (!v || !list_push(p, &args, v))
             return NULL;
     }
     if (args.n == 0)
-        return plan_expr_error(p, p->pos, "expected ' WHEN ' after CASE");
+        return em_plan_expr_error(p, p->pos, "expected ' WHEN ' after CASE");
     if (at(p, p->pos, " ELSE ")) {
         p->pos += 6;
-        em_expr *v = plan_parse_expr(p, STOP_CASE);
+        em_expr *v = em_plan_parse_expr(p, STOP_CASE);
         if (!v || !list_push(p, &args, v))
             return NULL;
         e->has_else = true;
     }
     if (!at(p, p->pos, " END"))
-        return plan_expr_error(p, p->pos, "expected ' END' to close CASE");
+        return em_plan_expr_error(p, p->pos, "expected ' END' to close CASE");
     p->pos += 4;
     e->args = args.items;
     e->n_args = args.n;
@@ -653,23 +653,23 @@ static em_expr *parse_paren(expr_parser *p) {
     em_binop op;
     size_t n = binop_at(p, p->pos, &op);
     if (!n)
-        return plan_expr_error(p, p->pos, "expected a binary operator in '(' at column %d",
+        return em_plan_expr_error(p, p->pos, "expected a binary operator in '(' at column %d",
                                p->col0 + (int)open);
     p->pos += n;
     em_expr *r = parse_not(p, 0);
     if (!r)
         return NULL;
     if (p->pos >= p->n || p->s[p->pos] != ')')
-        return plan_expr_error(p, p->pos, "expected ')' to close '(' at column %d",
+        return em_plan_expr_error(p, p->pos, "expected ')' to close '(' at column %d",
                                p->col0 + (int)open);
     p->pos++;
     em_expr *e = new_expr(p, EM_EXPR_BINARY);
     if (!e)
         return NULL;
     e->op = op;
-    e->args = plan_arena_alloc(p->arena, 2 * sizeof *e->args);
+    e->args = em_plan_arena_alloc(p->arena, 2 * sizeof *e->args);
     if (!e->args)
-        return plan_expr_error(p, open, "out of memory");
+        return em_plan_expr_error(p, open, "out of memory");
     e->args[0] = l;
     e->args[1] = r;
     e->n_args = 2;
@@ -797,9 +797,9 @@ static em_expr *parse_immediate_postfix(expr_parser *p, em_expr *e, size_t start
         if (!f)
             return NULL;
         f->name = dup_text(p, f0, i);
-        f->args = plan_arena_alloc(p->arena, sizeof *f->args);
+        f->args = em_plan_arena_alloc(p->arena, sizeof *f->args);
         if (!f->name || !f->args)
-            return plan_expr_error(p, f0, "out of memory");
+            return em_plan_expr_error(p, f0, "out of memory");
         f->args[0] = e;
         f->n_args = 1;
         p->pos = i;
@@ -813,10 +813,10 @@ static em_expr *parse_primary(expr_parser *p, int stop) {
      * segment), but broken text can make it revisit nested operands again and
      * again: bound the work by the text's size. */
     if (++p->steps > 8 * p->n + 1024)
-        return plan_expr_error(p, p->pos, "expression too complex to parse (unbalanced text?)");
+        return em_plan_expr_error(p, p->pos, "expression too complex to parse (unbalanced text?)");
     if (++p->depth > EXPR_MAX_DEPTH) {
         p->depth--;
-        return plan_expr_error(p, p->pos, "expression nested deeper than %d levels",
+        return em_plan_expr_error(p, p->pos, "expression nested deeper than %d levels",
                                EXPR_MAX_DEPTH);
     }
     size_t start = p->pos;
@@ -827,7 +827,7 @@ static em_expr *parse_primary(expr_parser *p, int stop) {
     } else if (c == '[') {
         e = try_plan_id(p);
         if (!e)
-            e = plan_parse_bracket_list(p);
+            e = em_plan_parse_bracket_list(p);
     } else if (c == '-' && p->pos + 1 < p->n && !isdigit((unsigned char)p->s[p->pos + 1]) &&
                p->s[p->pos + 1] != ' ' && p->s[p->pos + 1] != '.') {
         p->pos++;
@@ -835,7 +835,7 @@ static em_expr *parse_primary(expr_parser *p, int stop) {
         if (child) {
             e = new_expr(p, EM_EXPR_NEGATE);
             if (e) {
-                e->args = plan_arena_alloc(p->arena, sizeof *e->args);
+                e->args = em_plan_arena_alloc(p->arena, sizeof *e->args);
                 if (e->args) {
                     e->args[0] = child;
                     e->n_args = 1;
@@ -874,7 +874,7 @@ static em_expr *parse_primary(expr_parser *p, int stop) {
             }
         }
     } else {
-        e = plan_expr_error(p, p->pos, "expected an expression");
+        e = em_plan_expr_error(p, p->pos, "expected an expression");
     }
     if (e)
         e = parse_immediate_postfix(p, e, start);
@@ -883,11 +883,11 @@ static em_expr *parse_primary(expr_parser *p, int stop) {
         size_t s0 = p->pos;
         em_expr *spec = parse_primary(p, stop);
         if (!spec || spec->kind != EM_EXPR_CALL) {
-            e = plan_expr_error(p, s0, "expected windowspecdefinition(...)");
+            e = em_plan_expr_error(p, s0, "expected windowspecdefinition(...)");
         } else {
             em_expr *w = new_expr(p, EM_EXPR_WINDOW);
             if (w) {
-                w->args = plan_arena_alloc(p->arena, 2 * sizeof *w->args);
+                w->args = em_plan_arena_alloc(p->arena, 2 * sizeof *w->args);
                 if (w->args) {
                     w->args[0] = e;
                     w->args[1] = spec;
@@ -907,9 +907,9 @@ static em_expr *make_unary(expr_parser *p, em_expr_kind kind, em_expr *child) {
     em_expr *e = new_expr(p, kind);
     if (!e)
         return NULL;
-    e->args = plan_arena_alloc(p->arena, sizeof *e->args);
+    e->args = em_plan_arena_alloc(p->arena, sizeof *e->args);
     if (!e->args)
-        return plan_expr_error(p, p->pos, "out of memory");
+        return em_plan_expr_error(p, p->pos, "out of memory");
     e->args[0] = child;
     e->n_args = 1;
     return e;
@@ -958,11 +958,11 @@ static em_expr *parse_postfix(expr_parser *p, int stop) {
             if (i < p->n && p->s[i] == '#') {
                 p->pos = i;
                 if (!parse_id_suffix(p, s))
-                    return plan_expr_error(p, i, "expected digits after '#'");
+                    return em_plan_expr_error(p, i, "expected digits after '#'");
                 i = p->pos;
             }
             if (i == n0)
-                return plan_expr_error(p, n0, "expected '(' or a subquery name after IN");
+                return em_plan_expr_error(p, n0, "expected '(' or a subquery name after IN");
             s->name = dup_text(p, n0, i);
             p->pos = i;
             em_expr *v = e;
@@ -1001,9 +1001,9 @@ static em_expr *parse_postfix(expr_parser *p, int stop) {
             if (!l)
                 return NULL;
             l->rlike = rlike;
-            l->args = plan_arena_alloc(p->arena, 2 * sizeof *l->args);
+            l->args = em_plan_arena_alloc(p->arena, 2 * sizeof *l->args);
             if (!l->args)
-                return plan_expr_error(p, p->pos, "out of memory");
+                return em_plan_expr_error(p, p->pos, "out of memory");
             l->args[0] = e;
             l->args[1] = pat;
             l->n_args = 2;
@@ -1019,7 +1019,7 @@ static em_expr *parse_not(expr_parser *p, int stop) {
     if (at(p, p->pos, "NOT ")) {
         if (++p->depth > EXPR_MAX_DEPTH) {
             p->depth--;
-            return plan_expr_error(p, p->pos, "expression nested deeper than %d levels",
+            return em_plan_expr_error(p, p->pos, "expression nested deeper than %d levels",
                                    EXPR_MAX_DEPTH);
         }
         p->pos += 4;
@@ -1030,7 +1030,7 @@ static em_expr *parse_not(expr_parser *p, int stop) {
     return parse_postfix(p, stop);
 }
 
-em_expr *plan_parse_expr(expr_parser *p, int stop) {
+em_expr *em_plan_parse_expr(expr_parser *p, int stop) {
     em_expr *e = parse_not(p, stop | STOP_AS | STOP_SORT);
     while (e) {
         if (at(p, p->pos, " AS ")) {
@@ -1050,7 +1050,7 @@ em_expr *plan_parse_expr(expr_parser *p, int stop) {
             bool lsuf;
             size_t hash = trailing_id(p->s + n0, i - n0, &id, &lsuf);
             if (hash >= i - n0)
-                return plan_expr_error(p, n0, "expected 'name#id' after ' AS '");
+                return em_plan_expr_error(p, n0, "expected 'name#id' after ' AS '");
             em_expr *a = make_unary(p, EM_EXPR_ALIAS, e);
             if (!a)
                 return NULL;
@@ -1075,17 +1075,17 @@ em_expr *plan_parse_expr(expr_parser *p, int stop) {
     return e;
 }
 
-em_expr *plan_parse_expr_all(expr_parser *p) {
-    em_expr *e = plan_parse_expr(p, 0);
+em_expr *em_plan_parse_expr_all(expr_parser *p) {
+    em_expr *e = em_plan_parse_expr(p, 0);
     if (e && p->pos < p->n)
-        return plan_expr_error(p, p->pos, "unexpected '%c' after the expression", p->s[p->pos]);
+        return em_plan_expr_error(p, p->pos, "unexpected '%c' after the expression", p->s[p->pos]);
     return e;
 }
 
-em_expr *plan_parse_bracket_list(expr_parser *p) {
+em_expr *em_plan_parse_bracket_list(expr_parser *p) {
     size_t open = p->pos;
     if (p->pos >= p->n || p->s[p->pos] != '[')
-        return plan_expr_error(p, p->pos, "expected '['");
+        return em_plan_expr_error(p, p->pos, "expected '['");
     p->pos++;
     expr_list items = {0};
     bool compact;
@@ -1100,11 +1100,11 @@ em_expr *plan_parse_bracket_list(expr_parser *p) {
     return l;
 }
 
-em_expr **plan_parse_arg_list(expr_parser *p, int *n_out) {
+em_expr **em_plan_parse_arg_list(expr_parser *p, int *n_out) {
     *n_out = 0;
     expr_list items = {0};
     for (;;) {
-        em_expr *v = plan_parse_expr(p, STOP_COMMA);
+        em_expr *v = em_plan_parse_expr(p, STOP_COMMA);
         if (!v || !list_push(p, &items, v))
             return NULL;
         if (at(p, p->pos, ", ")) {
@@ -1112,7 +1112,7 @@ em_expr **plan_parse_arg_list(expr_parser *p, int *n_out) {
         } else if (p->pos >= p->n) {
             break;
         } else {
-            return plan_expr_error(p, p->pos, "expected ', ' or the end of the arguments");
+            return em_plan_expr_error(p, p->pos, "expected ', ' or the end of the arguments");
         }
     }
     *n_out = items.n;
@@ -1121,7 +1121,7 @@ em_expr **plan_parse_arg_list(expr_parser *p, int *n_out) {
 
 /* ------------------------------------------------------------------ type names */
 
-bool plan_type_from_text(const char *s, size_t n, em_type *out) {
+bool em_plan_type_from_text(const char *s, size_t n, em_type *out) {
     if (n == 4 && memcmp(s, "void", 4) == 0) { /* NullType's catalog name */
         *out = em_type_make(EM_TYPE_NULL);
         return true;

@@ -28,9 +28,9 @@ typedef struct plan_arena {
     bool failed;
 } plan_arena;
 
-void *plan_arena_alloc(plan_arena *a, size_t size);
-char *plan_arena_strndup(plan_arena *a, const char *s, size_t n);
-void plan_arena_reset(plan_arena *a);
+void *em_plan_arena_alloc(plan_arena *a, size_t size);
+char *em_plan_arena_strndup(plan_arena *a, const char *s, size_t n);
+void em_plan_arena_reset(plan_arena *a);
 
 /* ------------------------------------------------------------------ text buffer */
 
@@ -41,10 +41,10 @@ typedef struct plan_buf {
     bool failed;
 } plan_buf;
 
-void plan_buf_put(plan_buf *b, const char *s, size_t n);
-void plan_buf_puts(plan_buf *b, const char *s);
-void plan_buf_putc(plan_buf *b, char c);
-void plan_buf_printf(plan_buf *b, const char *fmt, ...) EM_PRINTF(2, 3);
+void em_plan_buf_put(plan_buf *b, const char *s, size_t n);
+void em_plan_buf_puts(plan_buf *b, const char *s);
+void em_plan_buf_putc(plan_buf *b, char c);
+void em_plan_buf_printf(plan_buf *b, const char *fmt, ...) EM_PRINTF(2, 3);
 
 /* ------------------------------------------------------------------ plan */
 
@@ -95,52 +95,52 @@ typedef struct expr_parser {
 } expr_parser;
 
 /* Parses one expression that must extend to the end of the text. */
-em_expr *plan_parse_expr_all(expr_parser *p);
+em_expr *em_plan_parse_expr_all(expr_parser *p);
 /* Parses one expression ending at a stop (see STOP_*). */
-em_expr *plan_parse_expr(expr_parser *p, int stop);
+em_expr *em_plan_parse_expr(expr_parser *p, int stop);
 /* Parses "[a, b, ...]" (the brackets included) into an EM_EXPR_LIST. */
-em_expr *plan_parse_bracket_list(expr_parser *p);
+em_expr *em_plan_parse_bracket_list(expr_parser *p);
 /* Parses "a, b, ..." to the end of the text (Arguments). */
-em_expr **plan_parse_arg_list(expr_parser *p, int *n_out);
+em_expr **em_plan_parse_arg_list(expr_parser *p, int *n_out);
 /* Records a parse error at offset pos of the parser's text. Returns NULL. */
-void *plan_expr_error(expr_parser *p, size_t pos, const char *fmt, ...) EM_PRINTF(3, 4);
+void *em_plan_expr_error(expr_parser *p, size_t pos, const char *fmt, ...) EM_PRINTF(3, 4);
 
 /* The node kind of an operator name as Spark prints it ("HashAggregate"), or
  * EM_NODE_UNKNOWN. */
-em_node_kind plan_node_kind_named(const char *name, size_t n);
+em_node_kind em_plan_node_kind_named(const char *name, size_t n);
 
 /* Parses a Spark simpleString/catalogString type name ("decimal(12,2)", "bigint"). */
-bool plan_type_from_text(const char *s, size_t n, em_type *out);
+bool em_plan_type_from_text(const char *s, size_t n, em_type *out);
 
 /* ------------------------------------------------------------------ steps */
 
 /* Derives every node's output attributes and every expression's type; column_type
  * (may be NULL) overrides leaf column types. */
-void plan_infer(em_plan *plan, em_plan_column_type_fn column_type, void *ctx);
+void em_plan_infer(em_plan *plan, em_plan_column_type_fn column_type, void *ctx);
 /* plan_validate.c: every attribute an operator reads is one its children
  * produce; EM_ERR_PARSE naming the operator (and its line) otherwise. */
-em_status plan_validate_bindings(const em_plan *plan, const char *src, em_error *err) EM_MUST_CHECK;
+em_status em_plan_validate_bindings(const em_plan *plan, const char *src, em_error *err) EM_MUST_CHECK;
 /* Counts decimal arithmetic not wrapped in CheckOverflow into the plan's evidence (only
  * in texts without CheckOverflow/promote_precision); returns the count. */
-int plan_count_unwrapped_decimal_arith(em_plan *plan);
+int em_plan_count_unwrapped_decimal_arith(em_plan *plan);
 /* Forgets every inferred type (before inferring again with another shim). */
-void plan_reset_types(em_plan *plan);
+void em_plan_reset_types(em_plan *plan);
 /* TypeCoercion's / DecimalPrecision's wider type of two decimals: max scale, max integral
  * digits, bounded to 38. */
-em_type plan_wider_decimal(em_type a, em_type b);
+em_type em_plan_wider_decimal(em_type a, em_type b);
 /* Types of an aggregate function's buffer attributes (a partial aggregate's Aggregate
  * Attributes) in order; returns how many, 0 when unknown. */
-int plan_agg_buffer_types(const em_expr *e, em_type *out, int cap);
+int em_plan_agg_buffer_types(const em_expr *e, em_type *out, int cap);
 /* --retype (plan_retype.c): marks what the plan's original typing shows to be Spark's
  * coercions (run on the plan typed as printed), then, once typed with the new leaf types,
  * rewrites what Spark derived from the original types and types the plan again. */
 typedef struct plan_retype_marks plan_retype_marks;
-em_status plan_retype_mark(em_plan *plan, plan_retype_marks **out);
-void plan_retype_marks_free(plan_retype_marks *m);
-em_status plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
+em_status em_plan_retype_mark(em_plan *plan, plan_retype_marks **out);
+void em_plan_retype_marks_free(plan_retype_marks *m);
+em_status em_plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
                             em_plan_column_type_fn column_type, void *ctx);
 /* Appends an expression as Spark prints it. */
-void plan_print_expr(plan_buf *b, const em_expr *e, const em_shim *shim);
+void em_plan_print_expr(plan_buf *b, const em_expr *e, const em_shim *shim);
 
 /* ------------------------------------------------------------------ structured plan reader */
 
@@ -171,24 +171,24 @@ typedef struct plan_reader {
 #define PLAN_READ_MAX_DEPTH 400
 
 /* Records an error naming the path (first error wins); returns NULL. */
-void *plan_read_fail(plan_reader *rd, const rd_path *path, const char *fmt, ...) EM_PRINTF(3, 4);
+void *em_plan_read_fail(plan_reader *rd, const rd_path *path, const char *fmt, ...) EM_PRINTF(3, 4);
 /* Records out of memory; returns NULL. */
-void *plan_read_nomem(plan_reader *rd);
+void *em_plan_read_nomem(plan_reader *rd);
 /* The simple name of a class written as "a.b.C" or "a.b.C$" ("C"); "" when absent. */
-const char *plan_read_class(const struct json_t *j);
+const char *em_plan_read_class(const struct json_t *j);
 /* A fresh expression of this kind in the plan's arena (id, plan_id -1). */
-em_expr *plan_read_new_expr(plan_reader *rd, em_expr_kind kind);
+em_expr *em_plan_read_new_expr(plan_reader *rd, em_expr_kind kind);
 /* A Catalyst expression (class, pretty, type, fields) as the em_expr the text parser builds
  * from its printed form. */
-em_expr *plan_read_expr(plan_reader *rd, struct json_t *j, const rd_path *path);
+em_expr *em_plan_read_expr(plan_reader *rd, struct json_t *j, const rd_path *path);
 /* A data source filter (org.apache.spark.sql.sources.*) as the PushedFilters item the text
  * parser builds from its toString. */
-em_expr *plan_read_filter(plan_reader *rd, struct json_t *j, const rd_path *path);
+em_expr *em_plan_read_filter(plan_reader *rd, struct json_t *j, const rd_path *path);
 /* One value of an operator's constructor as an item of its "Arguments" (TreeNode.argString):
  * *skip when Spark omits it (children, None, empty sequences). */
-em_expr *plan_read_arg(plan_reader *rd, struct json_t *v, const rd_path *path, bool *skip);
+em_expr *em_plan_read_arg(plan_reader *rd, struct json_t *v, const rd_path *path, bool *skip);
 /* Whether a node's output is given rather than derived (structured plans): fragment
  * inputs, query stages read without their plans, operators of unknown classes. */
-bool plan_output_given(const em_plan_node *node);
+bool em_plan_output_given(const em_plan_node *node);
 
 #endif

@@ -23,7 +23,7 @@ struct plan_arena_chunk {
 
 #define ARENA_CHUNK_MIN ((size_t)64 * 1024)
 
-void *plan_arena_alloc(plan_arena *a, size_t size) {
+void *em_plan_arena_alloc(plan_arena *a, size_t size) {
     size = (size + 15) & ~(size_t)15;
     if (!a->head || a->cap - a->used < size) {
         size_t cap = size > ARENA_CHUNK_MIN ? size : ARENA_CHUNK_MIN;
@@ -44,8 +44,8 @@ void *plan_arena_alloc(plan_arena *a, size_t size) {
     return p;
 }
 
-char *plan_arena_strndup(plan_arena *a, const char *s, size_t n) {
-    char *d = plan_arena_alloc(a, n + 1);
+char *em_plan_arena_strndup(plan_arena *a, const char *s, size_t n) {
+    char *d = em_plan_arena_alloc(a, n + 1);
     if (!d)
         return NULL;
     memcpy(d, s, n);
@@ -53,7 +53,7 @@ char *plan_arena_strndup(plan_arena *a, const char *s, size_t n) {
     return d;
 }
 
-void plan_arena_reset(plan_arena *a) {
+void em_plan_arena_reset(plan_arena *a) {
     plan_arena_chunk *c = a->head;
     while (c) {
         plan_arena_chunk *next = c->next;
@@ -63,7 +63,7 @@ void plan_arena_reset(plan_arena *a) {
     memset(a, 0, sizeof *a);
 }
 
-void plan_buf_put(plan_buf *b, const char *s, size_t n) {
+void em_plan_buf_put(plan_buf *b, const char *s, size_t n) {
     if (b->failed)
         return;
     if (b->len + n + 1 > b->cap) {
@@ -83,11 +83,11 @@ void plan_buf_put(plan_buf *b, const char *s, size_t n) {
     b->data[b->len] = '\0';
 }
 
-void plan_buf_puts(plan_buf *b, const char *s) { plan_buf_put(b, s, strlen(s)); }
+void em_plan_buf_puts(plan_buf *b, const char *s) { em_plan_buf_put(b, s, strlen(s)); }
 
-void plan_buf_putc(plan_buf *b, char c) { plan_buf_put(b, &c, 1); }
+void em_plan_buf_putc(plan_buf *b, char c) { em_plan_buf_put(b, &c, 1); }
 
-void plan_buf_printf(plan_buf *b, const char *fmt, ...) {
+void em_plan_buf_printf(plan_buf *b, const char *fmt, ...) {
     char tmp[256];
     va_list ap;
     va_start(ap, fmt);
@@ -96,7 +96,7 @@ void plan_buf_printf(plan_buf *b, const char *fmt, ...) {
     if (n < 0)
         return;
     if ((size_t)n < sizeof tmp) {
-        plan_buf_put(b, tmp, (size_t)n);
+        em_plan_buf_put(b, tmp, (size_t)n);
         return;
     }
     char *big = malloc((size_t)n + 1);
@@ -107,14 +107,14 @@ void plan_buf_printf(plan_buf *b, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    plan_buf_put(b, big, (size_t)n);
+    em_plan_buf_put(b, big, (size_t)n);
     free(big);
 }
 
 void em_plan_destroy(em_plan *plan) {
     if (!plan)
         return;
-    plan_arena_reset(&plan->arena);
+    em_plan_arena_reset(&plan->arena);
     free(plan->by_id);
     free(plan);
 }

@@ -35,7 +35,7 @@ static json_t *expr_json(const em_expr *e, bool top, const em_shim *shim) {
     json_object_set_new(o, "type", type_json(e));
     if (top) {
         plan_buf b = {0};
-        plan_print_expr(&b, e, shim);
+        em_plan_print_expr(&b, e, shim);
         json_object_set_new(o, "text", b.data ? json_string(b.data) : json_null());
         free(b.data);
     }

@@ -168,7 +168,7 @@ static const struct {
     {"CustomShuffleReader", EM_NODE_AQE_SHUFFLE_READ},
 };
 
-em_node_kind plan_node_kind_named(const char *name, size_t n) {
+em_node_kind em_plan_node_kind_named(const char *name, size_t n) {
     for (size_t k = 0; k < sizeof node_names / sizeof node_names[0]; k++)
         if (strlen(node_names[k].name) == n && memcmp(node_names[k].name, name, n) == 0)
             return node_names[k].kind;
@@ -228,13 +228,13 @@ static em_status set_join_type(plan_parser *pp, em_plan_node *node, const char *
                           .line = line + 1,
                           .col0 = col + 15,
                           .ev = &pp->plan->evidence};
-        node->exists_attr = plan_parse_expr_all(&ep);
+        node->exists_attr = em_plan_parse_expr_all(&ep);
         if (!node->exists_attr) {
             *pp->err = ep.error;
             return ep.error.code;
         }
     }
-    node->join_type_text = plan_arena_strndup(&pp->plan->arena, s, n);
+    node->join_type_text = em_plan_arena_strndup(&pp->plan->arena, s, n);
     return node->join_type_text ? EM_OK : pp_nomem(pp);
 }
 
@@ -280,7 +280,7 @@ typedef struct tree_section {
 } tree_section;
 
 static em_plan_node *new_node(plan_parser *pp) {
-    em_plan_node *node = plan_arena_alloc(&pp->plan->arena, sizeof *node);
+    em_plan_node *node = em_plan_arena_alloc(&pp->plan->arena, sizeof *node);
     if (node) {
         memset(node, 0, sizeof *node);
         node->codegen_id = -1;
@@ -305,7 +305,7 @@ static em_status parse_tree_line(plan_parser *pp, int li, tree_section *sec, int
     if (connector && i + 6 <= n && memcmp(s + i + 3, "== ", 3) == 0 && n >= i + 9 &&
         memcmp(s + n - 3, " ==", 3) == 0) {
         em_plan_node *node = new_node(pp);
-        if (!node || !(node->name = plan_arena_strndup(&pp->plan->arena, s + i + 6, n - i - 9)))
+        if (!node || !(node->name = em_plan_arena_strndup(&pp->plan->arena, s + i + 6, n - i - 9)))
             return pp_nomem(pp);
         node->kind = EM_NODE_AQE_SECTION;
         *depth = cells + 1;
@@ -361,7 +361,7 @@ static em_status parse_tree_line(plan_parser *pp, int li, tree_section *sec, int
     if (!close)
         return pp_error(pp, li, (int)end, "expected '(<operator id>)' at the end of the tree line");
     if (close < end) {
-        node->label_suffix = plan_arena_strndup(&pp->plan->arena, s + close, end - close);
+        node->label_suffix = em_plan_arena_strndup(&pp->plan->arena, s + close, end - close);
         if (!node->label_suffix)
             return pp_nomem(pp);
     }
@@ -379,14 +379,14 @@ static em_status parse_tree_line(plan_parser *pp, int li, tree_section *sec, int
             name1++;
         node->kind = EM_NODE_SCAN;
     } else {
-        node->kind = plan_node_kind_named(s + lab0, name1 - lab0);
+        node->kind = em_plan_node_kind_named(s + lab0, name1 - lab0);
     }
-    node->name = plan_arena_strndup(&pp->plan->arena, s + lab0, name1 - lab0);
+    node->name = em_plan_arena_strndup(&pp->plan->arena, s + lab0, name1 - lab0);
     if (!node->name)
         return pp_nomem(pp);
     if (name1 < lab1) {
         size_t a0 = name1 + 1;
-        node->label_args = plan_arena_strndup(&pp->plan->arena, s + a0, lab1 - a0);
+        node->label_args = em_plan_arena_strndup(&pp->plan->arena, s + a0, lab1 - a0);
         if (!node->label_args)
             return pp_nomem(pp);
         if (node->kind == EM_NODE_SCAN) {
@@ -428,7 +428,7 @@ typedef struct node_vec {
 static bool node_vec_push(plan_arena *a, node_vec *v, em_plan_node *node) {
     if (v->n == v->cap) {
         int cap = v->cap ? v->cap * 2 : 2;
-        em_plan_node **items = plan_arena_alloc(a, (size_t)cap * sizeof *items);
+        em_plan_node **items = em_plan_arena_alloc(a, (size_t)cap * sizeof *items);
         if (!items)
             return false;
         if (v->n)
@@ -517,7 +517,7 @@ static em_status expr_fail(plan_parser *pp, expr_parser *ep) {
     if (pp->plan->arena.failed)
         return pp_nomem(pp);
     if (!ep->failed)
-        plan_expr_error(ep, ep->pos, "invalid expression");
+        em_plan_expr_error(ep, ep->pos, "invalid expression");
     *pp->err = ep->error;
     return ep->error.code;
 }
@@ -546,7 +546,7 @@ static em_status parse_read_schema(plan_parser *pp, em_plan_field *f, const char
         if (f->n_schema == cap) {
             cap = cap ? cap * 2 : 8;
             em_schema_field *grown =
-                plan_arena_alloc(&pp->plan->arena, (size_t)cap * sizeof *grown);
+                em_plan_arena_alloc(&pp->plan->arena, (size_t)cap * sizeof *grown);
             if (!grown)
                 return pp_nomem(pp);
             if (f->n_schema)
@@ -554,11 +554,11 @@ static em_status parse_read_schema(plan_parser *pp, em_plan_field *f, const char
             f->schema = grown;
         }
         em_schema_field *sf = &f->schema[f->n_schema++];
-        sf->name = plan_arena_strndup(&pp->plan->arena, s + i, colon - i);
-        sf->type_text = plan_arena_strndup(&pp->plan->arena, s + t0, t1 - t0);
+        sf->name = em_plan_arena_strndup(&pp->plan->arena, s + i, colon - i);
+        sf->type_text = em_plan_arena_strndup(&pp->plan->arena, s + t0, t1 - t0);
         if (!sf->name || !sf->type_text)
             return pp_nomem(pp);
-        sf->type_known = plan_type_from_text(s + t0, t1 - t0, &sf->type);
+        sf->type_known = em_plan_type_from_text(s + t0, t1 - t0, &sf->type);
         i = t1 < end ? t1 + 1 : t1;
     }
     return EM_OK;
@@ -568,7 +568,7 @@ static em_status parse_read_schema(plan_parser *pp, em_plan_field *f, const char
  * "Location: <Index> [p1, p2]" / "[p1, ... N entries]". */
 static em_status parse_location(plan_parser *pp, em_plan_field *f, const plan_line *l) {
     plan_arena *a = &pp->plan->arena;
-    f->text = plan_arena_strndup(a, l->s, l->n);
+    f->text = em_plan_arena_strndup(a, l->s, l->n);
     if (!f->text)
         return pp_nomem(pp);
     const char *s = f->text;
@@ -579,8 +579,8 @@ static em_status parse_location(plan_parser *pp, em_plan_field *f, const plan_li
         size_t m = strlen(p0);
         if (m > 0 && p0[m - 1] == ']')
             m--;
-        f->paths = plan_arena_alloc(a, sizeof *f->paths);
-        if (!f->paths || !(f->paths[0] = plan_arena_strndup(a, p0, m)))
+        f->paths = em_plan_arena_alloc(a, sizeof *f->paths);
+        if (!f->paths || !(f->paths[0] = em_plan_arena_strndup(a, p0, m)))
             return pp_nomem(pp);
         f->n_paths = 1;
         return EM_OK;
@@ -599,14 +599,14 @@ static em_status parse_location(plan_parser *pp, em_plan_field *f, const plan_li
         if (!more && q > p) {
             if (f->n_paths == cap) {
                 cap = cap ? cap * 2 : 4;
-                const char **grown = plan_arena_alloc(a, (size_t)cap * sizeof *grown);
+                const char **grown = em_plan_arena_alloc(a, (size_t)cap * sizeof *grown);
                 if (!grown)
                     return pp_nomem(pp);
                 if (f->n_paths)
                     memcpy(grown, f->paths, (size_t)f->n_paths * sizeof *grown);
                 f->paths = grown;
             }
-            if (!(f->paths[f->n_paths++] = plan_arena_strndup(a, p, (size_t)(q - p))))
+            if (!(f->paths[f->n_paths++] = em_plan_arena_strndup(a, p, (size_t)(q - p))))
                 return pp_nomem(pp);
         }
         p = q < close ? q + 2 : q;
@@ -680,7 +680,7 @@ static em_status parse_field(plan_parser *pp, em_plan_node *node, int li, em_pla
             f->kind = EM_FIELD_OTHER;
     }
     if (f->kind == EM_FIELD_OTHER) {
-        f->text = plan_arena_strndup(a, l->s, l->n);
+        f->text = em_plan_arena_strndup(a, l->s, l->n);
         f->label = f->text;
         return f->text ? EM_OK : pp_nomem(pp);
     }
@@ -710,12 +710,12 @@ static em_status parse_field(plan_parser *pp, em_plan_node *node, int li, em_pla
     case EM_FIELD_PARTITION_FILTERS:
     case EM_FIELD_DATA_FILTERS: {
         expr_parser first = ep;
-        em_expr *list = plan_parse_bracket_list(&ep);
+        em_expr *list = em_plan_parse_bracket_list(&ep);
         if (list && count >= 0 && count != list->n_args) {
             /* Spark joins list items with ", ": a bare literal may hold a ',' */
             expr_parser again = first;
             again.spaced_commas = true;
-            em_expr *retry = plan_parse_bracket_list(&again);
+            em_expr *retry = em_plan_parse_bracket_list(&again);
             if (retry && again.pos == again.n && retry->n_args == count) {
                 list = retry;
                 ep = again;
@@ -737,10 +737,10 @@ static em_status parse_field(plan_parser *pp, em_plan_node *node, int li, em_pla
     case EM_FIELD_JOIN_CONDITION: {
         if (f->kind == EM_FIELD_JOIN_CONDITION && vn == 4 && memcmp(v, "None", 4) == 0)
             return EM_OK;
-        em_expr *e = plan_parse_expr_all(&ep);
+        em_expr *e = em_plan_parse_expr_all(&ep);
         if (!e)
             return expr_fail(pp, &ep);
-        f->exprs = plan_arena_alloc(a, sizeof *f->exprs);
+        f->exprs = em_plan_arena_alloc(a, sizeof *f->exprs);
         if (!f->exprs)
             return pp_nomem(pp);
         f->exprs[0] = e;
@@ -748,7 +748,7 @@ static em_status parse_field(plan_parser *pp, em_plan_node *node, int li, em_pla
         return EM_OK;
     }
     case EM_FIELD_ARGUMENTS: {
-        f->exprs = plan_parse_arg_list(&ep, &f->n_exprs);
+        f->exprs = em_plan_parse_arg_list(&ep, &f->n_exprs);
         if (!f->exprs)
             return expr_fail(pp, &ep);
         return EM_OK;
@@ -756,7 +756,7 @@ static em_status parse_field(plan_parser *pp, em_plan_node *node, int li, em_pla
     case EM_FIELD_READ_SCHEMA:
         return parse_read_schema(pp, f, v, vn, li, (int)v0);
     default: /* BATCHED */
-        f->text = plan_arena_strndup(a, v, vn);
+        f->text = em_plan_arena_strndup(a, v, vn);
         return f->text ? EM_OK : pp_nomem(pp);
     }
 }
@@ -866,7 +866,7 @@ static em_status parse_block(plan_parser *pp) {
         return pp_error(pp, li, (int)h0, "expected '%s' (operator (%ld) in the tree)", node->name,
                         id);
     if (h1 - h0 > nn) {
-        node->header_args = plan_arena_strndup(&pp->plan->arena, s + h0 + nn + 1, h1 - h0 - nn - 1);
+        node->header_args = em_plan_arena_strndup(&pp->plan->arena, s + h0 + nn + 1, h1 - h0 - nn - 1);
         if (!node->header_args)
             return pp_nomem(pp);
     }
@@ -876,7 +876,7 @@ static em_status parse_block(plan_parser *pp) {
         pp->cur++;
         n++;
     }
-    node->fields = plan_arena_alloc(&pp->plan->arena, (size_t)(n ? n : 1) * sizeof *node->fields);
+    node->fields = em_plan_arena_alloc(&pp->plan->arena, (size_t)(n ? n : 1) * sizeof *node->fields);
     if (!node->fields)
         return pp_nomem(pp);
     bool saw_join_type = false;
@@ -932,7 +932,7 @@ static em_status parse_subquery_entry(plan_parser *pp) {
                         "<expression>'");
     if (plan->n_subqueries == pp->n_subq_cap) {
         int cap = pp->n_subq_cap ? pp->n_subq_cap * 2 : 4;
-        em_plan_subquery *grown = plan_arena_alloc(&plan->arena, (size_t)cap * sizeof *grown);
+        em_plan_subquery *grown = em_plan_arena_alloc(&plan->arena, (size_t)cap * sizeof *grown);
         if (!grown)
             return pp_nomem(pp);
         if (plan->n_subqueries)
@@ -951,7 +951,7 @@ static em_status parse_subquery_entry(plan_parser *pp) {
                       .line = li + 1,
                       .col0 = used + 1,
                       .ev = &plan->evidence};
-    sq->expr = plan_parse_expr_all(&ep);
+    sq->expr = em_plan_parse_expr_all(&ep);
     if (!sq->expr)
         return expr_fail(pp, &ep);
     pp->cur++;
@@ -1110,34 +1110,34 @@ em_status em_plan_parse(const char *text, size_t len, const em_plan_parse_option
         plan_retype_marks *marks = NULL;
         if (column_type) {
             /* what Spark derived from the printed types, seen before they change */
-            plan_infer(plan, NULL, NULL);
-            if (plan_retype_mark(plan, &marks) != EM_OK)
+            em_plan_infer(plan, NULL, NULL);
+            if (em_plan_retype_mark(plan, &marks) != EM_OK)
                 plan->arena.failed = true;
-            plan_reset_types(plan);
+            em_plan_reset_types(plan);
         }
-        plan_infer(plan, column_type, ctx);
+        em_plan_infer(plan, column_type, ctx);
         /* Typing can reveal that a detected 3.3 cannot be: decimal arithmetic without
          * CheckOverflow. Then detect again and retype with the line that fits. */
-        if (!(options && options->shim) && plan_count_unwrapped_decimal_arith(plan) &&
+        if (!(options && options->shim) && em_plan_count_unwrapped_decimal_arith(plan) &&
             !em_shim_accepts(plan->shim, &plan->evidence, NULL, 0)) {
             em_shim_detection det;
             if (em_shim_detect_evidence(&plan->evidence, &det)) {
                 plan->shim = det.chosen;
                 plan->shim_uncertain = det.semantics_differ;
                 snprintf(plan->shim_reason, sizeof plan->shim_reason, "%s", det.reason);
-                plan_reset_types(plan);
-                plan_infer(plan, column_type, ctx);
+                em_plan_reset_types(plan);
+                em_plan_infer(plan, column_type, ctx);
             }
         }
         if (column_type && !plan->arena.failed &&
-            plan_retype_apply(plan, marks, column_type, ctx) != EM_OK)
+            em_plan_retype_apply(plan, marks, column_type, ctx) != EM_OK)
             plan->arena.failed = true;
-        plan_retype_marks_free(marks);
+        em_plan_retype_marks_free(marks);
         if (plan->arena.failed)
             st = EM_FAIL(err, EM_ERR_NOMEM, "%s: out of memory while typing the plan", pp.src);
     }
     if (st == EM_OK)
-        st = plan_validate_bindings(plan, pp.src, err);
+        st = em_plan_validate_bindings(plan, pp.src, err);
     if (st != EM_OK) {
         em_plan_destroy(plan);
         return st;
@@ -1151,7 +1151,7 @@ em_status em_shim_detect(const char *text, size_t len, em_shim_detection *out, e
     em_plan_parse_options opt = {.shim = &em_shim_spark34}; /* any: detection is separate */
     em_plan *plan;
     EM_TRY(em_plan_parse(text, len, &opt, &plan, err));
-    plan_count_unwrapped_decimal_arith(plan);
+    em_plan_count_unwrapped_decimal_arith(plan);
     bool ok = em_shim_detect_evidence(&plan->evidence, out);
     em_plan_destroy(plan);
     if (!ok)

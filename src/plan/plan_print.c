@@ -23,17 +23,17 @@ static void print_list(plan_buf *b, em_expr *const *items, int n, const char *se
                        const em_shim *shim) {
     for (int i = 0; i < n; i++) {
         if (i)
-            plan_buf_puts(b, sep);
-        plan_print_expr(b, items[i], shim);
+            em_plan_buf_puts(b, sep);
+        em_plan_print_expr(b, items[i], shim);
     }
 }
 
 static void print_id(plan_buf *b, const char *name, int64_t id, bool long_suffix) {
-    plan_buf_puts(b, name);
-    plan_buf_printf(b, "#%lld%s", (long long)id, long_suffix ? "L" : "");
+    em_plan_buf_puts(b, name);
+    em_plan_buf_printf(b, "#%lld%s", (long long)id, long_suffix ? "L" : "");
 }
 
-void plan_print_expr(plan_buf *b, const em_expr *e, const em_shim *shim) {
+void em_plan_print_expr(plan_buf *b, const em_expr *e, const em_shim *shim) {
     const char *sep = e->compact ? "," : ", ";
     switch (e->kind) {
     case EM_EXPR_ATTR:
@@ -42,127 +42,127 @@ void plan_print_expr(plan_buf *b, const em_expr *e, const em_shim *shim) {
     case EM_EXPR_LITERAL:
     case EM_EXPR_RAW:
     case EM_EXPR_TYPE:
-        plan_buf_puts(b, e->text);
+        em_plan_buf_puts(b, e->text);
         break;
     case EM_EXPR_CALL:
-        plan_buf_puts(b, e->name);
-        plan_buf_putc(b, '(');
+        em_plan_buf_puts(b, e->name);
+        em_plan_buf_putc(b, '(');
         print_list(b, e->args, e->n_args, sep, shim);
-        plan_buf_putc(b, ')');
+        em_plan_buf_putc(b, ')');
         break;
     case EM_EXPR_AGG:
-        plan_buf_puts(b, e->mode == EM_AGG_PARTIAL         ? "partial_"
+        em_plan_buf_puts(b, e->mode == EM_AGG_PARTIAL         ? "partial_"
                          : e->mode == EM_AGG_PARTIAL_MERGE ? "merge_"
                                                            : "");
-        plan_buf_puts(b, e->name);
-        plan_buf_puts(b, e->distinct ? "(distinct " : "(");
+        em_plan_buf_puts(b, e->name);
+        em_plan_buf_puts(b, e->distinct ? "(distinct " : "(");
         print_list(b, e->args, e->n_args, sep, shim);
-        plan_buf_putc(b, ')');
+        em_plan_buf_putc(b, ')');
         break;
     case EM_EXPR_BINARY:
-        plan_buf_putc(b, '(');
-        plan_print_expr(b, e->args[0], shim);
-        plan_buf_putc(b, ' ');
-        plan_buf_puts(b, em_binop_symbol(e->op));
-        plan_buf_putc(b, ' ');
-        plan_print_expr(b, e->args[1], shim);
-        plan_buf_putc(b, ')');
+        em_plan_buf_putc(b, '(');
+        em_plan_print_expr(b, e->args[0], shim);
+        em_plan_buf_putc(b, ' ');
+        em_plan_buf_puts(b, em_binop_symbol(e->op));
+        em_plan_buf_putc(b, ' ');
+        em_plan_print_expr(b, e->args[1], shim);
+        em_plan_buf_putc(b, ')');
         break;
     case EM_EXPR_NOT:
-        plan_buf_puts(b, "NOT ");
-        plan_print_expr(b, e->args[0], shim);
+        em_plan_buf_puts(b, "NOT ");
+        em_plan_print_expr(b, e->args[0], shim);
         break;
     case EM_EXPR_NEGATE:
-        plan_buf_putc(b, '-');
-        plan_print_expr(b, e->args[0], shim);
+        em_plan_buf_putc(b, '-');
+        em_plan_print_expr(b, e->args[0], shim);
         break;
     case EM_EXPR_IN:
-        plan_print_expr(b, e->args[0], shim);
-        plan_buf_puts(b, " IN (");
+        em_plan_print_expr(b, e->args[0], shim);
+        em_plan_buf_puts(b, " IN (");
         print_list(b, e->args + 1, e->n_args - 1, sep, shim);
-        plan_buf_putc(b, ')');
+        em_plan_buf_putc(b, ')');
         break;
     case EM_EXPR_INSET:
-        plan_print_expr(b, e->args[0], shim);
-        plan_buf_puts(b, " INSET ");
+        em_plan_print_expr(b, e->args[0], shim);
+        em_plan_buf_puts(b, " INSET ");
         print_list(b, e->args + 1, e->n_args - 1, ", ", shim);
         break;
     case EM_EXPR_IN_SUBQUERY:
-        plan_print_expr(b, e->args[0], shim);
-        plan_buf_puts(b, " IN ");
-        plan_buf_puts(b, e->name);
+        em_plan_print_expr(b, e->args[0], shim);
+        em_plan_buf_puts(b, " IN ");
+        em_plan_buf_puts(b, e->name);
         break;
     case EM_EXPR_LIKE:
-        plan_print_expr(b, e->args[0], shim);
-        plan_buf_puts(b, e->rlike ? " RLIKE " : " LIKE ");
-        plan_print_expr(b, e->args[1], shim);
+        em_plan_print_expr(b, e->args[0], shim);
+        em_plan_buf_puts(b, e->rlike ? " RLIKE " : " LIKE ");
+        em_plan_print_expr(b, e->args[1], shim);
         break;
     case EM_EXPR_CASE: {
-        plan_buf_puts(b, "CASE");
+        em_plan_buf_puts(b, "CASE");
         int pairs = (e->n_args - (e->has_else ? 1 : 0)) / 2;
         for (int i = 0; i < pairs; i++) {
-            plan_buf_puts(b, " WHEN ");
-            plan_print_expr(b, e->args[2 * i], shim);
-            plan_buf_puts(b, " THEN ");
-            plan_print_expr(b, e->args[2 * i + 1], shim);
+            em_plan_buf_puts(b, " WHEN ");
+            em_plan_print_expr(b, e->args[2 * i], shim);
+            em_plan_buf_puts(b, " THEN ");
+            em_plan_print_expr(b, e->args[2 * i + 1], shim);
         }
         if (e->has_else) {
-            plan_buf_puts(b, " ELSE ");
-            plan_print_expr(b, e->args[e->n_args - 1], shim);
+            em_plan_buf_puts(b, " ELSE ");
+            em_plan_print_expr(b, e->args[e->n_args - 1], shim);
         }
-        plan_buf_puts(b, " END");
+        em_plan_buf_puts(b, " END");
         break;
     }
     case EM_EXPR_CAST:
-        plan_buf_puts(b, "cast(");
-        plan_print_expr(b, e->args[0], shim);
-        plan_buf_puts(b, " as ");
-        plan_buf_puts(b, e->text);
-        plan_buf_putc(b, ')');
+        em_plan_buf_puts(b, "cast(");
+        em_plan_print_expr(b, e->args[0], shim);
+        em_plan_buf_puts(b, " as ");
+        em_plan_buf_puts(b, e->text);
+        em_plan_buf_putc(b, ')');
         break;
     case EM_EXPR_ALIAS:
-        plan_print_expr(b, e->args[0], shim);
-        plan_buf_puts(b, " AS ");
+        em_plan_print_expr(b, e->args[0], shim);
+        em_plan_buf_puts(b, " AS ");
         print_id(b, e->name, e->id, e->long_suffix);
         break;
     case EM_EXPR_SORT_ORDER:
-        plan_print_expr(b, e->args[0], shim);
-        plan_buf_puts(b, e->ascending ? " ASC" : " DESC");
-        plan_buf_puts(b, e->nulls_first ? " NULLS FIRST" : " NULLS LAST");
+        em_plan_print_expr(b, e->args[0], shim);
+        em_plan_buf_puts(b, e->ascending ? " ASC" : " DESC");
+        em_plan_buf_puts(b, e->nulls_first ? " NULLS FIRST" : " NULLS LAST");
         break;
     case EM_EXPR_BOUND_REF:
-        plan_buf_printf(b, "input[%lld, ", (long long)e->id);
-        plan_buf_puts(b, e->text);
-        plan_buf_puts(b, e->nullable_flag ? ", true]" : ", false]");
+        em_plan_buf_printf(b, "input[%lld, ", (long long)e->id);
+        em_plan_buf_puts(b, e->text);
+        em_plan_buf_puts(b, e->nullable_flag ? ", true]" : ", false]");
         break;
     case EM_EXPR_SCALAR_SUBQUERY:
-        plan_buf_puts(b, e->reused ? "ReusedSubquery Subquery " : "Subquery ");
-        plan_buf_puts(b, e->name);
-        plan_buf_printf(b, ", [id=#%lld]", (long long)e->plan_id);
+        em_plan_buf_puts(b, e->reused ? "ReusedSubquery Subquery " : "Subquery ");
+        em_plan_buf_puts(b, e->name);
+        em_plan_buf_printf(b, ", [id=#%lld]", (long long)e->plan_id);
         break;
     case EM_EXPR_FIELD:
-        plan_print_expr(b, e->args[0], shim);
-        plan_buf_putc(b, '.');
-        plan_buf_puts(b, e->name);
+        em_plan_print_expr(b, e->args[0], shim);
+        em_plan_buf_putc(b, '.');
+        em_plan_buf_puts(b, e->name);
         break;
     case EM_EXPR_LIST:
-        plan_buf_putc(b, '[');
+        em_plan_buf_putc(b, '[');
         print_list(b, e->args, e->n_args, sep, shim);
-        plan_buf_putc(b, ']');
+        em_plan_buf_putc(b, ']');
         break;
     case EM_EXPR_WINDOW:
-        plan_print_expr(b, e->args[0], shim);
-        plan_buf_putc(b, ' ');
-        plan_print_expr(b, e->args[1], shim);
+        em_plan_print_expr(b, e->args[0], shim);
+        em_plan_buf_putc(b, ' ');
+        em_plan_print_expr(b, e->args[1], shim);
         break;
     case EM_EXPR_PLAN_ID: {
         char tmp[48];
         em_shim_format_exchange_id(shim, e->plan_id, tmp, sizeof tmp);
-        plan_buf_puts(b, tmp);
+        em_plan_buf_puts(b, tmp);
         break;
     }
     default:
-        plan_buf_puts(b, "?");
+        em_plan_buf_puts(b, "?");
         break;
     }
 }
@@ -173,13 +173,13 @@ static void print_tree(plan_buf *b, const em_plan_node *node, plan_buf *prefix, 
         /* AdaptiveSparkPlan's sections: "   " per level, then each plan as a fresh tree
          * indented one level deeper (AdaptiveSparkPlanExec.generateTreeStringWithHeader) */
         for (int i = 1; i < depth; i++)
-            plan_buf_puts(b, "   ");
-        plan_buf_puts(b, "+- == ");
-        plan_buf_puts(b, node->name);
-        plan_buf_puts(b, " ==\n");
+            em_plan_buf_puts(b, "   ");
+        em_plan_buf_puts(b, "+- == ");
+        em_plan_buf_puts(b, node->name);
+        em_plan_buf_puts(b, " ==\n");
         plan_buf indent = {0};
         for (int i = 0; i < depth; i++)
-            plan_buf_puts(&indent, "   ");
+            em_plan_buf_puts(&indent, "   ");
         for (int i = 0; i < node->n_children; i++)
             print_tree(b, node->children[i], &indent, true, 0);
         if (indent.failed)
@@ -187,23 +187,23 @@ static void print_tree(plan_buf *b, const em_plan_node *node, plan_buf *prefix, 
         free(indent.data);
         return;
     }
-    plan_buf_put(b, prefix->data ? prefix->data : "", prefix->len);
+    em_plan_buf_put(b, prefix->data ? prefix->data : "", prefix->len);
     if (depth > 0)
-        plan_buf_puts(b, last ? "+- " : ":- ");
+        em_plan_buf_puts(b, last ? "+- " : ":- ");
     if (node->whole_stage)
-        plan_buf_puts(b, "* ");
-    plan_buf_puts(b, node->name);
+        em_plan_buf_puts(b, "* ");
+    em_plan_buf_puts(b, node->name);
     if (node->label_args) {
-        plan_buf_putc(b, ' ');
-        plan_buf_puts(b, node->label_args);
+        em_plan_buf_putc(b, ' ');
+        em_plan_buf_puts(b, node->label_args);
     }
-    plan_buf_printf(b, " (%d)", node->id);
+    em_plan_buf_printf(b, " (%d)", node->id);
     if (node->label_suffix)
-        plan_buf_puts(b, node->label_suffix);
-    plan_buf_putc(b, '\n');
+        em_plan_buf_puts(b, node->label_suffix);
+    em_plan_buf_putc(b, '\n');
     size_t keep = prefix->len;
     if (depth > 0)
-        plan_buf_puts(prefix, last ? "   " : ":  ");
+        em_plan_buf_puts(prefix, last ? "   " : ":  ");
     for (int i = 0; i < node->n_children; i++)
         print_tree(b, node->children[i], prefix, i + 1 == node->n_children, depth + 1);
     prefix->len = keep;
@@ -223,71 +223,71 @@ static void print_field(plan_buf *b, const em_plan_node *node, const em_plan_fie
     case EM_FIELD_PUSHED_FILTERS:
     case EM_FIELD_PARTITION_FILTERS:
     case EM_FIELD_DATA_FILTERS:
-        plan_buf_puts(b, f->label);
+        em_plan_buf_puts(b, f->label);
         if (f->counted)
-            plan_buf_printf(b, " [%d]", f->n_exprs);
-        plan_buf_puts(b, ": [");
+            em_plan_buf_printf(b, " [%d]", f->n_exprs);
+        em_plan_buf_puts(b, ": [");
         print_list(b, f->exprs, f->n_exprs, ", ", shim);
-        plan_buf_puts(b, "]\n");
+        em_plan_buf_puts(b, "]\n");
         break;
     case EM_FIELD_CONDITION:
-        plan_buf_puts(b, "Condition : ");
-        plan_print_expr(b, f->exprs[0], shim);
-        plan_buf_putc(b, '\n');
+        em_plan_buf_puts(b, "Condition : ");
+        em_plan_print_expr(b, f->exprs[0], shim);
+        em_plan_buf_putc(b, '\n');
         break;
     case EM_FIELD_JOIN_CONDITION:
         if (node->join_type_text && em_shim_prints_join_type(shim)) {
-            plan_buf_puts(b, "Join type: ");
-            plan_buf_puts(b, node->join_type_text);
-            plan_buf_putc(b, '\n');
+            em_plan_buf_puts(b, "Join type: ");
+            em_plan_buf_puts(b, node->join_type_text);
+            em_plan_buf_putc(b, '\n');
         }
-        plan_buf_puts(b, "Join condition: ");
+        em_plan_buf_puts(b, "Join condition: ");
         if (f->n_exprs)
-            plan_print_expr(b, f->exprs[0], shim);
+            em_plan_print_expr(b, f->exprs[0], shim);
         else
-            plan_buf_puts(b, "None");
-        plan_buf_putc(b, '\n');
+            em_plan_buf_puts(b, "None");
+        em_plan_buf_putc(b, '\n');
         break;
     case EM_FIELD_ARGUMENTS:
-        plan_buf_puts(b, "Arguments: ");
+        em_plan_buf_puts(b, "Arguments: ");
         print_list(b, f->exprs, f->n_exprs, ", ", shim);
-        plan_buf_putc(b, '\n');
+        em_plan_buf_putc(b, '\n');
         break;
     case EM_FIELD_READ_SCHEMA:
-        plan_buf_puts(b, "ReadSchema: struct<");
+        em_plan_buf_puts(b, "ReadSchema: struct<");
         for (int i = 0; i < f->n_schema; i++) {
             if (i)
-                plan_buf_putc(b, ',');
-            plan_buf_puts(b, f->schema[i].name);
-            plan_buf_putc(b, ':');
-            plan_buf_puts(b, f->schema[i].type_text);
+                em_plan_buf_putc(b, ',');
+            em_plan_buf_puts(b, f->schema[i].name);
+            em_plan_buf_putc(b, ':');
+            em_plan_buf_puts(b, f->schema[i].type_text);
         }
-        plan_buf_puts(b, ">\n");
+        em_plan_buf_puts(b, ">\n");
         break;
     case EM_FIELD_BATCHED:
-        plan_buf_puts(b, "Batched: ");
-        plan_buf_puts(b, f->text);
-        plan_buf_putc(b, '\n');
+        em_plan_buf_puts(b, "Batched: ");
+        em_plan_buf_puts(b, f->text);
+        em_plan_buf_putc(b, '\n');
         break;
     default: /* LOCATION, OTHER: the line as printed */
-        plan_buf_puts(b, f->text);
-        plan_buf_putc(b, '\n');
+        em_plan_buf_puts(b, f->text);
+        em_plan_buf_putc(b, '\n');
         break;
     }
 }
 
 static void print_block(plan_buf *b, const em_plan_node *node, const em_shim *shim) {
-    plan_buf_printf(b, "\n(%d) ", node->id);
-    plan_buf_puts(b, node->name);
+    em_plan_buf_printf(b, "\n(%d) ", node->id);
+    em_plan_buf_puts(b, node->name);
     if (node->header_args) {
-        plan_buf_putc(b, ' ');
-        plan_buf_puts(b, node->header_args);
+        em_plan_buf_putc(b, ' ');
+        em_plan_buf_puts(b, node->header_args);
     }
     if (node->reuses_id >= 0)
-        plan_buf_printf(b, " [Reuses operator id: %d]", node->reuses_id);
+        em_plan_buf_printf(b, " [Reuses operator id: %d]", node->reuses_id);
     if (node->codegen_id >= 0)
-        plan_buf_printf(b, " [codegen id : %d]", node->codegen_id);
-    plan_buf_putc(b, '\n');
+        em_plan_buf_printf(b, " [codegen id : %d]", node->codegen_id);
+    em_plan_buf_putc(b, '\n');
     for (int i = 0; i < node->n_fields; i++)
         print_field(b, node, &node->fields[i], shim);
 }
@@ -304,7 +304,7 @@ static void print_section(plan_buf *b, const em_plan *plan, const em_plan_node *
                           const em_shim *shim, bool *mark) {
     plan_buf prefix = {0};
     print_tree(b, root, &prefix, true, 0);
-    plan_buf_putc(b, '\n');
+    em_plan_buf_putc(b, '\n');
     free(prefix.data);
     if (prefix.failed)
         b->failed = true;
@@ -313,7 +313,7 @@ static void print_section(plan_buf *b, const em_plan *plan, const em_plan_node *
     for (int id = 1; id <= plan->max_id; id++)
         if (mark[id])
             print_block(b, plan->by_id[id], shim);
-    plan_buf_putc(b, '\n');
+    em_plan_buf_putc(b, '\n');
 }
 
 em_status em_plan_print(const em_plan *plan, const em_shim *shim, char **out, size_t *out_len,
@@ -327,20 +327,20 @@ em_status em_plan_print(const em_plan *plan, const em_shim *shim, char **out, si
     if (!mark)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory printing the plan");
     plan_buf b = {0};
-    plan_buf_puts(&b, "== Physical Plan ==\n");
+    em_plan_buf_puts(&b, "== Physical Plan ==\n");
     print_section(&b, plan, plan->root, shim, mark);
     if (plan->n_subqueries) {
-        plan_buf_puts(&b, "===== Subqueries =====\n\n");
+        em_plan_buf_puts(&b, "===== Subqueries =====\n\n");
         for (int i = 0; i < plan->n_subqueries; i++) {
             const em_plan_subquery *sq = &plan->subqueries[i];
-            plan_buf_printf(&b,
+            em_plan_buf_printf(&b,
                             "Subquery:%d Hosting operator id = %d Hosting Expression = ", sq->index,
                             sq->host_id);
-            plan_print_expr(&b, sq->expr, shim);
-            plan_buf_putc(&b, '\n');
+            em_plan_print_expr(&b, sq->expr, shim);
+            em_plan_buf_putc(&b, '\n');
             if (sq->root)
                 print_section(&b, plan, sq->root, shim, mark);
-            plan_buf_putc(&b, '\n');
+            em_plan_buf_putc(&b, '\n');
         }
     }
     free(mark);
@@ -360,8 +360,8 @@ em_status em_expr_print(const em_expr *e, const em_shim *shim, char **out, size_
     plan_buf b = {0};
     if (!shim)
         shim = &em_shim_spark41;
-    plan_print_expr(&b, e, shim);
-    plan_buf_putc(&b, '\0');
+    em_plan_print_expr(&b, e, shim);
+    em_plan_buf_putc(&b, '\0');
     if (b.failed) {
         free(b.data);
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory printing an expression");

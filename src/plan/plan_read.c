@@ -38,7 +38,7 @@
  *             prints "<empty>").
  *   inputs    a node with "input": k is a fragment's boundary: no children,
  *             is_input, input_index k, its output given by the JSON (typed
- *             from Spark's types; plan_infer keeps it). Query stages are
+ *             from Spark's types; em_plan_infer keeps it). Query stages are
  *             written without their plans and become leaves the same way;
  *             so do operators of classes this reader does not know, kind
  *             EM_NODE_UNKNOWN unless their printed name is one the text
@@ -123,16 +123,16 @@ static void *grow(void *items, int *cap, int need, size_t size) {
 }
 
 static const char *arena_str(read_ctx *c, const char *s, size_t n) {
-    char *d = plan_arena_strndup(&c->rd.plan->arena, s, n);
+    char *d = em_plan_arena_strndup(&c->rd.plan->arena, s, n);
     if (!d)
-        plan_read_nomem(&c->rd);
+        em_plan_read_nomem(&c->rd);
     return d;
 }
 
 static em_plan_node *new_node(read_ctx *c) {
-    em_plan_node *n = plan_arena_alloc(&c->rd.plan->arena, sizeof *n);
+    em_plan_node *n = em_plan_arena_alloc(&c->rd.plan->arena, sizeof *n);
     if (!n)
-        return plan_read_nomem(&c->rd);
+        return em_plan_read_nomem(&c->rd);
     memset(n, 0, sizeof *n);
     n->codegen_id = -1;
     n->reuses_id = -1;
@@ -150,7 +150,7 @@ static em_plan_node *map_find(read_ctx *c, const json_t *j) {
 static bool map_add(read_ctx *c, json_t *j, em_plan_node *node) {
     node_map *m = grow(c->map, &c->cap_map, c->n_map + 1, sizeof *c->map);
     if (!m) {
-        plan_read_nomem(&c->rd);
+        em_plan_read_nomem(&c->rd);
         return false;
     }
     c->map = m;
@@ -161,7 +161,7 @@ static bool map_add(read_ctx *c, json_t *j, em_plan_node *node) {
 static bool tree_add(read_ctx *c, em_plan_node *root) {
     em_plan_node **t = grow(c->trees, &c->cap_trees, c->n_trees + 1, sizeof *c->trees);
     if (!t) {
-        plan_read_nomem(&c->rd);
+        em_plan_read_nomem(&c->rd);
         return false;
     }
     c->trees = t;
@@ -169,7 +169,7 @@ static bool tree_add(read_ctx *c, em_plan_node *root) {
     return true;
 }
 
-static const char *node_class(const json_t *j) { return plan_read_class(j); }
+static const char *node_class(const json_t *j) { return em_plan_read_class(j); }
 
 /* ------------------------------------------------------------------ classes and names */
 
@@ -235,7 +235,7 @@ static bool set_labels(read_ctx *c, em_plan_node *n, const char *label, const ch
     if (!(n->name = arena_str(c, label, name1)))
         return false;
     if (kind_from_name) {
-        n->kind = scan ? EM_NODE_SCAN : plan_node_kind_named(n->name, strlen(n->name));
+        n->kind = scan ? EM_NODE_SCAN : em_plan_node_kind_named(n->name, strlen(n->name));
     }
     if (name1 < len && !(n->label_args = arena_str(c, label + name1 + 1, len - name1 - 1)))
         return false;
@@ -258,9 +258,9 @@ static json_t *req(read_ctx *c, json_t *obj, const char *key, json_type type, co
     json_t *v = json_object_get(obj, key);
     rd_path p = {path, key, -1, NULL};
     if (!v)
-        return plan_read_fail(&c->rd, &p, "missing");
+        return em_plan_read_fail(&c->rd, &p, "missing");
     if (json_typeof(v) != type && !(type == JSON_TRUE && json_is_boolean(v)))
-        return plan_read_fail(&c->rd, &p, "expected %s", what);
+        return em_plan_read_fail(&c->rd, &p, "expected %s", what);
     return v;
 }
 
@@ -268,16 +268,16 @@ static json_t *req(read_ctx *c, json_t *obj, const char *key, json_type type, co
 static em_expr **read_exprs(read_ctx *c, json_t *arr, const rd_path *path, int *n) {
     *n = 0;
     if (!json_is_array(arr))
-        return plan_read_fail(&c->rd, path, "expected an array of expressions");
+        return em_plan_read_fail(&c->rd, path, "expected an array of expressions");
     size_t m = json_array_size(arr);
-    em_expr **items = plan_arena_alloc(&c->rd.plan->arena, (m ? m : 1) * sizeof *items);
+    em_expr **items = em_plan_arena_alloc(&c->rd.plan->arena, (m ? m : 1) * sizeof *items);
     if (!items)
-        return plan_read_nomem(&c->rd);
+        return em_plan_read_nomem(&c->rd);
     size_t i;
     json_t *x;
     json_array_foreach(arr, i, x) {
         rd_path p = {path, NULL, (int)i, NULL};
-        if (!(items[i] = plan_read_expr(&c->rd, x, &p)))
+        if (!(items[i] = em_plan_read_expr(&c->rd, x, &p)))
             return NULL;
     }
     *n = (int)m;
@@ -321,7 +321,7 @@ static json_t *node_field(read_ctx *c, json_t *j, const char *key, const rd_path
     if (!v) {
         rd_path pf = {path, "fields", -1, NULL};
         rd_path p = {&pf, key, -1, NULL};
-        return plan_read_fail(&c->rd, &p, "missing");
+        return em_plan_read_fail(&c->rd, &p, "missing");
     }
     return v;
 }
@@ -345,7 +345,7 @@ static bool input_field(read_ctx *c, field_set *fs, json_t *j, const char *label
     rd_path pc = {&pk, NULL, child, NULL};
     rd_path po = {&pc, "output", -1, NULL};
     if (!k)
-        return plan_read_fail(&c->rd, &pk, "expected child %d", child) != NULL;
+        return em_plan_read_fail(&c->rd, &pk, "expected child %d", child) != NULL;
     json_t *out = json_object_get(k, "output");
     if (strcmp(label, "Input") == 0)
         return list_field(c, fs, EM_FIELD_INPUT, "Input", out, &po);
@@ -356,25 +356,25 @@ static bool input_field(read_ctx *c, field_set *fs, json_t *j, const char *label
         return false;
     plan_buf b = {0};
     if (n)
-        plan_buf_printf(&b, "%s [%d]: [", label, n);
+        em_plan_buf_printf(&b, "%s [%d]: [", label, n);
     else
-        plan_buf_printf(&b, "%s: [", label);
+        em_plan_buf_printf(&b, "%s: [", label);
     for (int i = 0; i < n; i++) {
         if (i)
-            plan_buf_puts(&b, ", ");
-        plan_print_expr(&b, items[i], c->rd.shim);
+            em_plan_buf_puts(&b, ", ");
+        em_plan_print_expr(&b, items[i], c->rd.shim);
     }
-    plan_buf_putc(&b, ']');
+    em_plan_buf_putc(&b, ']');
     em_plan_field *f = add_field(fs, EM_FIELD_OTHER, NULL);
     f->text = b.failed ? NULL : arena_str(c, b.data ? b.data : "", b.len);
     f->label = f->text;
     free(b.data);
-    return f->text != NULL || (plan_read_nomem(&c->rd), false);
+    return f->text != NULL || (em_plan_read_nomem(&c->rd), false);
 }
 
 /* An item of "Arguments" holding text only. */
 static em_expr *text_literal(read_ctx *c, const char *text) {
-    em_expr *e = plan_read_new_expr(&c->rd, EM_EXPR_LITERAL);
+    em_expr *e = em_plan_read_new_expr(&c->rd, EM_EXPR_LITERAL);
     if (e && !(e->text = arena_str(c, text, strlen(text))))
         return NULL;
     return e;
@@ -389,7 +389,7 @@ static bool acc_push(read_ctx *c, arg_acc *a, em_expr *e, const rd_path *path) {
     if (!e)
         return false;
     if (a->n == (int)(sizeof a->items / sizeof a->items[0])) {
-        plan_read_fail(&c->rd, path, "more than %d arguments",
+        em_plan_read_fail(&c->rd, path, "more than %d arguments",
                        (int)(sizeof a->items / sizeof a->items[0]));
         return false;
     }
@@ -401,9 +401,9 @@ static bool arguments_field(read_ctx *c, field_set *fs, arg_acc *a) {
     if (a->n == 0)
         return true;
     em_plan_field *f = add_field(fs, EM_FIELD_ARGUMENTS, "Arguments");
-    f->exprs = plan_arena_alloc(&c->rd.plan->arena, (size_t)a->n * sizeof *f->exprs);
+    f->exprs = em_plan_arena_alloc(&c->rd.plan->arena, (size_t)a->n * sizeof *f->exprs);
     if (!f->exprs)
-        return plan_read_nomem(&c->rd) != NULL;
+        return em_plan_read_nomem(&c->rd) != NULL;
     memcpy(f->exprs, a->items, (size_t)a->n * sizeof *f->exprs);
     f->n_exprs = a->n;
     return true;
@@ -415,7 +415,7 @@ static const char *aqe_read_desc(json_t *specs) {
     size_t i;
     json_t *s;
     json_array_foreach(specs, i, s) {
-        const char *cls = plan_read_class(s);
+        const char *cls = em_plan_read_class(s);
         json_t *f = json_object_get(s, "fields");
         if (strcmp(cls, "PartialMapperPartitionSpec") == 0 ||
             strcmp(cls, "CoalescedMapperPartitionSpec") == 0)
@@ -447,7 +447,7 @@ static bool generic_arguments(read_ctx *c, json_t *j, const char *cls, em_node_k
         json_t *id = json_object_get(stage, "id");
         rd_path ps = {path, "stage", -1, NULL};
         if (!json_is_integer(id))
-            return plan_read_fail(&c->rd, &ps, "expected {\"id\": <stage id>}") != NULL;
+            return em_plan_read_fail(&c->rd, &ps, "expected {\"id\": <stage id>}") != NULL;
         char buf[32];
         snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(id));
         return acc_push(c, a, text_literal(c, buf), path);
@@ -461,7 +461,7 @@ static bool generic_arguments(read_ctx *c, json_t *j, const char *cls, em_node_k
         /* stringArgs: ("<empty>",) output; argString drops an empty output */
         bool skip;
         rd_path po = {path, "output", -1, NULL};
-        em_expr *out = plan_read_arg(&c->rd, json_object_get(j, "output"), &po, &skip);
+        em_expr *out = em_plan_read_arg(&c->rd, json_object_get(j, "output"), &po, &skip);
         return skip || acc_push(c, a, out, path);
     }
     if (kind == EM_NODE_AQE_SHUFFLE_READ) {
@@ -497,7 +497,7 @@ static bool generic_arguments(read_ctx *c, json_t *j, const char *cls, em_node_k
             continue;
         rd_path p = {&pf, key, -1, NULL};
         bool skip;
-        em_expr *e = plan_read_arg(&c->rd, v, &p, &skip);
+        em_expr *e = em_plan_read_arg(&c->rd, v, &p, &skip);
         if (skip)
             continue;
         if (!acc_push(c, a, e, &p))
@@ -505,7 +505,7 @@ static bool generic_arguments(read_ctx *c, json_t *j, const char *cls, em_node_k
     }
     if (kind == EM_NODE_EXCHANGE || kind == EM_NODE_BROADCAST_EXCHANGE) {
         /* Exchange.stringArgs adds [plan_id=<SparkPlan.id>]; the JSON id stands for it */
-        em_expr *pid = plan_read_new_expr(&c->rd, EM_EXPR_PLAN_ID);
+        em_expr *pid = em_plan_read_new_expr(&c->rd, EM_EXPR_PLAN_ID);
         if (!pid)
             return false;
         pid->plan_id = json_integer_value(json_object_get(j, "id"));
@@ -525,45 +525,45 @@ static bool location_field(read_ctx *c, field_set *fs, json_t *j, json_t *scan,
     json_t *loc = json_object_get(
         json_object_get(json_object_get(json_object_get(j, "fields"), "relation"), "fields"),
         "location");
-    const char *index = loc ? plan_read_class(loc) : "";
+    const char *index = loc ? em_plan_read_class(loc) : "";
     char index_name[128];
     snprintf(index_name, sizeof index_name, "%s", *index ? index : "InMemoryFileIndex");
     size_t n = json_array_size(roots);
     em_plan_field *f = add_field(fs, EM_FIELD_LOCATION, "Location");
-    f->paths = plan_arena_alloc(&c->rd.plan->arena, (n ? n : 1) * sizeof *f->paths);
+    f->paths = em_plan_arena_alloc(&c->rd.plan->arena, (n ? n : 1) * sizeof *f->paths);
     if (!f->paths)
-        return plan_read_nomem(&c->rd) != NULL;
+        return em_plan_read_nomem(&c->rd) != NULL;
     plan_buf b = {0};
-    plan_buf_printf(&b, "Location: %s [", index_name);
+    em_plan_buf_printf(&b, "Location: %s [", index_name);
     for (size_t i = 0; i < n; i++) {
         const char *p = json_string_value(json_array_get(roots, i));
         if (!p) {
             free(b.data);
             rd_path pr = {&ps, "rootPaths", -1, NULL};
             rd_path pi = {&pr, NULL, (int)i, NULL};
-            return plan_read_fail(&c->rd, &pi, "expected a path string") != NULL;
+            return em_plan_read_fail(&c->rd, &pi, "expected a path string") != NULL;
         }
         if (n > 1 && i == 1) {
-            plan_buf_printf(&b, ", ... %zu entries", n - 1);
+            em_plan_buf_printf(&b, ", ... %zu entries", n - 1);
             break;
         }
-        plan_buf_puts(&b, p);
+        em_plan_buf_puts(&b, p);
         if (!(f->paths[f->n_paths++] = arena_str(c, p, strlen(p)))) {
             free(b.data);
             return false;
         }
     }
-    plan_buf_putc(&b, ']');
+    em_plan_buf_putc(&b, ']');
     f->text = b.failed ? NULL : arena_str(c, b.data ? b.data : "", b.len);
     free(b.data);
-    return f->text != NULL || (plan_read_nomem(&c->rd), false);
+    return f->text != NULL || (em_plan_read_nomem(&c->rd), false);
 }
 
 /* ReadSchema: struct<name:type,...> split as plan_parse.c splits it. */
 static bool read_schema_field(read_ctx *c, field_set *fs, const char *s, const rd_path *path) {
     size_t n = strlen(s);
     if (n < 8 || memcmp(s, "struct<", 7) != 0 || s[n - 1] != '>')
-        return plan_read_fail(&c->rd, path, "expected 'struct<name:type,...>'") != NULL;
+        return em_plan_read_fail(&c->rd, path, "expected 'struct<name:type,...>'") != NULL;
     em_plan_field *f = add_field(fs, EM_FIELD_READ_SCHEMA, "ReadSchema");
     size_t i = 7, end = n - 1;
     int cap = 0;
@@ -572,7 +572,7 @@ static bool read_schema_field(read_ctx *c, field_set *fs, const char *s, const r
         while (colon < end && s[colon] != ':')
             colon++;
         if (colon >= end || colon == i)
-            return plan_read_fail(&c->rd, path, "expected 'name:type' at offset %zu", i) != NULL;
+            return em_plan_read_fail(&c->rd, path, "expected 'name:type' at offset %zu", i) != NULL;
         size_t t0 = colon + 1, t1 = t0;
         int depth = 0;
         while (t1 < end && !(depth == 0 && s[t1] == ',')) {
@@ -584,9 +584,9 @@ static bool read_schema_field(read_ctx *c, field_set *fs, const char *s, const r
         }
         if (f->n_schema == cap) {
             cap = cap ? cap * 2 : 8;
-            em_schema_field *g = plan_arena_alloc(&c->rd.plan->arena, (size_t)cap * sizeof *g);
+            em_schema_field *g = em_plan_arena_alloc(&c->rd.plan->arena, (size_t)cap * sizeof *g);
             if (!g)
-                return plan_read_nomem(&c->rd) != NULL;
+                return em_plan_read_nomem(&c->rd) != NULL;
             if (f->n_schema)
                 memcpy(g, f->schema, (size_t)f->n_schema * sizeof *g);
             f->schema = g;
@@ -596,7 +596,7 @@ static bool read_schema_field(read_ctx *c, field_set *fs, const char *s, const r
         if (!(sf->name = arena_str(c, s + i, colon - i)) ||
             !(sf->type_text = arena_str(c, s + t0, t1 - t0)))
             return false;
-        sf->type_known = plan_type_from_text(s + t0, t1 - t0, &sf->type);
+        sf->type_known = em_plan_type_from_text(s + t0, t1 - t0, &sf->type);
         i = t1 < end ? t1 + 1 : t1;
     }
     return true;
@@ -629,14 +629,14 @@ static bool scan_fields(read_ctx *c, field_set *fs, em_plan_node *node, json_t *
         rd_path pp = {&ps, "pushedFilters", -1, NULL};
         em_plan_field *f = add_field(fs, EM_FIELD_PUSHED_FILTERS, "PushedFilters");
         size_t n = json_array_size(pushed);
-        f->exprs = plan_arena_alloc(&c->rd.plan->arena, n * sizeof *f->exprs);
+        f->exprs = em_plan_arena_alloc(&c->rd.plan->arena, n * sizeof *f->exprs);
         if (!f->exprs)
-            return plan_read_nomem(&c->rd) != NULL;
+            return em_plan_read_nomem(&c->rd) != NULL;
         size_t i;
         json_t *x;
         json_array_foreach(pushed, i, x) {
             rd_path p = {&pp, NULL, (int)i, NULL};
-            if (!(f->exprs[i] = plan_read_filter(&c->rd, x, &p)))
+            if (!(f->exprs[i] = em_plan_read_filter(&c->rd, x, &p)))
                 return false;
         }
         f->n_exprs = (int)n;
@@ -676,24 +676,24 @@ static bool join_type(read_ctx *c, em_plan_node *n, json_t *j, const rd_path *pa
                 n->join_type = names[i].type;
         return (n->join_type_text = arena_str(c, t, strlen(t))) != NULL;
     }
-    if (json_is_object(jt) && strcmp(plan_read_class(jt), "ExistenceJoin") == 0) {
+    if (json_is_object(jt) && strcmp(em_plan_read_class(jt), "ExistenceJoin") == 0) {
         rd_path pjf = {&pj, "fields", -1, NULL};
         rd_path pe = {&pjf, "exists", -1, NULL};
         json_t *ex = json_object_get(json_object_get(jt, "fields"), "exists");
-        em_expr *a = plan_read_expr(&c->rd, ex, &pe);
+        em_expr *a = em_plan_read_expr(&c->rd, ex, &pe);
         if (!a)
             return false;
         n->join_type = EM_JOIN_EXISTENCE;
         n->exists_attr = a;
         plan_buf b = {0};
-        plan_buf_puts(&b, "ExistenceJoin(");
-        plan_print_expr(&b, a, c->rd.shim);
-        plan_buf_putc(&b, ')');
+        em_plan_buf_puts(&b, "ExistenceJoin(");
+        em_plan_print_expr(&b, a, c->rd.shim);
+        em_plan_buf_putc(&b, ')');
         n->join_type_text = b.failed ? NULL : arena_str(c, b.data, b.len);
         free(b.data);
-        return n->join_type_text != NULL || (plan_read_nomem(&c->rd), false);
+        return n->join_type_text != NULL || (em_plan_read_nomem(&c->rd), false);
     }
-    return plan_read_fail(&c->rd, &pj, "expected a join type") != NULL;
+    return em_plan_read_fail(&c->rd, &pj, "expected a join type") != NULL;
 }
 
 static bool join_fields(read_ctx *c, field_set *fs, em_plan_node *n, json_t *j,
@@ -719,23 +719,23 @@ static bool join_fields(read_ctx *c, field_set *fs, em_plan_node *n, json_t *j,
     em_plan_field *f = add_field(fs, EM_FIELD_JOIN_CONDITION, "Join condition");
     if (cond && !json_is_null(cond)) {
         rd_path pc = {&pf, "condition", -1, NULL};
-        f->exprs = plan_arena_alloc(&c->rd.plan->arena, sizeof *f->exprs);
+        f->exprs = em_plan_arena_alloc(&c->rd.plan->arena, sizeof *f->exprs);
         if (!f->exprs)
-            return plan_read_nomem(&c->rd) != NULL;
-        if (!(f->exprs[0] = plan_read_expr(&c->rd, cond, &pc)))
+            return em_plan_read_nomem(&c->rd) != NULL;
+        if (!(f->exprs[0] = em_plan_read_expr(&c->rd, cond, &pc)))
             return false;
         f->n_exprs = 1;
     }
     /* the tree line: "<name> <join type>[ <build side>]" */
     plan_buf b = {0};
-    plan_buf_printf(&b, "%s %s", n->name, n->join_type_text);
+    em_plan_buf_printf(&b, "%s %s", n->name, n->join_type_text);
     if (bs && (n->kind == EM_NODE_BROADCAST_HASH_JOIN || n->kind == EM_NODE_SHUFFLED_HASH_JOIN ||
                n->kind == EM_NODE_BROADCAST_NESTED_LOOP_JOIN))
-        plan_buf_printf(&b, " %s", bs);
+        em_plan_buf_printf(&b, " %s", bs);
     const char *label = b.failed ? NULL : arena_str(c, b.data, b.len);
     free(b.data);
     if (!label)
-        return plan_read_nomem(&c->rd) != NULL;
+        return em_plan_read_nomem(&c->rd) != NULL;
     size_t nn = strlen(n->name);
     n->label_args = label[nn] ? label + nn + 1 : NULL;
     return true;
@@ -763,10 +763,10 @@ static bool node_fields(read_ctx *c, em_plan_node *n, json_t *j, const char *cls
         rd_path pf = {path, "fields", -1, NULL};
         rd_path pc = {&pf, "condition", -1, NULL};
         em_plan_field *f = add_field(&fs, EM_FIELD_CONDITION, "Condition");
-        f->exprs = plan_arena_alloc(&c->rd.plan->arena, sizeof *f->exprs);
+        f->exprs = em_plan_arena_alloc(&c->rd.plan->arena, sizeof *f->exprs);
         if (!f->exprs)
-            return plan_read_nomem(&c->rd) != NULL;
-        ok = (f->exprs[0] = plan_read_expr(&c->rd, cond, &pc)) != NULL;
+            return em_plan_read_nomem(&c->rd) != NULL;
+        ok = (f->exprs[0] = em_plan_read_expr(&c->rd, cond, &pc)) != NULL;
         f->n_exprs = 1;
         break;
     }
@@ -837,9 +837,9 @@ static bool node_fields(read_ctx *c, em_plan_node *n, json_t *j, const char *cls
     }
     if (!ok)
         return false;
-    n->fields = plan_arena_alloc(&c->rd.plan->arena, (size_t)(fs.n ? fs.n : 1) * sizeof *n->fields);
+    n->fields = em_plan_arena_alloc(&c->rd.plan->arena, (size_t)(fs.n ? fs.n : 1) * sizeof *n->fields);
     if (!n->fields)
-        return plan_read_nomem(&c->rd) != NULL;
+        return em_plan_read_nomem(&c->rd) != NULL;
     memcpy(n->fields, fs.f, (size_t)fs.n * sizeof *n->fields);
     n->n_fields = fs.n;
     return true;
@@ -882,7 +882,7 @@ static em_plan_node *read_node(read_ctx *c, json_t *j, const rd_path *path, cons
     if (c->rd.failed)
         return NULL;
     if (!json_is_object(j))
-        return plan_read_fail(&c->rd, path, "expected a plan node object");
+        return em_plan_read_fail(&c->rd, path, "expected a plan node object");
     json_t *jc = req(c, j, "class", JSON_STRING, "a class name", path);
     if (!jc)
         return NULL;
@@ -898,15 +898,15 @@ static em_plan_node *read_node(read_ctx *c, json_t *j, const rd_path *path, cons
     bool is_input = jin != NULL;
     if (is_input && !json_is_integer(jin)) {
         rd_path p = {&here, "input", -1, NULL};
-        return plan_read_fail(&c->rd, &p, "expected an integer input number");
+        return em_plan_read_fail(&c->rd, &p, "expected an integer input number");
     }
     bool stage = json_object_get(j, "stage") != NULL;
     json_t *kids = json_object_get(j, "children");
     rd_path pk = {&here, "children", -1, NULL};
     if (kids && !json_is_array(kids))
-        return plan_read_fail(&c->rd, &pk, "expected an array of nodes");
+        return em_plan_read_fail(&c->rd, &pk, "expected an array of nodes");
     if (!kids && !is_input && !stage)
-        return plan_read_fail(&c->rd, &pk, "missing");
+        return em_plan_read_fail(&c->rd, &pk, "missing");
     size_t n_kids = is_input ? 0 : json_array_size(kids);
     if (!stage && !json_is_object(json_object_get(j, "fields"))) {
         fields_of(c, j, &here);
@@ -914,14 +914,14 @@ static em_plan_node *read_node(read_ctx *c, json_t *j, const rd_path *path, cons
     }
     if (++c->rd.depth > PLAN_READ_MAX_DEPTH) {
         c->rd.depth--;
-        return plan_read_fail(&c->rd, &here, "plan nested deeper than %d levels",
+        return em_plan_read_fail(&c->rd, &here, "plan nested deeper than %d levels",
                               PLAN_READ_MAX_DEPTH);
     }
     em_plan_node *result = NULL;
     bool wscg = strcmp(cls, "WholeStageCodegenExec") == 0;
     if ((wscg || strcmp(cls, "InputAdapter") == 0) && !is_input) {
         if (n_kids != 1) {
-            plan_read_fail(&c->rd, &pk, "expected exactly one child");
+            em_plan_read_fail(&c->rd, &pk, "expected exactly one child");
         } else {
             c->codegen = wscg ? codegen_stage_of(j) : -1;
             rd_path p0 = {&pk, NULL, 0, NULL};
@@ -964,18 +964,18 @@ static em_plan_node *read_node(read_ctx *c, json_t *j, const rd_path *path, cons
             c->codegen = saved;
             if (!child)
                 goto done;
-            n->children = plan_arena_alloc(&c->rd.plan->arena, sizeof *n->children);
+            n->children = em_plan_arena_alloc(&c->rd.plan->arena, sizeof *n->children);
             if (!n->children) {
-                plan_read_nomem(&c->rd);
+                em_plan_read_nomem(&c->rd);
                 goto done;
             }
             n->children[0] = child;
             n->n_children = 1;
         }
     } else if (n_kids) {
-        n->children = plan_arena_alloc(&c->rd.plan->arena, n_kids * sizeof *n->children);
+        n->children = em_plan_arena_alloc(&c->rd.plan->arena, n_kids * sizeof *n->children);
         if (!n->children) {
-            plan_read_nomem(&c->rd);
+            em_plan_read_nomem(&c->rd);
             goto done;
         }
         for (size_t i = 0; i < n_kids; i++) {
@@ -999,7 +999,7 @@ done:
 /* ------------------------------------------------------------------ subqueries */
 
 static bool is_subquery_node(const json_t *p) {
-    const char *cls = plan_read_class(p);
+    const char *cls = em_plan_read_class(p);
     return strcmp(cls, "SubqueryExec") == 0 || strcmp(cls, "ReusedSubqueryExec") == 0 ||
            strcmp(cls, "SubqueryBroadcastExec") == 0 ||
            strcmp(cls, "SubqueryAdaptiveBroadcastExec") == 0;
@@ -1030,7 +1030,7 @@ static bool collect_expr(read_ctx *c, json_t *host, json_t *v, int depth) {
         if (json_is_object(plan) && is_subquery_node(plan)) {
             sq_found *g = grow(c->sqs, &c->cap_sqs, c->n_sqs + 1, sizeof *c->sqs);
             if (!g) {
-                plan_read_nomem(&c->rd);
+                em_plan_read_nomem(&c->rd);
                 return false;
             }
             c->sqs = g;
@@ -1039,7 +1039,7 @@ static bool collect_expr(read_ctx *c, json_t *host, json_t *v, int depth) {
                 return false;
         }
     } else if (!(json_object_get(v, "class") && fields &&
-                 strcmp(plan_read_class(v), "Tuple2") == 0)) {
+                 strcmp(em_plan_read_class(v), "Tuple2") == 0)) {
         return true; /* not an expression: products inside expressions are CaseWhen's pairs */
     }
     const char *key;
@@ -1127,7 +1127,7 @@ static bool link_reused(read_ctx *c) {
         snprintf(where, sizeof where, "id %d (ReusedExchangeExec)", n->source_index);
         rd_path pw = {&pn, NULL, -1, where};
         if (!json_is_object(child))
-            return plan_read_fail(&c->rd, &pw, "expected fields.child {\"plan\": <exchange>}") !=
+            return em_plan_read_fail(&c->rd, &pw, "expected fields.child {\"plan\": <exchange>}") !=
                    NULL;
         for (int k = 0; k < n_map && !n->reuses; k++) {
             json_t *o = c->map[k].j;
@@ -1167,7 +1167,7 @@ static bool index_ids(read_ctx *c) {
     plan->max_id = c->next_id;
     plan->by_id = calloc((size_t)plan->max_id + 1, sizeof *plan->by_id);
     if (!plan->by_id)
-        return plan_read_nomem(&c->rd) != NULL;
+        return em_plan_read_nomem(&c->rd) != NULL;
     for (int i = 0; i < c->n_map; i++) {
         em_plan_node *n = c->map[i].node;
         if (n->id >= 1 && n->id <= plan->max_id)
@@ -1194,9 +1194,9 @@ static bool build_subqueries(read_ctx *c) {
     em_plan *plan = c->rd.plan;
     if (c->n_sqs == 0)
         return true;
-    plan->subqueries = plan_arena_alloc(&plan->arena, (size_t)c->n_sqs * sizeof *plan->subqueries);
+    plan->subqueries = em_plan_arena_alloc(&plan->arena, (size_t)c->n_sqs * sizeof *plan->subqueries);
     if (!plan->subqueries)
-        return plan_read_nomem(&c->rd) != NULL;
+        return em_plan_read_nomem(&c->rd) != NULL;
     for (int i = 0; i < c->n_sqs; i++) {
         sq_found *f = &c->sqs[i];
         em_plan_subquery *sq = &plan->subqueries[i];
@@ -1207,16 +1207,16 @@ static bool build_subqueries(read_ctx *c) {
         rd_path p = {NULL, c->rd.src, -1, NULL};
         rd_path pw = {&p, where, -1, NULL};
         rd_path pe = {&pw, "expression", -1, NULL};
-        if (!(sq->expr = plan_read_expr(&c->rd, f->expr, &pe)))
+        if (!(sq->expr = em_plan_read_expr(&c->rd, f->expr, &pe)))
             return false;
-        if (strcmp(plan_read_class(f->plan), "ReusedSubqueryExec") != 0) {
+        if (strcmp(em_plan_read_class(f->plan), "ReusedSubqueryExec") != 0) {
             /* the subquery's tree is its child, with codegen ids of its own */
             json_t *kids = json_object_get(f->plan, "children");
             rd_path pp = {&pw, "plan", -1, NULL};
             rd_path pk = {&pp, "children", -1, NULL};
             rd_path p0 = {&pk, NULL, 0, NULL};
             if (json_array_size(kids) != 1)
-                return plan_read_fail(&c->rd, &pk, "expected the subquery's one child") != NULL;
+                return em_plan_read_fail(&c->rd, &pk, "expected the subquery's one child") != NULL;
             c->codegen = -1;
             if (!(sq->root = read_node(c, json_array_get(kids, 0), &p0, "", false)) ||
                 !tree_add(c, sq->root))
@@ -1234,7 +1234,7 @@ static bool link_subqueries(read_ctx *c) {
         em_plan_node *host = map_find(c, c->sqs[i].host);
         if (!host) {
             rd_path p = {NULL, c->rd.src, -1, NULL};
-            return plan_read_fail(&c->rd, &p, "subquery %d is hosted by no operator read", i + 1) !=
+            return em_plan_read_fail(&c->rd, &p, "subquery %d is hosted by no operator read", i + 1) !=
                    NULL;
         }
         sq->host = host;
@@ -1289,13 +1289,13 @@ static em_status read_plan(read_ctx *c, json_t *doc, const em_plan_parse_options
     em_plan *plan = c->rd.plan;
     rd_path top = {NULL, c->rd.src, -1, NULL};
     if (!json_is_object(doc)) {
-        plan_read_fail(&c->rd, &top, "expected a JSON object");
+        em_plan_read_fail(&c->rd, &top, "expected a JSON object");
         return c->rd.err->code;
     }
     json_t *format = json_object_get(doc, "format");
     if (format && (!json_is_integer(format) || json_integer_value(format) != 1)) {
         rd_path p = {&top, "format", -1, NULL};
-        plan_read_fail(&c->rd, &p, "unsupported format version (this reader reads 1)");
+        em_plan_read_fail(&c->rd, &p, "unsupported format version (this reader reads 1)");
         return c->rd.err->code;
     }
     const char *version = json_string_value(json_object_get(doc, "spark"));
@@ -1306,7 +1306,7 @@ static em_status read_plan(read_ctx *c, json_t *doc, const em_plan_parse_options
         em_error verr = {0};
         if (!version) {
             rd_path p = {&top, "spark", -1, NULL};
-            plan_read_fail(&c->rd, &p, "missing (the Spark version; or pass one)");
+            em_plan_read_fail(&c->rd, &p, "missing (the Spark version; or pass one)");
             return c->rd.err->code;
         }
         plan->shim = em_shim_for_version(version, &verr);
@@ -1321,7 +1321,7 @@ static em_status read_plan(read_ctx *c, json_t *doc, const em_plan_parse_options
     rd_path proot = {&top, "root", -1, NULL};
     json_t *root = json_object_get(doc, "root");
     if (!root) {
-        plan_read_fail(&c->rd, &proot, "missing");
+        em_plan_read_fail(&c->rd, &proot, "missing");
         return c->rd.err->code;
     }
     c->codegen = -1;
@@ -1343,7 +1343,7 @@ static em_status read_plan(read_ctx *c, json_t *doc, const em_plan_parse_options
     if (!link_subqueries(c))
         return c->rd.err->code;
     if (plan->arena.failed) {
-        plan_read_nomem(&c->rd);
+        em_plan_read_nomem(&c->rd);
         return EM_ERR_NOMEM;
     }
     return EM_OK;
@@ -1415,21 +1415,21 @@ em_status em_plan_read_json(const char *json, size_t len, const em_plan_parse_op
         plan_retype_marks *marks = NULL;
         if (column_type) {
             leaf_types spark_only = {NULL, NULL};
-            plan_infer(plan, leaf_type, &spark_only);
-            if (plan_retype_mark(plan, &marks) != EM_OK)
+            em_plan_infer(plan, leaf_type, &spark_only);
+            if (em_plan_retype_mark(plan, &marks) != EM_OK)
                 plan->arena.failed = true;
-            plan_reset_types(plan);
+            em_plan_reset_types(plan);
         }
-        plan_infer(plan, leaf_type, &lt);
+        em_plan_infer(plan, leaf_type, &lt);
         if (column_type && !plan->arena.failed &&
-            plan_retype_apply(plan, marks, leaf_type, &lt) != EM_OK)
+            em_plan_retype_apply(plan, marks, leaf_type, &lt) != EM_OK)
             plan->arena.failed = true;
-        plan_retype_marks_free(marks);
+        em_plan_retype_marks_free(marks);
         if (plan->arena.failed)
             st = EM_FAIL(err, EM_ERR_NOMEM, "%s: out of memory while typing the plan", src);
     }
     if (st == EM_OK)
-        st = plan_validate_bindings(plan, src, err);
+        st = em_plan_validate_bindings(plan, src, err);
     if (st != EM_OK) {
         em_plan_destroy(plan);
         return st;

@@ -70,11 +70,11 @@
 
 static void segment_render(const rd_path *p, plan_buf *b) {
     if (p->key)
-        plan_buf_printf(b, "%s%s", p->up ? "." : "", p->key);
+        em_plan_buf_printf(b, "%s%s", p->up ? "." : "", p->key);
     else if (p->index >= 0)
-        plan_buf_printf(b, "[%d]", p->index);
+        em_plan_buf_printf(b, "[%d]", p->index);
     if (p->cls)
-        plan_buf_printf(b, " (%s)", p->cls);
+        em_plan_buf_printf(b, " (%s)", p->cls);
 }
 
 /* The path from the root; a deep one keeps its first and last segments around "...". */
@@ -103,12 +103,12 @@ static void path_render(const rd_path *p, plan_buf *b) {
     }
     for (int i = 0; i < HEAD; i++)
         segment_render(head[i], b);
-    plan_buf_printf(b, " ...(%d more)...", n - HEAD - TAIL);
+    em_plan_buf_printf(b, " ...(%d more)...", n - HEAD - TAIL);
     for (int i = 0; i < TAIL; i++)
         segment_render(tail[i], b);
 }
 
-void *plan_read_fail(plan_reader *rd, const rd_path *path, const char *fmt, ...) {
+void *em_plan_read_fail(plan_reader *rd, const rd_path *path, const char *fmt, ...) {
     if (rd->failed)
         return NULL;
     rd->failed = true;
@@ -124,7 +124,7 @@ void *plan_read_fail(plan_reader *rd, const rd_path *path, const char *fmt, ...)
     return NULL;
 }
 
-void *plan_read_nomem(plan_reader *rd) {
+void *em_plan_read_nomem(plan_reader *rd) {
     if (!rd->failed || rd->err->code != EM_ERR_NOMEM) {
         rd->failed = true;
         EM_FAIL(rd->err, EM_ERR_NOMEM, "%s: out of memory while reading the plan", rd->src);
@@ -132,7 +132,7 @@ void *plan_read_nomem(plan_reader *rd) {
     return NULL;
 }
 
-const char *plan_read_class(const json_t *j) {
+const char *em_plan_read_class(const json_t *j) {
     const char *c = json_string_value(json_object_get(j, "class"));
     if (!c)
         return "";
@@ -149,10 +149,10 @@ const char *plan_read_class(const json_t *j) {
     return buf;
 }
 
-em_expr *plan_read_new_expr(plan_reader *rd, em_expr_kind kind) {
-    em_expr *e = plan_arena_alloc(&rd->plan->arena, sizeof *e);
+em_expr *em_plan_read_new_expr(plan_reader *rd, em_expr_kind kind) {
+    em_expr *e = em_plan_arena_alloc(&rd->plan->arena, sizeof *e);
     if (!e)
-        return plan_read_nomem(rd);
+        return em_plan_read_nomem(rd);
     memset(e, 0, sizeof *e);
     e->kind = kind;
     e->id = -1;
@@ -161,9 +161,9 @@ em_expr *plan_read_new_expr(plan_reader *rd, em_expr_kind kind) {
 }
 
 static const char *rd_strdup(plan_reader *rd, const char *s) {
-    char *d = plan_arena_strndup(&rd->plan->arena, s, strlen(s));
+    char *d = em_plan_arena_strndup(&rd->plan->arena, s, strlen(s));
     if (!d)
-        plan_read_nomem(rd);
+        em_plan_read_nomem(rd);
     return d;
 }
 
@@ -178,9 +178,9 @@ static bool args_push(plan_reader *rd, arg_list *l, em_expr *e) {
         return false;
     if (l->n == l->cap) {
         int cap = l->cap ? l->cap * 2 : 4;
-        em_expr **items = plan_arena_alloc(&rd->plan->arena, (size_t)cap * sizeof *items);
+        em_expr **items = em_plan_arena_alloc(&rd->plan->arena, (size_t)cap * sizeof *items);
         if (!items) {
-            plan_read_nomem(rd);
+            em_plan_read_nomem(rd);
             return false;
         }
         if (l->n)
@@ -198,7 +198,7 @@ static void args_take(em_expr *e, arg_list *l) {
 }
 
 static em_expr *make_literal(plan_reader *rd, const char *text) {
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_LITERAL);
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_LITERAL);
     if (e && !(e->text = rd_strdup(rd, text)))
         return NULL;
     return e;
@@ -217,9 +217,9 @@ static em_expr *make_word(plan_reader *rd, const char *text) {
     while (d > 0 && text[d - 1] >= '0' && text[d - 1] <= '9')
         d--;
     if (d < end && d > 1 && text[d - 1] == '#' && end - d <= 18) {
-        em_expr *a = plan_read_new_expr(rd, EM_EXPR_ATTR);
-        if (!a || !(a->name = plan_arena_strndup(&rd->plan->arena, text, d - 1)))
-            return a ? plan_read_nomem(rd) : NULL;
+        em_expr *a = em_plan_read_new_expr(rd, EM_EXPR_ATTR);
+        if (!a || !(a->name = em_plan_arena_strndup(&rd->plan->arena, text, d - 1)))
+            return a ? em_plan_read_nomem(rd) : NULL;
         a->id = strtoll(text + d, NULL, 10);
         a->long_suffix = lsuf;
         return a;
@@ -233,7 +233,7 @@ static em_expr *make_word(plan_reader *rd, const char *text) {
 static em_expr *make_unary(plan_reader *rd, em_expr_kind kind, em_expr *child) {
     if (!child)
         return NULL;
-    em_expr *e = plan_read_new_expr(rd, kind);
+    em_expr *e = em_plan_read_new_expr(rd, kind);
     if (!e)
         return NULL;
     arg_list l = {0};
@@ -306,7 +306,7 @@ static bool format_timestamp(plan_reader *rd, char *out, size_t cap, int64_t us,
         const em_tz *tz = NULL;
         em_error zerr = {0};
         if (em_tz_find(rd->zone, &tz, &zerr) != EM_OK) {
-            plan_read_fail(rd, path, "a timestamp literal in session time zone %s: %s", rd->zone,
+            em_plan_read_fail(rd, path, "a timestamp literal in session time zone %s: %s", rd->zone,
                            zerr.msg);
             return false;
         }
@@ -374,9 +374,9 @@ static int64_t b64_decode(const char *base64, uint8_t *out) {
 /* A binary value's bytes in the plan's arena (*n of them); NULL when it is not
  * base64 or on running out of memory (then rd's error). */
 static const uint8_t *binary_bytes(plan_reader *rd, const char *base64, int64_t *n) {
-    uint8_t *bytes = plan_arena_alloc(&rd->plan->arena, strlen(base64) * 3 / 4 + 1);
+    uint8_t *bytes = em_plan_arena_alloc(&rd->plan->arena, strlen(base64) * 3 / 4 + 1);
     if (!bytes)
-        return plan_read_nomem(rd);
+        return em_plan_read_nomem(rd);
     *n = b64_decode(base64, bytes);
     return *n < 0 ? NULL : bytes;
 }
@@ -387,9 +387,9 @@ static bool format_binary(plan_reader *rd, plan_buf *b, const char *base64) {
     const uint8_t *bytes = binary_bytes(rd, base64, &n);
     if (!bytes)
         return false;
-    plan_buf_puts(b, "0x");
+    em_plan_buf_puts(b, "0x");
     for (int64_t i = 0; i < n; i++)
-        plan_buf_printf(b, "%02X", bytes[i]);
+        em_plan_buf_printf(b, "%02X", bytes[i]);
     return true;
 }
 
@@ -399,20 +399,20 @@ static bool scalar_text(const json_t *v, plan_buf *b) {
     char tmp[64];
     switch (json_typeof(v)) {
     case JSON_STRING:
-        plan_buf_put(b, json_string_value(v), json_string_length(v));
+        em_plan_buf_put(b, json_string_value(v), json_string_length(v));
         return true;
     case JSON_INTEGER:
-        plan_buf_printf(b, "%lld", (long long)json_integer_value(v));
+        em_plan_buf_printf(b, "%lld", (long long)json_integer_value(v));
         return true;
     case JSON_REAL:
         em_java_floating(json_real_value(v), false, tmp, sizeof tmp);
-        plan_buf_puts(b, tmp);
+        em_plan_buf_puts(b, tmp);
         return true;
     case JSON_TRUE:
-        plan_buf_puts(b, "true");
+        em_plan_buf_puts(b, "true");
         return true;
     case JSON_FALSE:
-        plan_buf_puts(b, "false");
+        em_plan_buf_puts(b, "false");
         return true;
     default:
         return false;
@@ -422,20 +422,20 @@ static bool scalar_text(const json_t *v, plan_buf *b) {
 /* GenericArrayData.toString: the elements' internal values joined by "," in brackets
  * (dates as day numbers, strings bare). */
 static bool array_text(const json_t *arr, plan_buf *b) {
-    plan_buf_putc(b, '[');
+    em_plan_buf_putc(b, '[');
     for (size_t i = 0; i < json_array_size(arr); i++) {
         const json_t *x = json_array_get(arr, i);
         const json_t *inner = json_is_object(x) ? json_object_get(x, "array") : NULL;
         if (i)
-            plan_buf_putc(b, ',');
+            em_plan_buf_putc(b, ',');
         if (json_is_null(x))
-            plan_buf_puts(b, "null");
+            em_plan_buf_puts(b, "null");
         else if (json_is_array(inner))
             array_text(inner, b);
         else if (!scalar_text(x, b))
             return false;
     }
-    plan_buf_putc(b, ']');
+    em_plan_buf_putc(b, ']');
     return true;
 }
 
@@ -444,18 +444,18 @@ static bool literal_text(plan_reader *rd, const json_t *v, const char *type_text
                          const rd_path *path) {
     char tmp[96];
     if (json_is_null(v)) {
-        plan_buf_puts(b, "null");
+        em_plan_buf_puts(b, "null");
         return true;
     }
     em_type t;
-    bool known = type_text && plan_type_from_text(type_text, strlen(type_text), &t);
+    bool known = type_text && em_plan_type_from_text(type_text, strlen(type_text), &t);
     if (known) {
         switch (t.id) {
         case EM_TYPE_DATE:
             if (!json_is_integer(v))
                 break;
             format_date(tmp, sizeof tmp, json_integer_value(v));
-            plan_buf_puts(b, tmp);
+            em_plan_buf_puts(b, tmp);
             return true;
         case EM_TYPE_TIMESTAMP:
         case EM_TYPE_TIMESTAMP_NTZ:
@@ -464,13 +464,13 @@ static bool literal_text(plan_reader *rd, const json_t *v, const char *type_text
             if (!format_timestamp(rd, tmp, sizeof tmp, json_integer_value(v),
                                   t.id == EM_TYPE_TIMESTAMP_NTZ, path))
                 return false;
-            plan_buf_puts(b, tmp);
+            em_plan_buf_puts(b, tmp);
             return true;
         case EM_TYPE_FLOAT:
         case EM_TYPE_DOUBLE:
             if (json_is_number(v)) {
                 em_java_floating(json_number_value(v), t.id == EM_TYPE_FLOAT, tmp, sizeof tmp);
-                plan_buf_puts(b, tmp);
+                em_plan_buf_puts(b, tmp);
                 return true;
             }
             break; /* "NaN", "Infinity": the strings as written */
@@ -478,12 +478,12 @@ static bool literal_text(plan_reader *rd, const json_t *v, const char *type_text
             if (!json_is_string(v))
                 break;
             java_big_decimal(tmp, sizeof tmp, json_string_value(v));
-            plan_buf_puts(b, tmp);
+            em_plan_buf_puts(b, tmp);
             return true;
         case EM_TYPE_BINARY:
             if (json_is_string(v) && format_binary(rd, b, json_string_value(v)))
                 return true;
-            plan_read_fail(rd, path, "expected a base64 binary literal value");
+            em_plan_read_fail(rd, path, "expected a base64 binary literal value");
             return false;
         default:
             break;
@@ -495,10 +495,10 @@ static bool literal_text(plan_reader *rd, const json_t *v, const char *type_text
     if (json_is_array(arr))
         return array_text(arr, b);
     if (json_is_object(v) && json_object_get(v, "unsupported")) {
-        plan_buf_puts(b, "[unsupported]");
+        em_plan_buf_puts(b, "[unsupported]");
         return true;
     }
-    plan_read_fail(rd, path, "expected a literal value");
+    em_plan_read_fail(rd, path, "expected a literal value");
     return false;
 }
 
@@ -537,7 +537,7 @@ static bool not_a_value(const char *cls) {
 static void set_spark_view(plan_reader *rd, em_expr *e, const json_t *j, const char *cls) {
     const char *t = json_string_value(json_object_get(j, "type"));
     if (t && !not_a_value(cls)) {
-        if (plan_type_from_text(t, strlen(t), &e->spark_type))
+        if (em_plan_type_from_text(t, strlen(t), &e->spark_type))
             e->spark_type_known = true;
         else
             e->spark_type_foreign = rd_strdup(rd, t); /* array<int>, interval day ... */
@@ -559,7 +559,7 @@ static em_expr *value_expr(plan_reader *rd, json_t *v, const rd_path *path, bool
         return read_expr_at(rd, v, path);
     if (json_is_array(v)) {
         /* a Seq inside a case class prints as List(a, b) */
-        em_expr *c = plan_read_new_expr(rd, EM_EXPR_CALL);
+        em_expr *c = em_plan_read_new_expr(rd, EM_EXPR_CALL);
         if (!c || !(c->name = rd_strdup(rd, "List")))
             return NULL;
         arg_list l = {0};
@@ -576,7 +576,7 @@ static em_expr *value_expr(plan_reader *rd, json_t *v, const rd_path *path, bool
     if (json_is_object(v) && json_object_get(v, "fields") && json_object_get(v, "class")) {
         if (++rd->depth > PLAN_READ_MAX_DEPTH) {
             rd->depth--;
-            return plan_read_fail(rd, path, "values nested deeper than %d levels",
+            return em_plan_read_fail(rd, path, "values nested deeper than %d levels",
                                   PLAN_READ_MAX_DEPTH);
         }
         em_expr *c = product_call(rd, v, path, filter);
@@ -588,17 +588,17 @@ static em_expr *value_expr(plan_reader *rd, json_t *v, const rd_path *path, bool
     if (json_is_object(v) && json_is_string(json_object_get(v, "class")))
         /* an object the writer names by class only (its toString may be costly): the
          * name stands for the text Spark would print */
-        return make_literal(rd, plan_read_class(v));
+        return make_literal(rd, em_plan_read_class(v));
     if (json_is_null(v))
         return make_literal(rd, "None");
     plan_buf b = {0};
     if (!scalar_text(v, &b)) {
         free(b.data);
-        return plan_read_fail(rd, path, "expected a value");
+        return em_plan_read_fail(rd, path, "expected a value");
     }
     if (b.failed) {
         free(b.data);
-        return plan_read_nomem(rd);
+        return em_plan_read_nomem(rd);
     }
     const char *text = b.data ? b.data : "";
     em_expr *e = filter ? make_word(rd, text) : make_literal(rd, text);
@@ -629,26 +629,26 @@ static int cmp_printed(const void *a, const void *b) {
  * as the text parser reads them; sources.In prints "In(a, [v1,v2])". */
 static em_expr *product_call(plan_reader *rd, json_t *v, const rd_path *path, bool filter) {
     const char *full = json_string_value(json_object_get(v, "class"));
-    em_expr *c = plan_read_new_expr(rd, EM_EXPR_CALL);
-    if (!c || !(c->name = rd_strdup(rd, plan_read_class(v))))
+    em_expr *c = em_plan_read_new_expr(rd, EM_EXPR_CALL);
+    if (!c || !(c->name = rd_strdup(rd, em_plan_read_class(v))))
         return NULL;
     rd_path pc = {path, NULL, -1, c->name};
     rd_path pf = {&pc, "fields", -1, NULL};
     json_t *fields = json_object_get(v, "fields");
     if (!json_is_object(fields))
-        return plan_read_fail(rd, &pf, "expected an object of fields");
+        return em_plan_read_fail(rd, &pf, "expected an object of fields");
     arg_list l = {0};
     if (filter && full && strcmp(full, "org.apache.spark.sql.sources.In") == 0) {
         json_t *attr = json_object_get(fields, "attribute");
         json_t *vals = json_object_get(fields, "values");
         rd_path pa = {&pf, "attribute", -1, NULL}, pv = {&pf, "values", -1, NULL};
         if (!json_is_string(attr))
-            return plan_read_fail(rd, &pa, "expected a column name");
+            return em_plan_read_fail(rd, &pa, "expected a column name");
         if (!json_is_array(vals))
-            return plan_read_fail(rd, &pv, "expected an array of values");
+            return em_plan_read_fail(rd, &pv, "expected an array of values");
         if (!args_push(rd, &l, make_word(rd, json_string_value(attr))))
             return NULL;
-        em_expr *list = plan_read_new_expr(rd, EM_EXPR_LIST);
+        em_expr *list = em_plan_read_new_expr(rd, EM_EXPR_LIST);
         if (!list)
             return NULL;
         arg_list items = {0};
@@ -693,10 +693,10 @@ static em_expr *data_type_arg(plan_reader *rd, const char *catalog) {
         {"binary", "BinaryType"},   {"void", "NullType"},
     };
     em_type t;
-    if (plan_type_from_text(catalog, strlen(catalog), &t) && t.id == EM_TYPE_DECIMAL) {
+    if (em_plan_type_from_text(catalog, strlen(catalog), &t) && t.id == EM_TYPE_DECIMAL) {
         char buf[40];
         snprintf(buf, sizeof buf, "DecimalType(%d,%d)", t.precision, t.scale);
-        em_expr *e = plan_read_new_expr(rd, EM_EXPR_TYPE);
+        em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_TYPE);
         if (!e || !(e->text = rd_strdup(rd, buf)))
             return NULL;
         e->cast_type = t;
@@ -727,7 +727,7 @@ static bool flat_field(plan_reader *rd, const char *key, json_t *v, arg_list *l,
     if (strcmp(key, "timeZoneId") == 0 && (json_is_string(v) || json_is_null(v))) {
         if (json_is_null(v))
             return args_push(rd, l, make_literal(rd, "None"));
-        em_expr *some = plan_read_new_expr(rd, EM_EXPR_CALL);
+        em_expr *some = em_plan_read_new_expr(rd, EM_EXPR_CALL);
         if (!some || !(some->name = rd_strdup(rd, "Some")))
             return false;
         arg_list a = {0};
@@ -776,7 +776,7 @@ static bool flat_args(plan_reader *rd, json_t *j, const char *cls, arg_list *l,
     if (!fields)
         return true; /* case objects (unboundedpreceding$) */
     if (!json_is_object(fields)) {
-        plan_read_fail(rd, &pf, "expected an object of fields");
+        em_plan_read_fail(rd, &pf, "expected an object of fields");
         return false;
     }
     const char *key;
@@ -817,11 +817,11 @@ static json_t *field(plan_reader *rd, json_t *j, const char *key, const rd_path 
     json_t *fields = json_object_get(j, "fields");
     rd_path pf = {path, "fields", -1, NULL};
     if (!json_is_object(fields))
-        return plan_read_fail(rd, &pf, "expected an object of fields");
+        return em_plan_read_fail(rd, &pf, "expected an object of fields");
     json_t *v = json_object_get(fields, key);
     if (!v) {
         rd_path pk = {&pf, key, -1, NULL};
-        return plan_read_fail(rd, &pk, "missing");
+        return em_plan_read_fail(rd, &pk, "missing");
     }
     return v;
 }
@@ -843,7 +843,7 @@ static const char *field_string(plan_reader *rd, json_t *j, const char *key, con
     if (!json_is_string(v)) {
         rd_path pf = {path, "fields", -1, NULL};
         rd_path pk = {&pf, key, -1, NULL};
-        return plan_read_fail(rd, &pk, "expected a string");
+        return em_plan_read_fail(rd, &pk, "expected a string");
     }
     return json_string_value(v);
 }
@@ -852,7 +852,7 @@ static int64_t expr_id_of(plan_reader *rd, json_t *j, const rd_path *path) {
     json_t *id = json_object_get(j, "exprId");
     if (!json_is_integer(id)) {
         rd_path p = {path, "exprId", -1, NULL};
-        plan_read_fail(rd, &p, "expected an integer expression id");
+        em_plan_read_fail(rd, &p, "expected an integer expression id");
         return -1;
     }
     return json_integer_value(id);
@@ -869,7 +869,7 @@ typedef em_expr *(*expr_reader)(plan_reader *rd, json_t *j, const char *cls, con
 
 static em_expr *read_attribute(plan_reader *rd, json_t *j, const char *cls, const rd_path *path) {
     (void)cls;
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_ATTR);
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_ATTR);
     const char *name = field_string(rd, j, "name", path);
     if (!e || !name || !(e->name = rd_strdup(rd, name)))
         return NULL;
@@ -901,14 +901,14 @@ static em_expr *exact_literal(plan_reader *rd, const json_t *v, const char *type
         free(b.data);
         return NULL;
     }
-    em_expr *e = b.failed ? plan_read_nomem(rd) : make_literal(rd, b.data ? b.data : "");
+    em_expr *e = b.failed ? em_plan_read_nomem(rd) : make_literal(rd, b.data ? b.data : "");
     free(b.data);
     if (!e)
         return NULL;
     e->value_exact = true;
     e->value_null = json_is_null(v);
     em_type t;
-    bool known = type_text && plan_type_from_text(type_text, strlen(type_text), &t);
+    bool known = type_text && em_plan_type_from_text(type_text, strlen(type_text), &t);
     if (known && json_is_integer(v) &&
         (t.id == EM_TYPE_TIMESTAMP || t.id == EM_TYPE_TIMESTAMP_NTZ || t.id == EM_TYPE_DATE)) {
         e->value_int_type = t.id;
@@ -928,7 +928,7 @@ static em_expr *read_literal(plan_reader *rd, json_t *j, const char *cls, const 
     json_t *v = json_object_get(j, "value");
     rd_path pv = {path, "value", -1, NULL};
     if (!v)
-        return plan_read_fail(rd, &pv, "missing");
+        return em_plan_read_fail(rd, &pv, "missing");
     return exact_literal(rd, v, json_string_value(json_object_get(j, "type")), &pv);
 }
 
@@ -961,7 +961,7 @@ static em_expr *read_binary(plan_reader *rd, json_t *j, const char *cls, const r
     const char *pretty = json_string_value(json_object_get(j, "pretty"));
     if (strcmp(cls, "Remainder") == 0 && pretty && strcmp(pretty, "mod") == 0)
         return read_generic(rd, j, cls, path); /* called as mod(a, b): prints so */
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_BINARY);
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_BINARY);
     if (!e)
         return NULL;
     for (size_t i = 0; i < sizeof binop_classes / sizeof binop_classes[0]; i++)
@@ -987,7 +987,7 @@ static em_expr *read_negate(plan_reader *rd, json_t *j, const char *cls, const r
 
 static em_expr *read_in(plan_reader *rd, json_t *j, const char *cls, const rd_path *path) {
     (void)cls;
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_IN);
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_IN);
     arg_list l = {0};
     if (!e || !args_push(rd, &l, field_expr(rd, j, "value", path)))
         return NULL;
@@ -997,7 +997,7 @@ static em_expr *read_in(plan_reader *rd, json_t *j, const char *cls, const rd_pa
     if (!list)
         return NULL;
     if (!json_is_array(list))
-        return plan_read_fail(rd, &pl, "expected an array of expressions");
+        return em_plan_read_fail(rd, &pl, "expected an array of expressions");
     size_t i;
     json_t *x;
     json_array_foreach(list, i, x) {
@@ -1018,7 +1018,7 @@ static int cmp_text(const void *a, const void *b) {
 static em_expr *read_inset(plan_reader *rd, json_t *j, const char *cls, const rd_path *path) {
     (void)cls;
     json_t *child = field(rd, j, "child", path);
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_INSET);
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_INSET);
     arg_list l = {0};
     rd_path pf = {path, "fields", -1, NULL};
     rd_path pc = {&pf, "child", -1, NULL};
@@ -1029,7 +1029,7 @@ static em_expr *read_inset(plan_reader *rd, json_t *j, const char *cls, const rd
     if (!hset)
         return NULL;
     if (!json_is_array(hset))
-        return plan_read_fail(rd, &ph, "expected an array of values");
+        return em_plan_read_fail(rd, &ph, "expected an array of values");
     const char *type = json_string_value(json_object_get(child, "type"));
     size_t i;
     json_t *x;
@@ -1048,7 +1048,7 @@ static em_expr *read_inset(plan_reader *rd, json_t *j, const char *cls, const rd
  * which no model kind holds: RAW with the printed text, the operands as arguments. */
 static em_expr *read_like(plan_reader *rd, json_t *j, const char *cls, const rd_path *path) {
     (void)cls;
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_LIKE);
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_LIKE);
     arg_list l = {0};
     if (!e || !args_push(rd, &l, field_expr(rd, j, "left", path)) ||
         !args_push(rd, &l, field_expr(rd, j, "right", path)))
@@ -1060,13 +1060,13 @@ static em_expr *read_like(plan_reader *rd, json_t *j, const char *cls, const rd_
         c = json_string_value(esc);
     if (c && strcmp(c, "\\") != 0) {
         plan_buf b = {0};
-        plan_print_expr(&b, e, rd->shim);
-        plan_buf_printf(&b, " ESCAPE '%s'", c);
+        em_plan_print_expr(&b, e, rd->shim);
+        em_plan_buf_printf(&b, " ESCAPE '%s'", c);
         e->kind = EM_EXPR_RAW;
         e->text = b.failed ? NULL : rd_strdup(rd, b.data ? b.data : "");
         free(b.data);
         if (!e->text)
-            return plan_read_nomem(rd);
+            return em_plan_read_nomem(rd);
     }
     return e;
 }
@@ -1074,7 +1074,7 @@ static em_expr *read_like(plan_reader *rd, json_t *j, const char *cls, const rd_
 /* Calls Spark prints with a fixed name other than prettyName, arguments ", "-separated. */
 static em_expr *named_call(plan_reader *rd, const char *name, em_expr *a, em_expr *b,
                            em_expr *c) {
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_CALL);
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_CALL);
     if (!e || !(e->name = rd_strdup(rd, name)))
         return NULL;
     arg_list l = {0};
@@ -1120,7 +1120,7 @@ static em_expr *int_field_literal(plan_reader *rd, json_t *j, const char *key,
     if (!json_is_integer(v)) {
         rd_path pf = {path, "fields", -1, NULL};
         rd_path pk = {&pf, key, -1, NULL};
-        return plan_read_fail(rd, &pk, "expected an integer");
+        return em_plan_read_fail(rd, &pk, "expected an integer");
     }
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
@@ -1165,7 +1165,7 @@ static em_expr *read_if(plan_reader *rd, json_t *j, const char *cls, const rd_pa
     em_expr *p = field_expr(rd, j, "predicate", path);
     em_expr *a = p ? field_expr(rd, j, "trueValue", path) : NULL;
     em_expr *b = a ? field_expr(rd, j, "falseValue", path) : NULL;
-    em_expr *e = b ? plan_read_new_expr(rd, EM_EXPR_CASE) : NULL;
+    em_expr *e = b ? em_plan_read_new_expr(rd, EM_EXPR_CASE) : NULL;
     arg_list l = {0};
     if (!e || !args_push(rd, &l, p) || !args_push(rd, &l, a) || !args_push(rd, &l, b))
         return NULL;
@@ -1176,14 +1176,14 @@ static em_expr *read_if(plan_reader *rd, json_t *j, const char *cls, const rd_pa
 
 static em_expr *read_case(plan_reader *rd, json_t *j, const char *cls, const rd_path *path) {
     (void)cls;
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_CASE);
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_CASE);
     json_t *branches = field(rd, j, "branches", path);
     rd_path pf = {path, "fields", -1, NULL};
     rd_path pb = {&pf, "branches", -1, NULL};
     if (!e || !branches)
         return NULL;
     if (!json_is_array(branches) || json_array_size(branches) == 0)
-        return plan_read_fail(rd, &pb, "expected a non-empty array of (condition, value)");
+        return em_plan_read_fail(rd, &pb, "expected a non-empty array of (condition, value)");
     arg_list l = {0};
     size_t i;
     json_t *br;
@@ -1192,7 +1192,7 @@ static em_expr *read_case(plan_reader *rd, json_t *j, const char *cls, const rd_
         json_t *bf = json_object_get(br, "fields");
         json_t *c = json_object_get(bf, "_1"), *v = json_object_get(bf, "_2");
         if (!c || !v)
-            return plan_read_fail(rd, &p, "expected a pair {\"fields\": {\"_1\", \"_2\"}}");
+            return em_plan_read_fail(rd, &p, "expected a pair {\"fields\": {\"_1\", \"_2\"}}");
         rd_path pbf = {&p, "fields", -1, NULL};
         rd_path p1 = {&pbf, "_1", -1, NULL}, p2 = {&pbf, "_2", -1, NULL};
         if (!args_push(rd, &l, read_expr_at(rd, c, &p1)) ||
@@ -1216,7 +1216,7 @@ static em_expr *read_cast(plan_reader *rd, json_t *j, const char *cls, const rd_
     const char *t = e ? field_string(rd, j, "dataType", path) : NULL;
     if (!t || !(e->text = rd_strdup(rd, t)))
         return NULL;
-    e->cast_type_known = plan_type_from_text(t, strlen(t), &e->cast_type);
+    e->cast_type_known = em_plan_type_from_text(t, strlen(t), &e->cast_type);
     return e;
 }
 
@@ -1235,7 +1235,7 @@ static em_expr *read_sort_order(plan_reader *rd, json_t *j, const char *cls,
 
 static em_expr *read_bound_ref(plan_reader *rd, json_t *j, const char *cls, const rd_path *path) {
     (void)cls;
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_BOUND_REF);
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_BOUND_REF);
     json_t *ord = e ? field(rd, j, "ordinal", path) : NULL;
     const char *t = ord ? field_string(rd, j, "dataType", path) : NULL;
     json_t *nul = t ? field(rd, j, "nullable", path) : NULL;
@@ -1244,16 +1244,16 @@ static em_expr *read_bound_ref(plan_reader *rd, json_t *j, const char *cls, cons
     rd_path pf = {path, "fields", -1, NULL};
     if (!json_is_integer(ord)) {
         rd_path p = {&pf, "ordinal", -1, NULL};
-        return plan_read_fail(rd, &p, "expected an integer");
+        return em_plan_read_fail(rd, &p, "expected an integer");
     }
     if (!json_is_boolean(nul)) {
         rd_path p = {&pf, "nullable", -1, NULL};
-        return plan_read_fail(rd, &p, "expected a boolean");
+        return em_plan_read_fail(rd, &p, "expected a boolean");
     }
     e->id = json_integer_value(ord);
     if (!(e->text = rd_strdup(rd, t)))
         return NULL;
-    e->cast_type_known = plan_type_from_text(t, strlen(t), &e->cast_type);
+    e->cast_type_known = em_plan_type_from_text(t, strlen(t), &e->cast_type);
     e->nullable_flag = json_is_true(nul);
     return e;
 }
@@ -1269,7 +1269,7 @@ static json_t *subquery_node(json_t *j) {
 static const char *subquery_name(json_t *node, bool *reused, json_int_t *node_id) {
     *reused = false;
     for (int hop = 0; hop < 4 && node; hop++) {
-        const char *cls = plan_read_class(node);
+        const char *cls = em_plan_read_class(node);
         json_t *fields = json_object_get(node, "fields");
         if (strcmp(cls, "ReusedSubqueryExec") == 0) {
             *reused = true;
@@ -1304,13 +1304,13 @@ static em_expr *read_scalar_subquery(plan_reader *rd, json_t *j, const char *cls
     rd_path pf = {path, "fields", -1, NULL};
     rd_path pp = {&pf, "plan", -1, NULL};
     if (!node)
-        return plan_read_fail(rd, &pp, "expected {\"plan\": <subquery node>}");
+        return em_plan_read_fail(rd, &pp, "expected {\"plan\": <subquery node>}");
     bool reused;
     json_int_t nid = -1;
     const char *name = subquery_name(node, &reused, &nid);
     if (!name)
-        return plan_read_fail(rd, &pp, "expected a subquery node with a name");
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_SCALAR_SUBQUERY);
+        return em_plan_read_fail(rd, &pp, "expected a subquery node with a name");
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_SCALAR_SUBQUERY);
     if (!e || !(e->name = rd_strdup(rd, name)))
         return NULL;
     e->reused = reused;
@@ -1333,7 +1333,7 @@ static em_expr *read_in_subquery(plan_reader *rd, json_t *j, const char *cls,
     if (!name) {
         rd_path pf = {path, "fields", -1, NULL};
         rd_path pp = {&pf, "plan", -1, NULL};
-        return plan_read_fail(rd, &pp, "expected {\"plan\": <subquery node>} with a name");
+        return em_plan_read_fail(rd, &pp, "expected {\"plan\": <subquery node>} with a name");
     }
     if (!(e->name = rd_strdup(rd, name)))
         return NULL;
@@ -1398,7 +1398,7 @@ static em_expr *read_struct_field(plan_reader *rd, json_t *j, const char *cls,
 
 static em_expr *read_window(plan_reader *rd, json_t *j, const char *cls, const rd_path *path) {
     (void)cls;
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_WINDOW);
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_WINDOW);
     arg_list l = {0};
     if (!e || !args_push(rd, &l, field_expr(rd, j, "windowFunction", path)) ||
         !args_push(rd, &l, field_expr(rd, j, "windowSpec", path)))
@@ -1453,12 +1453,12 @@ static em_expr *read_agg(plan_reader *rd, json_t *j, const char *cls, const rd_p
     rd_path pf = {path, "fields", -1, NULL};
     rd_path pa = {&pf, "aggregateFunction", -1, NULL};
     if (!is_expr_json(fn))
-        return plan_read_fail(rd, &pa, "expected an expression object");
-    const char *fcls = plan_read_class(fn);
+        return em_plan_read_fail(rd, &pa, "expected an expression object");
+    const char *fcls = em_plan_read_class(fn);
     char fcls_copy[160];
     snprintf(fcls_copy, sizeof fcls_copy, "%s", fcls);
     rd_path pac = {&pa, NULL, -1, fcls_copy};
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_AGG);
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_AGG);
     const char *pretty = json_string_value(json_object_get(fn, "pretty"));
     if (!e || !(e->name = rd_strdup(rd, pretty ? pretty : fcls_copy)))
         return NULL;
@@ -1472,7 +1472,7 @@ static em_expr *read_agg(plan_reader *rd, json_t *j, const char *cls, const rd_p
     arg_list l = {0};
     if (++rd->depth > PLAN_READ_MAX_DEPTH) {
         rd->depth--;
-        return plan_read_fail(rd, &pac, "expressions nested deeper than %d levels",
+        return em_plan_read_fail(rd, &pac, "expressions nested deeper than %d levels",
                               PLAN_READ_MAX_DEPTH);
     }
     bool ok = flat_args(rd, fn, fcls_copy, &l, &pac);
@@ -1487,19 +1487,19 @@ static em_expr *read_agg(plan_reader *rd, json_t *j, const char *cls, const rd_p
         if (!cond)
             return NULL;
         set_spark_view(rd, e, j, "AggregateExpression");
-        em_expr *raw = plan_read_new_expr(rd, EM_EXPR_RAW);
+        em_expr *raw = em_plan_read_new_expr(rd, EM_EXPR_RAW);
         arg_list r = {0};
         if (!raw || !args_push(rd, &r, e) || !args_push(rd, &r, cond))
             return NULL;
         args_take(raw, &r);
         plan_buf b = {0};
-        plan_print_expr(&b, e, rd->shim);
-        plan_buf_puts(&b, " FILTER (WHERE ");
-        plan_print_expr(&b, cond, rd->shim);
-        plan_buf_putc(&b, ')');
+        em_plan_print_expr(&b, e, rd->shim);
+        em_plan_buf_puts(&b, " FILTER (WHERE ");
+        em_plan_print_expr(&b, cond, rd->shim);
+        em_plan_buf_putc(&b, ')');
         raw->text = b.failed ? NULL : rd_strdup(rd, b.data ? b.data : "");
         free(b.data);
-        return raw->text ? raw : plan_read_nomem(rd);
+        return raw->text ? raw : em_plan_read_nomem(rd);
     }
     return e;
 }
@@ -1509,9 +1509,9 @@ static em_expr *read_generic(plan_reader *rd, json_t *j, const char *cls, const 
     const char *pretty = json_string_value(json_object_get(j, "pretty"));
     if (!pretty || !*pretty) {
         rd_path p = {path, "pretty", -1, NULL};
-        return plan_read_fail(rd, &p, "expected the expression's printed name");
+        return em_plan_read_fail(rd, &p, "expected the expression's printed name");
     }
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_CALL);
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_CALL);
     if (!e || !(e->name = rd_strdup(rd, pretty)))
         return NULL;
     arg_list l = {0};
@@ -1535,7 +1535,7 @@ static em_expr *read_static_invoke(plan_reader *rd, json_t *j, const char *cls,
         !strstr(obj, "CharVarcharCodegenUtils") || !json_is_array(args) ||
         json_array_size(args) != 2)
         return read_generic(rd, j, cls, path);
-    em_expr *e = plan_read_new_expr(rd, EM_EXPR_CALL);
+    em_expr *e = em_plan_read_new_expr(rd, EM_EXPR_CALL);
     if (!e || !(e->name = rd_strdup(rd, "read_side_padding")))
         return NULL;
     rd_path pf = {path, "fields", -1, NULL};
@@ -1606,13 +1606,13 @@ static em_expr *read_expr_at(plan_reader *rd, json_t *j, const rd_path *path) {
     if (rd->failed)
         return NULL;
     if (!is_expr_json(j))
-        return plan_read_fail(rd, path, "expected an expression object");
+        return em_plan_read_fail(rd, path, "expected an expression object");
     char cls[160];
-    snprintf(cls, sizeof cls, "%s", plan_read_class(j));
+    snprintf(cls, sizeof cls, "%s", em_plan_read_class(j));
     rd_path here = {path, NULL, -1, cls};
     if (++rd->depth > PLAN_READ_MAX_DEPTH) {
         rd->depth--;
-        return plan_read_fail(rd, &here, "expressions nested deeper than %d levels",
+        return em_plan_read_fail(rd, &here, "expressions nested deeper than %d levels",
                               PLAN_READ_MAX_DEPTH);
     }
     expr_reader read = read_generic;
@@ -1627,24 +1627,24 @@ static em_expr *read_expr_at(plan_reader *rd, json_t *j, const rd_path *path) {
     em_expr *e = read(rd, j, cls, &here);
     rd->depth--;
     if (!e)
-        return rd->failed ? NULL : plan_read_fail(rd, &here, "cannot read the expression");
+        return rd->failed ? NULL : em_plan_read_fail(rd, &here, "cannot read the expression");
     if (e->kind != EM_EXPR_RAW)
         set_spark_view(rd, e, j, cls);
     return e;
 }
 
-em_expr *plan_read_expr(plan_reader *rd, json_t *j, const rd_path *path) {
+em_expr *em_plan_read_expr(plan_reader *rd, json_t *j, const rd_path *path) {
     return read_expr_at(rd, j, path);
 }
 
-em_expr *plan_read_filter(plan_reader *rd, json_t *j, const rd_path *path) {
+em_expr *em_plan_read_filter(plan_reader *rd, json_t *j, const rd_path *path) {
     if (rd->failed)
         return NULL;
     if (!json_is_object(j) || !json_is_string(json_object_get(j, "class")))
-        return plan_read_fail(rd, path, "expected a data source filter object");
+        return em_plan_read_fail(rd, path, "expected a data source filter object");
     if (++rd->depth > PLAN_READ_MAX_DEPTH) {
         rd->depth--;
-        return plan_read_fail(rd, path, "filters nested deeper than %d levels",
+        return em_plan_read_fail(rd, path, "filters nested deeper than %d levels",
                               PLAN_READ_MAX_DEPTH);
     }
     em_expr *e = product_call(rd, j, path, true);
@@ -1652,7 +1652,7 @@ em_expr *plan_read_filter(plan_reader *rd, json_t *j, const rd_path *path) {
     return e;
 }
 
-em_expr *plan_read_arg(plan_reader *rd, json_t *v, const rd_path *path, bool *skip) {
+em_expr *em_plan_read_arg(plan_reader *rd, json_t *v, const rd_path *path, bool *skip) {
     *skip = false;
     if (rd->failed)
         return NULL;
@@ -1674,16 +1674,16 @@ em_expr *plan_read_arg(plan_reader *rd, json_t *v, const rd_path *path, bool *sk
             *skip = true;
             return NULL;
         }
-        em_expr *list = plan_read_new_expr(rd, EM_EXPR_LIST);
+        em_expr *list = em_plan_read_new_expr(rd, EM_EXPR_LIST);
         if (!list)
             return NULL;
         arg_list l = {0};
         json_array_foreach(v, i, x) {
             rd_path p = {path, NULL, (int)i, NULL};
             bool sk;
-            em_expr *item = plan_read_arg(rd, x, &p, &sk);
+            em_expr *item = em_plan_read_arg(rd, x, &p, &sk);
             if (sk) /* inside a sequence nothing is omitted: an empty one prints "[]" */
-                item = json_is_array(x) ? plan_read_new_expr(rd, EM_EXPR_LIST)
+                item = json_is_array(x) ? em_plan_read_new_expr(rd, EM_EXPR_LIST)
                                         : make_literal(rd, json_is_null(x) ? "null" : "None");
             if (!args_push(rd, &l, item))
                 return NULL;
@@ -1693,7 +1693,7 @@ em_expr *plan_read_arg(plan_reader *rd, json_t *v, const rd_path *path, bool *sk
     }
     if (++rd->depth > PLAN_READ_MAX_DEPTH) {
         rd->depth--;
-        return plan_read_fail(rd, path, "values nested deeper than %d levels",
+        return em_plan_read_fail(rd, path, "values nested deeper than %d levels",
                               PLAN_READ_MAX_DEPTH);
     }
     em_expr *e = value_expr(rd, v, path, false);

@@ -32,7 +32,7 @@
  *                      the original typing is recomputed from the new types.
  *
  * Casts are recognized as coercions only when the original typing shows it
- * (plan_retype_mark runs on the plan typed as printed), so a user's cast to a
+ * (em_plan_retype_mark runs on the plan typed as printed), so a user's cast to a
  * decimal keeps its type. A literal operand's original type is taken from
  * its text, or solved from the printed product type (Spark prints the literal
  * folded to the promoted type: 0.2 as 0.2000); it is then printed folded to
@@ -118,7 +118,7 @@ static bool literal_decimal_type(const char *s, em_type *out) {
 static const char *type_text(plan_arena *a, const char *fmt, em_type t) {
     char buf[48];
     int n = snprintf(buf, sizeof buf, fmt, t.precision, t.scale);
-    return plan_arena_strndup(a, buf, n > 0 ? (size_t)n : 0);
+    return em_plan_arena_strndup(a, buf, n > 0 ? (size_t)n : 0);
 }
 
 /* Sets a CAST/TYPE node's printed type; true when it changed. */
@@ -279,7 +279,7 @@ static bool mark_slot(em_plan *plan, em_expr **slot, void *ctx) {
             const em_expr *os = o->kind == EM_EXPR_CAST && o->args[0]->type_known ? o->args[0] : o;
             if (!os->type_known || os->kind == EM_EXPR_LITERAL || !decimal_form(os->type, &dother))
                 continue;
-            if (em_type_equal(plan_wider_decimal(dc, dother), c->cast_type))
+            if (em_type_equal(em_plan_wider_decimal(dc, dother), c->cast_type))
                 mark_cast(m, c);
         }
     }
@@ -322,8 +322,8 @@ static const em_plan_field *final_functions(const em_plan_node *n, const em_plan
 
 static char *print_to_arena(em_plan *plan, const em_expr *e) {
     plan_buf b = {0};
-    plan_print_expr(&b, e, plan->shim);
-    char *s = b.data && !b.failed ? plan_arena_strndup(&plan->arena, b.data, b.len) : NULL;
+    em_plan_print_expr(&b, e, plan->shim);
+    char *s = b.data && !b.failed ? em_plan_arena_strndup(&plan->arena, b.data, b.len) : NULL;
     free(b.data);
     return s;
 }
@@ -353,7 +353,7 @@ static void mark_named_results(em_plan *plan, plan_retype_marks *m) {
     }
 }
 
-em_status plan_retype_mark(em_plan *plan, plan_retype_marks **out) {
+em_status em_plan_retype_mark(em_plan *plan, plan_retype_marks **out) {
     plan_retype_marks *m = calloc(1, sizeof *m);
     *out = m;
     if (!m)
@@ -363,7 +363,7 @@ em_status plan_retype_mark(em_plan *plan, plan_retype_marks **out) {
     return m->failed ? EM_ERR_NOMEM : EM_OK;
 }
 
-void plan_retype_marks_free(plan_retype_marks *m) {
+void em_plan_retype_marks_free(plan_retype_marks *m) {
     if (!m)
         return;
     free(m->casts);
@@ -487,7 +487,7 @@ static int64_t plan_max_expr_id(const em_plan *plan) {
 
 /* A fresh boolean attribute isEmpty#N (Sum's second buffer over decimals). */
 static em_expr *new_is_empty(em_plan *plan, agg_fixes *fx) {
-    em_expr *a = plan_arena_alloc(&plan->arena, sizeof *a);
+    em_expr *a = em_plan_arena_alloc(&plan->arena, sizeof *a);
     if (!a) {
         fx->failed = true;
         return NULL;
@@ -501,7 +501,7 @@ static em_expr *new_is_empty(em_plan *plan, agg_fixes *fx) {
 
 /* Inserts item at position at of a list field (a new arena array). */
 static bool list_insert(em_plan *plan, em_plan_field *fl, int at, em_expr *item) {
-    em_expr **n = plan_arena_alloc(&plan->arena, (size_t)(fl->n_exprs + 1) * sizeof *n);
+    em_expr **n = em_plan_arena_alloc(&plan->arena, (size_t)(fl->n_exprs + 1) * sizeof *n);
     if (!n || at < 0 || at > fl->n_exprs)
         return false;
     for (int i = 0, k = 0; i <= fl->n_exprs; i++)
@@ -529,7 +529,7 @@ static bool widen_partial_sum(em_plan *plan, em_plan_node *node, int fn_index, a
     int k = 0;
     for (int i = 0; i < fn_index; i++) {
         em_type buf[3];
-        int nb = plan_agg_buffer_types(fns->exprs[i], buf, 3);
+        int nb = em_plan_agg_buffer_types(fns->exprs[i], buf, 3);
         if (nb == 0)
             return false;
         k += nb;
@@ -594,7 +594,7 @@ static bool rewrite_aggregates(em_plan *plan, agg_fixes *fx) {
                     if (t.precision + 4 <= MAX_DOUBLE_DIGITS) {
                         char buf[32];
                         pow10_text(t.scale, buf, sizeof buf);
-                        fix.divisor = plan_arena_strndup(&plan->arena, buf, strlen(buf));
+                        fix.divisor = em_plan_arena_strndup(&plan->arena, buf, strlen(buf));
                         fix.cast_to = em_type_decimal(t.precision + 4, t.scale + 4);
                     } else {
                         fix.unwrap = true; /* same buffers: sum and count */
@@ -661,7 +661,7 @@ static void propagate_inserts(em_plan *plan, agg_fixes *fx) {
                             continue;
                         if (i + 1 < fl->n_exprs && fl->exprs[i + 1]->id == bi->attr->id)
                             continue;
-                        em_expr *copy = plan_arena_alloc(&plan->arena, sizeof *copy);
+                        em_expr *copy = em_plan_arena_alloc(&plan->arena, sizeof *copy);
                         if (!copy || !list_insert(plan, fl, i + 1, copy)) {
                             fx->failed = true;
                             return;
@@ -717,8 +717,8 @@ static bool fix_agg_slot(em_plan *plan, em_expr **slot, void *ctx) {
         snprintf(s, sizeof s, "%d", f->cast_to.scale);
         if (strcmp(e->args[1]->text, p) == 0 && strcmp(e->args[2]->text, s) == 0)
             return false;
-        e->args[1]->text = plan_arena_strndup(&plan->arena, p, strlen(p));
-        e->args[2]->text = plan_arena_strndup(&plan->arena, s, strlen(s));
+        e->args[1]->text = em_plan_arena_strndup(&plan->arena, p, strlen(p));
+        e->args[2]->text = em_plan_arena_strndup(&plan->arena, s, strlen(s));
         return e->args[1]->text && e->args[2]->text;
     }
     /* cast((attr#K / 10^s) as decimal(p+4,s+4)) */
@@ -776,7 +776,7 @@ static bool refold_literal(em_plan *plan, em_expr *lit, em_type p) {
         if (frac[i] != '0')
             return false;
     size_t cap = int_len + (size_t)p.scale + 2;
-    char *out = plan_arena_alloc(&plan->arena, cap + 1);
+    char *out = em_plan_arena_alloc(&plan->arena, cap + 1);
     if (!out)
         return false;
     memcpy(out, t, int_len);
@@ -806,8 +806,8 @@ static bool promote_to(em_plan *plan, operand *o, em_type p) {
     }
     if (o->cast)
         return set_printed_type(&plan->arena, o->cast, p);
-    em_expr *c = plan_arena_alloc(&plan->arena, sizeof *c);
-    em_expr **args = plan_arena_alloc(&plan->arena, sizeof *args);
+    em_expr *c = em_plan_arena_alloc(&plan->arena, sizeof *c);
+    em_expr **args = em_plan_arena_alloc(&plan->arena, sizeof *args);
     if (!c || !args)
         return false;
     memset(c, 0, sizeof *c);
@@ -834,7 +834,7 @@ static bool fix_precision_slot(em_plan *plan, em_expr **slot, void *ctx) {
             !em_shim_decimal_rule(bin->op, dl, dr, cx->shim->decimal_allow_precision_loss, &res))
             return false;
         em_type prom =
-            bin->op == EM_OP_ADD || bin->op == EM_OP_SUB ? res : plan_wider_decimal(dl, dr);
+            bin->op == EM_OP_ADD || bin->op == EM_OP_SUB ? res : em_plan_wider_decimal(dl, dr);
         changed |= set_printed_type(&plan->arena, e->args[1], res);
         changed |= promote_to(plan, &l, prom);
         changed |= promote_to(plan, &r, prom);
@@ -851,7 +851,7 @@ static bool fix_precision_slot(em_plan *plan, em_expr **slot, void *ctx) {
         if (!xl->type_known || !xr->type_known || !decimal_form(xl->type, &dl) ||
             !decimal_form(xr->type, &dr))
             return false;
-        em_type w = plan_wider_decimal(dl, dr);
+        em_type w = em_plan_wider_decimal(dl, dr);
         if (ml)
             changed |= set_printed_type(&plan->arena, cl, w);
         if (mr)
@@ -901,7 +901,7 @@ static void rename_results(em_plan *plan, const plan_retype_marks *marks, agg_fi
     free(names.items);
 }
 
-em_status plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
+em_status em_plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
                             em_plan_column_type_fn column_type, void *ctx) {
     agg_fixes fx = {.next_id = plan_max_expr_id(plan) + 1};
     bool changed = rewrite_aggregates(plan, &fx);
@@ -912,8 +912,8 @@ em_status plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
         return EM_ERR_NOMEM;
     }
     if (changed) {
-        plan_reset_types(plan);
-        plan_infer(plan, column_type, ctx);
+        em_plan_reset_types(plan);
+        em_plan_infer(plan, column_type, ctx);
     }
     dp_ctx dp = {.marks = marks, .shim = plan->shim};
     for (int round = 0; round < 16; round++) {
@@ -921,8 +921,8 @@ em_status plan_retype_apply(em_plan *plan, const plan_retype_marks *marks,
         changed |= walk_plan(plan, fix_precision_slot, &dp);
         if (!changed)
             break;
-        plan_reset_types(plan);
-        plan_infer(plan, column_type, ctx);
+        em_plan_reset_types(plan);
+        em_plan_infer(plan, column_type, ctx);
     }
     rename_results(plan, marks, &fx);
     free(fx.items);

@@ -299,7 +299,7 @@ static void coerce_literal(em_expr *lit, em_type target, lit_role role) {
         else
             break;
         set_type(lit, role == LIT_MEMBER     ? target
-                      : role == LIT_COMPARED ? plan_wider_decimal(target, own)
+                      : role == LIT_COMPARED ? em_plan_wider_decimal(target, own)
                                              : own);
         break;
     }
@@ -425,7 +425,7 @@ static bool name_is(const em_expr *e, const char *const *names) {
 }
 
 /* TypeCoercion's wider type of two decimals: max scale, max integral digits. */
-em_type plan_wider_decimal(em_type a, em_type b) {
+em_type em_plan_wider_decimal(em_type a, em_type b) {
     int scale = a.scale > b.scale ? a.scale : b.scale;
     int ia = a.precision - a.scale, ib = b.precision - b.scale;
     return em_shim_decimal_adjust((ia > ib ? ia : ib) + scale, scale, false);
@@ -445,7 +445,7 @@ static bool common_type(em_expr **values, int n, em_type *out) {
         if (!known)
             *out = v->type;
         else if (out->id == EM_TYPE_DECIMAL && v->type.id == EM_TYPE_DECIMAL)
-            *out = plan_wider_decimal(*out, v->type);
+            *out = em_plan_wider_decimal(*out, v->type);
         else if ((is_integral(out->id) || is_fractional(out->id)) &&
                  (is_integral(v->type.id) || is_fractional(v->type.id)))
             *out = wider_numeric(*out, v->type);
@@ -621,7 +621,7 @@ static bool agg_result_type(const em_expr *e, em_type *out) {
 
 /* Types of an aggregate's buffer attributes (Aggregate Attributes of a partial
  * aggregate); returns how many, 0 when unknown. */
-int plan_agg_buffer_types(const em_expr *e, em_type *out, int cap) {
+int em_plan_agg_buffer_types(const em_expr *e, em_type *out, int cap) {
     em_type r;
     if (cap < 3 || !agg_result_type(e, &r))
         return 0;
@@ -687,7 +687,7 @@ static void field_type(em_expr *e) {
         return;
     for (int i = 0; i + 1 < s->n_args; i += 2) {
         plan_buf name = {0};
-        plan_print_expr(&name, s->args[i], &em_shim_spark41);
+        em_plan_print_expr(&name, s->args[i], &em_shim_spark41);
         bool match = name.data && strcmp(name.data, e->name) == 0;
         free(name.data);
         if (match) {
@@ -738,7 +738,7 @@ static void infer_expr(infer_ctx *cx, em_expr *e) {
             set_type(e, t);
         } else if (!env_get(&cx->defined, e->id, &t)) {
             /* no operator defines it: literal text containing '#digits' */
-            char *text = plan_arena_alloc(&cx->plan->arena, strlen(e->name) + 24);
+            char *text = em_plan_arena_alloc(&cx->plan->arena, strlen(e->name) + 24);
             if (!text)
                 return;
             snprintf(text, strlen(e->name) + 24, "%s#%lld%s", e->name, (long long)e->id,
@@ -777,7 +777,7 @@ static void infer_expr(infer_ctx *cx, em_expr *e) {
         for (int i = 0; i < pairs; i++)
             coerce_literal(e->args[2 * i], em_type_make(EM_TYPE_BOOLEAN), LIT_MEMBER);
         /* the branches' common type; literal branches follow it */
-        em_expr **values = plan_arena_alloc(&cx->plan->arena, (size_t)e->n_args * sizeof *values);
+        em_expr **values = em_plan_arena_alloc(&cx->plan->arena, (size_t)e->n_args * sizeof *values);
         if (!values)
             break;
         int nv = 0;
@@ -865,7 +865,7 @@ static void set_output(infer_ctx *cx, em_plan_node *node, em_expr **items, int n
 
 /* Output of a list of named expressions: aliases and attributes. */
 static void output_from_list(infer_ctx *cx, em_plan_node *node, em_expr **items, int n) {
-    em_expr **out = plan_arena_alloc(&cx->plan->arena, (size_t)(n ? n : 1) * sizeof *out);
+    em_expr **out = em_plan_arena_alloc(&cx->plan->arena, (size_t)(n ? n : 1) * sizeof *out);
     if (!out)
         return;
     for (int i = 0; i < n; i++)
@@ -886,7 +886,7 @@ static void union_types(infer_ctx *cx, em_plan_node *node) {
             if (i >= k->n_output || !k->output[i]->type_known ||
                 k->output[i]->type.id == EM_TYPE_NULL)
                 continue;
-            em_expr *copy = plan_arena_alloc(&cx->plan->arena, sizeof *copy);
+            em_expr *copy = em_plan_arena_alloc(&cx->plan->arena, sizeof *copy);
             if (!copy)
                 return;
             *copy = *a;
@@ -901,7 +901,7 @@ static void union_types(infer_ctx *cx, em_plan_node *node) {
 static void concat_outputs(infer_ctx *cx, em_plan_node *node, const em_plan_node *a,
                            const em_plan_node *b, em_expr *extra) {
     int n = (a ? a->n_output : 0) + (b ? b->n_output : 0) + (extra ? 1 : 0);
-    em_expr **out = plan_arena_alloc(&cx->plan->arena, (size_t)(n ? n : 1) * sizeof *out);
+    em_expr **out = em_plan_arena_alloc(&cx->plan->arena, (size_t)(n ? n : 1) * sizeof *out);
     if (!out)
         return;
     int k = 0;
@@ -934,7 +934,7 @@ static void define_expand_outputs(infer_ctx *cx, em_expr *attrs, const em_expr *
         if (a->kind != EM_EXPR_ATTR)
             continue;
         em_expr **column =
-            plan_arena_alloc(&cx->plan->arena, (size_t)(projections->n_args + 1) * sizeof *column);
+            em_plan_arena_alloc(&cx->plan->arena, (size_t)(projections->n_args + 1) * sizeof *column);
         if (!column)
             return;
         int nc = 0;
@@ -1058,7 +1058,7 @@ static void infer_aggregate(infer_ctx *cx, em_plan_node *node) {
             em_type buf[3];
             int nb = 0;
             if (partial && f->kind == EM_EXPR_AGG) {
-                nb = plan_agg_buffer_types(f, buf, 3);
+                nb = em_plan_agg_buffer_types(f, buf, 3);
             } else if (f->type_known) {
                 buf[0] = f->type;
                 nb = 1;
@@ -1107,7 +1107,7 @@ static void infer_all_fields(infer_ctx *cx, em_plan_node *node) {
     }
 }
 
-bool plan_output_given(const em_plan_node *node) {
+bool em_plan_output_given(const em_plan_node *node) {
     /* structured plans only (source_index set): fragment inputs, query stages read without
      * their plans, and operators of unknown classes (their output is what Spark says) */
     return node->source_index >= 0 &&
@@ -1135,7 +1135,7 @@ static void infer_node(infer_ctx *cx, em_plan_node *node) {
     em_plan_field *output = field_of(node, EM_FIELD_OUTPUT);
     em_plan_field *input = field_of(node, EM_FIELD_INPUT);
     em_plan_field *args = field_of(node, EM_FIELD_ARGUMENTS);
-    if (plan_output_given(node)) {
+    if (em_plan_output_given(node)) {
         /* a fragment input, a query stage read without its plan, an operator of a class
          * the reader does not know: the output is given, typed from Spark's types */
         infer_all_fields(cx, node);
@@ -1221,7 +1221,7 @@ static void infer_node(infer_ctx *cx, em_plan_node *node) {
         em_expr *wins = arg_list(args, 0);
         int n_in = input ? input->n_exprs : (child ? child->n_output : 0);
         int n_w = wins ? wins->n_args : 0;
-        em_expr **out = plan_arena_alloc(&cx->plan->arena, (size_t)(n_in + n_w + 1) * sizeof *out);
+        em_expr **out = em_plan_arena_alloc(&cx->plan->arena, (size_t)(n_in + n_w + 1) * sizeof *out);
         if (!out)
             break;
         for (int i = 0; i < n_in; i++)
@@ -1269,7 +1269,7 @@ static void collect_all_defined(em_plan *plan, type_env *set) {
             continue;
         if (node->exists_attr)
             env_put(set, node->exists_attr->id, em_type_make(EM_TYPE_BOOLEAN));
-        if (plan_output_given(node))
+        if (em_plan_output_given(node))
             for (int i = 0; i < node->n_output; i++)
                 collect_defined(set, node->output[i], true);
         for (int f = 0; f < node->n_fields; f++) {
@@ -1343,13 +1343,13 @@ static int collect_join_hints(const em_plan *plan, type_env *hints) {
     return hints->failed ? 0 : added;
 }
 
-void plan_infer(em_plan *plan, em_plan_column_type_fn column_type, void *ctx) {
+void em_plan_infer(em_plan *plan, em_plan_column_type_fn column_type, void *ctx) {
     type_env hints = {0};
     for (int pass = 0; pass < 4; pass++) {
         infer_pass(plan, column_type, ctx, &hints);
         if (plan->arena.failed || pass == 3 || collect_join_hints(plan, &hints) == 0)
             break;
-        plan_reset_types(plan); /* again, with the join keys' types on the leaves */
+        em_plan_reset_types(plan); /* again, with the join keys' types on the leaves */
     }
     if (hints.failed)
         plan->arena.failed = true;
@@ -1376,7 +1376,7 @@ static int count_unwrapped(const em_expr *e, bool wrapped) {
     return n;
 }
 
-int plan_count_unwrapped_decimal_arith(em_plan *plan) {
+int em_plan_count_unwrapped_decimal_arith(em_plan *plan) {
     em_dialect_evidence *ev = &plan->evidence;
     if (ev->check_overflow_2 || ev->check_overflow_3 || ev->promote_precision)
         return 0;
@@ -1397,7 +1397,7 @@ static void reset_expr(em_expr *e) {
         reset_expr(e->args[i]);
 }
 
-void plan_reset_types(em_plan *plan) {
+void em_plan_reset_types(em_plan *plan) {
     for (int id = 1; id <= plan->max_id; id++) {
         em_plan_node *node = plan->by_id[id];
         if (!node)
@@ -1407,7 +1407,7 @@ void plan_reset_types(em_plan *plan) {
                 reset_expr(node->fields[f].exprs[i]);
         if (node->exists_attr)
             reset_expr((em_expr *)node->exists_attr);
-        if (plan_output_given(node))
+        if (em_plan_output_given(node))
             continue; /* given, not derived: kept with its types */
         node->n_output = 0;
         node->output = NULL;

@@ -153,14 +153,14 @@ static bool find_readers(em_plan_node *n, const em_plan_node *x, readers *r,
 }
 
 static em_expr *count_literal(em_plan *plan, int partitions) {
-    em_expr *e = plan_arena_alloc(&plan->arena, sizeof *e);
+    em_expr *e = em_plan_arena_alloc(&plan->arena, sizeof *e);
     char text[16];
     int len = snprintf(text, sizeof text, "%d", partitions);
     if (!e)
         return NULL;
     memset(e, 0, sizeof *e);
     e->kind = EM_EXPR_LITERAL;
-    e->text = plan_arena_strndup(&plan->arena, text, (size_t)len);
+    e->text = em_plan_arena_strndup(&plan->arena, text, (size_t)len);
     e->type = em_type_make(EM_TYPE_INT);
     e->type_known = true;
     return e;
@@ -182,12 +182,12 @@ static bool take_id(em_plan *plan, em_plan_node *n) {
 static em_plan_node *new_exchange(em_plan *plan, em_plan_node *child, const em_plan_field *keys,
                                   int partitions) {
     plan_arena *a = &plan->arena;
-    em_plan_node *x = plan_arena_alloc(a, sizeof *x);
-    em_expr *hp = plan_arena_alloc(a, sizeof *hp);
-    em_plan_field *f = plan_arena_alloc(a, sizeof *f * 2);
-    em_plan_node **kids = plan_arena_alloc(a, sizeof *kids);
-    em_expr **args = plan_arena_alloc(a, sizeof *args * (size_t)(keys->n_exprs + 1));
-    em_expr **arg_list = plan_arena_alloc(a, sizeof *arg_list);
+    em_plan_node *x = em_plan_arena_alloc(a, sizeof *x);
+    em_expr *hp = em_plan_arena_alloc(a, sizeof *hp);
+    em_plan_field *f = em_plan_arena_alloc(a, sizeof *f * 2);
+    em_plan_node **kids = em_plan_arena_alloc(a, sizeof *kids);
+    em_expr **args = em_plan_arena_alloc(a, sizeof *args * (size_t)(keys->n_exprs + 1));
+    em_expr **arg_list = em_plan_arena_alloc(a, sizeof *arg_list);
     em_expr *count = count_literal(plan, partitions);
     if (!x || !hp || !f || !kids || !args || !arg_list || !count || a->failed)
         return NULL;
@@ -241,7 +241,7 @@ static em_expr *rename_attrs(em_plan *plan, em_expr *e, const em_plan_node *from
     }
     if (e->n_args == 0)
         return e;
-    em_expr *c = plan_arena_alloc(&plan->arena, sizeof *c);
+    em_expr *c = em_plan_arena_alloc(&plan->arena, sizeof *c);
     em_expr **args = c ? rename_list(plan, e->n_args, e->args, from, to) : NULL;
     if (!args)
         return NULL;
@@ -253,7 +253,7 @@ static em_expr *rename_attrs(em_plan *plan, em_expr *e, const em_plan_node *from
 /* A new list of n expressions, each renamed as above; NULL when out of memory. */
 static em_expr **rename_list(em_plan *plan, int n, em_expr **src, const em_plan_node *from,
                              const em_plan_node *to) {
-    em_expr **out = plan_arena_alloc(&plan->arena, sizeof *out * (size_t)(n > 0 ? n : 1));
+    em_expr **out = em_plan_arena_alloc(&plan->arena, sizeof *out * (size_t)(n > 0 ? n : 1));
     for (int i = 0; out && i < n; i++)
         if (!(out[i] = rename_attrs(plan, src[i], from, to)))
             return NULL;
@@ -306,8 +306,8 @@ static char *keys_text(const em_plan *plan, const em_plan_field *keys, em_error 
 /* A read of exchange x under the given output (its ids): a new
  * ReusedExchange, as Spark prints a second read of one shuffle. */
 static em_plan_node *reuse_of(em_plan *plan, em_plan_node *x, int n_output, em_expr **output) {
-    em_plan_node *r = plan_arena_alloc(&plan->arena, sizeof *r);
-    em_plan_field *f = plan_arena_alloc(&plan->arena, sizeof *f);
+    em_plan_node *r = em_plan_arena_alloc(&plan->arena, sizeof *r);
+    em_plan_field *f = em_plan_arena_alloc(&plan->arena, sizeof *f);
     if (!r || !f)
         return NULL;
     memset(f, 0, sizeof *f);
@@ -339,7 +339,7 @@ static em_plan_node *build_exchange(em_plan *plan, em_plan_node *read, const em_
                                     int partitions, built *made, em_error *err) {
     const em_plan_field *base = keys;
     if (read != bx) {
-        em_plan_field *mapped = plan_arena_alloc(&plan->arena, sizeof *mapped);
+        em_plan_field *mapped = em_plan_arena_alloc(&plan->arena, sizeof *mapped);
         em_expr **exprs = rename_list(plan, keys->n_exprs, keys->exprs, read, bx);
         if (!mapped || !exprs)
             return NULL;
@@ -379,7 +379,7 @@ static em_status rewrite(em_plan *plan, em_plan_node *j, int partitions, built *
         return EM_FAIL(err, EM_ERR_BIND, "%s (%d): the broadcast has no child", bx->name, bx->id);
     const em_plan_field *keys[2] = {em_plan_node_field(j, EM_FIELD_LEFT_KEYS),
                                     em_plan_node_field(j, EM_FIELD_RIGHT_KEYS)};
-    em_plan_node **kids = plan_arena_alloc(&plan->arena, sizeof *kids * 2);
+    em_plan_node **kids = em_plan_arena_alloc(&plan->arena, sizeof *kids * 2);
     em_plan_node *l = b == 0 ? build_exchange(plan, j->children[0], bx, build_in, keys[0],
                                               partitions, made, err)
                              : new_exchange(plan, j->children[0], keys[0], partitions);

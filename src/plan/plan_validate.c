@@ -147,7 +147,7 @@ static bool is_keyed_join(em_node_kind k) {
  * MapElements ...), from their input, without the columns they add; so does
  * every node passing such an output on without printing its own. */
 static bool output_complete(const em_plan_node *n) {
-    if (n->is_input || plan_output_given(n))
+    if (n->is_input || em_plan_output_given(n))
         return true; /* as Spark gave it (structured plans) */
     switch (n->kind) {
     case EM_NODE_UNKNOWN:
@@ -212,7 +212,7 @@ static em_status check_node(const em_plan_node *node, const char *src, em_error 
     return EM_OK;
 }
 
-em_status plan_validate_bindings(const em_plan *plan, const char *src, em_error *err) {
+em_status em_plan_validate_bindings(const em_plan *plan, const char *src, em_error *err) {
     for (int id = 1; id <= plan->max_id; id++)
         if (plan->by_id[id])
             EM_TRY(check_node(plan->by_id[id], src, err));

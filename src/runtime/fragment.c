@@ -39,7 +39,7 @@ typedef struct frag_subquery {
     bool is_null;
     bool is_int; /* an integer as it is stored (dates in days, timestamps in microseconds) */
     int64_t i;
-    char *text; /* otherwise the value as text (ex_parse_literal's form), or the string itself */
+    char *text; /* otherwise the value as text (em_ex_parse_literal's form), or the string itself */
 } frag_subquery;
 
 struct em_fragment {
@@ -224,11 +224,11 @@ em_status em_fragment_create(const char *json, size_t len, em_fragment **out, em
         f->part.n = 1;
     } else if (s == EM_OK && f->root->kind == EM_NODE_EXCHANGE && !f->root->is_input) {
         f->map = true;
-        s = rt_partitioning_parse(f->root, &f->part, err);
+        s = em_rt_partitioning_parse(f->root, &f->part, err);
         if (s == EM_OK && f->part.kind != RT_PART_HASH && f->part.kind != RT_PART_SINGLE)
             s = EM_FAIL(err, EM_ERR_UNSUPPORTED,
                         "fragment: the map side of a %s exchange is not written natively",
-                        rt_part_kind_name(f->part.kind));
+                        em_rt_part_kind_name(f->part.kind));
     }
     if (s == EM_OK)
         s = open_lore(f, json_object_get(doc, "loreIds"), err);
@@ -507,7 +507,7 @@ static em_status cb_broadcast_shared(em_exec_ctx *ctx, const em_plan_node *node,
     snprintf(name, sizeof name, "broadcast input %d (%s)", node->input_index,
              node->name ? node->name : "?");
     bool built = false;
-    return rt_shared_get(in->relation->shared, in->relation, name, what, &in->relation->list,
+    return em_rt_shared_get(in->relation->shared, in->relation, name, what, &in->relation->list,
                          build, free_obj, arg, ctx->cancel, out, &built, err);
 }
 
@@ -556,10 +556,10 @@ static em_status cb_subquery(void *vf, const em_expr *e, em_type type, em_pool *
             char num[32];
             if (d->is_int)
                 snprintf(num, sizeof num, "%lld", (long long)d->i);
-            EM_TRY(ex_parse_literal(d->is_int ? num : d->text, type, &v, err));
+            EM_TRY(em_ex_parse_literal(d->is_int ? num : d->text, type, &v, err));
         }
-        EM_TRY(ex_col_alloc(out, type, 1, pool, err));
-        ex_put_fixed(out, 0, &v);
+        EM_TRY(em_ex_col_alloc(out, type, 1, pool, err));
+        em_ex_put_fixed(out, 0, &v);
         return EM_OK;
     }
     return EM_FAIL(err, EM_ERR_INTERNAL, "%s: its value was not handed over", what);
@@ -572,7 +572,7 @@ static void map_free(frag_map *m, int n) {
     free(m->ids);
     free(m->order);
     free(m->counts);
-    rt_partitioner_free(m->pt);
+    em_rt_partitioner_free(m->pt);
     memset(m, 0, sizeof *m);
 }
 
@@ -796,7 +796,7 @@ static em_status map_keep(frag_task *ft, em_task *t, const em_batch *b, em_error
             return EM_FAIL(err, EM_ERR_NOMEM, "out of memory partitioning a batch");
         m->cap = n;
     }
-    EM_TRY(rt_partitioner_ids(m->pt, b, m->ids, err));
+    EM_TRY(em_rt_partitioner_ids(m->pt, b, m->ids, err));
     /* a counting sort of the present rows by partition */
     memset(m->counts, 0, sizeof *m->counts * (size_t)(np + 1));
     for (int64_t k = 0; k < n; k++)
@@ -837,7 +837,7 @@ em_status em_task_map_next(em_task *t, em_strbuf *out, int64_t target, em_error 
         m->counts = calloc((size_t)np + 1, sizeof *m->counts);
         if (!m->kept || !m->counts)
             return EM_FAIL(err, EM_ERR_NOMEM, "out of memory starting a map task");
-        EM_TRY(rt_partitioner_create(&ft->f->part, (const em_expr *const *)op->output,
+        EM_TRY(em_rt_partitioner_create(&ft->f->part, (const em_expr *const *)op->output,
                                      op->n_output, &t->ctx.expr_opts, t->ctx.partition, &m->pt,
                                      err));
     }
@@ -884,7 +884,7 @@ int64_t em_task_map_row_bytes(const em_task *t) {
     return ft && ft->f->map ? ft->map.row_bytes : 0;
 }
 
-bool rt_task_map_flushing(const em_task *t) {
+bool em_rt_task_map_flushing(const em_task *t) {
     const frag_task *ft = t->ctx.runtime;
     return ft && ft->map.input_done;
 }
@@ -899,7 +899,7 @@ static em_status relation_new(em_relation **out, em_error *err) {
     if (s == EM_OK && !(r->pool = em_pool_create("broadcast relation", NULL, -1)))
         s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory holding a broadcast");
     if (s == EM_OK)
-        s = rt_shared_create(r->pool, &r->shared, err);
+        s = em_rt_shared_create(r->pool, &r->shared, err);
     *out = r;
     return s;
 }
@@ -995,7 +995,7 @@ int64_t em_relation_bytes(const em_relation *r) { return r ? em_pool_used(r->poo
 void em_relation_destroy(em_relation *r) {
     if (!r)
         return;
-    rt_shared_destroy(r->shared); /* the derived objects first: they borrow the batches */
+    em_rt_shared_destroy(r->shared); /* the derived objects first: they borrow the batches */
     for (int64_t i = 0; i < r->list.n_batches; i++)
         em_batch_destroy(r->list.batches[i]);
     free(r->list.batches);

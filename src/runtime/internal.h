@@ -27,14 +27,14 @@ typedef struct rt_job {
     int next, finished;
     struct rt_job *link;
 } rt_job;
-em_status rt_threads_create(int n_threads, rt_threads **out, em_error *err) EM_MUST_CHECK;
-/* Starts a job (n > 0); the job must stay valid until rt_threads_wait returns it. */
-void rt_threads_submit(rt_threads *t, rt_job *job);
+em_status em_rt_threads_create(int n_threads, rt_threads **out, em_error *err) EM_MUST_CHECK;
+/* Starts a job (n > 0); the job must stay valid until em_rt_threads_wait returns it. */
+void em_rt_threads_submit(rt_threads *t, rt_job *job);
 /* Waits for any submitted job to finish and returns it (NULL when none is under way). */
-rt_job *rt_threads_wait(rt_threads *t);
+rt_job *em_rt_threads_wait(rt_threads *t);
 /* Runs one job to completion (submit, then wait for it). */
-void rt_threads_run(rt_threads *t, void (*fn)(void *arg, int i), void *arg, int n);
-void rt_threads_destroy(rt_threads *t); /* joins; NULL allowed */
+void em_rt_threads_run(rt_threads *t, void (*fn)(void *arg, int i), void *arg, int n);
+void em_rt_threads_destroy(rt_threads *t); /* joins; NULL allowed */
 
 /* ------------------------------------------------------------ scan splits */
 
@@ -63,10 +63,10 @@ typedef struct rt_scan_plan {
 /* Resolves the scan's files and packs their row groups into partitions of
  * about max(open_cost, min(max_partition, total / threads)) bytes, as Spark's
  * FilePartition does (files in name order; a row group is never split). */
-em_status rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir, int threads,
+em_status em_rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir, int threads,
                             int64_t max_partition_bytes, int64_t open_cost_bytes, rt_scan_plan *out,
                             em_error *err) EM_MUST_CHECK;
-void rt_scan_plan_reset(rt_scan_plan *p);
+void em_rt_scan_plan_reset(rt_scan_plan *p);
 
 /* ------------------------------------------------------------ partitioning */
 
@@ -85,23 +85,23 @@ typedef struct rt_partitioning {
 } rt_partitioning;
 
 /* Reads an Exchange's partitioning from its Arguments. */
-em_status rt_partitioning_parse(const em_plan_node *exchange, rt_partitioning *out,
+em_status em_rt_partitioning_parse(const em_plan_node *exchange, rt_partitioning *out,
                                 em_error *err) EM_MUST_CHECK;
-const char *rt_part_kind_name(rt_part_kind k);
+const char *em_rt_part_kind_name(rt_part_kind k);
 
 /* Row-to-partition assignment for a map task. Compiled per task against the
  * map side's output attributes. */
 typedef struct rt_partitioner rt_partitioner;
-em_status rt_partitioner_create(const rt_partitioning *p, const em_expr *const *attrs, int n_attrs,
+em_status em_rt_partitioner_create(const rt_partitioning *p, const em_expr *const *attrs, int n_attrs,
                                 const em_expr_compile_options *opts, int task, rt_partitioner **out,
                                 em_error *err) EM_MUST_CHECK;
-void rt_partitioner_free(rt_partitioner *pt);
+void em_rt_partitioner_free(rt_partitioner *pt);
 /* Writes em_batch_rows(b) partition ids (hash, single, round robin). */
-em_status rt_partitioner_ids(rt_partitioner *pt, const em_batch *b, int32_t *ids,
+em_status em_rt_partitioner_ids(rt_partitioner *pt, const em_batch *b, int32_t *ids,
                              em_error *err) EM_MUST_CHECK;
 /* Evaluates the range keys of b into fresh columns (n_keys of them, each of
  * b->n_rows physical rows). */
-em_status rt_partitioner_range_keys(rt_partitioner *pt, const em_batch *b, em_pool *pool,
+em_status em_rt_partitioner_range_keys(rt_partitioner *pt, const em_batch *b, em_pool *pool,
                                     em_column *keys, em_error *err) EM_MUST_CHECK;
 
 /* Range partitioning over all map outputs at once: the key columns of every
@@ -115,7 +115,7 @@ typedef struct rt_range_input {
     const int32_t **sel; /* [batch]: present rows (NULL: 0..n-1) */
     const int64_t *n;    /* [batch]: present rows */
 } rt_range_input;
-em_status rt_range_assign(const rt_partitioning *p, const rt_range_input *in, int32_t *ids,
+em_status em_rt_range_assign(const rt_partitioning *p, const rt_range_input *in, int32_t *ids,
                           em_pool *pool, em_error *err) EM_MUST_CHECK;
 
 /* A deterministic sample of one map task's range keys, bounded in size:
@@ -130,34 +130,34 @@ typedef struct rt_range_sampler {
     int64_t n_rows, n_kept, stride;
 } rt_range_sampler;
 /* Offers n more rows (keys: n_keys columns of n rows each, no selection). */
-em_status rt_range_sampler_add(rt_range_sampler *s, const em_column *keys, int n_keys, int64_t n,
+em_status em_rt_range_sampler_add(rt_range_sampler *s, const em_column *keys, int n_keys, int64_t n,
                                em_error *err) EM_MUST_CHECK;
-void rt_range_sampler_reset(rt_range_sampler *s);
+void em_rt_range_sampler_reset(rt_range_sampler *s);
 
 /* Bounds from the samples of every map task: each kept key weighs the rows
  * its sample stands for (n_rows / n_kept); the bounds are the keys at the
  * 1/n quantiles of that weight, equal keys never split. With every row
- * kept, rt_range_assign's exact quantiles. */
+ * kept, em_rt_range_assign's exact quantiles. */
 typedef struct rt_range_sample {
     int64_t n_rows, n_kept;
     const em_column *keys; /* n_keys columns of n_kept rows */
 } rt_range_sample;
 typedef struct rt_range_bounds rt_range_bounds;
-em_status rt_range_bounds_make(const rt_partitioning *p, const rt_range_sample *samples, int n,
+em_status em_rt_range_bounds_make(const rt_partitioning *p, const rt_range_sample *samples, int n,
                                em_pool *pool, rt_range_bounds **out, em_error *err) EM_MUST_CHECK;
 /* The partition of each row sel[0..n) (rows 0..n when sel is NULL) of the
  * key columns: the first partition whose greatest sampled key the row's
  * key does not sort after. */
-em_status rt_range_bounds_ids(const rt_range_bounds *bd, const em_column *keys,
+em_status em_rt_range_bounds_ids(const rt_range_bounds *bd, const em_column *keys,
                               const int32_t *sel, int64_t n, int32_t *ids,
                               em_error *err) EM_MUST_CHECK;
-void rt_range_bounds_free(rt_range_bounds *bd); /* NULL allowed */
+void em_rt_range_bounds_free(rt_range_bounds *bd); /* NULL allowed */
 
 /* ------------------------------------------------------------ semaphore */
 
 /* Waits on cv for at most ms milliseconds (waiters that poll a cancel flag
  * em_query_cancel raises without signalling). */
-void rt_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int ms);
+void em_rt_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int ms);
 
 /* The accelerator task semaphore: at most `limit` holders (<= 0: no limit,
  * holders only counted). Waiters are served by ticket, oldest first. */
@@ -170,16 +170,16 @@ typedef struct rt_sem {
     int64_t *waiting; /* tickets of the waiters */
     int n_waiting, cap_waiting;
 } rt_sem;
-void rt_sem_init(rt_sem *s, int limit);
-void rt_sem_destroy(rt_sem *s);
+void em_rt_sem_init(rt_sem *s, int limit);
+void em_rt_sem_destroy(rt_sem *s);
 /* Blocks until the ticket's turn and a free permit; *holders gets the
  * number of holders including this one. EM_ERR_CANCELLED when *cancel is
  * raised while waiting. */
-em_status rt_sem_acquire(rt_sem *s, int64_t ticket, volatile int *cancel, int *holders,
+em_status em_rt_sem_acquire(rt_sem *s, int64_t ticket, volatile int *cancel, int *holders,
                          em_error *err) EM_MUST_CHECK;
-void rt_sem_release(rt_sem *s);
+void em_rt_sem_release(rt_sem *s);
 /* Wakes the waiters so that they see a raised cancel flag now. */
-void rt_sem_wake(rt_sem *s);
+void em_rt_sem_wake(rt_sem *s);
 
 /* ------------------------------------------------------------ shared builds */
 
@@ -189,44 +189,44 @@ typedef struct rt_shared rt_shared;
 typedef em_status (*rt_shared_build_fn)(void *arg, const em_batch_list *rel, em_pool *pool,
                                         void **obj, em_error *err);
 /* Objects' memory is charged to pools under parent. */
-em_status rt_shared_create(em_pool *parent, rt_shared **out, em_error *err) EM_MUST_CHECK;
+em_status em_rt_shared_create(em_pool *parent, rt_shared **out, em_error *err) EM_MUST_CHECK;
 /* The object for (key, what): built by this caller over rel when it is the
  * first (in a pool of its own named after key_name; *built set), else the
  * one built or being built by another caller, waited for. A failed build's
  * error is every caller's error. */
-em_status rt_shared_get(rt_shared *c, const void *key, const char *key_name, const char *what,
+em_status em_rt_shared_get(rt_shared *c, const void *key, const char *key_name, const char *what,
                         const em_batch_list *rel, rt_shared_build_fn build,
                         void (*free_obj)(void *obj), void *arg, volatile int *cancel, void **out,
                         bool *built, em_error *err) EM_MUST_CHECK;
 /* Frees the objects of key (no reader may use them any more). */
-void rt_shared_release(rt_shared *c, const void *key);
+void em_rt_shared_release(rt_shared *c, const void *key);
 /* Objects built so far (failed builds included). */
-int64_t rt_shared_builds(rt_shared *c);
-void rt_shared_destroy(rt_shared *c); /* NULL allowed */
+int64_t em_rt_shared_builds(rt_shared *c);
+void em_rt_shared_destroy(rt_shared *c); /* NULL allowed */
 
 /* ------------------------------------------------------------ shuffle spill */
 
 /* A query's spill folder: made under base ($TMPDIR or /tmp when NULL) on
- * the first file, removed with its files by rt_spill_dir_destroy. */
+ * the first file, removed with its files by em_rt_spill_dir_destroy. */
 typedef struct rt_spill_dir rt_spill_dir;
-em_status rt_spill_dir_create(const char *base, rt_spill_dir **out, em_error *err) EM_MUST_CHECK;
-void rt_spill_dir_destroy(rt_spill_dir *d); /* NULL allowed */
+em_status em_rt_spill_dir_create(const char *base, rt_spill_dir **out, em_error *err) EM_MUST_CHECK;
+void em_rt_spill_dir_destroy(rt_spill_dir *d); /* NULL allowed */
 /* Writes the (non-empty) list's batches to a new file of the folder; *path
  * (owned by the folder) and *bytes (its size) name it. Writer buffers are
  * charged to pool. Thread-safe. */
-em_status rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *pool,
+em_status em_rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *pool,
                          const char **path, int64_t *bytes, em_error *err) EM_MUST_CHECK;
 /* Appends copies of the file's batches (allocated in pool) to out, which
  * only this function may have grown. Several readers may read one file. */
 /* Appends a compact copy of b (allocated in pool) to out, which only this
  * function may have grown (its array doubles at powers of two). */
-em_status rt_list_append_copy(em_batch_list *out, const em_batch *b, em_pool *pool,
+em_status em_rt_list_append_copy(em_batch_list *out, const em_batch *b, em_pool *pool,
                               em_error *err) EM_MUST_CHECK;
-em_status rt_spill_read(const char *path, em_pool *pool, em_batch_list *out,
+em_status em_rt_spill_read(const char *path, em_pool *pool, em_batch_list *out,
                         em_error *err) EM_MUST_CHECK;
 /* Calls fn with each batch of the file in turn, one at a time (borrowed
  * until fn returns; reader buffers charged to pool). */
-em_status rt_spill_scan(const char *path, em_pool *pool,
+em_status em_rt_spill_scan(const char *path, em_pool *pool,
                         em_status (*fn)(void *arg, const em_batch *b, em_error *err), void *arg,
                         em_error *err) EM_MUST_CHECK;
 
@@ -234,6 +234,6 @@ em_status rt_spill_scan(const char *path, em_pool *pool,
 
 /* Whether a map task's input is exhausted: em_task_map_next then gives each
  * partition's remaining rows once, in partition order (map_file.c relies on it). */
-bool rt_task_map_flushing(const em_task *t);
+bool em_rt_task_map_flushing(const em_task *t);
 
 #endif

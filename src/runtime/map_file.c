@@ -225,7 +225,7 @@ static em_status map_file_run(map_file *mf, em_task *t, em_error *err) {
         }
         if (s != EM_OK)
             break;
-        bool flushing = rt_task_map_flushing(t);
+        bool flushing = em_rt_task_map_flushing(t);
         s = count_records(mf, (const uint8_t *)sb.data + before, sb.len - before,
                           flushing ? mf->next_p : 0, err);
         if (s != EM_OK)

@@ -36,7 +36,7 @@
 #include "ops/sort_keys.h"
 #include "runtime/internal.h"
 
-const char *rt_part_kind_name(rt_part_kind k) {
+const char *em_rt_part_kind_name(rt_part_kind k) {
     switch (k) {
     case RT_PART_HASH:
         return "hashpartitioning";
@@ -61,7 +61,7 @@ static em_status parse_count(const em_plan_node *x, const em_expr *e, int *out, 
     return EM_OK;
 }
 
-em_status rt_partitioning_parse(const em_plan_node *x, rt_partitioning *out, em_error *err) {
+em_status em_rt_partitioning_parse(const em_plan_node *x, rt_partitioning *out, em_error *err) {
     memset(out, 0, sizeof *out);
     const em_plan_field *args = em_plan_node_field(x, EM_FIELD_ARGUMENTS);
     const em_expr *p = args && args->n_exprs > 0 ? args->exprs[0] : NULL;
@@ -105,7 +105,7 @@ struct rt_partitioner {
     int64_t hashes_cap;
 };
 
-void rt_partitioner_free(rt_partitioner *pt) {
+void em_rt_partitioner_free(rt_partitioner *pt) {
     if (!pt)
         return;
     for (int i = 0; i < pt->n_progs; i++)
@@ -116,7 +116,7 @@ void rt_partitioner_free(rt_partitioner *pt) {
     free(pt);
 }
 
-em_status rt_partitioner_create(const rt_partitioning *p, const em_expr *const *attrs, int n_attrs,
+em_status em_rt_partitioner_create(const rt_partitioning *p, const em_expr *const *attrs, int n_attrs,
                                 const em_expr_compile_options *opts, int task, rt_partitioner **out,
                                 em_error *err) {
     *out = NULL;
@@ -129,17 +129,17 @@ em_status rt_partitioner_create(const rt_partitioning *p, const em_expr *const *
         pt->progs = calloc((size_t)(p->n_keys > 0 ? p->n_keys : 1), sizeof *pt->progs);
         pt->pass = malloc(sizeof *pt->pass * (size_t)(p->n_keys > 0 ? p->n_keys : 1));
         if (!pt->progs || !pt->pass) {
-            rt_partitioner_free(pt);
+            em_rt_partitioner_free(pt);
             return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
         }
         for (int i = 0; i < p->n_keys; i++) {
             const em_expr *k = p->kind == RT_PART_RANGE ? p->keys[i]->args[0] : p->keys[i];
             /* a column is hashed where it lies, not copied out of the batch first */
-            pt->pass[i] = p->kind == RT_PART_HASH ? opu_passthrough_index(k, attrs, n_attrs) : -1;
+            pt->pass[i] = p->kind == RT_PART_HASH ? em_opu_passthrough_index(k, attrs, n_attrs) : -1;
             em_status s = em_expr_compile(k, attrs, n_attrs, opts, &pt->progs[i], err);
             if (s != EM_OK) {
-                em_error_prefix(err, "%s key %d", rt_part_kind_name(p->kind), i + 1);
-                rt_partitioner_free(pt);
+                em_error_prefix(err, "%s key %d", em_rt_part_kind_name(p->kind), i + 1);
+                em_rt_partitioner_free(pt);
                 return s;
             }
             pt->n_progs++;
@@ -149,7 +149,7 @@ em_status rt_partitioner_create(const rt_partitioning *p, const em_expr *const *
     return EM_OK;
 }
 
-em_status rt_partitioner_ids(rt_partitioner *pt, const em_batch *b, int32_t *ids, em_error *err) {
+em_status em_rt_partitioner_ids(rt_partitioner *pt, const em_batch *b, int32_t *ids, em_error *err) {
     int64_t n = em_batch_rows(b);
     switch (pt->part.kind) {
     case RT_PART_SINGLE:
@@ -194,7 +194,7 @@ em_status rt_partitioner_ids(rt_partitioner *pt, const em_batch *b, int32_t *ids
     return EM_OK;
 }
 
-em_status rt_partitioner_range_keys(rt_partitioner *pt, const em_batch *b, em_pool *pool,
+em_status em_rt_partitioner_range_keys(rt_partitioner *pt, const em_batch *b, em_pool *pool,
                                     em_column *keys, em_error *err) {
     for (int i = 0; i < pt->n_progs; i++) {
         memset(&keys[i], 0, sizeof keys[i]);
@@ -208,7 +208,7 @@ em_status rt_partitioner_range_keys(rt_partitioner *pt, const em_batch *b, em_po
     return EM_OK;
 }
 
-void rt_range_sampler_reset(rt_range_sampler *s) {
+void em_rt_range_sampler_reset(rt_range_sampler *s) {
     for (int k = 0; s->keys && k < s->n_keys; k++)
         em_column_reset(&s->keys[k]);
     free(s->keys);
@@ -242,7 +242,7 @@ static em_status sampler_halve(rt_range_sampler *s, em_error *err) {
     return s_;
 }
 
-em_status rt_range_sampler_add(rt_range_sampler *s, const em_column *keys, int n_keys, int64_t n,
+em_status em_rt_range_sampler_add(rt_range_sampler *s, const em_column *keys, int n_keys, int64_t n,
                                em_error *err) {
     if (!s->keys) {
         if (!(s->keys = calloc((size_t)(n_keys > 0 ? n_keys : 1), sizeof *s->keys)))
@@ -281,7 +281,7 @@ struct rt_range_bounds {
     int last_part;        /* keys past every bound */
 };
 
-void rt_range_bounds_free(rt_range_bounds *bd) {
+void em_rt_range_bounds_free(rt_range_bounds *bd) {
     if (!bd)
         return;
     for (int k = 0; bd->all && k < bd->n_keys; k++)
@@ -318,7 +318,7 @@ static void choose_bounds(rt_range_bounds *bd, int n_parts, const int32_t *idx, 
     }
 }
 
-em_status rt_range_bounds_make(const rt_partitioning *p, const rt_range_sample *samples, int n,
+em_status em_rt_range_bounds_make(const rt_partitioning *p, const rt_range_sample *samples, int n,
                                em_pool *pool, rt_range_bounds **out, em_error *err) {
     *out = NULL;
     int64_t total = 0;
@@ -374,14 +374,14 @@ em_status rt_range_bounds_make(const rt_partitioning *p, const rt_range_sample *
     free(weight);
     free(by_row);
     if (s != EM_OK) {
-        rt_range_bounds_free(bd);
+        em_rt_range_bounds_free(bd);
         return s;
     }
     *out = bd;
     return EM_OK;
 }
 
-em_status rt_range_bounds_ids(const rt_range_bounds *bd, const em_column *keys,
+em_status em_rt_range_bounds_ids(const rt_range_bounds *bd, const em_column *keys,
                               const int32_t *sel, int64_t n, int32_t *ids, em_error *err) {
     if (bd->n_bounds == 0) {
         for (int64_t k = 0; k < n; k++)
@@ -410,7 +410,7 @@ em_status rt_range_bounds_ids(const rt_range_bounds *bd, const em_column *keys,
     return EM_OK;
 }
 
-em_status rt_range_assign(const rt_partitioning *p, const rt_range_input *in, int32_t *ids,
+em_status em_rt_range_assign(const rt_partitioning *p, const rt_range_input *in, int32_t *ids,
                           em_pool *pool, em_error *err) {
     int64_t total = 0;
     for (int64_t b = 0; b < in->n_batches; b++)
@@ -429,10 +429,10 @@ em_status rt_range_assign(const rt_partitioning *p, const rt_range_input *in, in
     rt_range_bounds *bd = NULL;
     rt_range_sample one = {total, total, all};
     if (s == EM_OK)
-        s = rt_range_bounds_make(p, &one, 1, pool, &bd, err);
+        s = em_rt_range_bounds_make(p, &one, 1, pool, &bd, err);
     if (s == EM_OK)
-        s = rt_range_bounds_ids(bd, all, NULL, total, ids, err);
-    rt_range_bounds_free(bd);
+        s = em_rt_range_bounds_ids(bd, all, NULL, total, ids, err);
+    em_rt_range_bounds_free(bd);
     for (int k = 0; all && k < nk; k++)
         em_column_reset(&all[k]);
     free(all);

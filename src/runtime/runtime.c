@@ -407,7 +407,7 @@ static em_status cut_stage(em_query *q, const em_plan_node *key, em_stage_kind k
     st->n_out = 1;
     em_status s = EM_OK;
     if (kind == EM_STAGE_SHUFFLE) {
-        s = rt_partitioning_parse(key, &st->part, err);
+        s = em_rt_partitioning_parse(key, &st->part, err);
         st->n_out = st->part.n;
     }
     if (s == EM_OK && (kind == EM_STAGE_SHUFFLE || kind == EM_STAGE_BROADCAST) &&
@@ -458,7 +458,7 @@ static void range_free(rt_stage *st) {
     for (int t = 0; st->range && t < st->n_tasks; t++) {
         em_batch_list_reset(&st->range[t].rows);
         free(st->range[t].files.paths);
-        rt_range_sampler_reset(&st->range[t].sample);
+        em_rt_range_sampler_reset(&st->range[t].sample);
     }
     free(st->range);
     st->range = NULL;
@@ -516,14 +516,14 @@ void em_query_destroy(em_query *q) {
     for (int i = 0; i < q->n_stages; i++)
         stage_free(q->stages[i]);
     free(q->stages);
-    rt_threads_destroy(q->workers);
-    rt_shared_destroy(q->shared);
+    em_rt_threads_destroy(q->workers);
+    em_rt_shared_destroy(q->shared);
     em_pool_destroy(q->pool);
-    rt_sem_destroy(&q->sem);
+    em_rt_sem_destroy(&q->sem);
     em_schema_reset(&q->schema);
     free(q->metrics);
     free(q->metrics_list);
-    rt_spill_dir_destroy(q->spill_dir); /* after the stages: nothing reads them now */
+    em_rt_spill_dir_destroy(q->spill_dir); /* after the stages: nothing reads them now */
     free(q->spill_base);
     free(q->warehouse);
     free(q->time_zone);
@@ -560,7 +560,7 @@ em_status em_query_create(const em_plan *plan, const em_runtime_options *opts, e
     pthread_mutex_init(&q->sink_mu, NULL);
     pthread_cond_init(&q->sink_turn, NULL);
     q->plan = plan;
-    rt_sem_init(&q->sem, opts ? opts->concurrent_native_tasks : 0);
+    em_rt_sem_init(&q->sem, opts ? opts->concurrent_native_tasks : 0);
     if (opts)
         q->opts = *opts;
     else
@@ -634,7 +634,7 @@ void em_query_stage_info(const em_query *q, int i, em_stage_info *out) {
     out->n_out_partitions = st->n_out;
     switch (st->kind) {
     case EM_STAGE_SHUFFLE:
-        out->partitioning = rt_part_kind_name(st->part.kind);
+        out->partitioning = em_rt_part_kind_name(st->part.kind);
         break;
     case EM_STAGE_BROADCAST:
         out->partitioning = "broadcast";
@@ -838,7 +838,7 @@ static em_status cb_shuffle_stream_next(em_exec_ctx *ctx, void *cursor, const em
         c->cur = &EMPTY_LIST;
         c->i = 0;
         if (c->f < sp->n) {
-            EM_TRY(rt_spill_read(sp->paths[c->f++], c->pool, &c->file, err));
+            EM_TRY(em_rt_spill_read(sp->paths[c->f++], c->pool, &c->file, err));
             c->cur = &c->file;
         } else if (!c->kept_done) {
             c->cur = &in->task_out[slot];
@@ -878,7 +878,7 @@ static em_status cb_broadcast_shared(em_exec_ctx *ctx, const em_plan_node *x, co
     char name[96];
     snprintf(name, sizeof name, "%s (%d)", node_name(in->node), in->node->id);
     bool built = false;
-    em_status s = rt_shared_get(t->q->shared, in, name, what, &in->parts[0], build, free_obj, arg,
+    em_status s = em_rt_shared_get(t->q->shared, in, name, what, &in->parts[0], build, free_obj, arg,
                                 &t->q->cancel, out, &built, err);
     pthread_mutex_lock(&t->q->mu);
     in->shared_builds += built;
@@ -894,7 +894,7 @@ static em_status cb_native_enter(em_exec_ctx *ctx, em_error *err) {
     int64_t t0 = now_ns();
     int64_t ticket = (t->st->seq << 32) | (int64_t)t->p;
     int holders = 0;
-    EM_TRY(rt_sem_acquire(&t->q->sem, ticket, &t->q->cancel, &holders, err));
+    EM_TRY(em_rt_sem_acquire(&t->q->sem, ticket, &t->q->cancel, &holders, err));
     t->hold_t0 = now_ns();
     t->wait_ns += t->hold_t0 - t0;
     t->holding = true;
@@ -909,7 +909,7 @@ static void cb_native_leave(em_exec_ctx *ctx) {
         return;
     t->hold_ns += now_ns() - t->hold_t0;
     t->holding = false;
-    rt_sem_release(&t->q->sem);
+    em_rt_sem_release(&t->q->sem);
 }
 
 /* The value of the merged subquery's field `name`: its named_struct value
@@ -1130,7 +1130,7 @@ static em_status spill_list(em_query *q, rt_stage *st, em_batch_list *l, rt_spil
     }
     const char *path = NULL;
     int64_t bytes = 0;
-    EM_TRY(rt_spill_write(q->spill_dir, l, pool, &path, &bytes, err));
+    EM_TRY(em_rt_spill_write(q->spill_dir, l, pool, &path, &bytes, err));
     sp->paths[sp->n++] = path;
     pthread_mutex_lock(&q->mu);
     st->spill_bytes += bytes;
@@ -1218,7 +1218,7 @@ static em_status range_keep(rt_stage *st, int p, rt_partitioner *pt, const em_ba
     em_column *keys = calloc((size_t)(nk > 0 ? nk : 1), sizeof *keys);
     if (!keys)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory keeping range shuffle rows");
-    em_status s = rt_partitioner_range_keys(pt, b, pool, keys, err);
+    em_status s = em_rt_partitioner_range_keys(pt, b, pool, keys, err);
     bool have_keys = s == EM_OK;
     em_schema sc;
     memset(&sc, 0, sizeof sc);
@@ -1250,7 +1250,7 @@ static em_status range_keep(rt_stage *st, int p, rt_partitioner *pt, const em_ba
         em_batch_destroy(copy);
     } else {
         rt->rows.n_rows += n;
-        s = rt_range_sampler_add(&rt->sample, &copy->cols[nc], nk, n, err);
+        s = em_rt_range_sampler_add(&rt->sample, &copy->cols[nc], nk, n, err);
     }
     for (int k = 0; have_keys && k < nk; k++)
         em_column_reset(&keys[k]);
@@ -1264,7 +1264,7 @@ static em_status run_map(rt_stage *st, int p, em_task *task, em_exec_ctx *ctx, e
     const em_op *op = em_task_op(task);
     rt_partitioner *pt = NULL;
     EM_TRY(
-        rt_partitioner_create(&st->part, op->output, op->n_output, &ctx->expr_opts, p, &pt, err));
+        em_rt_partitioner_create(&st->part, op->output, op->n_output, &ctx->expr_opts, p, &pt, err));
     int32_t *ids = malloc(sizeof *ids * EM_BATCH_CAP);
     int32_t *scratch = malloc(sizeof *scratch * EM_BATCH_CAP);
     int64_t *counts = malloc(sizeof *counts * (size_t)(st->n_out + 1));
@@ -1292,7 +1292,7 @@ static em_status run_map(rt_stage *st, int p, em_task *task, em_exec_ctx *ctx, e
         }
         int64_t bb = batch_bytes(b);
         if (!st->range)
-            s = rt_partitioner_ids(pt, b, ids, err);
+            s = em_rt_partitioner_ids(pt, b, ids, err);
         if (s == EM_OK)
             s = maybe_spill(q, st, p, 2 * bb, &held, ctx->pool, err);
         if (s == EM_OK)
@@ -1317,7 +1317,7 @@ static em_status run_map(rt_stage *st, int p, em_task *task, em_exec_ctx *ctx, e
     free(ids);
     free(scratch);
     free(counts);
-    rt_partitioner_free(pt);
+    em_rt_partitioner_free(pt);
     return s == EM_DONE ? EM_OK : s;
 }
 
@@ -1418,7 +1418,7 @@ static em_status stream_result(em_query *q, rt_stage *st, int p, em_task *task, 
             if (s == EM_OK)
                 s = q->opts.result_sink(q->opts.result_sink_ctx, b, err);
         } else {
-            s = rt_list_append_copy(&st->task_out[p], b, st->out_pool, err);
+            s = em_rt_list_append_copy(&st->task_out[p], b, st->out_pool, err);
         }
         pthread_mutex_unlock(&q->sink_mu);
         if (s != EM_OK)
@@ -1579,7 +1579,7 @@ static void task_run(void *arg, int p) {
     }
     q->cancel = 1;
     pthread_mutex_unlock(&q->mu);
-    rt_sem_wake(&q->sem);
+    em_rt_sem_wake(&q->sem);
 }
 
 /* A profiled stage runs as task_slots lanes, each taking the next
@@ -1602,7 +1602,7 @@ static void lane_run(void *arg, int lane) {
 
 static void unplan_scans(rt_stage *st) {
     for (int i = 0; st->scan_plans && i < st->n_scans; i++)
-        rt_scan_plan_reset(&st->scan_plans[i]);
+        em_rt_scan_plan_reset(&st->scan_plans[i]);
     free(st->scan_plans);
     st->scan_plans = NULL;
 }
@@ -1614,7 +1614,7 @@ static em_status plan_scans(em_query *q, rt_stage *st, em_error *err) {
     if (!st->scan_plans)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scans");
     for (int i = 0; i < st->n_scans; i++) {
-        EM_TRY(rt_scan_plan_make(st->scans[i], q->warehouse, q->threads,
+        EM_TRY(em_rt_scan_plan_make(st->scans[i], q->warehouse, q->threads,
                                  q->opts.max_partition_bytes, q->opts.open_cost_bytes,
                                  &st->scan_plans[i], err));
         /* a table folder without data files: Spark reads an empty table, but here it is
@@ -1723,7 +1723,7 @@ static em_status deal_batch(void *arg, const em_batch *b, em_error *err) {
             return EM_FAIL(err, EM_ERR_NOMEM, "out of memory dealing range shuffle rows");
         d->cap = n;
     }
-    EM_TRY(rt_range_bounds_ids(d->bounds, &b->cols[nc], b->sel, n, d->ids, err));
+    EM_TRY(em_rt_range_bounds_ids(d->bounds, &b->cols[nc], b->sel, n, d->ids, err));
     EM_TRY(distribute(st, d->task, &st->range_schema, b, d->ids, d->scratch, d->counts, err));
     d->held += batch_bytes(b);
     return maybe_spill(d->q, st, d->task, 0, &d->held, st->out_pool, err);
@@ -1743,11 +1743,11 @@ static em_status finish_range(em_query *q, rt_stage *st, em_error *err) {
     }
     rt_range_bounds *bounds = NULL;
     em_status s =
-        rt_range_bounds_make(&st->part, samples, st->n_tasks, st->out_pool, &bounds, err);
+        em_rt_range_bounds_make(&st->part, samples, st->n_tasks, st->out_pool, &bounds, err);
     range_deal d = {.q = q, .st = st, .bounds = bounds};
     free(samples);
     for (int t = 0; t < st->n_tasks; t++)
-        rt_range_sampler_reset(&st->range[t].sample);
+        em_rt_range_sampler_reset(&st->range[t].sample);
     if (s == EM_OK && !(d.counts = malloc(sizeof *d.counts * (size_t)(st->n_out + 1))))
         s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
     st->dealing = true;
@@ -1756,7 +1756,7 @@ static em_status finish_range(em_query *q, rt_stage *st, em_error *err) {
         d.task = t;
         d.held = 0;
         for (int f = 0; s == EM_OK && f < rt->files.n; f++) {
-            s = rt_spill_scan(rt->files.paths[f], st->out_pool, deal_batch, &d, err);
+            s = em_rt_spill_scan(rt->files.paths[f], st->out_pool, deal_batch, &d, err);
             unlink(rt->files.paths[f]); /* dealt: only its disk space is left */
         }
         /* each kept batch is freed once dealt: memory moves, it does not grow */
@@ -1767,7 +1767,7 @@ static em_status finish_range(em_query *q, rt_stage *st, em_error *err) {
         }
         em_batch_list_reset(&rt->rows);
     }
-    rt_range_bounds_free(bounds);
+    em_rt_range_bounds_free(bounds);
     free(d.ids);
     free(d.scratch);
     free(d.counts);
@@ -1853,7 +1853,7 @@ static em_status start_stage(em_query *q, rt_stage *st, em_error *err) {
     }
     if (st->n_tasks > 0) {
         st->job = (rt_job){lanes < st->n_tasks ? lane_run : task_run, st->base, lanes, 0, 0, NULL};
-        rt_threads_submit(q->workers, &st->job);
+        em_rt_threads_submit(q->workers, &st->job);
     }
     return EM_OK;
 }
@@ -1906,7 +1906,7 @@ static void release_inputs(em_query *q, const rt_stage *st) {
         rt_stage *d = q->stages[st->deps[i]];
         if (--d->readers_left == 0 && d->kind != EM_STAGE_SUBQUERY &&
             d->kind != EM_STAGE_RESULT) {
-            rt_shared_release(q->shared, d);
+            em_rt_shared_release(q->shared, d);
             stage_free_outputs(d);
         }
     }
@@ -1942,7 +1942,7 @@ static em_status run_stages(em_query *q, em_error *err) {
             q->cancel = 1;
         if (running == 0)
             break;
-        rt_job *j = rt_threads_wait(q->workers);
+        rt_job *j = em_rt_threads_wait(q->workers);
         rt_stage *st = ((rt_task *)j->arg)->st;
         running--;
         finished++;
@@ -1971,9 +1971,9 @@ em_status em_query_run(em_query *q, em_error *err) {
     if (!q->pool)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating the query pool");
     EM_TRY(em_query_plan_tasks(q, err));
-    EM_TRY(rt_shared_create(q->pool, &q->shared, err));
-    EM_TRY(rt_spill_dir_create(q->spill_base, &q->spill_dir, err));
-    EM_TRY(rt_threads_create(q->threads, &q->workers, err));
+    EM_TRY(em_rt_shared_create(q->pool, &q->shared, err));
+    EM_TRY(em_rt_spill_dir_create(q->spill_base, &q->spill_dir, err));
+    EM_TRY(em_rt_threads_create(q->threads, &q->workers, err));
     em_status s = run_stages(q, err);
     if (q->oom_stage) /* the stages' outputs stand still now */
         q->oom_broadcast = oom_broadcast(q, q->oom_stage);

@@ -239,7 +239,7 @@ void em_scan_files_free(char **paths, int n_paths) {
 
 /* ------------------------------------------------------------------ splits */
 
-void rt_scan_plan_reset(rt_scan_plan *p) {
+void em_rt_scan_plan_reset(rt_scan_plan *p) {
     for (int i = 0; i < p->n_parts; i++)
         free(p->parts[i].splits);
     free(p->parts);
@@ -348,7 +348,7 @@ static em_status file_partitions(const char *root, const char *path, rt_file_par
     return EM_OK;
 }
 
-em_status rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir, int threads,
+em_status em_rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir, int threads,
                             int64_t max_partition_bytes, int64_t open_cost_bytes, rt_scan_plan *out,
                             em_error *err) {
     memset(out, 0, sizeof *out);
@@ -425,7 +425,7 @@ em_status rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir,
     out->total_bytes = total;
     free(rgs);
     if (s != EM_OK)
-        rt_scan_plan_reset(out);
+        em_rt_scan_plan_reset(out);
     return s;
 }
 

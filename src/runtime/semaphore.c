@@ -15,7 +15,7 @@
 
 #include "runtime/internal.h"
 
-void rt_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int ms) {
+void em_rt_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int ms) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_nsec += (long)ms * 1000000L;
@@ -26,7 +26,7 @@ void rt_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int ms) {
     pthread_cond_timedwait(cv, mu, &ts);
 }
 
-void rt_sem_init(rt_sem *s, int limit) {
+void em_rt_sem_init(rt_sem *s, int limit) {
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     s->limit = limit;
@@ -36,7 +36,7 @@ void rt_sem_init(rt_sem *s, int limit) {
     s->n_waiting = s->cap_waiting = 0;
 }
 
-void rt_sem_destroy(rt_sem *s) {
+void em_rt_sem_destroy(rt_sem *s) {
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s->waiting);
@@ -59,7 +59,7 @@ static void remove_waiter(rt_sem *s, int64_t t) {
         }
 }
 
-em_status rt_sem_acquire(rt_sem *s, int64_t ticket, volatile int *cancel, int *holders,
+em_status em_rt_sem_acquire(rt_sem *s, int64_t ticket, volatile int *cancel, int *holders,
                          em_error *err) {
     pthread_mutex_lock(&s->mu);
     if (s->limit <= 0) {
@@ -88,7 +88,7 @@ em_status rt_sem_acquire(rt_sem *s, int64_t ticket, volatile int *cancel, int *h
             pthread_mutex_unlock(&s->mu);
             return EM_FAIL(err, EM_ERR_CANCELLED, "task cancelled waiting for the task semaphore");
         }
-        rt_cond_wait_ms(&s->cv, &s->mu, 10);
+        em_rt_cond_wait_ms(&s->cv, &s->mu, 10);
     }
     remove_waiter(s, ticket);
     int h = ++s->holders;
@@ -101,7 +101,7 @@ em_status rt_sem_acquire(rt_sem *s, int64_t ticket, volatile int *cancel, int *h
     return EM_OK;
 }
 
-void rt_sem_release(rt_sem *s) {
+void em_rt_sem_release(rt_sem *s) {
     pthread_mutex_lock(&s->mu);
     if (s->holders > 0)
         s->holders--;
@@ -109,7 +109,7 @@ void rt_sem_release(rt_sem *s) {
     pthread_mutex_unlock(&s->mu);
 }
 
-void rt_sem_wake(rt_sem *s) {
+void em_rt_sem_wake(rt_sem *s) {
     pthread_mutex_lock(&s->mu);
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);

@@ -38,7 +38,7 @@ struct rt_shared {
     int64_t builds;
 };
 
-em_status rt_shared_create(em_pool *parent, rt_shared **out, em_error *err) {
+em_status em_rt_shared_create(em_pool *parent, rt_shared **out, em_error *err) {
     rt_shared *c = calloc(1, sizeof *c);
     if (!c)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating the broadcast cache");
@@ -57,7 +57,7 @@ static void entry_free(sh_entry *e) {
     free(e);
 }
 
-em_status rt_shared_get(rt_shared *c, const void *key, const char *key_name, const char *what,
+em_status em_rt_shared_get(rt_shared *c, const void *key, const char *key_name, const char *what,
                         const em_batch_list *rel, rt_shared_build_fn build,
                         void (*free_obj)(void *obj), void *arg, volatile int *cancel, void **out,
                         bool *built, em_error *err) {
@@ -69,7 +69,7 @@ em_status rt_shared_get(rt_shared *c, const void *key, const char *key_name, con
         e = e->next;
     if (e) {
         while (e->state == SH_BUILDING && !(cancel && *cancel))
-            rt_cond_wait_ms(&e->cv, &c->mu, 20);
+            em_rt_cond_wait_ms(&e->cv, &c->mu, 20);
         em_status s = EM_OK;
         if (e->state == SH_READY)
             *out = e->obj;
@@ -134,7 +134,7 @@ em_status rt_shared_get(rt_shared *c, const void *key, const char *key_name, con
     return s;
 }
 
-void rt_shared_release(rt_shared *c, const void *key) {
+void em_rt_shared_release(rt_shared *c, const void *key) {
     if (!c)
         return;
     pthread_mutex_lock(&c->mu);
@@ -151,14 +151,14 @@ void rt_shared_release(rt_shared *c, const void *key) {
     pthread_mutex_unlock(&c->mu);
 }
 
-int64_t rt_shared_builds(rt_shared *c) {
+int64_t em_rt_shared_builds(rt_shared *c) {
     pthread_mutex_lock(&c->mu);
     int64_t n = c->builds;
     pthread_mutex_unlock(&c->mu);
     return n;
 }
 
-void rt_shared_destroy(rt_shared *c) {
+void em_rt_shared_destroy(rt_shared *c) {
     if (!c)
         return;
     while (c->entries) {

@@ -35,7 +35,7 @@ struct rt_spill_dir {
     char **files;
 };
 
-em_status rt_spill_dir_create(const char *base, rt_spill_dir **out, em_error *err) {
+em_status em_rt_spill_dir_create(const char *base, rt_spill_dir **out, em_error *err) {
     *out = NULL;
     rt_spill_dir *d = calloc(1, sizeof *d);
     if (!base || !*base)
@@ -53,7 +53,7 @@ em_status rt_spill_dir_create(const char *base, rt_spill_dir **out, em_error *er
     return EM_OK;
 }
 
-void rt_spill_dir_destroy(rt_spill_dir *d) {
+void em_rt_spill_dir_destroy(rt_spill_dir *d) {
     if (!d)
         return;
     for (int i = 0; i < d->n_files; i++) {
@@ -115,7 +115,7 @@ static em_status new_file(rt_spill_dir *d, const char **out, em_error *err) {
     return s;
 }
 
-em_status rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *pool,
+em_status em_rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *pool,
                          const char **path, int64_t *bytes, em_error *err) {
     *path = NULL;
     *bytes = 0;
@@ -168,7 +168,7 @@ em_status rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *pool,
     return EM_OK;
 }
 
-em_status rt_spill_scan(const char *path, em_pool *pool,
+em_status em_rt_spill_scan(const char *path, em_pool *pool,
                         em_status (*fn)(void *arg, const em_batch *b, em_error *err), void *arg,
                         em_error *err) {
     em_pq_file *file = NULL;
@@ -197,7 +197,7 @@ typedef struct read_into {
     em_batch_list *out;
 } read_into;
 
-em_status rt_list_append_copy(em_batch_list *out, const em_batch *b, em_pool *pool,
+em_status em_rt_list_append_copy(em_batch_list *out, const em_batch *b, em_pool *pool,
                               em_error *err) {
     em_batch *copy = NULL;
     em_status s = em_batch_create(&b->schema, em_batch_rows(b), pool, &copy, err);
@@ -222,10 +222,10 @@ em_status rt_list_append_copy(em_batch_list *out, const em_batch *b, em_pool *po
 
 static em_status append_copy(void *arg, const em_batch *b, em_error *err) {
     read_into *ri = arg;
-    return rt_list_append_copy(ri->out, b, ri->pool, err);
+    return em_rt_list_append_copy(ri->out, b, ri->pool, err);
 }
 
-em_status rt_spill_read(const char *path, em_pool *pool, em_batch_list *out, em_error *err) {
+em_status em_rt_spill_read(const char *path, em_pool *pool, em_batch_list *out, em_error *err) {
     read_into ri = {pool, out};
-    return rt_spill_scan(path, pool, append_copy, &ri, err);
+    return em_rt_spill_scan(path, pool, append_copy, &ri, err);
 }

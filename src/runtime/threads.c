@@ -7,7 +7,7 @@
  * stages running beside it. The submitting thread only submits and waits: a
  * task never submits work, so the pool cannot deadlock on itself.
  *
- * Invariants: a job is on the list from submit until rt_threads_wait hands
+ * Invariants: a job is on the list from submit until em_rt_threads_wait hands
  * it back; `next` only grows; a job is finished when `finished` reaches n,
  * which the worker that completes its last task signals.
  */
@@ -52,7 +52,7 @@ static void *worker(void *p) {
     return NULL;
 }
 
-em_status rt_threads_create(int n_threads, rt_threads **out, em_error *err) {
+em_status em_rt_threads_create(int n_threads, rt_threads **out, em_error *err) {
     *out = NULL;
     if (n_threads < 1)
         n_threads = 1;
@@ -66,7 +66,7 @@ em_status rt_threads_create(int n_threads, rt_threads **out, em_error *err) {
     pthread_cond_init(&t->done, NULL);
     for (int i = 0; i < n_threads; i++) {
         if (pthread_create(&t->threads[i], NULL, worker, t) != 0) {
-            rt_threads_destroy(t);
+            em_rt_threads_destroy(t);
             return EM_FAIL(err, EM_ERR_INTERNAL, "cannot start worker thread %d of %d", i + 1,
                            n_threads);
         }
@@ -76,7 +76,7 @@ em_status rt_threads_create(int n_threads, rt_threads **out, em_error *err) {
     return EM_OK;
 }
 
-void rt_threads_submit(rt_threads *t, rt_job *job) {
+void em_rt_threads_submit(rt_threads *t, rt_job *job) {
     job->next = 0;
     job->finished = 0;
     job->link = NULL;
@@ -89,7 +89,7 @@ void rt_threads_submit(rt_threads *t, rt_job *job) {
     pthread_mutex_unlock(&t->mu);
 }
 
-rt_job *rt_threads_wait(rt_threads *t) {
+rt_job *em_rt_threads_wait(rt_threads *t) {
     pthread_mutex_lock(&t->mu);
     rt_job *found = NULL;
     while (t->jobs && !found) {
@@ -106,16 +106,16 @@ rt_job *rt_threads_wait(rt_threads *t) {
     return found;
 }
 
-void rt_threads_run(rt_threads *t, void (*fn)(void *arg, int i), void *arg, int n) {
+void em_rt_threads_run(rt_threads *t, void (*fn)(void *arg, int i), void *arg, int n) {
     if (n <= 0)
         return;
     rt_job job = {fn, arg, n, 0, 0, NULL};
-    rt_threads_submit(t, &job);
-    while (rt_threads_wait(t) != &job) {
+    em_rt_threads_submit(t, &job);
+    while (em_rt_threads_wait(t) != &job) {
     }
 }
 
-void rt_threads_destroy(rt_threads *t) {
+void em_rt_threads_destroy(rt_threads *t) {
     if (!t)
         return;
     pthread_mutex_lock(&t->mu);

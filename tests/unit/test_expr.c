@@ -136,7 +136,7 @@ static em_batch *make_batch(const char *const (*rows)[N_COLS], int n) {
                 continue;
             }
             ex_value v;
-            EM_ASSERT_OK(ex_parse_literal(txt, col->type, &v, &err), &err);
+            EM_ASSERT_OK(em_ex_parse_literal(txt, col->type, &v, &err), &err);
             if (em_type_is_varlen(col->type)) {
                 EM_ASSERT_OK(em_column_append_bytes(col, v.s, v.len, &err), &err);
             } else if (col->type.id == EM_TYPE_BOOLEAN) {
@@ -609,7 +609,7 @@ static void test_like_exhaustive(void **state) {
         for (int i = 0; i < pn; i++)
             pat[i] = palpha[(seed >> (i * 2 + 20)) & 3];
         bool want = like_ref(str, n, pat, pn);
-        bool got = ex_like_match(str, n, pat, pn);
+        bool got = em_ex_like_match(str, n, pat, pn);
         if (want != got)
             fail_msg("'%.*s' LIKE '%.*s': got %d, expected %d", n, str, pn, pat, got, want);
     }

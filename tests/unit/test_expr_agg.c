@@ -103,7 +103,7 @@ static em_batch *make_batch(const char *const (*rows)[N_COLS], int n) {
                 continue;
             }
             ex_value v;
-            EM_ASSERT_OK(ex_parse_literal(txt, col->type, &v, &err), &err);
+            EM_ASSERT_OK(em_ex_parse_literal(txt, col->type, &v, &err), &err);
             if (em_type_is_varlen(col->type)) {
                 EM_ASSERT_OK(em_column_append_bytes(col, v.s, v.len, &err), &err);
                 continue;

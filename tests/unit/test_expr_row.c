@@ -103,7 +103,7 @@ static em_batch *make_rows(void) {
                 v.v.i64 = strtoll(txt, NULL, 10);
             } else {
                 row_cast_ctx cc = {true, txt};
-                EM_ASSERT_OK(row_cast(&cc, &in, em_type_make(EM_TYPE_STRING), t, NULL, &v, &err),
+                EM_ASSERT_OK(em_row_cast(&cc, &in, em_type_make(EM_TYPE_STRING), t, NULL, &v, &err),
                              &err);
             }
             EM_ASSERT_OK(em_column_append_datum(&b->cols[c], &v, NULL, &err), &err);
@@ -1026,7 +1026,7 @@ static void test_avg_decimal_digits(void **state) {
     EM_ASSERT_OK(em_ragg_merge(fa, fbuf, buf, NULL, &err), &err);
     EM_ASSERT_OK(em_ragg_eval(fa, fbuf, NULL, &out, &err), &err);
     char txt[80];
-    row_decimal_text(out.v.dec, em_ragg_result_type(fa).scale, txt, sizeof txt);
+    em_row_decimal_text(out.v.dec, em_ragg_result_type(fa).scale, txt, sizeof txt);
     assert_string_equal(txt, "0.3333333333333333333333");
 
     /* the vectorized engine over the same buffers */
@@ -1305,34 +1305,34 @@ static void test_decimal_kernels(void **state) {
             break;
         }
         rdec x, y, z;
-        rdec_from_i128(&x, a, s1);
-        rdec_from_i128(&y, b, s2);
+        em_rdec_from_i128(&x, a, s1);
+        em_rdec_from_i128(&y, b, s2);
         if (op == EM_OP_ADD || op == EM_OP_SUB)
-            rdec_add(&x, &y, op == EM_OP_SUB, &z);
+            em_rdec_add(&x, &y, op == EM_OP_SUB, &z);
         else if (op == EM_OP_MUL)
-            rdec_mul(&x, &y, &z);
+            em_rdec_mul(&x, &y, &z);
         else if (op == EM_OP_DIV)
-            rdec_div(&x, &y, &z);
+            em_rdec_div(&x, &y, &z);
         else
-            rdec_rem(&x, &y, &z);
-        bool rok = rdec_to_precision(&z, rt.precision, rt.scale, &r);
+            em_rdec_rem(&x, &y, &z);
+        bool rok = em_rdec_to_precision(&z, rt.precision, rt.scale, &r);
         if (op == EM_OP_REM && !vok && rok) {
             /* Known vectorized bug: em_dec_rem gives up (overflow) when the
              * divisor brought to the common scale needs more than 127 bits,
              * though the remainder (smaller than the dividend) fits */
             rdec yy = y;
-            rdec_rescale(&yy, s1 > s2 ? s1 : s2);
-            if (rdec_digits(&yy) >= 39) {
+            em_rdec_rescale(&yy, s1 > s2 ? s1 : s2);
+            if (em_rdec_digits(&yy) >= 39) {
                 n_known++;
                 continue;
             }
         }
         if (vok != rok || (vok && v != r)) {
             char va[64], vb[64], vv[64], vr[64];
-            row_decimal_text(a, s1, va, sizeof va);
-            row_decimal_text(b, s2, vb, sizeof vb);
-            row_decimal_text(v, rt.scale, vv, sizeof vv);
-            row_decimal_text(r, rt.scale, vr, sizeof vr);
+            em_row_decimal_text(a, s1, va, sizeof va);
+            em_row_decimal_text(b, s2, vb, sizeof vb);
+            em_row_decimal_text(v, rt.scale, vv, sizeof vv);
+            em_row_decimal_text(r, rt.scale, vr, sizeof vr);
             fail_msg("%s (%d,%d) %s %s (%d,%d) -> (%d,%d): vectorized %s %s, row %s %s", va, p1, s1,
                      em_binop_symbol(op), vb, p2, s2, rt.precision, rt.scale,
                      vok ? "ok" : "overflow", vok ? vv : "", rok ? "ok" : "overflow",
@@ -1342,7 +1342,7 @@ static void test_decimal_kernels(void **state) {
         n_overflow += !vok;
         /* a cast of a to (p2, s2) */
         vok = em_dec_rescale(a, s1, s2, p2, &v);
-        rok = rdec_to_precision(&x, p2, s2, &r);
+        rok = em_rdec_to_precision(&x, p2, s2, &r);
         if (vok != rok || (vok && v != r))
             fail_msg("cast of decimal(%d,%d) to decimal(%d,%d) disagrees", p1, s1, p2, s2);
     }
@@ -1353,11 +1353,11 @@ static void test_decimal_kernels(void **state) {
     /* the known case pinned: |a| < |b|, so a % b = a (BigDecimal.remainder) */
     rdec x, y, z;
     em_i128 b = -(em_i128)572273201147918009ll * 100000000000ll - 43634513004ll;
-    rdec_from_i128(&x, -4990152619221774, 22);
-    rdec_from_i128(&y, b, 5);
-    rdec_rem(&x, &y, &z);
+    em_rdec_from_i128(&x, -4990152619221774, 22);
+    em_rdec_from_i128(&y, b, 5);
+    em_rdec_rem(&x, &y, &z);
     em_i128 r;
-    assert_true(rdec_to_precision(&z, 34, 22, &r));
+    assert_true(em_rdec_to_precision(&z, 34, 22, &r));
     assert_true(r == -4990152619221774);
 }
 
@@ -1709,9 +1709,9 @@ static void test_string_to_timestamp(void **state) {
         in.v.str.len = (int32_t)strlen(cases[i].in);
         em_type tt = em_type_make(cases[i].ntz ? EM_TYPE_TIMESTAMP_NTZ : EM_TYPE_TIMESTAMP);
         row_cast_ctx cc = {false, cases[i].in};
-        EM_ASSERT_OK(row_cast(&cc, &in, em_type_make(EM_TYPE_STRING), tt, &arena, &ts, &err),
+        EM_ASSERT_OK(em_row_cast(&cc, &in, em_type_make(EM_TYPE_STRING), tt, &arena, &ts, &err),
                      &err);
-        EM_ASSERT_OK(row_cast(&cc, &ts, tt, em_type_make(EM_TYPE_STRING), &arena, &str, &err),
+        EM_ASSERT_OK(em_row_cast(&cc, &ts, tt, em_type_make(EM_TYPE_STRING), &arena, &str, &err),
                      &err);
         char got[64];
         snprintf(got, sizeof got, "%.*s", str.is_null ? 4 : str.v.str.len,
@@ -1723,10 +1723,10 @@ static void test_string_to_timestamp(void **state) {
         vin.s = cases[i].in;
         vin.len = (int32_t)strlen(cases[i].in);
         em_strbuf scratch = {0};
-        EM_ASSERT_OK(ex_cast_value(&vin, em_type_make(EM_TYPE_STRING), tt, false, cases[i].in,
+        EM_ASSERT_OK(em_ex_cast_value(&vin, em_type_make(EM_TYPE_STRING), tt, false, cases[i].in,
                                    &vts, &scratch, &err),
                      &err);
-        EM_ASSERT_OK(ex_cast_value(&vts, tt, em_type_make(EM_TYPE_STRING), false, cases[i].in,
+        EM_ASSERT_OK(em_ex_cast_value(&vts, tt, em_type_make(EM_TYPE_STRING), false, cases[i].in,
                                    &vstr, &scratch, &err),
                      &err);
         snprintf(got, sizeof got, "%.*s", vstr.null ? 4 : vstr.len,
@@ -1737,7 +1737,7 @@ static void test_string_to_timestamp(void **state) {
                      cases[i].want);
         /* ANSI: invalid input raises */
         row_cast_ctx ansi = {true, cases[i].in};
-        em_status st = row_cast(&ansi, &in, em_type_make(EM_TYPE_STRING), tt, &arena, &ts, &err);
+        em_status st = em_row_cast(&ansi, &in, em_type_make(EM_TYPE_STRING), tt, &arena, &ts, &err);
         assert_int_equal(st, strcmp(cases[i].want, "null") ? EM_OK : EM_ERR_INVALID);
     }
     em_row_arena_reset(&arena);

@@ -204,7 +204,7 @@ static em_op *build_on(int e, const em_plan *p) {
     if (e == E_NATIVE)
         EM_ASSERT_OK(em_op_build(tops_node(p, 5), &op, &err), &err);
     else
-        EM_ASSERT_OK(rop_build_tree(tops_node(p, 5), all_row, NULL, &op, &err), &err);
+        EM_ASSERT_OK(em_rop_build_tree(tops_node(p, 5), all_row, NULL, &op, &err), &err);
     return op;
 }
 

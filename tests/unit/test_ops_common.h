@@ -106,7 +106,7 @@ static inline em_batch *tops_batch(const char *schema_text, const char *const *c
                 continue;
             }
             ex_value v;
-            EM_ASSERT_OK(ex_parse_literal(txt, col->type, &v, &err), &err);
+            EM_ASSERT_OK(em_ex_parse_literal(txt, col->type, &v, &err), &err);
             if (em_type_is_varlen(col->type)) {
                 EM_ASSERT_OK(em_column_append_bytes(col, v.s, v.len, &err), &err);
                 continue;

@@ -271,7 +271,7 @@ typedef struct rowset {
     int n, cap;
 } rowset;
 
-static void rs_add(rowset *rs, const char *s) {
+static void em_rs_add(rowset *rs, const char *s) {
     if (rs->n == rs->cap) {
         rs->cap = rs->cap ? rs->cap * 2 : 64;
         rs->rows = realloc(rs->rows, sizeof *rs->rows * (size_t)rs->cap);
@@ -356,7 +356,7 @@ static void oracle(const jcase *c, const trow *L, int nl, const trow *R, int nr,
             if (c->type <= J_FULL) {
                 fmt_trow(&R[j], rb, sizeof rb);
                 snprintf(row, sizeof row, "%s|%s", lb, rb);
-                rs_add(out, row);
+                em_rs_add(out, row);
             }
         }
         bool keep_left = false;
@@ -365,7 +365,7 @@ static void oracle(const jcase *c, const trow *L, int nl, const trow *R, int nr,
         case J_FULL:
             if (!any) {
                 snprintf(row, sizeof row, "%s|%s", lb, NULL_ROW);
-                rs_add(out, row);
+                em_rs_add(out, row);
             }
             break;
         case J_SEMI:
@@ -379,20 +379,20 @@ static void oracle(const jcase *c, const trow *L, int nl, const trow *R, int nr,
             break;
         case J_EXIST:
             snprintf(row, sizeof row, "%s|%s", lb, any ? "T" : "F");
-            rs_add(out, row);
+            em_rs_add(out, row);
             break;
         default:
             break;
         }
         if (keep_left)
-            rs_add(out, lb);
+            em_rs_add(out, lb);
     }
     if (c->type == J_RIGHT || c->type == J_FULL)
         for (int j = 0; j < nr; j++)
             if (!rmatched[j]) {
                 fmt_trow(&R[j], rb, sizeof rb);
                 snprintf(row, sizeof row, "%s|%s", NULL_ROW, rb);
-                rs_add(out, row);
+                em_rs_add(out, row);
             }
     free(rmatched);
 }
@@ -438,7 +438,7 @@ static void batch_rows(const em_batch *b, rowset *out) {
                 strcat(row, "|");
             strcat(row, cell);
         }
-        rs_add(out, row);
+        em_rs_add(out, row);
     }
 }
 
@@ -712,7 +712,7 @@ static void test_null_aware_detection(void **state) {
                 if (!n || n->join_type != EM_JOIN_LEFT_ANTI)
                     continue;
                 n_anti++;
-                n_aware += jn_node_null_aware(n);
+                n_aware += em_jn_node_null_aware(n);
             }
             assert_true(n_anti > 0);
             if (qs[qi] == 16)
@@ -761,7 +761,7 @@ static void test_null_aware_structured(void **state) {
             continue;
         n_anti++;
         assert_true(n->null_aware_anti);
-        assert_true(jn_node_null_aware(n));
+        assert_true(em_jn_node_null_aware(n));
     }
     assert_int_equal(n_anti, 1);
     em_plan_destroy(p);

@@ -123,13 +123,13 @@ static em_status build_with(int e, const em_plan_node *node, em_op **out, em_err
     case E_NATIVE:
         return em_op_build(node, out, err);
     case E_BUILT_NATIVE:
-        return rop_build_tree(node, all_native, NULL, out, err);
+        return em_rop_build_tree(node, all_native, NULL, out, err);
     case E_ROW:
-        return rop_build_tree(node, all_row, NULL, out, err);
+        return em_rop_build_tree(node, all_row, NULL, out, err);
     case E_MIX0:
-        return rop_build_tree(node, alternate, (void *)&one, out, err);
+        return em_rop_build_tree(node, alternate, (void *)&one, out, err);
     default:
-        return rop_build_tree(node, alternate, (void *)&zero, out, err);
+        return em_rop_build_tree(node, alternate, (void *)&zero, out, err);
     }
 }
 
@@ -935,7 +935,7 @@ static void test_transitions(void **state) {
     rt_set(&r, 2, SCHEMA, ROWS, N_COLS, N_ROWS, 1);
     em_error err = {0};
     em_op *op = NULL;
-    EM_ASSERT_OK(rop_build_tree(tops_node(p, 4), odd_on_rows, NULL, &op, &err), &err);
+    EM_ASSERT_OK(em_rop_build_tree(tops_node(p, 4), odd_on_rows, NULL, &op, &err), &err);
     EM_ASSERT_OK(em_op_open(op, &r.t.ctx, &err), &err);
     em_batch *b = NULL;
     EM_ASSERT_OK(em_op_next(op, &b, &err), &err);
@@ -970,7 +970,7 @@ static void test_transitions(void **state) {
 
     /* a stage entirely on rows: its root adapter takes no slot */
     r.enters = r.leaves = 0;
-    EM_ASSERT_OK(rop_build_tree(tops_node(p, 4), all_row, NULL, &op, &err), &err);
+    EM_ASSERT_OK(em_rop_build_tree(tops_node(p, 4), all_row, NULL, &op, &err), &err);
     int n = 0;
     char **rows = tops_run(op, &r.t, &n);
     assert_int_equal(n, 3);
@@ -1044,7 +1044,7 @@ static void test_unsupported(void **state) {
     em_plan *p = tops_parse(text);
     em_error err = {0};
     em_op *op = NULL;
-    assert_int_equal(rop_build_tree(tops_node(p, 2), all_row, NULL, &op, &err),
+    assert_int_equal(em_rop_build_tree(tops_node(p, 2), all_row, NULL, &op, &err),
                      EM_ERR_UNSUPPORTED);
     assert_non_null(strstr(err.msg, "Generate (2)"));
     assert_null(op);
@@ -1075,7 +1075,7 @@ static void test_row_budget(void **state) {
     r.t.ctx.row_pool = small;
     em_error err = {0};
     em_op *op = NULL;
-    EM_ASSERT_OK(rop_build_tree(tops_node(p, 3), all_row, NULL, &op, &err), &err);
+    EM_ASSERT_OK(em_rop_build_tree(tops_node(p, 3), all_row, NULL, &op, &err), &err);
     EM_ASSERT_OK(em_op_open(op, &r.t.ctx, &err), &err);
     em_batch *b = NULL;
     assert_int_equal(em_op_next(op, &b, &err), EM_ERR_OOM_BUDGET);
@@ -1084,7 +1084,7 @@ static void test_row_budget(void **state) {
     assert_int_equal(em_pool_used(small), 0);
     /* with room: the peak the Sort reports is what it held */
     em_pool_set_budget(small, -1);
-    EM_ASSERT_OK(rop_build_tree(tops_node(p, 3), all_row, NULL, &op, &err), &err);
+    EM_ASSERT_OK(em_rop_build_tree(tops_node(p, 3), all_row, NULL, &op, &err), &err);
     EM_ASSERT_OK(em_op_open(op, &r.t.ctx, &err), &err);
     while (em_op_next(op, &b, &err) == EM_OK)
         ;
@@ -1127,7 +1127,7 @@ static void count_row_joints(void *ctx, const em_plan_node *node, const char *na
 static em_status build_fn(void *ctx, const em_plan_node *node, em_op **out, em_error *err) {
     const tpch_build *b = ctx;
     em_status s = b->xp ? em_exec_build(b->xp, node, out, err)
-                        : rop_build_tree(node, b->decide, b->arg, out, err);
+                        : em_rop_build_tree(node, b->decide, b->arg, out, err);
     if (s == EM_OK && b->all_rows) {
         /* proof that the row engine ran it: its root is the row stage's adapter */
         assert_string_equal((*out)->vtab->name, "RowStageOutput");

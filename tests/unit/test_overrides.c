@@ -145,16 +145,16 @@ static void test_rules_match_registry(void **state) {
     size_t n_expr = em_conf_family_n_members(EM_CONF_FAMILY_EXPRESSION);
     size_t want_exec = 0, want_expr = 0;
     bool def;
-    for (size_t i = 0; i < ov_n_exec_rules(); i++) {
-        const ov_exec_rule *r = ov_exec_rule_at(i);
+    for (size_t i = 0; i < em_ov_n_exec_rules(); i++) {
+        const ov_exec_rule *r = em_ov_exec_rule_at(i);
         if (r->how != OV_EXEC_NATIVE)
             continue;
         want_exec++;
         if (!family_has(EM_CONF_FAMILY_EXEC, r->cls, &def) || !def)
             fail_msg("exec %s has a native rule but no built-in switch defaulting to true", r->cls);
     }
-    for (size_t i = 0; i < ov_n_expr_rules(); i++) {
-        const ov_expr_rule *r = ov_expr_rule_at(i);
+    for (size_t i = 0; i < em_ov_n_expr_rules(); i++) {
+        const ov_expr_rule *r = em_ov_expr_rule_at(i);
         if (!r->native || r->switchless)
             continue;
         want_expr++;
@@ -210,7 +210,7 @@ static void expect_native(const char *name) {
     em_expr e = {.kind = expect_kind, .name = name};
     const char *cls = NULL;
     const ov_expr_rule *r =
-        expect_kind == EM_EXPR_AGG ? ov_agg_fn_rule(&e, &cls) : ov_expr_rule_for(&e, &cls);
+        expect_kind == EM_EXPR_AGG ? em_ov_agg_fn_rule(&e, &cls) : em_ov_expr_rule_for(&e, &cls);
     if (!r || !r->native)
         fail_msg("the native engine takes %s(...) but rules.c has no native rule for it", name);
 }

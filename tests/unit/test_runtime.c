@@ -406,7 +406,7 @@ static void test_hash_ids_spark(void **state) {
     const em_expr *attrs[2] = {&a, &b};
     rt_partitioning p = {RT_PART_HASH, 5, 2, attrs};
     rt_partitioner *pt;
-    EM_ASSERT_OK(rt_partitioner_create(&p, attrs, 2, NULL, 0, &pt, &err), &err);
+    EM_ASSERT_OK(em_rt_partitioner_create(&p, attrs, 2, NULL, 0, &pt, &err), &err);
     em_schema s;
     EM_ASSERT_OK(em_schema_init(&s, 2, &err), &err);
     EM_ASSERT_OK(em_schema_set(&s, 0, "a", it, true, &err), &err);
@@ -430,7 +430,7 @@ static void test_hash_ids_spark(void **state) {
     }
     bt->n_rows = 6;
     int32_t ids[6];
-    EM_ASSERT_OK(rt_partitioner_ids(pt, bt, ids, &err), &err);
+    EM_ASSERT_OK(em_rt_partitioner_ids(pt, bt, ids, &err), &err);
     /* Pmod(hash, 5) as Spark's HashPartitioning computes it */
     int32_t expect[6] = {2, 3, 4, 2, 2, 2};
     assert_memory_equal(ids, expect, sizeof expect);
@@ -439,18 +439,18 @@ static void test_hash_ids_spark(void **state) {
     bt->sel[0] = 4;
     bt->sel[1] = 1;
     bt->n_sel = 2;
-    EM_ASSERT_OK(rt_partitioner_ids(pt, bt, ids, &err), &err);
+    EM_ASSERT_OK(em_rt_partitioner_ids(pt, bt, ids, &err), &err);
     assert_int_equal(ids[0], 2);
     assert_int_equal(ids[1], 3);
-    rt_partitioner_free(pt);
+    em_rt_partitioner_free(pt);
     /* round robin starts at the task number and deals in turn */
     rt_partitioning rr = {RT_PART_ROUND_ROBIN, 3, 0, NULL};
-    EM_ASSERT_OK(rt_partitioner_create(&rr, attrs, 2, NULL, 1, &pt, &err), &err);
+    EM_ASSERT_OK(em_rt_partitioner_create(&rr, attrs, 2, NULL, 1, &pt, &err), &err);
     em_batch_sel_clear(bt);
-    EM_ASSERT_OK(rt_partitioner_ids(pt, bt, ids, &err), &err);
+    EM_ASSERT_OK(em_rt_partitioner_ids(pt, bt, ids, &err), &err);
     int32_t rexp[6] = {1, 2, 0, 1, 2, 0};
     assert_memory_equal(ids, rexp, sizeof rexp);
-    rt_partitioner_free(pt);
+    em_rt_partitioner_free(pt);
     em_batch_destroy(bt);
     em_schema_reset(&s);
 }
@@ -493,7 +493,7 @@ static void test_range_assign_order(void **state) {
         }
         rt_range_input in = {NB, kp, sel, n};
         int32_t ids[NB * PER];
-        EM_ASSERT_OK(rt_range_assign(&p, &in, ids, NULL, &err), &err);
+        EM_ASSERT_OK(em_rt_range_assign(&p, &in, ids, NULL, &err), &err);
         /* order key: nulls first ascending / nulls last descending */
         int used[4] = {0};
         for (int i = 0; i < NB * PER; i++) {
@@ -639,19 +639,19 @@ static void test_scan_paths(void **state) {
              "Location [not included in comparison]/{warehouse_dir}/t]");
     em_plan *p = parse(text);
     rt_scan_plan sp;
-    EM_ASSERT_OK(rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 2, 1, 4 << 20, &sp, &err), &err);
+    EM_ASSERT_OK(em_rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 2, 1, 4 << 20, &sp, &err), &err);
     assert_int_equal(sp.n_parts, FILES);
     for (int i = 0; i < FILES; i++) {
         assert_int_equal(sp.parts[i].n_splits, 1);
         assert_int_equal(sp.parts[i].splits[0].first_row_group, 0);
         assert_int_equal(sp.parts[i].splits[0].end_row_group, 1);
     }
-    rt_scan_plan_reset(&sp);
-    EM_ASSERT_OK(rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 1, 128 << 20, 4 << 20, &sp, &err),
+    em_rt_scan_plan_reset(&sp);
+    EM_ASSERT_OK(em_rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 1, 128 << 20, 4 << 20, &sp, &err),
                  &err);
     assert_int_equal(sp.n_parts, 1);
     assert_int_equal(sp.parts[0].n_splits, FILES);
-    rt_scan_plan_reset(&sp);
+    em_rt_scan_plan_reset(&sp);
     em_plan_destroy(p);
 }
 
@@ -972,14 +972,14 @@ static void *sem_thread(void *p) {
     sem_arg *a = p;
     em_error err = {0};
     int holders = 0;
-    a->s = rt_sem_acquire(a->sem, a->ticket, a->cancel, &holders, &err);
+    a->s = em_rt_sem_acquire(a->sem, a->ticket, a->cancel, &holders, &err);
     if (a->s != EM_OK)
         return NULL;
     pthread_mutex_lock(a->mu);
     a->order[(*a->n_order)++] = a->ticket;
     pthread_mutex_unlock(a->mu);
     sleep_ms(5);
-    rt_sem_release(a->sem);
+    em_rt_sem_release(a->sem);
     return NULL;
 }
 
@@ -994,11 +994,11 @@ static int sem_waiting(rt_sem *s) {
 static void test_semaphore_fifo(void **state) {
     (void)state;
     rt_sem sem;
-    rt_sem_init(&sem, 1);
+    em_rt_sem_init(&sem, 1);
     em_error err = {0};
     int holders = 0;
     volatile int cancel = 0;
-    EM_ASSERT_OK(rt_sem_acquire(&sem, 0, &cancel, &holders, &err), &err);
+    EM_ASSERT_OK(em_rt_sem_acquire(&sem, 0, &cancel, &holders, &err), &err);
     assert_int_equal(holders, 1);
     int64_t order[4];
     int n_order = 0;
@@ -1012,7 +1012,7 @@ static void test_semaphore_fifo(void **state) {
         while (sem_waiting(&sem) < i + 1)
             sleep_ms(1);
     }
-    rt_sem_release(&sem);
+    em_rt_sem_release(&sem);
     for (int i = 0; i < 3; i++)
         pthread_join(th[i], NULL);
     assert_int_equal(n_order, 3);
@@ -1024,20 +1024,20 @@ static void test_semaphore_fifo(void **state) {
     assert_int_equal(sem.holders, 0);
 
     /* a raised cancel flag ends a wait */
-    EM_ASSERT_OK(rt_sem_acquire(&sem, 10, &cancel, &holders, &err), &err);
+    EM_ASSERT_OK(em_rt_sem_acquire(&sem, 10, &cancel, &holders, &err), &err);
     sem_arg c = {&sem, 11, &cancel, EM_OK, order, &n_order, &mu};
     n_order = 0;
     assert_int_equal(pthread_create(&th[0], NULL, sem_thread, &c), 0);
     while (sem_waiting(&sem) < 1)
         sleep_ms(1);
     cancel = 1;
-    rt_sem_wake(&sem);
+    em_rt_sem_wake(&sem);
     pthread_join(th[0], NULL);
     assert_int_equal(c.s, EM_ERR_CANCELLED);
     assert_int_equal(sem_waiting(&sem), 0);
     assert_int_equal(n_order, 0);
-    rt_sem_release(&sem);
-    rt_sem_destroy(&sem);
+    em_rt_sem_release(&sem);
+    em_rt_sem_destroy(&sem);
 }
 
 /* Through a query: with one permit and two threads the scan tasks never hold

@@ -84,7 +84,7 @@ static em_batch *gen_table(const tpch_ctx *c, em_tpch_table t, em_batch **lines)
     /* In uneven pieces, so appends across calls are exercised too. */
     for (int64_t r = 0; r < n;) {
         int64_t k = n - r < 777 ? n - r : 777;
-        EM_ASSERT_OK(tpch_gen_rows(c, t, r, k, b, t == EM_TPCH_ORDERS ? *lines : NULL, &err), &err);
+        EM_ASSERT_OK(em_tpch_gen_rows(c, t, r, k, b, t == EM_TPCH_ORDERS ? *lines : NULL, &err), &err);
         r += k;
     }
     assert_int_equal(b->n_rows, n);
@@ -97,9 +97,9 @@ static em_batch *g_tab[EM_TPCH_TABLE_COUNT], *g_spark_tab[EM_TPCH_TABLE_COUNT];
 static int setup(void **state) {
     (void)state;
     em_error err;
-    if (tpch_ctx_init(&g_ctx, SF, EM_TPCH_SCHEMA_STANDARD, &err) != EM_OK)
+    if (em_tpch_ctx_init(&g_ctx, SF, EM_TPCH_SCHEMA_STANDARD, &err) != EM_OK)
         return -1;
-    if (tpch_ctx_init(&g_spark, SF, EM_TPCH_SCHEMA_SPARK, &err) != EM_OK)
+    if (em_tpch_ctx_init(&g_spark, SF, EM_TPCH_SCHEMA_SPARK, &err) != EM_OK)
         return -1;
     for (int t = 0; t < EM_TPCH_TABLE_COUNT; t++) {
         if (t == EM_TPCH_LINEITEM)
@@ -116,8 +116,8 @@ static int teardown(void **state) {
         em_batch_destroy(g_tab[t]);
         em_batch_destroy(g_spark_tab[t]);
     }
-    tpch_ctx_reset(&g_ctx);
-    tpch_ctx_reset(&g_spark);
+    em_tpch_ctx_reset(&g_ctx);
+    em_tpch_ctx_reset(&g_spark);
     return 0;
 }
 
@@ -126,8 +126,8 @@ static int teardown(void **state) {
 static void test_dists(void **state) {
     (void)state;
     const tpch_dist *all[] = {
-        &tpch_nouns,       &tpch_verbs,       &tpch_adjectives, &tpch_adverbs, &tpch_prepositions,
-        &tpch_auxiliaries, &tpch_terminators, &tpch_grammar,    &tpch_np,      &tpch_vp};
+        &em_tpch_nouns,       &em_tpch_verbs,       &em_tpch_adjectives, &em_tpch_adverbs, &em_tpch_prepositions,
+        &em_tpch_auxiliaries, &em_tpch_terminators, &em_tpch_grammar,    &em_tpch_np,      &em_tpch_vp};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         int sum = 0;
         for (int k = 0; k < all[i]->n_words; k++)
@@ -135,28 +135,28 @@ static void test_dists(void **state) {
         if (sum != all[i]->total)
             fail_msg("%s: weights sum to %d, total says %d", all[i]->name, sum, all[i]->total);
     }
-    assert_int_equal(tpch_nouns.n_words, 45);
-    assert_int_equal(tpch_verbs.n_words, 40);
-    assert_int_equal(tpch_adjectives.n_words, 29);
-    assert_int_equal(tpch_adverbs.n_words, 28);
-    assert_int_equal(tpch_prepositions.n_words, 47);
-    assert_int_equal(tpch_auxiliaries.n_words, 18);
+    assert_int_equal(em_tpch_nouns.n_words, 45);
+    assert_int_equal(em_tpch_verbs.n_words, 40);
+    assert_int_equal(em_tpch_adjectives.n_words, 29);
+    assert_int_equal(em_tpch_adverbs.n_words, 28);
+    assert_int_equal(em_tpch_prepositions.n_words, 47);
+    assert_int_equal(em_tpch_auxiliaries.n_words, 18);
     /* Picks follow the weights: "." is 50 of 55 terminator units. */
     tpch_rng g = tpch_rng_at(1, 2);
     int dots = 0;
     for (int i = 0; i < 55000; i++)
-        dots += tpch_dist_pick(&tpch_terminators, &g) == 0;
+        dots += em_tpch_dist_pick(&em_tpch_terminators, &g) == 0;
     assert_true(dots > 49000 && dots < 51000);
 }
 
 static void test_dates_and_rng(void **state) {
     (void)state;
-    assert_int_equal(tpch_days(1970, 1, 1), 0);
-    assert_int_equal(tpch_days(1992, 1, 1), 8035);
-    assert_int_equal(tpch_days(1995, 6, 17), 9298);
-    assert_int_equal(tpch_days(1998, 12, 31), 10591);
-    assert_int_equal(tpch_days(2000, 3, 1) - tpch_days(2000, 2, 28), 2);
-    assert_int_equal(tpch_days(1969, 12, 31), -1);
+    assert_int_equal(em_tpch_days(1970, 1, 1), 0);
+    assert_int_equal(em_tpch_days(1992, 1, 1), 8035);
+    assert_int_equal(em_tpch_days(1995, 6, 17), 9298);
+    assert_int_equal(em_tpch_days(1998, 12, 31), 10591);
+    assert_int_equal(em_tpch_days(2000, 3, 1) - em_tpch_days(2000, 2, 28), 2);
+    assert_int_equal(em_tpch_days(1969, 12, 31), -1);
     /* uniform stays in range and hits both ends. */
     tpch_rng g = tpch_rng_at(7, 9);
     bool lo = false, hi = false;
@@ -199,8 +199,8 @@ static void test_cardinalities(void **state) {
     assert_true(nl > 15000 * 3.8 && nl < 15000 * 4.2);
     em_error err;
     tpch_ctx c;
-    assert_int_equal(tpch_ctx_init(&c, 0.001, EM_TPCH_SCHEMA_STANDARD, &err), EM_ERR_INVALID);
-    assert_int_equal(tpch_ctx_init(&c, 11, EM_TPCH_SCHEMA_STANDARD, &err), EM_ERR_INVALID);
+    assert_int_equal(em_tpch_ctx_init(&c, 0.001, EM_TPCH_SCHEMA_STANDARD, &err), EM_ERR_INVALID);
+    assert_int_equal(em_tpch_ctx_init(&c, 11, EM_TPCH_SCHEMA_STANDARD, &err), EM_ERR_INVALID);
     assert_non_null(strstr(err.msg, "scale factor"));
 }
 
@@ -278,7 +278,7 @@ static void test_part(void **state) {
             words[n < 6 ? n++ : 5] = tok;
         assert_int_equal(n, 5);
         for (int i = 0; i < 5; i++) {
-            assert_true(in_list(words[i], tpch_colors, 92));
+            assert_true(in_list(words[i], em_tpch_colors, 92));
             for (int j = 0; j < i; j++)
                 assert_string_not_equal(words[i], words[j]);
         }
@@ -295,14 +295,14 @@ static void test_part(void **state) {
         v_str(b, 4, r, s, sizeof s);
         char t1[32], t2[32], t3[32];
         assert_int_equal(sscanf(s, "%31s %31s %31s", t1, t2, t3), 3);
-        assert_true(in_list(t1, tpch_type_s1, 6) && in_list(t2, tpch_type_s2, 5) &&
-                    in_list(t3, tpch_type_s3, 5));
+        assert_true(in_list(t1, em_tpch_type_s1, 6) && in_list(t2, em_tpch_type_s2, 5) &&
+                    in_list(t3, em_tpch_type_s3, 5));
         int32_t size = v_i32(b, 5, r);
         assert_true(size >= 1 && size <= 50);
         brass15 += size == 15 && like(s, "%BRASS");
         v_str(b, 6, r, s, sizeof s);
         assert_int_equal(sscanf(s, "%31s %31s", t1, t2), 2);
-        assert_true(in_list(t1, tpch_container_s1, 5) && in_list(t2, tpch_container_s2, 8));
+        assert_true(in_list(t1, em_tpch_container_s1, 5) && in_list(t2, em_tpch_container_s2, 8));
         assert_int_equal(v_dec(b, 7, r), 90000 + (pk / 10) % 20001 + 100 * (pk % 1000));
         int len = v_len(b, 8, r);
         assert_true(len >= 5 && len <= 22);
@@ -358,7 +358,7 @@ static void test_supplier_customer(void **state) {
         check_party(b, r, "Customer#");
         v_str(b, 4, r, s, sizeof s);
         q22_codes += strncmp(s, "13", 2) == 0 || strncmp(s, "31", 2) == 0;
-        assert_true(in_list(v_str(b, 6, r, s, sizeof s), tpch_segments, 5));
+        assert_true(in_list(v_str(b, 6, r, s, sizeof s), em_tpch_segments, 5));
         int len = v_len(b, 7, r);
         assert_true(len >= 29 && len <= 116);
     }
@@ -397,8 +397,8 @@ static int cmp_i64(const void *a, const void *b) {
 static void test_orders_lineitem(void **state) {
     (void)state;
     const em_batch *o = g_tab[EM_TPCH_ORDERS], *l = g_tab[EM_TPCH_LINEITEM];
-    const int32_t start = tpch_days(1992, 1, 1), current = tpch_days(1995, 6, 17);
-    const int32_t last = tpch_days(1998, 12, 31) - 151;
+    const int32_t start = em_tpch_days(1992, 1, 1), current = em_tpch_days(1995, 6, 17);
+    const int32_t last = em_tpch_days(1998, 12, 31) - 151;
     char s[256];
     /* partsupp pairs, for the lineitem foreign key. */
     const em_batch *ps = g_tab[EM_TPCH_PARTSUPP];
@@ -419,7 +419,7 @@ static void test_orders_lineitem(void **state) {
         assert_true(ck % 3 != 0);
         int32_t od = v_i32(o, 4, r);
         assert_true(od >= start && od <= last);
-        assert_true(in_list(v_str(o, 5, r, s, sizeof s), tpch_priorities, 5));
+        assert_true(in_list(v_str(o, 5, r, s, sizeof s), em_tpch_priorities, 5));
         v_str(o, 6, r, s, sizeof s);
         assert_true(strncmp(s, "Clerk#", 6) == 0 && strlen(s) == 15);
         int clerk = atoi(s + 6);
@@ -458,8 +458,8 @@ static void test_orders_lineitem(void **state) {
                 assert_string_equal(rf, "N");
             assert_string_equal(ls, ship > current ? "O" : "F");
             n_open += ship > current;
-            assert_true(in_list(v_str(l, 13, li, s, sizeof s), tpch_instructions, 4));
-            assert_true(in_list(v_str(l, 14, li, s, sizeof s), tpch_modes, 7));
+            assert_true(in_list(v_str(l, 13, li, s, sizeof s), em_tpch_instructions, 4));
+            assert_true(in_list(v_str(l, 14, li, s, sizeof s), em_tpch_modes, 7));
             int len = v_len(l, 15, li);
             assert_true(len >= 10 && len <= 43);
         }
@@ -514,8 +514,8 @@ static void test_text(void **state) {
         if (!n)
             continue;
         words++;
-        const tpch_dist *lists[] = {&tpch_nouns,   &tpch_verbs,        &tpch_adjectives,
-                                    &tpch_adverbs, &tpch_prepositions, &tpch_auxiliaries};
+        const tpch_dist *lists[] = {&em_tpch_nouns,   &em_tpch_verbs,        &em_tpch_adjectives,
+                                    &em_tpch_adverbs, &em_tpch_prepositions, &em_tpch_auxiliaries};
         bool found = strcmp(tok, "the") == 0;
         for (size_t k = 0; k < 6 && !found; k++)
             for (int i = 0; i < lists[k]->n_words && !found; i++) {
@@ -599,7 +599,7 @@ static void test_split_determinism(void **state) {
         EM_ASSERT_OK(em_batch_create(&ls, 4, NULL, &lb, &err), &err);
         /* Rows at..at+10 on their own. */
         int64_t at = t == EM_TPCH_SUPPLIER ? 50 : 1000;
-        EM_ASSERT_OK(tpch_gen_rows(&g_ctx, (em_tpch_table)t, at, 10, b, lb, &err), &err);
+        EM_ASSERT_OK(em_tpch_gen_rows(&g_ctx, (em_tpch_table)t, at, 10, b, lb, &err), &err);
         assert_int_equal(b->n_rows, 10);
         assert_rows_equal(b, 0, g_tab[t], at, 10);
         if (t == EM_TPCH_ORDERS) {
@@ -621,7 +621,7 @@ static void test_split_determinism(void **state) {
     EM_ASSERT_OK(em_tpch_table_schema(EM_TPCH_PART, EM_TPCH_SCHEMA_STANDARD, &s, &err), &err);
     em_batch *b;
     EM_ASSERT_OK(em_batch_create(&s, 4, NULL, &b, &err), &err);
-    assert_int_equal(tpch_gen_rows(&g_ctx, EM_TPCH_PART, 1999, 2, b, NULL, &err), EM_ERR_INVALID);
+    assert_int_equal(em_tpch_gen_rows(&g_ctx, EM_TPCH_PART, 1999, 2, b, NULL, &err), EM_ERR_INVALID);
     assert_non_null(strstr(err.msg, "part"));
     em_batch_destroy(b);
     em_schema_reset(&s);
@@ -632,7 +632,7 @@ static void test_sf10_tail(void **state) {
     (void)state;
     em_error err;
     tpch_ctx c;
-    EM_ASSERT_OK(tpch_ctx_init(&c, EM_TPCH_SF_MAX, EM_TPCH_SCHEMA_STANDARD, &err), &err);
+    EM_ASSERT_OK(em_tpch_ctx_init(&c, EM_TPCH_SF_MAX, EM_TPCH_SCHEMA_STANDARD, &err), &err);
     assert_int_equal(c.n_orders, 15000000);
     assert_int_equal(c.n_bbb, 100); /* SF * 5 of each kind */
     for (int t = 0; t < EM_TPCH_TABLE_COUNT; t++) {
@@ -645,7 +645,7 @@ static void test_sf10_tail(void **state) {
         EM_ASSERT_OK(em_batch_create(&s, 4, NULL, &b, &err), &err);
         EM_ASSERT_OK(em_batch_create(&ls, 4, NULL, &lb, &err), &err);
         int64_t n = em_tpch_table_rows((em_tpch_table)t, c.sf);
-        EM_ASSERT_OK(tpch_gen_rows(&c, (em_tpch_table)t, n - 3, 3, b, lb, &err), &err);
+        EM_ASSERT_OK(em_tpch_gen_rows(&c, (em_tpch_table)t, n - 3, 3, b, lb, &err), &err);
         assert_int_equal(b->n_rows, 3);
         int64_t last = v_i64(b, 0, 2);
         switch (t) {
@@ -681,7 +681,7 @@ static void test_sf10_tail(void **state) {
         em_schema_reset(&s);
         em_schema_reset(&ls);
     }
-    tpch_ctx_reset(&c);
+    em_tpch_ctx_reset(&c);
 }
 
 /* ---- files ---- */

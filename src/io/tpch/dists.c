@@ -157,18 +157,18 @@ static const tpch_word vp[] = {
     {"XVD", 1},
 };
 
-const tpch_dist tpch_nouns = {"nouns", nouns, N_OF(nouns), 340};
-const tpch_dist tpch_verbs = {"verbs", verbs, N_OF(verbs), 174};
-const tpch_dist tpch_adjectives = {"adjectives", adjectives, N_OF(adjectives), 289};
-const tpch_dist tpch_adverbs = {"adverbs", adverbs, N_OF(adverbs), 262};
-const tpch_dist tpch_prepositions = {"prepositions", prepositions, N_OF(prepositions), 456};
-const tpch_dist tpch_auxiliaries = {"auxiliaries", auxiliaries, N_OF(auxiliaries), 18};
-const tpch_dist tpch_terminators = {"terminators", terminators, N_OF(terminators), 55};
-const tpch_dist tpch_grammar = {"grammar", grammar, N_OF(grammar), 11};
-const tpch_dist tpch_np = {"np", np, N_OF(np), 90};
-const tpch_dist tpch_vp = {"vp", vp, N_OF(vp), 72};
+const tpch_dist em_tpch_nouns = {"nouns", nouns, N_OF(nouns), 340};
+const tpch_dist em_tpch_verbs = {"verbs", verbs, N_OF(verbs), 174};
+const tpch_dist em_tpch_adjectives = {"adjectives", adjectives, N_OF(adjectives), 289};
+const tpch_dist em_tpch_adverbs = {"adverbs", adverbs, N_OF(adverbs), 262};
+const tpch_dist em_tpch_prepositions = {"prepositions", prepositions, N_OF(prepositions), 456};
+const tpch_dist em_tpch_auxiliaries = {"auxiliaries", auxiliaries, N_OF(auxiliaries), 18};
+const tpch_dist em_tpch_terminators = {"terminators", terminators, N_OF(terminators), 55};
+const tpch_dist em_tpch_grammar = {"grammar", grammar, N_OF(grammar), 11};
+const tpch_dist em_tpch_np = {"np", np, N_OF(np), 90};
+const tpch_dist em_tpch_vp = {"vp", vp, N_OF(vp), 72};
 
-int tpch_dist_pick(const tpch_dist *d, tpch_rng *g) {
+int em_tpch_dist_pick(const tpch_dist *d, tpch_rng *g) {
     int64_t w = tpch_uniform(g, 0, d->total - 1);
     for (int i = 0; i < d->n_words; i++) {
         w -= d->words[i].weight;
@@ -178,7 +178,7 @@ int tpch_dist_pick(const tpch_dist *d, tpch_rng *g) {
     return d->n_words - 1;
 }
 
-const char *const tpch_colors[92] = {
+const char *const em_tpch_colors[92] = {
     "almond",   "antique",   "aquamarine", "azure",      "beige",     "bisque",    "black",
     "blanched", "blue",      "blush",      "brown",      "burlywood", "burnished", "chartreuse",
     "chiffon",  "chocolate", "coral",      "cornflower", "cornsilk",  "cream",     "cyan",
@@ -195,21 +195,21 @@ const char *const tpch_colors[92] = {
     "yellow",
 };
 
-const char *const tpch_type_s1[6] = {"STANDARD", "SMALL", "MEDIUM", "LARGE", "ECONOMY", "PROMO"};
-const char *const tpch_type_s2[5] = {"ANODIZED", "BURNISHED", "PLATED", "POLISHED", "BRUSHED"};
-const char *const tpch_type_s3[5] = {"TIN", "NICKEL", "BRASS", "STEEL", "COPPER"};
-const char *const tpch_container_s1[5] = {"SM", "LG", "MED", "JUMBO", "WRAP"};
-const char *const tpch_container_s2[8] = {"CASE", "BOX",  "BAG", "JAR",
+const char *const em_tpch_type_s1[6] = {"STANDARD", "SMALL", "MEDIUM", "LARGE", "ECONOMY", "PROMO"};
+const char *const em_tpch_type_s2[5] = {"ANODIZED", "BURNISHED", "PLATED", "POLISHED", "BRUSHED"};
+const char *const em_tpch_type_s3[5] = {"TIN", "NICKEL", "BRASS", "STEEL", "COPPER"};
+const char *const em_tpch_container_s1[5] = {"SM", "LG", "MED", "JUMBO", "WRAP"};
+const char *const em_tpch_container_s2[8] = {"CASE", "BOX",  "BAG", "JAR",
                                           "PKG",  "PACK", "CAN", "DRUM"};
-const char *const tpch_segments[5] = {"AUTOMOBILE", "BUILDING", "FURNITURE", "MACHINERY",
+const char *const em_tpch_segments[5] = {"AUTOMOBILE", "BUILDING", "FURNITURE", "MACHINERY",
                                       "HOUSEHOLD"};
-const char *const tpch_priorities[5] = {"1-URGENT", "2-HIGH", "3-MEDIUM", "4-NOT SPECIFIED",
+const char *const em_tpch_priorities[5] = {"1-URGENT", "2-HIGH", "3-MEDIUM", "4-NOT SPECIFIED",
                                         "5-LOW"};
-const char *const tpch_instructions[4] = {"DELIVER IN PERSON", "COLLECT COD", "NONE",
+const char *const em_tpch_instructions[4] = {"DELIVER IN PERSON", "COLLECT COD", "NONE",
                                           "TAKE BACK RETURN"};
-const char *const tpch_modes[7] = {"REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"};
+const char *const em_tpch_modes[7] = {"REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"};
 
-const tpch_nation tpch_nations[25] = {
+const tpch_nation em_tpch_nations[25] = {
     {"ALGERIA", 0},       {"ARGENTINA", 1}, {"BRAZIL", 1}, {"CANADA", 1},
     {"EGYPT", 4},         {"ETHIOPIA", 0},  {"FRANCE", 3}, {"GERMANY", 3},
     {"INDIA", 2},         {"INDONESIA", 2}, {"IRAN", 4},   {"IRAQ", 4},
@@ -218,9 +218,9 @@ const tpch_nation tpch_nations[25] = {
     {"SAUDI ARABIA", 4},  {"VIETNAM", 2},   {"RUSSIA", 3}, {"UNITED KINGDOM", 3},
     {"UNITED STATES", 1},
 };
-const char *const tpch_regions[5] = {"AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST"};
+const char *const em_tpch_regions[5] = {"AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST"};
 
-int32_t tpch_days(int y, int m, int d) {
+int32_t em_tpch_days(int y, int m, int d) {
     /* Shift the year to start in March so the leap day is the year's last day. */
     int64_t yy = m <= 2 ? y - 1 : y;
     int64_t era = (yy >= 0 ? yy : yy - 399) / 400;

@@ -209,7 +209,7 @@ static em_status file_write(gen_run *run, gen_file *f, em_batch *b, em_error *er
     EM_TRY(em_pq_writer_write(f->w, b, err));
     f->rows += b->n_rows;
     atomic_fetch_add(&run->rows_done, b->n_rows);
-    tpch_batch_rewind(b);
+    em_tpch_batch_rewind(b);
     return EM_OK;
 }
 
@@ -253,7 +253,7 @@ static em_status run_job(gen_run *run, const gen_job *job, em_error *err) {
             break;
         }
         int64_t n = job->first + job->count - r < step ? job->first + job->count - r : step;
-        st = tpch_gen_rows(&run->ctx, t, r, n, b, lb, err);
+        st = em_tpch_gen_rows(&run->ctx, t, r, n, b, lb, err);
         if (st == EM_OK)
             st = file_write(run, &f, b, err);
         if (st == EM_OK && orders)
@@ -392,7 +392,7 @@ static em_status generate_in(gen_run *run, double t0, em_error *err) {
     const em_tpch_options *o = run->opts;
     for (int t = 0; t < EM_TPCH_TABLE_COUNT; t++)
         EM_TRY(em_tpch_table_schema((em_tpch_table)t, o->schema, &run->schemas[t], err));
-    EM_TRY(tpch_ctx_init(&run->ctx, o->sf, o->schema, err));
+    EM_TRY(em_tpch_ctx_init(&run->ctx, o->sf, o->schema, err));
     EM_TRY(plan_jobs(run, err));
     if (mkdir(run->staging, 0777) != 0)
         return EM_FAIL(err, EM_ERR_IO, "cannot create staging folder '%s': %s", run->staging,
@@ -456,7 +456,7 @@ em_status em_tpch_generate(const em_tpch_options *o, em_error *err) {
         rm_tree(created);
     for (int t = 0; t < EM_TPCH_TABLE_COUNT; t++)
         em_schema_reset(&run->schemas[t]);
-    tpch_ctx_reset(&run->ctx);
+    em_tpch_ctx_reset(&run->ctx);
     em_pool_free(NULL, run->jobs, run->n_jobs * (int64_t)sizeof(gen_job));
     pthread_mutex_destroy(&run->lock);
     em_pool_free(NULL, run, sizeof *run);

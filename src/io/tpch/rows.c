@@ -64,7 +64,7 @@ static void rows_commit_fixed(em_batch *b, int64_t n) {
     }
 }
 
-void tpch_batch_rewind(em_batch *b) {
+void em_tpch_batch_rewind(em_batch *b) {
     for (int i = 0; i < b->n_cols; i++) {
         em_column *c = &b->cols[i];
         c->length = 0;
@@ -147,7 +147,7 @@ static inline uint64_t stream_of(const tpch_ctx *c, int id) {
 static inline em_status put_text(const tpch_ctx *c, em_batch *b, int col, tpch_rng *g, int min,
                                  int max, em_error *err) {
     int len;
-    const char *t = tpch_text(&c->pool, g, min, max, &len);
+    const char *t = em_tpch_text(&c->pool, g, min, max, &len);
     return put_str(b, col, t, len, err);
 }
 
@@ -178,8 +178,8 @@ static em_status gen_part(const tpch_ctx *c, int64_t first, int64_t n, em_batch 
             picked[k] = w;
             if (k)
                 buf[len++] = ' ';
-            size_t wl = strlen(tpch_colors[w]);
-            memcpy(buf + len, tpch_colors[w], wl);
+            size_t wl = strlen(em_tpch_colors[w]);
+            memcpy(buf + len, em_tpch_colors[w], wl);
             len += (int)wl;
         }
         EM_TRY(put_str(b, 1, buf, len, err));
@@ -191,14 +191,14 @@ static em_status gen_part(const tpch_ctx *c, int64_t first, int64_t n, em_batch 
         buf[6] = (char)('0' + m);
         buf[7] = (char)('0' + nb);
         EM_TRY(put_str(b, 3, buf, 8, err));
-        const char *s1 = tpch_type_s1[tpch_uniform(&g, 0, 5)];
-        const char *s2 = tpch_type_s2[tpch_uniform(&g, 0, 4)];
-        const char *s3 = tpch_type_s3[tpch_uniform(&g, 0, 4)];
+        const char *s1 = em_tpch_type_s1[tpch_uniform(&g, 0, 5)];
+        const char *s2 = em_tpch_type_s2[tpch_uniform(&g, 0, 4)];
+        const char *s3 = em_tpch_type_s3[tpch_uniform(&g, 0, 4)];
         len = snprintf(buf, sizeof buf, "%s %s %s", s1, s2, s3);
         EM_TRY(put_str(b, 4, buf, len, err));
         size[i] = (int32_t)tpch_uniform(&g, 1, 50);
-        const char *c1 = tpch_container_s1[tpch_uniform(&g, 0, 4)];
-        const char *c2 = tpch_container_s2[tpch_uniform(&g, 0, 7)];
+        const char *c1 = em_tpch_container_s1[tpch_uniform(&g, 0, 4)];
+        const char *c2 = em_tpch_container_s2[tpch_uniform(&g, 0, 7)];
         len = snprintf(buf, sizeof buf, "%s %s", c1, c2);
         EM_TRY(put_str(b, 6, buf, len, err));
         price[i] = tpch_money(c->schema, tpch_retail_cents(pk));
@@ -252,7 +252,7 @@ static em_status gen_party(const tpch_ctx *c, em_batch *b, int64_t i, int64_t r,
     char buf[64];
     slot_i64(b, 0)[i] = r + 1;
     EM_TRY(put_str(b, 1, buf, fmt_key(buf, prefix, r + 1), err));
-    EM_TRY(put_str(b, 2, buf, tpch_vstring(g, 10, 40, buf), err));
+    EM_TRY(put_str(b, 2, buf, em_tpch_vstring(g, 10, 40, buf), err));
     int64_t nation = tpch_uniform(g, 0, 24);
     slot_i64(b, 3)[i] = nation;
     EM_TRY(put_str(b, 4, buf, fmt_phone(buf, nation, g), err));
@@ -270,7 +270,7 @@ static em_status gen_supplier(const tpch_ctx *c, int64_t first, int64_t n, em_ba
         tpch_rng g = tpch_rng_at(stream, (uint64_t)r);
         EM_TRY(gen_party(c, b, i, r, "Supplier#", &g, err));
         int len;
-        const char *t = tpch_text(&c->pool, &g, 25, 100, &len);
+        const char *t = em_tpch_text(&c->pool, &g, 25, 100, &len);
         int kind = supplier_bbb(c, r);
         if (kind) {
             /* "Customer " ... "Complaints"/"Recommends" at a random position, the
@@ -297,7 +297,7 @@ static em_status gen_customer(const tpch_ctx *c, int64_t first, int64_t n, em_ba
         int64_t r = first + i;
         tpch_rng g = tpch_rng_at(stream, (uint64_t)r);
         EM_TRY(gen_party(c, b, i, r, "Customer#", &g, err));
-        EM_TRY(put_cstr(b, 6, tpch_segments[tpch_uniform(&g, 0, 4)], err));
+        EM_TRY(put_cstr(b, 6, em_tpch_segments[tpch_uniform(&g, 0, 4)], err));
         EM_TRY(put_text(c, b, 7, &g, 29, 116, err));
     }
     rows_commit_fixed(b, n);
@@ -356,7 +356,7 @@ static em_status gen_orders(const tpch_ctx *c, int64_t first, int64_t n, em_batc
         ocust[i] = (k / 2) * 3 + k % 2 + 1;
         int32_t date = (int32_t)tpch_uniform(&g, start, end - 151);
         odate[i] = date;
-        EM_TRY(put_cstr(b, 5, tpch_priorities[tpch_uniform(&g, 0, 4)], err));
+        EM_TRY(put_cstr(b, 5, em_tpch_priorities[tpch_uniform(&g, 0, 4)], err));
         EM_TRY(put_str(b, 6, buf, fmt_key(buf, "Clerk#", tpch_uniform(&g, 1, c->n_clerks)), err));
         oship[i] = 0;
         EM_TRY(put_text(c, b, 8, &g, 19, 78, err));
@@ -392,8 +392,8 @@ static em_status gen_orders(const tpch_ctx *c, int64_t first, int64_t n, em_batc
             bool open = ship > current;
             n_open += open;
             EM_TRY(put_str(lb, L_LINESTATUS, open ? "O" : "F", 1, err));
-            EM_TRY(put_cstr(lb, L_SHIPINSTRUCT, tpch_instructions[tpch_uniform(&lg, 0, 3)], err));
-            EM_TRY(put_cstr(lb, L_SHIPMODE, tpch_modes[tpch_uniform(&lg, 0, 6)], err));
+            EM_TRY(put_cstr(lb, L_SHIPINSTRUCT, em_tpch_instructions[tpch_uniform(&lg, 0, 3)], err));
+            EM_TRY(put_cstr(lb, L_SHIPMODE, em_tpch_modes[tpch_uniform(&lg, 0, 6)], err));
             EM_TRY(put_text(c, lb, L_COMMENT, &lg, 10, 43, err));
         }
         nl += lines;
@@ -416,8 +416,8 @@ static em_status gen_nation(const tpch_ctx *c, int64_t first, int64_t n, em_batc
         int64_t r = first + i;
         tpch_rng g = tpch_rng_at(stream, (uint64_t)r);
         key[i] = r;
-        EM_TRY(put_cstr(b, 1, tpch_nations[r].name, err));
-        region[i] = tpch_nations[r].region;
+        EM_TRY(put_cstr(b, 1, em_tpch_nations[r].name, err));
+        region[i] = em_tpch_nations[r].region;
         EM_TRY(put_text(c, b, 3, &g, 31, 114, err));
     }
     rows_commit_fixed(b, n);
@@ -434,7 +434,7 @@ static em_status gen_region(const tpch_ctx *c, int64_t first, int64_t n, em_batc
         int64_t r = first + i;
         tpch_rng g = tpch_rng_at(stream, (uint64_t)r);
         key[i] = r;
-        EM_TRY(put_cstr(b, 1, tpch_regions[r], err));
+        EM_TRY(put_cstr(b, 1, em_tpch_regions[r], err));
         EM_TRY(put_text(c, b, 2, &g, 31, 115, err));
     }
     rows_commit_fixed(b, n);
@@ -442,7 +442,7 @@ static em_status gen_region(const tpch_ctx *c, int64_t first, int64_t n, em_batc
     return EM_OK;
 }
 
-em_status tpch_gen_rows(const tpch_ctx *c, em_tpch_table t, int64_t first, int64_t n, em_batch *b,
+em_status em_tpch_gen_rows(const tpch_ctx *c, em_tpch_table t, int64_t first, int64_t n, em_batch *b,
                         em_batch *lines, em_error *err) {
     int64_t total = t == EM_TPCH_LINEITEM ? -1 : em_tpch_table_rows(t, c->sf);
     if (first < 0 || n < 0 || (total >= 0 && first + n > total))

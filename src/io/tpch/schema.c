@@ -131,7 +131,7 @@ int64_t em_tpch_table_rows(em_tpch_table t, double sf) {
     }
 }
 
-em_status tpch_ctx_init(tpch_ctx *c, double sf, em_tpch_schema schema, em_error *err) {
+em_status em_tpch_ctx_init(tpch_ctx *c, double sf, em_tpch_schema schema, em_error *err) {
     memset(c, 0, sizeof *c);
     if (!(sf >= EM_TPCH_SF_MIN && sf <= EM_TPCH_SF_MAX))
         return EM_FAIL(err, EM_ERR_INVALID, "TPC-H scale factor %g out of range [%g, %g]", sf,
@@ -167,7 +167,7 @@ em_status tpch_ctx_init(tpch_ctx *c, double sf, em_tpch_schema schema, em_error 
     c->bbb_rows = em_pool_alloc(NULL, (int64_t)c->n_bbb * (int64_t)sizeof(int64_t), err);
     c->bbb_kind = em_pool_alloc(NULL, c->n_bbb, err);
     if (!c->bbb_rows || !c->bbb_kind) {
-        tpch_ctx_reset(c);
+        em_tpch_ctx_reset(c);
         return err ? err->code : EM_ERR_NOMEM;
     }
     tpch_rng g = tpch_rng_at(c->seed ^ TPCH_STREAM_BBB, 0);
@@ -197,16 +197,16 @@ em_status tpch_ctx_init(tpch_ctx *c, double sf, em_tpch_schema schema, em_error 
         c->bbb_kind[j + 1] = k;
     }
 
-    em_status st = tpch_text_pool_init(&c->pool, c->seed, err);
+    em_status st = em_tpch_text_pool_init(&c->pool, c->seed, err);
     if (st != EM_OK) {
-        tpch_ctx_reset(c);
+        em_tpch_ctx_reset(c);
         return st;
     }
     return EM_OK;
 }
 
-void tpch_ctx_reset(tpch_ctx *c) {
-    tpch_text_pool_reset(&c->pool);
+void em_tpch_ctx_reset(tpch_ctx *c) {
+    em_tpch_text_pool_reset(&c->pool);
     em_pool_free(NULL, c->bbb_rows, (int64_t)c->n_bbb * (int64_t)sizeof(int64_t));
     em_pool_free(NULL, c->bbb_kind, c->n_bbb);
     c->bbb_rows = NULL;

@@ -48,20 +48,20 @@ static void out_word(text_out *o, const char *w) {
 }
 
 static void out_pick(text_out *o, const tpch_dist *d, tpch_rng *g) {
-    out_word(o, d->words[tpch_dist_pick(d, g)].text);
+    out_word(o, d->words[em_tpch_dist_pick(d, g)].text);
 }
 
 static void text_noun_phrase(text_out *o, tpch_rng *g) {
-    for (const char *f = tpch_np.words[tpch_dist_pick(&tpch_np, g)].text; *f; f++) {
+    for (const char *f = em_tpch_np.words[em_tpch_dist_pick(&em_tpch_np, g)].text; *f; f++) {
         switch (*f) {
         case 'N':
-            out_pick(o, &tpch_nouns, g);
+            out_pick(o, &em_tpch_nouns, g);
             break;
         case 'J':
-            out_pick(o, &tpch_adjectives, g);
+            out_pick(o, &em_tpch_adjectives, g);
             break;
         case 'D':
-            out_pick(o, &tpch_adverbs, g);
+            out_pick(o, &em_tpch_adverbs, g);
             break;
         case ',':
             out_raw(o, ",");
@@ -73,16 +73,16 @@ static void text_noun_phrase(text_out *o, tpch_rng *g) {
 }
 
 static void text_verb_phrase(text_out *o, tpch_rng *g) {
-    for (const char *f = tpch_vp.words[tpch_dist_pick(&tpch_vp, g)].text; *f; f++) {
+    for (const char *f = em_tpch_vp.words[em_tpch_dist_pick(&em_tpch_vp, g)].text; *f; f++) {
         switch (*f) {
         case 'V':
-            out_pick(o, &tpch_verbs, g);
+            out_pick(o, &em_tpch_verbs, g);
             break;
         case 'X':
-            out_pick(o, &tpch_auxiliaries, g);
+            out_pick(o, &em_tpch_auxiliaries, g);
             break;
         case 'D':
-            out_pick(o, &tpch_adverbs, g);
+            out_pick(o, &em_tpch_adverbs, g);
             break;
         default:
             break;
@@ -91,7 +91,7 @@ static void text_verb_phrase(text_out *o, tpch_rng *g) {
 }
 
 static void text_sentence(text_out *o, tpch_rng *g) {
-    for (const char *f = tpch_grammar.words[tpch_dist_pick(&tpch_grammar, g)].text; *f; f++) {
+    for (const char *f = em_tpch_grammar.words[em_tpch_dist_pick(&em_tpch_grammar, g)].text; *f; f++) {
         switch (*f) {
         case 'N':
             text_noun_phrase(o, g);
@@ -100,12 +100,12 @@ static void text_sentence(text_out *o, tpch_rng *g) {
             text_verb_phrase(o, g);
             break;
         case 'P':
-            out_pick(o, &tpch_prepositions, g);
+            out_pick(o, &em_tpch_prepositions, g);
             out_word(o, "the");
             text_noun_phrase(o, g);
             break;
         case 'T':
-            out_raw(o, tpch_terminators.words[tpch_dist_pick(&tpch_terminators, g)].text);
+            out_raw(o, em_tpch_terminators.words[em_tpch_dist_pick(&em_tpch_terminators, g)].text);
             break;
         default:
             break;
@@ -113,7 +113,7 @@ static void text_sentence(text_out *o, tpch_rng *g) {
     }
 }
 
-em_status tpch_text_pool_init(tpch_text_pool *p, uint64_t seed, em_error *err) {
+em_status em_tpch_text_pool_init(tpch_text_pool *p, uint64_t seed, em_error *err) {
     p->len = 0;
     p->text = em_pool_alloc(NULL, TPCH_TEXT_POOL_BYTES, err);
     if (!p->text)
@@ -126,14 +126,14 @@ em_status tpch_text_pool_init(tpch_text_pool *p, uint64_t seed, em_error *err) {
     return EM_OK;
 }
 
-void tpch_text_pool_reset(tpch_text_pool *p) {
+void em_tpch_text_pool_reset(tpch_text_pool *p) {
     if (p->text)
         em_pool_free(NULL, p->text, TPCH_TEXT_POOL_BYTES);
     p->text = NULL;
     p->len = 0;
 }
 
-const char *tpch_text(const tpch_text_pool *p, tpch_rng *g, int min, int max, int *len) {
+const char *em_tpch_text(const tpch_text_pool *p, tpch_rng *g, int min, int max, int *len) {
     int64_t off = tpch_uniform(g, 0, p->len - max);
     *len = (int)tpch_uniform(g, min, max);
     return p->text + off;
@@ -143,7 +143,7 @@ const char *tpch_text(const tpch_text_pool *p, tpch_rng *g, int min, int max, in
 static const char vstring_alphabet[65] =
     "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,.";
 
-int tpch_vstring(tpch_rng *g, int min, int max, char *buf) {
+int em_tpch_vstring(tpch_rng *g, int min, int max, char *buf) {
     int n = (int)tpch_uniform(g, min, max);
     /* One draw gives ten 6-bit symbols. */
     uint64_t bits = 0;

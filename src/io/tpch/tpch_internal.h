@@ -91,35 +91,35 @@ typedef struct tpch_dist {
 
 /* Weighted lists of the text grammar; picks are uniform over the weight units.
  */
-extern const tpch_dist tpch_nouns, tpch_verbs, tpch_adjectives, tpch_adverbs, tpch_prepositions,
-    tpch_auxiliaries, tpch_terminators, tpch_grammar, tpch_np, tpch_vp;
+extern const tpch_dist em_tpch_nouns, em_tpch_verbs, em_tpch_adjectives, em_tpch_adverbs, em_tpch_prepositions,
+    em_tpch_auxiliaries, em_tpch_terminators, em_tpch_grammar, em_tpch_np, em_tpch_vp;
 
 /* Uniform value lists. */
-extern const char *const tpch_colors[92];
-extern const char *const tpch_type_s1[6], *const tpch_type_s2[5], *const tpch_type_s3[5];
-extern const char *const tpch_container_s1[5], *const tpch_container_s2[8];
-extern const char *const tpch_segments[5];
-extern const char *const tpch_priorities[5];
-extern const char *const tpch_instructions[4];
-extern const char *const tpch_modes[7];
+extern const char *const em_tpch_colors[92];
+extern const char *const em_tpch_type_s1[6], *const em_tpch_type_s2[5], *const em_tpch_type_s3[5];
+extern const char *const em_tpch_container_s1[5], *const em_tpch_container_s2[8];
+extern const char *const em_tpch_segments[5];
+extern const char *const em_tpch_priorities[5];
+extern const char *const em_tpch_instructions[4];
+extern const char *const em_tpch_modes[7];
 
 typedef struct tpch_nation {
     const char *name;
     int region;
 } tpch_nation;
-extern const tpch_nation tpch_nations[25];
-extern const char *const tpch_regions[5];
+extern const tpch_nation em_tpch_nations[25];
+extern const char *const em_tpch_regions[5];
 
 /* Index of a weighted pick. */
-int tpch_dist_pick(const tpch_dist *d, tpch_rng *g);
+int em_tpch_dist_pick(const tpch_dist *d, tpch_rng *g);
 
 /* ---- dates ------------------------------------------------------------- */
 
 /* Days since 1970-01-01 of a proleptic Gregorian date. */
-int32_t tpch_days(int y, int m, int d);
-#define TPCH_STARTDATE tpch_days(1992, 1, 1)
-#define TPCH_CURRENTDATE tpch_days(1995, 6, 17)
-#define TPCH_ENDDATE tpch_days(1998, 12, 31)
+int32_t em_tpch_days(int y, int m, int d);
+#define TPCH_STARTDATE em_tpch_days(1992, 1, 1)
+#define TPCH_CURRENTDATE em_tpch_days(1995, 6, 17)
+#define TPCH_ENDDATE em_tpch_days(1998, 12, 31)
 
 /* ---- text ------------------------------------------------------------- */
 
@@ -134,13 +134,13 @@ typedef struct tpch_text_pool {
 } tpch_text_pool;
 
 /* Fills the pool from the grammar with the text stream of `seed`. */
-em_status tpch_text_pool_init(tpch_text_pool *p, uint64_t seed, em_error *err) EM_MUST_CHECK;
-void tpch_text_pool_reset(tpch_text_pool *p);
+em_status em_tpch_text_pool_init(tpch_text_pool *p, uint64_t seed, em_error *err) EM_MUST_CHECK;
+void em_tpch_text_pool_reset(tpch_text_pool *p);
 /* A "text string [min,max]": a pointer into the pool and a length. */
-const char *tpch_text(const tpch_text_pool *p, tpch_rng *g, int min, int max, int *len);
+const char *em_tpch_text(const tpch_text_pool *p, tpch_rng *g, int min, int max, int *len);
 /* A "random v-string [min,max]" into buf (at least max bytes); returns the
  * length. */
-int tpch_vstring(tpch_rng *g, int min, int max, char *buf);
+int em_tpch_vstring(tpch_rng *g, int min, int max, char *buf);
 
 /* ---- the generation context ------------------------------------------- */
 
@@ -164,19 +164,19 @@ typedef struct tpch_ctx {
  * scale factor from 0.01 (checked by tests/interop/tpch_queries.sh). */
 #define TPCH_SEED 5ULL
 
-em_status tpch_ctx_init(tpch_ctx *c, double sf, em_tpch_schema schema, em_error *err) EM_MUST_CHECK;
-void tpch_ctx_reset(tpch_ctx *c);
+em_status em_tpch_ctx_init(tpch_ctx *c, double sf, em_tpch_schema schema, em_error *err) EM_MUST_CHECK;
+void em_tpch_ctx_reset(tpch_ctx *c);
 
 /* Appends rows [first, first + n) of a table to batch b (whose schema is the
  * table's); for ORDERS, also appends the orders' lines to `lines` (a lineitem
  * batch), since an order's status and total price are functions of its lines.
  * Row indices are 0-based (row r has key r + 1, orders: tpch_order_key(r)). */
-em_status tpch_gen_rows(const tpch_ctx *c, em_tpch_table t, int64_t first, int64_t n, em_batch *b,
+em_status em_tpch_gen_rows(const tpch_ctx *c, em_tpch_table t, int64_t first, int64_t n, em_batch *b,
                         em_batch *lines, em_error *err) EM_MUST_CHECK;
 
-/* Empties a batch that only tpch_gen_rows filled (no validity, no selection),
+/* Empties a batch that only em_tpch_gen_rows filled (no validity, no selection),
  * keeping its buffers, so the next rows reuse memory already paged in. */
-void tpch_batch_rewind(em_batch *b);
+void em_tpch_batch_rewind(em_batch *b);
 
 /* Sparse order keys: only the first 8 of every 32 keys are used. */
 static inline int64_t tpch_order_key(int64_t order_index) {
