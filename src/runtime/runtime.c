@@ -1,18 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The query runner: stages cut from the plan, run in dependency order, each
- * as one task per partition on the query's threads.
- *
- * Cutting. A walk from the root makes one stage per Exchange (its map
- * side), per BroadcastExchange (its child, collected) and per scalar
- * subquery tree, keyed by the node, so a ReusedExchange or ReusedSubquery
- * finds the stage already made and the work is done once. A stage is
- * appended after every stage it reads, which makes the list a topological
- * order: running it front to back runs each input before its readers. A
- * root that needs all rows at once (TakeOrderedAndProject, CollectLimit)
- * gets a gather stage below it: its child's partitions collected into one,
- * which the root then reads through a synthetic single-partition exchange
- * (as Spark's driver merges per-partition results).
+ * The query runner: stages cut from the plan (stage_cut.c), run in
+ * dependency order, each as one task per partition on the query's threads;
+ * what a task asks of the query while it runs is task_context.c's. The
+ * query's, its stages' and its tasks' state is laid out in query.h.
  *
  * Partitions. A stage has as many tasks as its largest input: the scan
  * partitions of its scans, the reduce partitions of the shuffles it reads
@@ -47,136 +38,9 @@
 #include <unistd.h>
 
 #include "ember/task.h"
-#include "runtime/internal.h"
+#include "runtime/query.h"
 
-typedef struct rt_stage rt_stage;
-struct rt_task;
-
-typedef struct rt_spilled {
-    int n, cap;
-    const char **paths; /* owned by the query's spill folder */
-} rt_spilled;
-
-/* A range shuffle's map task until its rows are dealt: its rows with their
- * sort keys appended as trailing columns (so that spilled rows come back
- * with their keys, without the task's expressions), the files it spilled
- * them to, and a sample of its keys for the bounds. */
-typedef struct rt_range_task {
-    em_batch_list rows;
-    rt_spilled files;
-    rt_range_sampler sample;
-} rt_range_task;
-
-struct rt_stage {
-    int index;
-    em_stage_kind kind;
-    const em_plan_node *node;       /* the key: exchange, subquery root, result root */
-    const em_plan_node *build_root; /* what each task builds */
-    rt_partitioning part;           /* shuffle stages */
-    int n_out;
-    int n_deps, cap_deps;
-    int *deps;
-    int n_reused;
-    /* inputs that set the partition count */
-    int n_scans;
-    const em_plan_node **scans;
-    rt_scan_plan *scan_plans;
-    int n_shuffle_inputs;
-    rt_stage **shuffle_inputs;
-    bool bnlj_keeps_build; /* outputs rows without any input: at least one task */
-    /* run state */
-    int n_tasks;
-    em_pool *out_pool;
-    em_batch_list *task_out; /* shuffle: [task * n_out + r]; else [task] */
-    em_batch_list *parts;    /* per output partition: views of task_out's batches */
-    /* range shuffles until their rows are dealt (task_out unused until then) */
-    struct rt_range_task *range; /* [task] */
-    em_schema range_schema;      /* the rows' columns, without the keys */
-    bool dealing;                /* the map tasks are done, the rows being dealt */
-    bool done;
-    int64_t rows_out;
-    int64_t time_ns;
-    /* gather support: the synthetic root and exchange the result stage builds */
-    em_plan_node *syn_root;
-    em_plan_node *syn_exchange;
-    em_plan_node *syn_children[1];
-    const em_plan_node *alias; /* gather stages: the synthetic exchange reading them */
-    /* merged scalar subqueries: the named_struct(name, value, ...) their root
-     * Project builds; the stage runs the Project's child, fields are served
-     * from its values */
-    const em_expr *merged;
-    /* scheduling */
-    bool started;
-    int64_t seq;      /* start order: the tasks' semaphore tickets follow it */
-    int readers_left; /* stages still to read this one's output */
-    /* semaphore metrics, summed over tasks */
-    int64_t native_wait_ns, native_hold_ns;
-    int native_max_holders;
-    int shared_builds, shared_uses; /* broadcasts: objects built from them, uses */
-    /* shuffle spill: files per [task * n_out + r], in write order */
-    struct rt_spilled *spilled;
-    int64_t spill_bytes, spill_rows;
-    int spill_files;
-    bool *map_done;       /* [task]: its lists are final (others may spill them) */
-    pthread_mutex_t spill_mu; /* one task at a time spills finished tasks' lists */
-    int64_t t0;
-    rt_job job;
-    struct rt_task *base;
-    /* resource profile (q->profiled): derived when the stage starts */
-    em_stage_shape shape;
-    em_stage_profile profile;
-    int shuffle_unknown;
-    int next_task;          /* profiled stages: the next partition a lane takes */
-    int running, max_running;
-    int64_t peak_native, peak_row;
-    int peak_native_task, peak_row_task;
-};
-
-struct em_query {
-    const em_plan *plan;
-    em_runtime_options opts;
-    char *warehouse;
-    char *time_zone;
-    int threads;
-    bool ansi;
-    em_op_build_fn build;
-    int n_stages, cap_stages;
-    rt_stage **stages;
-    int n_walking;
-    const em_plan_node *walking[64]; /* stages being cut (cycle guard) */
-    em_pool *pool;
-    rt_threads *workers;
-    rt_shared *shared; /* objects built once from broadcasts */
-    char *spill_base;
-    rt_spill_dir *spill_dir; /* shuffle spill files */
-    rt_sem sem;        /* the accelerator task semaphore */
-    int64_t next_stage_seq;
-    volatile int cancel;
-    pthread_mutex_t mu;
-    em_status first_status;
-    em_error first_err;
-    const rt_stage *oom_stage;         /* the first failure was the query's budget, here */
-    const em_plan_node *oom_broadcast; /* see em_query_oom_broadcast */
-    /* a streamed result (opts.result_sink): the partition whose rows go to
-     * the sink now, and which partitions have ended (their rows kept) */
-    pthread_mutex_t sink_mu;
-    pthread_cond_t sink_turn; /* sink_next moved on */
-    int sink_next;
-    bool *sink_ended;
-    em_schema schema;
-    em_batch_list result;
-    int max_id;
-    em_node_metrics *metrics; /* by node id */
-    int n_metrics_listed;
-    em_node_metrics *metrics_list;
-    bool ran;
-    bool planned; /* scans resolved (em_query_plan_tasks or the run) */
-    bool profiled; /* stage-level resource profiles enforced */
-    em_resource_profile profile;
-    em_profile_rules rules;
-};
-
-static int64_t now_ns(void) {
+int64_t em_rt_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -204,251 +68,8 @@ void em_runtime_options_init(em_runtime_options *o) {
     o->ansi = -1;
 }
 
-static const char *node_name(const em_plan_node *n) {
+const char *em_rt_node_name(const em_plan_node *n) {
     return n->name ? n->name : em_node_kind_name(n->kind);
-}
-
-/* ------------------------------------------------------------------ cutting */
-
-static bool is_wrapper(const em_plan_node *n) {
-    return n->n_children == 1 &&
-           (n->kind == EM_NODE_COLUMNAR_TO_ROW || n->kind == EM_NODE_ROW_TO_COLUMNAR ||
-            n->kind == EM_NODE_INPUT_ADAPTER || n->kind == EM_NODE_WHOLE_STAGE_CODEGEN ||
-            n->kind == EM_NODE_SUBQUERY || n->kind == EM_NODE_REUSED_SUBQUERY ||
-            n->kind == EM_NODE_SHUFFLE_QUERY_STAGE || n->kind == EM_NODE_BROADCAST_QUERY_STAGE ||
-            n->kind == EM_NODE_AQE_SHUFFLE_READ);
-}
-
-static const em_plan_node *skip_wrappers(const em_plan_node *n) {
-    while (is_wrapper(n))
-        n = n->children[0];
-    return n;
-}
-
-static rt_stage *find_stage(const em_query *q, const em_plan_node *key) {
-    if (key && key->kind == EM_NODE_REUSED_EXCHANGE && key->reuses)
-        key = key->reuses; /* a reuse reads the stage of the exchange it names */
-    for (int i = 0; i < q->n_stages; i++)
-        if (q->stages[i]->node == key || q->stages[i]->alias == key)
-            return q->stages[i];
-    return NULL;
-}
-
-static em_status add_dep(rt_stage *st, const rt_stage *dep, em_error *err) {
-    for (int i = 0; i < st->n_deps; i++)
-        if (st->deps[i] == dep->index)
-            return EM_OK;
-    if (st->n_deps == st->cap_deps) {
-        int ncap = st->cap_deps ? st->cap_deps * 2 : 4;
-        int *nd = realloc(st->deps, sizeof *nd * (size_t)ncap);
-        if (!nd)
-            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
-        st->deps = nd;
-        st->cap_deps = ncap;
-    }
-    st->deps[st->n_deps++] = dep->index;
-    return EM_OK;
-}
-
-static em_status push_ptr(void ***arr, int *n, void *p, em_error *err) {
-    void **na = realloc(*arr, sizeof *na * (size_t)(*n + 1));
-    if (!na)
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
-    na[(*n)++] = p;
-    *arr = na;
-    return EM_OK;
-}
-
-static void stage_free(rt_stage *st);
-
-static em_status cut_stage(em_query *q, const em_plan_node *key, em_stage_kind kind, rt_stage **out,
-                           em_error *err);
-
-static em_status stage_for(em_query *q, rt_stage *reader, const em_plan_node *key,
-                           em_stage_kind kind, rt_stage **out, em_error *err) {
-    for (int i = 0; i < q->n_walking; i++)
-        if (q->walking[i] == key)
-            return EM_FAIL(err, EM_ERR_BIND, "%s (%d) reads its own output", node_name(key),
-                           key->id);
-    rt_stage *st = find_stage(q, key);
-    if (!st)
-        EM_TRY(cut_stage(q, key, kind, &st, err));
-    *out = st;
-    return add_dep(reader, st, err);
-}
-
-static em_status walk_exprs(em_query *q, rt_stage *st, const em_expr *e, em_error *err) {
-    if (!e)
-        return EM_OK;
-    if ((e->kind == EM_EXPR_SCALAR_SUBQUERY) && e->subquery) {
-        rt_stage *sub;
-        EM_TRY(stage_for(q, st, e->subquery, EM_STAGE_SUBQUERY, &sub, err));
-    }
-    for (int i = 0; i < e->n_args; i++)
-        EM_TRY(walk_exprs(q, st, e->args[i], err));
-    return EM_OK;
-}
-
-static em_status walk(em_query *q, rt_stage *st, const em_plan_node *n, bool root, em_error *err) {
-    rt_stage *in = NULL;
-    if (!root && (n->kind == EM_NODE_EXCHANGE || n->kind == EM_NODE_BROADCAST_EXCHANGE)) {
-        bool bc = n->kind == EM_NODE_BROADCAST_EXCHANGE;
-        EM_TRY(stage_for(q, st, n, bc ? EM_STAGE_BROADCAST : EM_STAGE_SHUFFLE, &in, err));
-        return bc ? EM_OK : push_ptr((void ***)&st->shuffle_inputs, &st->n_shuffle_inputs, in, err);
-    }
-    if (n->kind == EM_NODE_REUSED_EXCHANGE) {
-        const em_plan_node *t = n->reuses;
-        if (!t || (t->kind != EM_NODE_EXCHANGE && t->kind != EM_NODE_BROADCAST_EXCHANGE))
-            return EM_FAIL(err, EM_ERR_BIND, "ReusedExchange (%d): exchange %d not found", n->id,
-                           n->reuses_id);
-        bool bc = t->kind == EM_NODE_BROADCAST_EXCHANGE;
-        EM_TRY(stage_for(q, st, t, bc ? EM_STAGE_BROADCAST : EM_STAGE_SHUFFLE, &in, err));
-        in->n_reused++;
-        return bc ? EM_OK : push_ptr((void ***)&st->shuffle_inputs, &st->n_shuffle_inputs, in, err);
-    }
-    if (n->kind == EM_NODE_SCAN)
-        EM_TRY(push_ptr((void ***)&st->scans, &st->n_scans, (void *)n, err));
-    st->bnlj_keeps_build |= em_op_bnlj_keeps_build(n);
-    for (int f = 0; f < n->n_fields; f++)
-        for (int i = 0; i < n->fields[f].n_exprs; i++)
-            EM_TRY(walk_exprs(q, st, n->fields[f].exprs[i], err));
-    for (int i = 0; i < n->n_children; i++)
-        EM_TRY(walk(q, st, n->children[i], false, err));
-    return EM_OK;
-}
-
-static em_status append_stage(em_query *q, rt_stage *st, em_error *err) {
-    if (q->n_stages == q->cap_stages) {
-        int ncap = q->cap_stages ? q->cap_stages * 2 : 8;
-        rt_stage **ns = realloc(q->stages, sizeof *ns * (size_t)ncap);
-        if (!ns)
-            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
-        q->stages = ns;
-        q->cap_stages = ncap;
-    }
-    st->index = q->n_stages;
-    q->stages[q->n_stages++] = st;
-    return EM_OK;
-}
-
-/* For a root TakeOrderedAndProject / CollectLimit: a gather stage for its
- * child, and a synthetic copy of the root reading it through a synthetic
- * single-partition Exchange. */
-static em_status add_gather(em_query *q, rt_stage *st, const em_plan_node *top, em_error *err) {
-    const em_plan_node *child = skip_wrappers(top->children[0]);
-    if (child->kind == EM_NODE_EXCHANGE || child->kind == EM_NODE_BROADCAST_EXCHANGE ||
-        child->kind == EM_NODE_REUSED_EXCHANGE)
-        return EM_OK; /* reads an exchange: checked for one partition when run */
-    rt_stage *g = calloc(1, sizeof *g);
-    if (!g)
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
-    pthread_mutex_init(&g->spill_mu, NULL);
-    g->kind = EM_STAGE_GATHER;
-    g->node = child;
-    g->build_root = child;
-    g->n_out = 1;
-    q->walking[q->n_walking++] = child;
-    em_status s = walk(q, g, child, true, err);
-    q->n_walking--;
-    if (s == EM_OK)
-        s = append_stage(q, g, err);
-    if (s != EM_OK) {
-        stage_free(g);
-        return s;
-    }
-    st->syn_exchange = calloc(1, sizeof *st->syn_exchange);
-    st->syn_root = calloc(1, sizeof *st->syn_root);
-    if (!st->syn_exchange || !st->syn_root)
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
-    st->syn_exchange->kind = EM_NODE_EXCHANGE;
-    st->syn_exchange->name = "Exchange";
-    st->syn_exchange->codegen_id = -1;
-    st->syn_exchange->n_output = child->n_output;
-    st->syn_exchange->output = child->output;
-    *st->syn_root = *top;
-    st->syn_children[0] = st->syn_exchange;
-    st->syn_root->n_children = 1;
-    st->syn_root->children = st->syn_children;
-    st->build_root = st->syn_root;
-    g->alias = st->syn_exchange;
-    EM_TRY(add_dep(st, g, err));
-    /* the gathered stage is found through syn_exchange as this stage's input */
-    return push_ptr((void ***)&st->shuffle_inputs, &st->n_shuffle_inputs, g, err);
-}
-
-/* The named_struct of a merged scalar subquery's root (Spark 3.3+ merges
- * scalar subqueries over one relation into `Project [named_struct(n1, v1,
- * ...) AS mergedValue#N]`), or NULL. */
-static const em_expr *merged_struct(const em_plan_node *top) {
-    if (top->kind != EM_NODE_PROJECT || top->n_children != 1 || top->n_output != 1)
-        return NULL;
-    const em_expr *e = top->output[0];
-    while (e->kind == EM_EXPR_ALIAS && e->n_args == 1)
-        e = e->args[0];
-    return e->kind == EM_EXPR_CALL && e->name && strcmp(e->name, "named_struct") == 0 &&
-                   e->n_args % 2 == 0
-               ? e
-               : NULL;
-}
-
-static em_status cut_stage(em_query *q, const em_plan_node *key, em_stage_kind kind, rt_stage **out,
-                           em_error *err) {
-    *out = NULL;
-    if (q->n_walking >= (int)(sizeof q->walking / sizeof q->walking[0]))
-        return EM_FAIL(err, EM_ERR_UNSUPPORTED, "exchanges nested more than %d deep",
-                       (int)(sizeof q->walking / sizeof q->walking[0]));
-    rt_stage *st = calloc(1, sizeof *st);
-    if (!st)
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
-    pthread_mutex_init(&st->spill_mu, NULL);
-    st->kind = kind;
-    st->node = key;
-    st->build_root = key;
-    st->n_out = 1;
-    em_status s = EM_OK;
-    if (kind == EM_STAGE_SHUFFLE) {
-        s = em_rt_partitioning_parse(key, &st->part, err);
-        st->n_out = st->part.n;
-    }
-    if (s == EM_OK && (kind == EM_STAGE_SHUFFLE || kind == EM_STAGE_BROADCAST) &&
-        key->n_children != 1)
-        s = EM_FAIL(err, EM_ERR_PARSE, "%s (%d) has %d children", node_name(key), key->id,
-                    key->n_children);
-    q->walking[q->n_walking++] = key;
-    if (s == EM_OK && (kind == EM_STAGE_RESULT || kind == EM_STAGE_SUBQUERY)) {
-        const em_plan_node *top = skip_wrappers(key);
-        st->build_root = top;
-        if (kind == EM_STAGE_SUBQUERY && (st->merged = merged_struct(top)))
-            st->build_root = top->children[0];
-        if ((top->kind == EM_NODE_TAKE_ORDERED_AND_PROJECT || top->kind == EM_NODE_COLLECT_LIMIT) &&
-            top->n_children == 1) {
-            s = add_gather(q, st, top, err);
-            if (s == EM_OK && st->syn_root) {
-                /* the walk below covers the root's own expressions only */
-                for (int f = 0; s == EM_OK && f < top->n_fields; f++)
-                    for (int i = 0; s == EM_OK && i < top->fields[f].n_exprs; i++)
-                        s = walk_exprs(q, st, top->fields[f].exprs[i], err);
-                q->n_walking--;
-                goto appended;
-            }
-        }
-    }
-    if (s == EM_OK)
-        s = walk(q, st, key, true, err);
-    q->n_walking--;
-    /* which sort-merge joins of the stage may hash either side and leave
-     * their inputs unsorted: no operator of the stage relies on their order */
-    if (s == EM_OK)
-        em_plan_mark_order((em_plan *)q->plan, key);
-appended:
-    if (s == EM_OK)
-        s = append_stage(q, st, err);
-    if (s != EM_OK) {
-        stage_free(st);
-        return s;
-    }
-    *out = st;
-    return EM_OK;
 }
 
 /* ------------------------------------------------------------------ lifecycle
@@ -494,7 +115,7 @@ static void stage_free_outputs(rt_stage *st) {
 
 static void unplan_scans(rt_stage *st);
 
-static void stage_free(rt_stage *st) {
+void em_rt_stage_free(rt_stage *st) {
     if (!st)
         return;
     stage_free_outputs(st);
@@ -514,7 +135,7 @@ void em_query_destroy(em_query *q) {
         return;
     free(q->result.batches);
     for (int i = 0; i < q->n_stages; i++)
-        stage_free(q->stages[i]);
+        em_rt_stage_free(q->stages[i]);
     free(q->stages);
     em_rt_threads_destroy(q->workers);
     em_rt_shared_destroy(q->shared);
@@ -592,9 +213,9 @@ em_status em_query_create(const em_plan *plan, const em_runtime_options *opts, e
         s = EM_FAIL(err, EM_ERR_INVALID, "the plan has no operators");
     rt_stage *res = NULL;
     if (s == EM_OK)
-        s = cut_stage(q, root, EM_STAGE_RESULT, &res, err);
+        s = em_rt_cut_stage(q, root, EM_STAGE_RESULT, &res, err);
     if (s == EM_OK)
-        s = schema_of(skip_wrappers(root), &q->schema, err);
+        s = schema_of(em_rt_skip_wrappers(root), &q->schema, err);
     q->max_id = em_plan_max_id(plan);
     if (s == EM_OK && !(q->metrics = calloc((size_t)q->max_id + 1, sizeof *q->metrics)))
         s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a query");
@@ -674,340 +295,6 @@ void em_query_stage_info(const em_query *q, int i, em_stage_info *out) {
 int em_query_n_metrics(const em_query *q) { return q->n_metrics_listed; }
 const em_node_metrics *em_query_metrics_at(const em_query *q, int i) {
     return i >= 0 && i < q->n_metrics_listed ? &q->metrics_list[i] : NULL;
-}
-
-/* ------------------------------------------------------------------ callbacks
- */
-
-typedef struct rt_task {
-    em_query *q;
-    rt_stage *st;
-    int p;
-    /* the task semaphore */
-    bool holding;
-    int64_t hold_t0, wait_ns, hold_ns;
-    int max_holders;
-    /* profiled: the shuffles whose map statuses this task charged to its row pool */
-    int n_status_reads;
-    const rt_stage **status_reads;
-    int64_t status_bytes;
-} rt_task;
-
-static const em_batch_list EMPTY_LIST = {NULL, 0, 0};
-
-static em_status cb_scan_splits(em_exec_ctx *ctx, const em_plan_node *scan,
-                                const em_scan_split **out, int *n_out, em_error *err) {
-    rt_task *t = ctx->runtime;
-    *out = NULL;
-    *n_out = 0;
-    for (int i = 0; i < t->st->n_scans; i++) {
-        if (t->st->scans[i] != scan)
-            continue;
-        const rt_scan_plan *sp = &t->st->scan_plans[i];
-        if (t->p < sp->n_parts) {
-            *out = sp->parts[t->p].splits;
-            *n_out = sp->parts[t->p].n_splits;
-        }
-        return EM_OK;
-    }
-    return EM_FAIL(err, EM_ERR_INTERNAL, "%s (%d) is not a scan of stage %d", node_name(scan),
-                   scan->id, t->st->index);
-}
-
-static int cb_subtree_partitions(em_exec_ctx *ctx, const em_plan_node *n) {
-    rt_task *t = ctx->runtime;
-    if (!n)
-        return INT_MAX; /* an operator of no plan node (a transition): not known, never skipped */
-    switch (n->kind) {
-    case EM_NODE_BROADCAST_EXCHANGE:
-        return 0;
-    case EM_NODE_EXCHANGE:
-    case EM_NODE_REUSED_EXCHANGE: {
-        const rt_stage *in = find_stage(t->q, n);
-        if (in)
-            return in->kind == EM_STAGE_BROADCAST ? 0 : in->n_out;
-        break; /* the stage's own map side: its input below */
-    }
-    case EM_NODE_SCAN:
-        for (int i = 0; i < t->st->n_scans; i++)
-            if (t->st->scans[i] == n && t->st->scan_plans)
-                return t->st->scan_plans[i].n_parts;
-        return 1;
-    default:
-        break;
-    }
-    if (n->n_children == 0)
-        return 1;
-    int most = 0;
-    for (int i = 0; i < n->n_children; i++) {
-        int k = cb_subtree_partitions(ctx, n->children[i]);
-        if (k > most)
-            most = k;
-    }
-    return most;
-}
-
-static em_status input_stage(rt_task *t, const em_plan_node *x, bool broadcast, rt_stage **out,
-                             em_error *err) {
-    rt_stage *in = find_stage(t->q, x);
-    if (!in || !in->done || !in->parts || (broadcast != (in->kind == EM_STAGE_BROADCAST)))
-        return EM_FAIL(err, EM_ERR_INTERNAL, "%s (%d): its %s output is not available",
-                       node_name(x), x->id, broadcast ? "broadcast" : "shuffle");
-    *out = in;
-    return EM_OK;
-}
-
-/* A reader holds the map statuses of a shuffle it reads (one per mapper x
- * reducer) in row memory, once per shuffle however often it reads it. */
-static em_status charge_map_statuses(rt_task *t, em_exec_ctx *ctx, const em_plan_node *x,
-                                     const rt_stage *in, em_error *err) {
-    for (int i = 0; i < t->n_status_reads; i++)
-        if (t->status_reads[i] == in)
-            return EM_OK;
-    const rt_stage **nr = realloc(t->status_reads, sizeof *nr * (size_t)(t->n_status_reads + 1));
-    if (!nr)
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a shuffle");
-    t->status_reads = nr;
-    int64_t bytes = (int64_t)in->n_tasks * in->n_out * EM_PROFILE_MAP_STATUS_BYTES;
-    em_status s = em_pool_reserve(ctx->row_pool, bytes, err);
-    if (s != EM_OK) {
-        em_error_prefix(err, "shuffle read of %s (%d): the map statuses of %d mappers x %d reducers",
-                        node_name(x), x->id, in->n_tasks, in->n_out);
-        return s;
-    }
-    t->status_reads[t->n_status_reads++] = in;
-    t->status_bytes += bytes;
-    return EM_OK;
-}
-
-/* A reader's stream over partition r: without spill files the stored list;
- * with them, in map task order, each file read back alone (its batches
- * freed when the next file is read), then the rows the map task kept. */
-typedef struct rt_stream {
-    const rt_stage *in;
-    int r, m, f;               /* partition, map task, its next spill file */
-    bool kept_done;            /* map task m's kept rows were the current list */
-    const em_batch_list *cur;  /* the list being handed out */
-    int64_t i;                 /* its next batch */
-    em_batch_list file;        /* the spill file being read */
-    em_pool *pool;
-} rt_stream;
-
-static em_status cb_shuffle_stream_open(em_exec_ctx *ctx, const em_plan_node *x, void **cursor,
-                                        em_error *err) {
-    rt_task *t = ctx->runtime;
-    rt_stage *in;
-    EM_TRY(input_stage(t, x, false, &in, err));
-    if (t->q->profiled)
-        EM_TRY(charge_map_statuses(t, ctx, x, in, err));
-    rt_stream *c = calloc(1, sizeof *c);
-    if (!c)
-        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory reading a shuffle");
-    c->in = in;
-    c->r = t->p;
-    c->pool = ctx->pool;
-    c->cur = &EMPTY_LIST;
-    bool spilled = false;
-    for (int m = 0; in->spilled && t->p < in->n_out && m < in->n_tasks && !spilled; m++)
-        spilled = in->spilled[(int64_t)m * in->n_out + t->p].n > 0;
-    if (!spilled) { /* the stored list is all there is */
-        if (t->p < in->n_out)
-            c->cur = &in->parts[t->p];
-        c->m = in->n_tasks;
-    }
-    *cursor = c;
-    return EM_OK;
-}
-
-static em_status cb_shuffle_stream_next(em_exec_ctx *ctx, void *cursor, const em_batch **out,
-                                        em_error *err) {
-    (void)ctx;
-    rt_stream *c = cursor;
-    const rt_stage *in = c->in;
-    for (;;) {
-        if (c->i < c->cur->n_batches) {
-            *out = c->cur->batches[c->i++];
-            return EM_OK;
-        }
-        if (c->m >= in->n_tasks)
-            return EM_DONE;
-        /* the next list: map task m's files in turn, then its kept rows */
-        int64_t slot = (int64_t)c->m * in->n_out + c->r;
-        const rt_spilled *sp = &in->spilled[slot];
-        em_batch_list_reset(&c->file);
-        c->cur = &EMPTY_LIST;
-        c->i = 0;
-        if (c->f < sp->n) {
-            EM_TRY(em_rt_spill_read(sp->paths[c->f++], c->pool, &c->file, err));
-            c->cur = &c->file;
-        } else if (!c->kept_done) {
-            c->cur = &in->task_out[slot];
-            c->kept_done = true;
-        } else {
-            c->m++;
-            c->f = 0;
-            c->kept_done = false;
-        }
-    }
-}
-
-static void cb_shuffle_stream_close(em_exec_ctx *ctx, void *cursor) {
-    (void)ctx;
-    rt_stream *c = cursor;
-    if (!c)
-        return;
-    em_batch_list_reset(&c->file);
-    free(c);
-}
-
-static em_status cb_broadcast_input(em_exec_ctx *ctx, const em_plan_node *x,
-                                    const em_batch_list **out, em_error *err) {
-    rt_task *t = ctx->runtime;
-    rt_stage *in;
-    EM_TRY(input_stage(t, x, true, &in, err));
-    *out = &in->parts[0];
-    return EM_OK;
-}
-
-static em_status cb_broadcast_shared(em_exec_ctx *ctx, const em_plan_node *x, const char *what,
-                                     rt_shared_build_fn build, void (*free_obj)(void *obj),
-                                     void *arg, void **out, em_error *err) {
-    rt_task *t = ctx->runtime;
-    rt_stage *in;
-    EM_TRY(input_stage(t, x, true, &in, err));
-    char name[96];
-    snprintf(name, sizeof name, "%s (%d)", node_name(in->node), in->node->id);
-    bool built = false;
-    em_status s = em_rt_shared_get(t->q->shared, in, name, what, &in->parts[0], build, free_obj, arg,
-                                &t->q->cancel, out, &built, err);
-    pthread_mutex_lock(&t->q->mu);
-    in->shared_builds += built;
-    in->shared_uses += s == EM_OK;
-    pthread_mutex_unlock(&t->q->mu);
-    return s;
-}
-
-static em_status cb_native_enter(em_exec_ctx *ctx, em_error *err) {
-    rt_task *t = ctx->runtime;
-    if (t->holding)
-        return EM_OK;
-    int64_t t0 = now_ns();
-    int64_t ticket = (t->st->seq << 32) | (int64_t)t->p;
-    int holders = 0;
-    EM_TRY(em_rt_sem_acquire(&t->q->sem, ticket, &t->q->cancel, &holders, err));
-    t->hold_t0 = now_ns();
-    t->wait_ns += t->hold_t0 - t0;
-    t->holding = true;
-    if (holders > t->max_holders)
-        t->max_holders = holders;
-    return EM_OK;
-}
-
-static void cb_native_leave(em_exec_ctx *ctx) {
-    rt_task *t = ctx->runtime;
-    if (!t->holding)
-        return;
-    t->hold_ns += now_ns() - t->hold_t0;
-    t->holding = false;
-    em_rt_sem_release(&t->q->sem);
-}
-
-/* The value of the merged subquery's field `name`: its named_struct value
- * evaluated over the one row of the stage's result (l). */
-static em_status merged_field(em_query *q, const rt_stage *st, const em_expr *sq,
-                              const char *name, em_type type, const em_batch_list *l,
-                              em_pool *pool, em_column *out, em_error *err) {
-    const char *sq_name = sq->name ? sq->name : "scalar subquery";
-    const em_expr *ns = st->merged, *value = NULL;
-    for (int i = 0; i + 1 < ns->n_args && !value; i += 2) {
-        char *text = NULL;
-        EM_TRY(em_expr_print(ns->args[i], NULL, &text, NULL, err));
-        if (strcmp(text, name) == 0)
-            value = ns->args[i + 1];
-        free(text);
-    }
-    if (!value)
-        return EM_FAIL(err, EM_ERR_BIND, "%s has no field %s", sq_name, name);
-    const em_plan_node *child = st->build_root;
-    em_expr_compile_options o = {.ansi = q->ansi,
-                                 .shim = em_plan_shim(q->plan),
-                                 .time_zone = q->time_zone,
-                                 .pool = pool};
-    em_expr_prog *prog = NULL;
-    EM_TRY(em_expr_compile(value, (const em_expr *const *)child->output, child->n_output, &o,
-                           &prog, err));
-    em_status s = EM_OK;
-    if (!em_type_equal(em_expr_prog_type(prog), type)) {
-        char want[64], got[64];
-        em_type_format(type, want, sizeof want);
-        em_type_format(em_expr_prog_type(prog), got, sizeof got);
-        s = EM_FAIL(err, EM_ERR_TYPE, "%s.%s is %s where the plan expects %s", sq_name, name, got,
-                    want);
-    }
-    const em_batch *row = NULL;
-    for (int64_t i = 0; s == EM_OK && i < l->n_batches && !row; i++)
-        if (em_batch_rows(l->batches[i]) > 0)
-            row = l->batches[i];
-    if (s == EM_OK && !row) {
-        s = em_column_init(out, type, 1, pool, err);
-        if (s == EM_OK)
-            s = em_column_append_null(out, err);
-    } else if (s == EM_OK) {
-        em_column all;
-        memset(&all, 0, sizeof all);
-        s = em_expr_eval(prog, row, pool, &all, err);
-        int32_t r = row->sel ? row->sel[0] : 0;
-        if (s == EM_OK)
-            s = em_column_take(&all, &r, 1, pool, out, err);
-        em_column_reset(&all);
-    }
-    em_expr_prog_destroy(prog);
-    return s;
-}
-
-static em_status cb_subquery(void *vq, const em_expr *e, em_type type, em_pool *pool,
-                             em_column *out, em_error *err) {
-    em_query *q = vq;
-    const em_expr *sq = e->kind == EM_EXPR_FIELD && e->n_args > 0 ? e->args[0] : e;
-    rt_stage *st = sq->subquery ? find_stage(q, sq->subquery) : NULL;
-    if (!st || st->kind != EM_STAGE_SUBQUERY || !st->done || !st->parts)
-        return EM_FAIL(err, EM_ERR_INTERNAL, "%s: its value was not computed",
-                       sq->name ? sq->name : "scalar subquery");
-    if ((e->kind == EM_EXPR_FIELD) != (st->merged != NULL))
-        return EM_FAIL(err, EM_ERR_UNSUPPORTED, "%s%s%s: %s", sq->name ? sq->name : "subquery",
-                       e->kind == EM_EXPR_FIELD ? "." : "",
-                       e->kind == EM_EXPR_FIELD && e->name ? e->name : "",
-                       st->merged ? "a merged scalar subquery is read by field only"
-                                  : "a field of a subquery that does not build a named_struct");
-    const em_batch_list *l = &st->parts[0];
-    if (l->n_rows > 1)
-        return EM_FAIL(err, EM_ERR_INVALID,
-                       "%s: more than one row returned by a subquery used as an expression "
-                       "(%lld rows)",
-                       sq->name ? sq->name : "scalar subquery", (long long)l->n_rows);
-    if (st->merged)
-        return merged_field(q, st, sq, e->name ? e->name : "", type, l, pool, out, err);
-    char want[64], got[64];
-    em_type_format(type, want, sizeof want);
-    if (l->n_rows == 0) {
-        EM_TRY(em_column_init(out, type, 1, pool, err));
-        return em_column_append_null(out, err);
-    }
-    for (int64_t i = 0; i < l->n_batches; i++) {
-        const em_batch *b = l->batches[i];
-        if (em_batch_rows(b) == 0)
-            continue;
-        if (b->n_cols != 1)
-            return EM_FAIL(err, EM_ERR_INVALID, "%s returns %d columns, not one",
-                           sq->name ? sq->name : "scalar subquery", b->n_cols);
-        em_type_format(b->cols[0].type, got, sizeof got);
-        if (!em_type_equal(b->cols[0].type, type))
-            return EM_FAIL(err, EM_ERR_TYPE, "%s returns %s where the plan expects %s",
-                           sq->name ? sq->name : "scalar subquery", got, want);
-        int32_t row = b->sel ? b->sel[0] : 0;
-        return em_column_take(&b->cols[0], &row, 1, pool, out, err);
-    }
-    return EM_FAIL(err, EM_ERR_INTERNAL, "scalar subquery rows not found");
 }
 
 /* ------------------------------------------------------------------ tasks */
@@ -1382,7 +669,7 @@ static em_status wait_turn(em_query *q, rt_stage *st, int p, em_task *task, em_e
         return EM_OK;
     }
     em_exec_ctx *ctx = em_task_ctx(task);
-    cb_native_leave(ctx);
+    em_rt_native_leave(ctx);
     while (p != q->sink_next && em_pool_used(st->out_pool) > keep && !q->cancel) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
@@ -1396,7 +683,7 @@ static em_status wait_turn(em_query *q, rt_stage *st, int p, em_task *task, em_e
     pthread_mutex_unlock(&q->sink_mu);
     if (q->cancel)
         return EM_FAIL(err, EM_ERR_CANCELLED, "query cancelled");
-    return cb_native_enter(ctx, err);
+    return em_rt_native_enter(ctx, err);
 }
 
 /* A result task's rows: to the sink while its partition is the next one
@@ -1458,18 +745,8 @@ static em_status task_body(rt_task *t, em_error *err) {
     o.ctx.expr_opts.ansi = q->ansi;
     o.ctx.expr_opts.shim = em_plan_shim(q->plan);
     o.ctx.expr_opts.time_zone = q->time_zone;
-    o.ctx.expr_opts.subquery = cb_subquery;
-    o.ctx.expr_opts.subquery_ctx = q;
     o.ctx.cancel = &q->cancel;
-    o.ctx.scan_splits = cb_scan_splits;
-    o.ctx.subtree_partitions = cb_subtree_partitions;
-    o.ctx.shuffle_stream_open = cb_shuffle_stream_open;
-    o.ctx.shuffle_stream_next = cb_shuffle_stream_next;
-    o.ctx.shuffle_stream_close = cb_shuffle_stream_close;
-    o.ctx.broadcast_input = cb_broadcast_input;
-    o.ctx.broadcast_shared = cb_broadcast_shared;
-    o.ctx.native_enter = cb_native_enter;
-    o.ctx.native_leave = cb_native_leave;
+    em_rt_task_callbacks(&o.ctx, q);
     o.ctx.spill_dir = q->spill_base;
     if (q->opts.memory_budget > 0)
         o.ctx.memory_share = q->opts.memory_budget / (q->threads > 0 ? q->threads : 1);
@@ -1501,8 +778,8 @@ static em_status task_body(rt_task *t, em_error *err) {
         em_error_prefix(err,
                         "%s (%d): the broadcast relation does not fit in the query's memory "
                         "budget of %lld bytes",
-                        node_name(st->node), st->node->id, (long long)q->opts.memory_budget);
-    cb_native_leave(ctx); /* also after a failure or a cancellation */
+                        em_rt_node_name(st->node), st->node->id, (long long)q->opts.memory_budget);
+    em_rt_native_leave(ctx); /* also after a failure or a cancellation */
     pthread_mutex_lock(&q->mu);
     st->native_wait_ns += t->wait_ns;
     st->native_hold_ns += t->hold_ns;
@@ -1570,7 +847,7 @@ static void task_run(void *arg, int p) {
         if (!err.msg[0])
             snprintf(q->first_err.msg, sizeof q->first_err.msg, "%s", em_status_name(s));
         em_error_prefix(&q->first_err, "stage %d (%s of %s (%d)), partition %d", st->index,
-                        em_stage_kind_name(st->kind), node_name(st->node), st->node->id, p);
+                        em_stage_kind_name(st->kind), em_rt_node_name(st->node), st->node->id, p);
         q->first_err.code = s;
         /* the query's budget, not a task's (a resource profile's); the
          * relation to blame is chosen once every stage has stopped */
@@ -1666,7 +943,7 @@ static int known_tasks(const em_query *q, const rt_stage *st) {
 /* em_op_build's engines: Spark's wrappers pass, every other node is native. */
 static em_engine native_engine(void *ctx, const em_plan_node *node) {
     (void)ctx;
-    return is_wrapper(node) ? EM_ENGINE_PASS : EM_ENGINE_NATIVE;
+    return em_rt_is_wrapper(node) ? EM_ENGINE_PASS : EM_ENGINE_NATIVE;
 }
 
 /* The stage's shape and profile from what is known now: its inputs' map
@@ -1806,7 +1083,7 @@ static em_status merge_outputs(rt_stage *st, em_error *err) {
 static em_status start_stage(em_query *q, rt_stage *st, em_error *err) {
     st->started = true;
     st->seq = q->next_stage_seq++;
-    st->t0 = now_ns();
+    st->t0 = em_rt_now_ns();
     st->n_tasks = stage_tasks(st);
     if (st->syn_root == NULL && (st->kind == EM_STAGE_RESULT || st->kind == EM_STAGE_SUBQUERY)) {
         const em_plan_node *top = st->build_root;
@@ -1814,7 +1091,7 @@ static em_status start_stage(em_query *q, rt_stage *st, em_error *err) {
             st->n_tasks > 1)
             return EM_FAIL(err, EM_ERR_UNSUPPORTED,
                            "%s (%d) over an exchange of %d partitions is not supported yet",
-                           node_name(top), top->id, st->n_tasks);
+                           em_rt_node_name(top), top->id, st->n_tasks);
     }
     char name[64];
     snprintf(name, sizeof name, "stage %d output", st->index);
@@ -1875,7 +1152,7 @@ static em_status finish_stage(em_query *q, rt_stage *st, em_error *err) {
             s = finish_range(q, st, err);
             if (s != EM_OK)
                 em_error_prefix(err, "stage %d (range partitioning of %s (%d))", st->index,
-                                node_name(st->node), st->node->id);
+                                em_rt_node_name(st->node), st->node->id);
         }
         range_free(st);
     }
@@ -1889,7 +1166,7 @@ static em_status finish_stage(em_query *q, rt_stage *st, em_error *err) {
     if (s == EM_OK)
         s = merge_outputs(st, err);
     st->done = s == EM_OK;
-    st->time_ns = now_ns() - st->t0;
+    st->time_ns = em_rt_now_ns() - st->t0;
     return s;
 }
 

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Cutting a query into stages. A walk from the root makes one stage per Exchange (its map
+ * side), per BroadcastExchange (its child, collected) and per scalar
+ * subquery tree, keyed by the node, so a ReusedExchange or ReusedSubquery
+ * finds the stage already made and the work is done once. A stage is
+ * appended after every stage it reads, which makes the list a topological
+ * order: running it front to back runs each input before its readers. A
+ * root that needs all rows at once (TakeOrderedAndProject, CollectLimit)
+ * gets a gather stage below it: its child's partitions collected into one,
+ * which the root then reads through a synthetic single-partition exchange
+ * (as Spark's driver merges per-partition results).
+ * A stage's partitions, tasks and scheduling are runtime.c's.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/query.h"
+
+bool em_rt_is_wrapper(const em_plan_node *n) {
+    return n->n_children == 1 &&
+           (n->kind == EM_NODE_COLUMNAR_TO_ROW || n->kind == EM_NODE_ROW_TO_COLUMNAR ||
+            n->kind == EM_NODE_INPUT_ADAPTER || n->kind == EM_NODE_WHOLE_STAGE_CODEGEN ||
+            n->kind == EM_NODE_SUBQUERY || n->kind == EM_NODE_REUSED_SUBQUERY ||
+            n->kind == EM_NODE_SHUFFLE_QUERY_STAGE || n->kind == EM_NODE_BROADCAST_QUERY_STAGE ||
+            n->kind == EM_NODE_AQE_SHUFFLE_READ);
+}
+
+const em_plan_node *em_rt_skip_wrappers(const em_plan_node *n) {
+    while (em_rt_is_wrapper(n))
+        n = n->children[0];
+    return n;
+}
+
+rt_stage *em_rt_find_stage(const em_query *q, const em_plan_node *key) {
+    if (key && key->kind == EM_NODE_REUSED_EXCHANGE && key->reuses)
+        key = key->reuses; /* a reuse reads the stage of the exchange it names */
+    for (int i = 0; i < q->n_stages; i++)
+        if (q->stages[i]->node == key || q->stages[i]->alias == key)
+            return q->stages[i];
+    return NULL;
+}
+
+static em_status add_dep(rt_stage *st, const rt_stage *dep, em_error *err) {
+    for (int i = 0; i < st->n_deps; i++)
+        if (st->deps[i] == dep->index)
+            return EM_OK;
+    if (st->n_deps == st->cap_deps) {
+        int ncap = st->cap_deps ? st->cap_deps * 2 : 4;
+        int *nd = realloc(st->deps, sizeof *nd * (size_t)ncap);
+        if (!nd)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+        st->deps = nd;
+        st->cap_deps = ncap;
+    }
+    st->deps[st->n_deps++] = dep->index;
+    return EM_OK;
+}
+
+static em_status push_ptr(void ***arr, int *n, void *p, em_error *err) {
+    void **na = realloc(*arr, sizeof *na * (size_t)(*n + 1));
+    if (!na)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+    na[(*n)++] = p;
+    *arr = na;
+    return EM_OK;
+}
+
+static em_status stage_for(em_query *q, rt_stage *reader, const em_plan_node *key,
+                           em_stage_kind kind, rt_stage **out, em_error *err) {
+    for (int i = 0; i < q->n_walking; i++)
+        if (q->walking[i] == key)
+            return EM_FAIL(err, EM_ERR_BIND, "%s (%d) reads its own output", em_rt_node_name(key),
+                           key->id);
+    rt_stage *st = em_rt_find_stage(q, key);
+    if (!st)
+        EM_TRY(em_rt_cut_stage(q, key, kind, &st, err));
+    *out = st;
+    return add_dep(reader, st, err);
+}
+
+static em_status walk_exprs(em_query *q, rt_stage *st, const em_expr *e, em_error *err) {
+    if (!e)
+        return EM_OK;
+    if ((e->kind == EM_EXPR_SCALAR_SUBQUERY) && e->subquery) {
+        rt_stage *sub;
+        EM_TRY(stage_for(q, st, e->subquery, EM_STAGE_SUBQUERY, &sub, err));
+    }
+    for (int i = 0; i < e->n_args; i++)
+        EM_TRY(walk_exprs(q, st, e->args[i], err));
+    return EM_OK;
+}
+
+static em_status walk(em_query *q, rt_stage *st, const em_plan_node *n, bool root, em_error *err) {
+    rt_stage *in = NULL;
+    if (!root && (n->kind == EM_NODE_EXCHANGE || n->kind == EM_NODE_BROADCAST_EXCHANGE)) {
+        bool bc = n->kind == EM_NODE_BROADCAST_EXCHANGE;
+        EM_TRY(stage_for(q, st, n, bc ? EM_STAGE_BROADCAST : EM_STAGE_SHUFFLE, &in, err));
+        return bc ? EM_OK : push_ptr((void ***)&st->shuffle_inputs, &st->n_shuffle_inputs, in, err);
+    }
+    if (n->kind == EM_NODE_REUSED_EXCHANGE) {
+        const em_plan_node *t = n->reuses;
+        if (!t || (t->kind != EM_NODE_EXCHANGE && t->kind != EM_NODE_BROADCAST_EXCHANGE))
+            return EM_FAIL(err, EM_ERR_BIND, "ReusedExchange (%d): exchange %d not found", n->id,
+                           n->reuses_id);
+        bool bc = t->kind == EM_NODE_BROADCAST_EXCHANGE;
+        EM_TRY(stage_for(q, st, t, bc ? EM_STAGE_BROADCAST : EM_STAGE_SHUFFLE, &in, err));
+        in->n_reused++;
+        return bc ? EM_OK : push_ptr((void ***)&st->shuffle_inputs, &st->n_shuffle_inputs, in, err);
+    }
+    if (n->kind == EM_NODE_SCAN)
+        EM_TRY(push_ptr((void ***)&st->scans, &st->n_scans, (void *)n, err));
+    st->bnlj_keeps_build |= em_op_bnlj_keeps_build(n);
+    for (int f = 0; f < n->n_fields; f++)
+        for (int i = 0; i < n->fields[f].n_exprs; i++)
+            EM_TRY(walk_exprs(q, st, n->fields[f].exprs[i], err));
+    for (int i = 0; i < n->n_children; i++)
+        EM_TRY(walk(q, st, n->children[i], false, err));
+    return EM_OK;
+}
+
+static em_status append_stage(em_query *q, rt_stage *st, em_error *err) {
+    if (q->n_stages == q->cap_stages) {
+        int ncap = q->cap_stages ? q->cap_stages * 2 : 8;
+        rt_stage **ns = realloc(q->stages, sizeof *ns * (size_t)ncap);
+        if (!ns)
+            return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+        q->stages = ns;
+        q->cap_stages = ncap;
+    }
+    st->index = q->n_stages;
+    q->stages[q->n_stages++] = st;
+    return EM_OK;
+}
+
+/* For a root TakeOrderedAndProject / CollectLimit: a gather stage for its
+ * child, and a synthetic copy of the root reading it through a synthetic
+ * single-partition Exchange. */
+static em_status add_gather(em_query *q, rt_stage *st, const em_plan_node *top, em_error *err) {
+    const em_plan_node *child = em_rt_skip_wrappers(top->children[0]);
+    if (child->kind == EM_NODE_EXCHANGE || child->kind == EM_NODE_BROADCAST_EXCHANGE ||
+        child->kind == EM_NODE_REUSED_EXCHANGE)
+        return EM_OK; /* reads an exchange: checked for one partition when run */
+    rt_stage *g = calloc(1, sizeof *g);
+    if (!g)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+    pthread_mutex_init(&g->spill_mu, NULL);
+    g->kind = EM_STAGE_GATHER;
+    g->node = child;
+    g->build_root = child;
+    g->n_out = 1;
+    q->walking[q->n_walking++] = child;
+    em_status s = walk(q, g, child, true, err);
+    q->n_walking--;
+    if (s == EM_OK)
+        s = append_stage(q, g, err);
+    if (s != EM_OK) {
+        em_rt_stage_free(g);
+        return s;
+    }
+    st->syn_exchange = calloc(1, sizeof *st->syn_exchange);
+    st->syn_root = calloc(1, sizeof *st->syn_root);
+    if (!st->syn_exchange || !st->syn_root)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+    st->syn_exchange->kind = EM_NODE_EXCHANGE;
+    st->syn_exchange->name = "Exchange";
+    st->syn_exchange->codegen_id = -1;
+    st->syn_exchange->n_output = child->n_output;
+    st->syn_exchange->output = child->output;
+    *st->syn_root = *top;
+    st->syn_children[0] = st->syn_exchange;
+    st->syn_root->n_children = 1;
+    st->syn_root->children = st->syn_children;
+    st->build_root = st->syn_root;
+    g->alias = st->syn_exchange;
+    EM_TRY(add_dep(st, g, err));
+    /* the gathered stage is found through syn_exchange as this stage's input */
+    return push_ptr((void ***)&st->shuffle_inputs, &st->n_shuffle_inputs, g, err);
+}
+
+/* The named_struct of a merged scalar subquery's root (Spark 3.3+ merges
+ * scalar subqueries over one relation into `Project [named_struct(n1, v1,
+ * ...) AS mergedValue#N]`), or NULL. */
+static const em_expr *merged_struct(const em_plan_node *top) {
+    if (top->kind != EM_NODE_PROJECT || top->n_children != 1 || top->n_output != 1)
+        return NULL;
+    const em_expr *e = top->output[0];
+    while (e->kind == EM_EXPR_ALIAS && e->n_args == 1)
+        e = e->args[0];
+    return e->kind == EM_EXPR_CALL && e->name && strcmp(e->name, "named_struct") == 0 &&
+                   e->n_args % 2 == 0
+               ? e
+               : NULL;
+}
+
+em_status em_rt_cut_stage(em_query *q, const em_plan_node *key, em_stage_kind kind,
+                          rt_stage **out, em_error *err) {
+    *out = NULL;
+    if (q->n_walking >= (int)(sizeof q->walking / sizeof q->walking[0]))
+        return EM_FAIL(err, EM_ERR_UNSUPPORTED, "exchanges nested more than %d deep",
+                       (int)(sizeof q->walking / sizeof q->walking[0]));
+    rt_stage *st = calloc(1, sizeof *st);
+    if (!st)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory cutting stages");
+    pthread_mutex_init(&st->spill_mu, NULL);
+    st->kind = kind;
+    st->node = key;
+    st->build_root = key;
+    st->n_out = 1;
+    em_status s = EM_OK;
+    if (kind == EM_STAGE_SHUFFLE) {
+        s = em_rt_partitioning_parse(key, &st->part, err);
+        st->n_out = st->part.n;
+    }
+    if (s == EM_OK && (kind == EM_STAGE_SHUFFLE || kind == EM_STAGE_BROADCAST) &&
+        key->n_children != 1)
+        s = EM_FAIL(err, EM_ERR_PARSE, "%s (%d) has %d children", em_rt_node_name(key), key->id,
+                    key->n_children);
+    q->walking[q->n_walking++] = key;
+    if (s == EM_OK && (kind == EM_STAGE_RESULT || kind == EM_STAGE_SUBQUERY)) {
+        const em_plan_node *top = em_rt_skip_wrappers(key);
+        st->build_root = top;
+        if (kind == EM_STAGE_SUBQUERY && (st->merged = merged_struct(top)))
+            st->build_root = top->children[0];
+        if ((top->kind == EM_NODE_TAKE_ORDERED_AND_PROJECT || top->kind == EM_NODE_COLLECT_LIMIT) &&
+            top->n_children == 1) {
+            s = add_gather(q, st, top, err);
+            if (s == EM_OK && st->syn_root) {
+                /* the walk below covers the root's own expressions only */
+                for (int f = 0; s == EM_OK && f < top->n_fields; f++)
+                    for (int i = 0; s == EM_OK && i < top->fields[f].n_exprs; i++)
+                        s = walk_exprs(q, st, top->fields[f].exprs[i], err);
+                q->n_walking--;
+                goto appended;
+            }
+        }
+    }
+    if (s == EM_OK)
+        s = walk(q, st, key, true, err);
+    q->n_walking--;
+    /* which sort-merge joins of the stage may hash either side and leave
+     * their inputs unsorted: no operator of the stage relies on their order */
+    if (s == EM_OK)
+        em_plan_mark_order((em_plan *)q->plan, key);
+appended:
+    if (s == EM_OK)
+        s = append_stage(q, st, err);
+    if (s != EM_OK) {
+        em_rt_stage_free(st);
+        return s;
+    }
+    *out = st;
+    return EM_OK;
+}
