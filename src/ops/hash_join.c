@@ -619,12 +619,12 @@ static em_status race_sides(hj_state *h, em_error *err) {
     }
     if (s == EM_OK)
         s = concat_list(&jn_child(j, ended)->schema, &got[ended], ctx->pool, &j->prebuilt, err);
-    em_batch_list_reset(&got[ended < 0 ? 0 : ended]);
     if (s != EM_OK) {
         em_batch_list_reset(&got[0]);
         em_batch_list_reset(&got[1]);
         return s;
     }
+    em_batch_list_reset(&got[ended]); /* copied into prebuilt */
     j->replay = got[1 - ended];
     h->build_side = ended;
     em_jn_set_build_side(j, ended);

@@ -756,8 +756,8 @@ static bool map_room(em_task *t, const em_batch *b) {
 
 /* What b's present rows would take as Spark's UnsafeRows: a null bitmap of
  * 64-bit words and a word per field, then each variable-length value
- * (strings, binary, decimals over 18 digits in 16 bytes) rounded up to a
- * word. Spark's exchange reports that as its data size, and AQE's
+ * (strings, binary) rounded up to a word, and 16 bytes per decimal over 18
+ * digits (UnsafeRowWriter reserves them for a null one too). Spark's exchange reports that as its data size, and AQE's
  * decisions (a broadcast instead of a shuffle join) compare it with their
  * thresholds, so Ember's shuffle reports the same, not its compact blocks. */
 static int64_t unsafe_row_bytes(const em_batch *b) {
@@ -766,7 +766,7 @@ static int64_t unsafe_row_bytes(const em_batch *b) {
     for (int c = 0; c < b->n_cols; c++) {
         const em_column *col = &b->cols[c];
         if (col->type.id == EM_TYPE_DECIMAL && col->type.precision > 18) {
-            total += 16 * (n - col->null_count);
+            total += 16 * n;
             continue;
         }
         if (!em_type_is_varlen(col->type))
