@@ -138,6 +138,12 @@ struct em_exec_ctx {
                                                      em_pool *pool, void **obj, em_error *err),
                                   void (*free_obj)(void *obj), void *arg, void **out,
                                   em_error *err);
+    /* The runtime filters of a scan (em_plan_runtime_filters; only those
+     * whose broadcast is built before the scan's stage runs): *out points to
+     * the returned number of them, valid while the task runs. May be NULL
+     * (no filters). */
+    int (*runtime_filters)(em_exec_ctx *ctx, const em_plan_node *scan,
+                           const em_runtime_filter **out);
     /* The accelerator task semaphore (spark.ember.sql.concurrentNativeTasks):
      * native_enter blocks until this task holds the native side (a no-op while
      * it already holds it); native_leave releases it (a no-op when not held).

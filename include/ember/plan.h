@@ -441,6 +441,22 @@ void em_plan_mark_order(em_plan *plan, const em_plan_node *stage_root);
  * does. */
 em_status em_plan_unbroadcast(em_plan *plan, const em_plan_node *exchange, int min_partitions,
                               int *n_joins, int *n_partitions, em_error *err) EM_MUST_CHECK;
+/* A runtime filter: rows of `scan` whose column scan_column (an output
+ * index) holds a null or a value outside column source_column of the
+ * broadcast `source` can reach nothing the plan outputs through `join`, so
+ * the scan may drop them once the broadcast is built. */
+typedef struct em_runtime_filter {
+    const em_plan_node *scan;
+    int scan_column;
+    const em_plan_node *source; /* a BroadcastExchange */
+    int source_column;
+    const em_plan_node *join; /* the join that makes them useless */
+} em_runtime_filter;
+/* The runtime filters of the tree under root (plan_runtime_filter.c says
+ * which joins and paths qualify): a malloc'd array (free it), possibly
+ * empty; EM_ERR_NOMEM only. */
+em_status em_plan_runtime_filters(const em_plan *plan, const em_plan_node *root,
+                                  em_runtime_filter **out, int *n_out, em_error *err) EM_MUST_CHECK;
 /* The node with this operator id (main tree and subquery trees), or NULL. */
 const em_plan_node *em_plan_node_by_id(const em_plan *plan, int id);
 int em_plan_max_id(const em_plan *plan);

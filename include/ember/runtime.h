@@ -100,6 +100,8 @@ typedef struct em_runtime_options {
     int concurrent_native_tasks; /* tasks holding the native side at once
                                     (spark.ember.sql.concurrentNativeTasks); <= 0:
                                     unlimited */
+    bool runtime_filters;        /* scans drop rows by broadcasts' keys
+                                    (spark.ember.sql.runtimeFilter.enabled) */
     em_op_build_fn build;        /* NULL: em_op_build, every node native */
     void *build_ctx;             /* passed to build */
     /* Stage-level resource profiles (see above); copied at em_query_create.
@@ -215,6 +217,10 @@ const em_plan_node *em_query_oom_broadcast(const em_query *q);
 
 int em_query_n_stages(const em_query *q);
 void em_query_stage_info(const em_query *q, int i, em_stage_info *out);
+/* The runtime filters the query applies (em_plan_runtime_filters' that can
+ * run: their scan's stage waits for their broadcast), from em_query_create. */
+int em_query_n_runtime_filters(const em_query *q);
+const em_runtime_filter *em_query_runtime_filter_at(const em_query *q, int i);
 /* Per plan node that ran (its operators summed over tasks), after the run, by operator id. */
 int em_query_n_metrics(const em_query *q);
 const em_node_metrics *em_query_metrics_at(const em_query *q, int i);

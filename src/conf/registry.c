@@ -57,6 +57,12 @@ static const em_conf_key keys[] = {
      .doc = "ember run: read a table folder that holds no data file as an empty table, as "
             "Spark reads it. Off, such a folder fails the query naming it, so that a wrong "
             "--warehouse or a table not written yet is not an empty answer."},
+    {.name = "spark.ember.sql.runtimeFilter.enabled", .type = EM_CONF_BOOL,
+     .scope = EM_CONF_QUERY, .default_value = "true",
+     .doc = "ember run: let a scan drop the rows an equi-join above it would never match, by "
+            "the keys of a broadcast on the join's other side (integral and date keys), once "
+            "the broadcast is built; the scan's stage then waits for it. A filter that keeps "
+            "most rows of a task switches itself off."},
     {.name = "spark.ember.sql.test.enabled", .type = EM_CONF_BOOL, .scope = EM_CONF_QUERY,
      .default_value = "false", .aliases = {"spark.rapids.sql.test.enabled"},
      .doc = "Test mode: fail the query when a node falls back to the row engine unless its "

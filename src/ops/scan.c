@@ -41,6 +41,7 @@
 #include "ember/parquet.h"
 #include "ember/tz.h"
 #include "expr/internal.h"
+#include "ops/key_filter.h"
 #include "ops/op_util.h"
 
 typedef struct scan_state {
@@ -62,6 +63,14 @@ typedef struct scan_state {
     em_expr_prog **part_filters; /* PartitionFilters but dynamic pruning's */
     int n_part_filters;
     em_batch *probe; /* one row: a split's partition values, nulls elsewhere */
+    /* runtime filters: each a broadcast's key set and the output column it
+     * tests; one that keeps most of the rows it tested is switched off */
+    int n_rf;
+    const em_key_set **rf_set;
+    int *rf_col;
+    int64_t *rf_in, *rf_kept;
+    int32_t *rf_sel;
+    int64_t rf_sel_cap;
 } scan_state;
 
 /* ------------------------------------------------------------ row-group
@@ -295,6 +304,72 @@ static em_status compile_partition_filters(em_op *op, scan_state *st, em_exec_ct
     return st->n_part_filters ? em_opu_shell_create(&op->schema, ctx->pool, &st->probe, err) : EM_OK;
 }
 
+/* Rows this many tested, a filter that kept more than 3/4 of them costs
+ * more than it saves downstream. */
+#define RF_TRIAL_ROWS 65536
+
+static em_status open_runtime_filters(em_op *op, scan_state *st, em_exec_ctx *ctx, em_error *err) {
+    const em_runtime_filter *fs = NULL;
+    int n = ctx->runtime_filters && ctx->broadcast_shared
+                ? ctx->runtime_filters(ctx, op->node, &fs)
+                : 0;
+    if (n <= 0)
+        return EM_OK;
+    st->rf_set = calloc((size_t)n, sizeof *st->rf_set);
+    st->rf_col = calloc((size_t)n, sizeof *st->rf_col);
+    st->rf_in = calloc((size_t)n, sizeof *st->rf_in);
+    st->rf_kept = calloc((size_t)n, sizeof *st->rf_kept);
+    if (!st->rf_set || !st->rf_col || !st->rf_in || !st->rf_kept)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        const em_runtime_filter *f = &fs[i];
+        if (f->scan_column < 0 || f->scan_column >= st->n_out ||
+            !em_type_equal(st->out_types[f->scan_column],
+                           f->source->output[f->source_column]->type))
+            return EM_FAIL(err, EM_ERR_INTERNAL, "runtime filter on column %d of Scan parquet (%d)",
+                           f->scan_column, op->node->id);
+        char what[48];
+        snprintf(what, sizeof what, "runtime filter keys of column %d", f->source_column);
+        void *obj = NULL;
+        EM_TRY(ctx->broadcast_shared(ctx, f->source, what, em_key_set_build, em_key_set_free,
+                                     (void *)&f->source_column, &obj, err));
+        st->rf_set[st->n_rf] = obj;
+        st->rf_col[st->n_rf++] = f->scan_column;
+    }
+    return EM_OK;
+}
+
+/* Whether row group rg may hold a key of every runtime filter. */
+static bool rf_row_group_may_match(const scan_state *st, int rg) {
+    for (int i = 0; i < st->n_rf; i++) {
+        int fc = st->file_col[st->rf_col[i]];
+        em_pq_stats s;
+        if (fc >= 0 && em_pq_file_stats(st->file, rg, fc, &s, NULL) == EM_OK && s.has_min_max &&
+            !em_key_set_may_overlap(st->rf_set[i], s.min.i64, s.max.i64))
+            return false;
+    }
+    return true;
+}
+
+static em_status apply_runtime_filters(scan_state *st, em_batch *b, em_error *err) {
+    for (int i = 0; i < st->n_rf; i++) {
+        if (st->rf_in[i] >= RF_TRIAL_ROWS && st->rf_kept[i] > st->rf_in[i] / 4 * 3)
+            continue;
+        if (st->rf_sel_cap < b->n_rows) {
+            int32_t *ns = realloc(st->rf_sel, sizeof *ns * (size_t)b->n_rows);
+            if (!ns)
+                return EM_FAIL(err, EM_ERR_NOMEM, "out of memory");
+            st->rf_sel = ns;
+            st->rf_sel_cap = b->n_rows;
+        }
+        int64_t in = em_batch_rows(b), kept;
+        EM_TRY(em_key_set_filter(st->rf_set[i], b, st->rf_col[i], st->rf_sel, &kept, err));
+        st->rf_in[i] += in;
+        st->rf_kept[i] += kept;
+    }
+    return EM_OK;
+}
+
 static em_status scan_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     scan_state *st = op->state;
     if (scan_bind(op, st, err) != EM_OK)
@@ -316,6 +391,8 @@ static em_status scan_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
         return em_op_fail(op, err);
     st->split = 0;
     if (em_opu_shell_create(&op->schema, ctx->pool, &st->shell, err) != EM_OK)
+        return em_op_fail(op, err);
+    if (st->n_splits > 0 && open_runtime_filters(op, st, ctx, err) != EM_OK)
         return em_op_fail(op, err);
     return EM_OK;
 }
@@ -461,6 +538,7 @@ static em_status scan_open_split(em_op *op, scan_state *st, em_error *err) {
             s = in_byte_range(st->file, rg, sp, &keep, err);
         for (int k = 0; keep && st->pushed && k < st->pushed->n_exprs; k++)
             keep = may_match(st->pushed->exprs[k], st->file, rg);
+        keep = keep && rf_row_group_may_match(st, rg);
         rgs[rg] = keep;
     }
     if (s == EM_OK) {
@@ -542,8 +620,11 @@ static em_status scan_next(em_op *op, em_batch **out, em_error *err) {
                 return em_op_fail(op, err);
         }
         sh->n_rows = b->n_rows;
-        if (em_opu_set_sel(sh, b->sel, b->n_sel, err) != EM_OK)
+        if (em_opu_set_sel(sh, b->sel, b->n_sel, err) != EM_OK ||
+            apply_runtime_filters(st, sh, err) != EM_OK)
             return em_op_fail(op, err);
+        if (em_batch_rows(sh) == 0)
+            continue;
         *out = sh;
         return EM_OK;
     }
@@ -563,6 +644,17 @@ static void scan_close(em_op *op) {
     free(st->part_filters);
     st->part_filters = NULL;
     st->n_part_filters = 0;
+    free(st->rf_set);
+    free(st->rf_col);
+    free(st->rf_in);
+    free(st->rf_kept);
+    free(st->rf_sel);
+    st->rf_set = NULL;
+    st->rf_col = NULL;
+    st->rf_in = st->rf_kept = NULL;
+    st->rf_sel = NULL;
+    st->n_rf = 0;
+    st->rf_sel_cap = 0;
     free(st->out_types);
     free(st->file_col);
     free(st->reader_col);

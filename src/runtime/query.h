@@ -136,6 +136,10 @@ struct em_query {
     bool profiled; /* stage-level resource profiles enforced */
     em_resource_profile profile;
     em_profile_rules rules;
+    /* runtime filters whose broadcast runs before their scan's stage,
+     * grouped by scan (em_rt_plan_runtime_filters) */
+    int n_filters;
+    em_runtime_filter *filters;
 };
 
 /* One task of a stage: the query, its stage and partition, and what it
@@ -167,6 +171,10 @@ rt_stage *em_rt_find_stage(const em_query *q, const em_plan_node *key);
 em_status em_rt_cut_stage(em_query *q, const em_plan_node *key, em_stage_kind kind,
                           rt_stage **out, em_error *err) EM_MUST_CHECK;
 void em_rt_stage_free(rt_stage *st);
+/* After cutting: the plan's runtime filters (em_plan_runtime_filters) that
+ * can run, each making its scan's stage wait for its broadcast's (dropped
+ * when that would make a cycle or a stage is not found). */
+em_status em_rt_plan_runtime_filters(em_query *q, em_error *err) EM_MUST_CHECK;
 
 int64_t em_rt_now_ns(void); /* monotonic */
 /* Sets the callbacks a task's operators call (task_context.c); ctx->runtime

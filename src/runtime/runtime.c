@@ -66,6 +66,7 @@ void em_runtime_options_init(em_runtime_options *o) {
     memset(o, 0, sizeof *o);
     o->memory_budget = -1;
     o->ansi = -1;
+    o->runtime_filters = true;
 }
 
 const char *em_rt_node_name(const em_plan_node *n) {
@@ -143,6 +144,7 @@ void em_query_destroy(em_query *q) {
     em_rt_sem_destroy(&q->sem);
     em_schema_reset(&q->schema);
     free(q->metrics);
+    free(q->filters);
     free(q->metrics_list);
     em_rt_spill_dir_destroy(q->spill_dir); /* after the stages: nothing reads them now */
     free(q->spill_base);
@@ -214,6 +216,8 @@ em_status em_query_create(const em_plan *plan, const em_runtime_options *opts, e
     rt_stage *res = NULL;
     if (s == EM_OK)
         s = em_rt_cut_stage(q, root, EM_STAGE_RESULT, &res, err);
+    if (s == EM_OK && q->opts.runtime_filters)
+        s = em_rt_plan_runtime_filters(q, err);
     if (s == EM_OK)
         s = schema_of(em_rt_skip_wrappers(root), &q->schema, err);
     q->max_id = em_plan_max_id(plan);
@@ -237,6 +241,10 @@ const em_plan_node *em_query_oom_broadcast(const em_query *q) { return q->oom_br
 
 const em_batch_list *em_query_result(const em_query *q) { return &q->result; }
 int em_query_n_stages(const em_query *q) { return q->n_stages; }
+int em_query_n_runtime_filters(const em_query *q) { return q->n_filters; }
+const em_runtime_filter *em_query_runtime_filter_at(const em_query *q, int i) {
+    return i >= 0 && i < q->n_filters ? &q->filters[i] : NULL;
+}
 int em_query_threads(const em_query *q) { return q->threads; }
 int64_t em_query_peak_bytes(const em_query *q) { return q->pool ? em_pool_peak(q->pool) : 0; }
 

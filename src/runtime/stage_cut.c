@@ -252,3 +252,126 @@ appended:
     *out = st;
     return EM_OK;
 }
+
+/* ------------------------------------------------------------ runtime filters */
+
+static rt_stage *stage_of_scan(const em_query *q, const em_plan_node *scan) {
+    for (int i = 0; i < q->n_stages; i++)
+        for (int k = 0; k < q->stages[i]->n_scans; k++)
+            if (q->stages[i]->scans[k] == scan)
+                return q->stages[i];
+    return NULL;
+}
+
+/* Whether stage `from` reads stage `to`'s output, directly or not. */
+static bool reads(const em_query *q, const rt_stage *from, const rt_stage *to, int depth) {
+    if (from == to)
+        return true;
+    if (depth > q->n_stages)
+        return false;
+    for (int i = 0; i < from->n_deps; i++)
+        if (reads(q, q->stages[from->deps[i]], to, depth + 1))
+            return true;
+    return false;
+}
+
+/* Whether st reads only scans and broadcasts of scans: cheap enough that a
+ * scan elsewhere may wait for it. */
+static bool reads_scans_only(const em_query *q, const rt_stage *st, int depth) {
+    if (depth > q->n_stages || st->n_shuffle_inputs > 0)
+        return false;
+    for (int i = 0; i < st->n_deps; i++) {
+        const rt_stage *d = q->stages[st->deps[i]];
+        if (d->kind != EM_STAGE_BROADCAST || !reads_scans_only(q, d, depth + 1))
+            return false;
+    }
+    return true;
+}
+
+static int cmp_filter_scan(const void *a, const void *b) {
+    const em_runtime_filter *x = a, *y = b;
+    if (x->scan->id != y->scan->id)
+        return x->scan->id < y->scan->id ? -1 : 1;
+    return x->scan_column - y->scan_column;
+}
+
+/* Restores the list's topological order after new waits: each stage moves
+ * after the stages it reads, the others keep their order (the result stage,
+ * which reads them all, stays last). */
+static em_status reorder_stages(em_query *q, em_error *err) {
+    int n = q->n_stages;
+    rt_stage **order = calloc((size_t)n, sizeof *order);
+    bool *placed = calloc((size_t)n, sizeof *placed);
+    int *new_index = calloc((size_t)n, sizeof *new_index);
+    if (!order || !placed || !new_index) {
+        free(order);
+        free(placed);
+        free(new_index);
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory ordering stages");
+    }
+    int k = 0;
+    while (k < n) {
+        int pick = -1;
+        for (int i = 0; i < n && pick < 0; i++) {
+            if (placed[i] || (i == n - 1 && k < n - 1))
+                continue;
+            bool ready = true;
+            for (int d = 0; d < q->stages[i]->n_deps && ready; d++)
+                ready = placed[q->stages[i]->deps[d]];
+            if (ready)
+                pick = i;
+        }
+        if (pick < 0)
+            break; /* a cycle: left for run_stages to report */
+        placed[pick] = true;
+        new_index[pick] = k;
+        order[k++] = q->stages[pick];
+    }
+    if (k == n) {
+        for (int i = 0; i < n; i++)
+            for (int d = 0; d < order[i]->n_deps; d++)
+                order[i]->deps[d] = new_index[order[i]->deps[d]];
+        for (int i = 0; i < n; i++) {
+            q->stages[i] = order[i];
+            q->stages[i]->index = i;
+        }
+    }
+    free(order);
+    free(placed);
+    free(new_index);
+    return EM_OK;
+}
+
+/* A filter whose scan's stage reads its broadcast already costs no wait; a
+ * new wait is taken only for a broadcast of scans (a dimension table's
+ * filtered keys), never one that needs shuffles first: that would hold a
+ * scan back behind a whole subtree and could close a cycle. */
+em_status em_rt_plan_runtime_filters(em_query *q, em_error *err) {
+    em_runtime_filter *fs = NULL;
+    int n = 0;
+    EM_TRY(em_plan_runtime_filters(q->plan, em_plan_exec_root(q->plan), &fs, &n, err));
+    int kept = 0;
+    em_status s = EM_OK;
+    for (int i = 0; i < n && s == EM_OK; i++) {
+        rt_stage *target = stage_of_scan(q, fs[i].scan);
+        rt_stage *source = em_rt_find_stage(q, fs[i].source);
+        if (!target || !source || target == source || source->kind != EM_STAGE_BROADCAST)
+            continue;
+        if (!reads(q, target, source, 0)) {
+            if (!reads_scans_only(q, source, 0) || reads(q, source, target, 0))
+                continue;
+            s = add_dep(target, source, err);
+        }
+        fs[kept++] = fs[i];
+    }
+    if (s == EM_OK && kept > 0)
+        s = reorder_stages(q, err);
+    if (s != EM_OK || kept == 0) {
+        free(fs);
+        return s;
+    }
+    qsort(fs, (size_t)kept, sizeof *fs, cmp_filter_scan);
+    q->filters = fs;
+    q->n_filters = kept;
+    return EM_OK;
+}

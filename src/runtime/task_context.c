@@ -333,6 +333,19 @@ static em_status cb_subquery(void *vq, const em_expr *e, em_type type, em_pool *
     return EM_FAIL(err, EM_ERR_INTERNAL, "scalar subquery rows not found");
 }
 
+static int cb_runtime_filters(em_exec_ctx *ctx, const em_plan_node *scan,
+                              const em_runtime_filter **out) {
+    const em_query *q = ((rt_task *)ctx->runtime)->q;
+    int i = 0;
+    while (i < q->n_filters && q->filters[i].scan != scan)
+        i++;
+    int n = 0;
+    while (i + n < q->n_filters && q->filters[i + n].scan == scan)
+        n++;
+    *out = n ? &q->filters[i] : NULL;
+    return n;
+}
+
 void em_rt_task_callbacks(em_exec_ctx *ctx, em_query *q) {
     ctx->expr_opts.subquery = cb_subquery;
     ctx->expr_opts.subquery_ctx = q;
@@ -343,6 +356,7 @@ void em_rt_task_callbacks(em_exec_ctx *ctx, em_query *q) {
     ctx->shuffle_stream_close = cb_shuffle_stream_close;
     ctx->broadcast_input = cb_broadcast_input;
     ctx->broadcast_shared = cb_broadcast_shared;
+    ctx->runtime_filters = cb_runtime_filters;
     ctx->native_enter = em_rt_native_enter;
     ctx->native_leave = em_rt_native_leave;
 }

@@ -178,6 +178,7 @@ typedef struct pf_case {
     int ansi; /* -1: the shim's default */
     char *time_zone;
     bool empty_table_folders;
+    bool no_runtime_filters;
     int expect;
     char *error_text;
     strlist expect_rows;
@@ -406,6 +407,8 @@ static pf_case *read_cases(const char *path, int *n_out) {
                     c->time_zone = strdup(eq + 1);
                 else if (eq && strcmp(kv, "spark.ember.sql.emptyTableFolders") == 0)
                     c->empty_table_folders = strcmp(eq + 1, "true") == 0;
+                else if (eq && strcmp(kv, "spark.ember.sql.runtimeFilter.enabled") == 0)
+                    c->no_runtime_filters = strcmp(eq + 1, "false") == 0;
                 else if (!eq || strcmp(kv, "spark.sql.ansi.enabled") == 0)
                     case_bad(c, lineno, "conf '%s' wants KEY=VALUE", kv);
                 if (eq)
@@ -1079,6 +1082,7 @@ static bool run_setting_once(const pf_case *c, const em_plan *plan, const char *
     o.ansi = c->ansi;
     o.time_zone = c->time_zone;
     o.empty_table_folders = c->empty_table_folders;
+    o.runtime_filters = !c->no_runtime_filters;
     em_error err = {0};
     em_query *q = NULL;
     em_exec_plan *xp = NULL;

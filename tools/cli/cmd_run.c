@@ -255,6 +255,9 @@ static int apply_conf(run_args *a, const char *kv) {
     } else if (strcmp(canon, "spark.ember.sql.emptyTableFolders") == 0) {
         if (!parse_bool(v, &a->ro.empty_table_folders))
             return usage_error("spark.ember.sql.emptyTableFolders wants true or false, got", v);
+    } else if (strcmp(canon, "spark.ember.sql.runtimeFilter.enabled") == 0) {
+        if (!parse_bool(v, &a->ro.runtime_filters))
+            return usage_error("spark.ember.sql.runtimeFilter.enabled wants true or false, got", v);
     } else if (strcmp(canon, "spark.ember.sql.retype") == 0) {
         if (!parse_bool(v, &a->retype))
             return usage_error("spark.ember.sql.retype wants true or false, got", v);
@@ -657,6 +660,15 @@ static void print_metrics(const em_query *q, const em_exec_plan *xp, double seco
                 op_label(xp, m, op, sizeof op), m->tasks, (long long)m->m.rows_out,
                 (long long)m->m.batches_out, (double)m->m.time_ns / 1e6,
                 (double)m->m.peak_bytes / 1024.0);
+    }
+    for (int i = 0; i < em_query_n_runtime_filters(q); i++) {
+        const em_runtime_filter *f = em_query_runtime_filter_at(q, i);
+        const em_expr *c = f->scan->output[f->scan_column];
+        const em_expr *k = f->source->output[f->source_column];
+        fprintf(stderr, "runtime filter: %s#%lld of %s (%d) in the keys %s#%lld of %s (%d), for %s (%d)\n",
+                c->name ? c->name : "?", (long long)c->id, f->scan->name, f->scan->id,
+                k->name ? k->name : "?", (long long)k->id, f->source->name, f->source->id,
+                f->join->name, f->join->id);
     }
     /* A transition sits above the node it converts: columnar output read by
      * a row parent, or rows read by a native parent. */
