@@ -448,7 +448,7 @@ em_status em_plan_unbroadcast(em_plan *plan, const em_plan_node *exchange, int m
 typedef struct em_runtime_filter {
     const em_plan_node *scan;
     int scan_column;
-    const em_plan_node *source; /* a BroadcastExchange */
+    const em_plan_node *source; /* a BroadcastExchange, or a fragment's broadcast input */
     int source_column;
     const em_plan_node *join; /* the join that makes them useless */
 } em_runtime_filter;
@@ -457,6 +457,11 @@ typedef struct em_runtime_filter {
  * empty; EM_ERR_NOMEM only. */
 em_status em_plan_runtime_filters(const em_plan *plan, const em_plan_node *root,
                                   em_runtime_filter **out, int *n_out, em_error *err) EM_MUST_CHECK;
+/* Sorts filters by scan, so that each scan's are adjacent; then
+ * em_runtime_filters_of points *out at scan's and returns how many. */
+void em_runtime_filters_sort(em_runtime_filter *fs, int n);
+int em_runtime_filters_of(const em_runtime_filter *fs, int n, const em_plan_node *scan,
+                          const em_runtime_filter **out);
 /* The node with this operator id (main tree and subquery trees), or NULL. */
 const em_plan_node *em_plan_node_by_id(const em_plan *plan, int id);
 int em_plan_max_id(const em_plan *plan);

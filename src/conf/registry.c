@@ -59,10 +59,11 @@ static const em_conf_key keys[] = {
             "--warehouse or a table not written yet is not an empty answer."},
     {.name = "spark.ember.sql.runtimeFilter.enabled", .type = EM_CONF_BOOL,
      .scope = EM_CONF_QUERY, .default_value = "true",
-     .doc = "ember run: let a scan drop the rows an equi-join above it would never match, by "
-            "the keys of a broadcast on the join's other side (integral and date keys), once "
-            "the broadcast is built; the scan's stage then waits for it. A filter that keeps "
-            "most rows of a task switches itself off."},
+     .doc = "Let a scan drop the rows an equi-join above it would never match, by the keys "
+            "of a broadcast on the join's other side (integral and date keys). ember run: once "
+            "the broadcast is built, the scan's stage waiting for it when it did not already. "
+            "In Spark: when the Ember node holding the scan reads that broadcast itself. A "
+            "filter that keeps most rows of a task switches itself off."},
     {.name = "spark.ember.sql.test.enabled", .type = EM_CONF_BOOL, .scope = EM_CONF_QUERY,
      .default_value = "false", .aliases = {"spark.rapids.sql.test.enabled"},
      .doc = "Test mode: fail the query when a node falls back to the row engine unless its "

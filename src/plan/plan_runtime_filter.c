@@ -23,7 +23,8 @@
  * the values may only narrow: the same nodes, plus inner and semi joins'
  * key equalities. Keys are plain columns of one integral or date type on
  * both ends (the scan's column and the broadcast's); nulls never match an
- * equi-join key, so the filter drops them too.
+ * equi-join key, so the filter drops them too. In a plan fragment (the
+ * Spark plugin's) a source may also be a broadcast input of the fragment.
  */
 #include <stdlib.h>
 
@@ -145,13 +146,13 @@ static bool side_preserved(const em_plan_node *j, int side) {
  * of column id in n's output: *bc and *col, or false. */
 static bool trace_source(const rf_walk *w, const em_plan_node *n, int64_t id, int depth,
                          const em_plan_node **bc, int *col) {
-    if (depth > 64 || n->is_input)
+    if (depth > 64 || (n->is_input && !n->input_broadcast))
         return false;
-    if (n->kind == EM_NODE_REUSED_EXCHANGE)
+    if (n->kind == EM_NODE_REUSED_EXCHANGE && !n->is_input)
         n = n->reuses;
     if (!n)
         return false;
-    if (n->kind == EM_NODE_BROADCAST_EXCHANGE) {
+    if (n->kind == EM_NODE_BROADCAST_EXCHANGE || n->is_input) { /* a fragment's broadcast input */
         *bc = n;
         *col = output_index(n, id);
         return *col >= 0;
@@ -320,4 +321,28 @@ em_status em_plan_runtime_filters(const em_plan *plan, const em_plan_node *root,
     *out = w.out;
     *n_out = w.n;
     return EM_OK;
+}
+
+static int cmp_filter_scan(const void *a, const void *b) {
+    const em_runtime_filter *x = a, *y = b;
+    if (x->scan->id != y->scan->id)
+        return x->scan->id < y->scan->id ? -1 : 1;
+    return x->scan_column - y->scan_column;
+}
+
+void em_runtime_filters_sort(em_runtime_filter *fs, int n) {
+    if (n > 1)
+        qsort(fs, (size_t)n, sizeof *fs, cmp_filter_scan);
+}
+
+int em_runtime_filters_of(const em_runtime_filter *fs, int n, const em_plan_node *scan,
+                          const em_runtime_filter **out) {
+    int i = 0;
+    while (i < n && fs[i].scan != scan)
+        i++;
+    int k = 0;
+    while (i + k < n && fs[i + k].scan == scan)
+        k++;
+    *out = k ? &fs[i] : NULL;
+    return k;
 }

@@ -58,6 +58,9 @@ struct em_fragment {
     rt_partitioning part;  /* map: the exchange's partitioning (borrows the plan) */
     em_lore_session *lore; /* NULL unless an operator of this fragment is dumped */
     em_lore_build_ctx lore_build;
+    /* runtime filters whose keys come from a broadcast input, by scan */
+    int n_filters;
+    em_runtime_filter *filters;
 };
 
 /* ------------------------------------------------------------ reading */
@@ -181,6 +184,30 @@ static em_status open_lore(em_fragment *f, const json_t *lore_ids, em_error *err
     return s;
 }
 
+/* The runtime filters a task can apply by itself: their keys come from one
+ * of its broadcast inputs (a filter needing another Spark stage first would
+ * need Spark to schedule it so). */
+static em_status plan_filters(em_fragment *f, em_error *err) {
+    bool on = true;
+    EM_TRY(em_conf_get_bool(f->conf, "spark.ember.sql.runtimeFilter.enabled", &on, err));
+    if (!on)
+        return EM_OK;
+    em_runtime_filter *fs = NULL;
+    int n = 0, kept = 0;
+    EM_TRY(em_plan_runtime_filters(f->plan, f->root, &fs, &n, err));
+    for (int i = 0; i < n; i++)
+        if (fs[i].source->is_input && fs[i].source->input_broadcast)
+            fs[kept++] = fs[i];
+    if (kept == 0) {
+        free(fs);
+        return EM_OK;
+    }
+    em_runtime_filters_sort(fs, kept);
+    f->filters = fs;
+    f->n_filters = kept;
+    return EM_OK;
+}
+
 em_status em_fragment_create(const char *json, size_t len, em_fragment **out, em_error *err) {
     *out = NULL;
     em_fragment *f = calloc(1, sizeof *f);
@@ -231,6 +258,8 @@ em_status em_fragment_create(const char *json, size_t len, em_fragment **out, em
                         em_rt_part_kind_name(f->part.kind));
     }
     if (s == EM_OK)
+        s = plan_filters(f, err);
+    if (s == EM_OK)
         s = open_lore(f, json_object_get(doc, "loreIds"), err);
     if (s == EM_OK) {
         f->ansi = em_shim_ansi_default(em_plan_shim(f->plan));
@@ -254,6 +283,7 @@ void em_fragment_destroy(em_fragment *f) {
     free(f->subqueries);
     free(f->inputs);
     free(f->scans);
+    free(f->filters);
     em_lore_session_destroy(f->lore);
     em_conf_destroy(f->conf);
     em_plan_destroy(f->plan);
@@ -315,6 +345,9 @@ typedef struct frag_task {
     char **strings; /* copies of paths and partition values */
     int n_strings, cap_strings;
     frag_map map;
+    /* the fragment's runtime filters whose broadcast this task holds shared */
+    int n_filters;
+    em_runtime_filter *filters;
 } frag_task;
 
 /* Keeps a block the task frees when it ends (NULL stays NULL). */
@@ -511,6 +544,12 @@ static em_status cb_broadcast_shared(em_exec_ctx *ctx, const em_plan_node *node,
                          build, free_obj, arg, ctx->cancel, out, &built, err);
 }
 
+static int cb_runtime_filters(em_exec_ctx *ctx, const em_plan_node *scan,
+                              const em_runtime_filter **out) {
+    const frag_task *ft = ctx->runtime;
+    return em_runtime_filters_of(ft->filters, ft->n_filters, scan, out);
+}
+
 static em_status cb_scan_splits(em_exec_ctx *ctx, const em_plan_node *scan,
                                 const em_scan_split **out, int *n_out, em_error *err) {
     frag_task *ft = ctx->runtime;
@@ -681,6 +720,15 @@ em_status em_fragment_task_create(const em_fragment *f, const em_fragment_task_i
     o.ctx.shuffle_stream_close = cb_stream_close;
     o.ctx.broadcast_input = cb_broadcast;
     o.ctx.broadcast_shared = shared ? cb_broadcast_shared : NULL;
+    if (s == EM_OK && shared && f->n_filters > 0) {
+        ft->filters = keep(ft, malloc(sizeof *ft->filters * (size_t)f->n_filters));
+        if (!ft->filters)
+            s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating a fragment task");
+        for (int i = 0; s == EM_OK && i < f->n_filters; i++)
+            if (ft->inputs[f->filters[i].source->input_index].relation)
+                ft->filters[ft->n_filters++] = f->filters[i];
+        o.ctx.runtime_filters = cb_runtime_filters;
+    }
     o.ctx.runtime = ft;
     em_task *t = NULL;
     if (s == EM_OK)

@@ -288,13 +288,6 @@ static bool reads_scans_only(const em_query *q, const rt_stage *st, int depth) {
     return true;
 }
 
-static int cmp_filter_scan(const void *a, const void *b) {
-    const em_runtime_filter *x = a, *y = b;
-    if (x->scan->id != y->scan->id)
-        return x->scan->id < y->scan->id ? -1 : 1;
-    return x->scan_column - y->scan_column;
-}
-
 /* Restores the list's topological order after new waits: each stage moves
  * after the stages it reads, the others keep their order (the result stage,
  * which reads them all, stays last). */
@@ -370,7 +363,7 @@ em_status em_rt_plan_runtime_filters(em_query *q, em_error *err) {
         free(fs);
         return s;
     }
-    qsort(fs, (size_t)kept, sizeof *fs, cmp_filter_scan);
+    em_runtime_filters_sort(fs, kept);
     q->filters = fs;
     q->n_filters = kept;
     return EM_OK;

@@ -336,14 +336,7 @@ static em_status cb_subquery(void *vq, const em_expr *e, em_type type, em_pool *
 static int cb_runtime_filters(em_exec_ctx *ctx, const em_plan_node *scan,
                               const em_runtime_filter **out) {
     const em_query *q = ((rt_task *)ctx->runtime)->q;
-    int i = 0;
-    while (i < q->n_filters && q->filters[i].scan != scan)
-        i++;
-    int n = 0;
-    while (i + n < q->n_filters && q->filters[i + n].scan == scan)
-        n++;
-    *out = n ? &q->filters[i] : NULL;
-    return n;
+    return em_runtime_filters_of(q->filters, q->n_filters, scan, out);
 }
 
 void em_rt_task_callbacks(em_exec_ctx *ctx, em_query *q) {
