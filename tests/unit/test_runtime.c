@@ -307,6 +307,63 @@ static char *slurp(const char *path, size_t *len) {
     return b;
 }
 
+/* TPC-H q17 as every Spark line prints it: the part broadcast's keys reach
+ * the lineitem scan under the aggregate that the top join reads as its
+ * broadcast (through the inner join that gives the stream side its part
+ * keys), and that scan's stage then runs after the part broadcast's. */
+static void test_runtime_filters_q17(void **state) {
+    (void)state;
+    const char *versions[] = {"spark-3.3.0", "spark-3.3", "spark-3.4",
+                              "spark-3.5",   "spark-4.0", "spark-master"};
+    for (int v = 0; v < 6; v++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/spark-plans/tpch/%s/q17.txt", em_test_shared_dir(),
+                 versions[v]);
+        size_t len;
+        char *text = slurp(path, &len);
+        em_plan *p = NULL;
+        em_error err = {0};
+        EM_ASSERT_OK(em_plan_parse(text, len, NULL, &p, &err), &err);
+        free(text);
+        em_query *q = NULL;
+        EM_ASSERT_OK(em_query_create(p, NULL, &q, &err), &err);
+        bool found = false;
+        for (int i = 0; i < em_query_n_runtime_filters(q); i++) {
+            const em_runtime_filter *f = em_query_runtime_filter_at(q, i);
+            if (f->scan->id == 11 && f->source->id == 8 && f->join->id == 19)
+                found = true;
+        }
+        if (!found)
+            fail_msg("%s q17: no runtime filter from BroadcastExchange (8) into Scan (11)",
+                     versions[v]);
+        int scan_stage = -1, part_stage = -1;
+        for (int i = 0; i < em_query_n_stages(q); i++) {
+            em_stage_info si;
+            em_query_stage_info(q, i, &si);
+            if (si.node->id == 8)
+                part_stage = si.index;
+            if (si.node->id == 15) {
+                scan_stage = si.index;
+                bool waits = false;
+                for (int d = 0; d < si.n_deps; d++)
+                    waits |= si.deps[d] == part_stage;
+                assert_true(waits);
+            }
+        }
+        assert_true(part_stage >= 0 && scan_stage > part_stage);
+        em_query_destroy(q);
+
+        /* switched off: no filters */
+        em_runtime_options o;
+        em_runtime_options_init(&o);
+        o.runtime_filters = false;
+        EM_ASSERT_OK(em_query_create(p, &o, &q, &err), &err);
+        assert_int_equal(em_query_n_runtime_filters(q), 0);
+        em_query_destroy(q);
+        em_plan_destroy(p);
+    }
+}
+
 static void test_cut_shared_plans(void **state) {
     (void)state;
     const char *versions[] = {"spark-3.3.0", "spark-3.3", "spark-3.4",
@@ -1205,7 +1262,8 @@ static void test_unbroadcast_shared_plans(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cut_shared_plans),     cmocka_unit_test(test_hash_ids_spark),
+        cmocka_unit_test(test_cut_shared_plans),     cmocka_unit_test(test_runtime_filters_q17),
+        cmocka_unit_test(test_hash_ids_spark),
         cmocka_unit_test(test_range_assign_order),   cmocka_unit_test(test_scan_paths),
         cmocka_unit_test(test_hash_shuffle_threads), cmocka_unit_test(test_range_sort),
         cmocka_unit_test(test_scalar_subquery),      cmocka_unit_test(test_top_n_gather),
