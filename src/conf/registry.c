@@ -60,7 +60,8 @@ static const em_conf_key keys[] = {
     {.name = "spark.ember.sql.runtimeFilter.enabled", .type = EM_CONF_BOOL,
      .scope = EM_CONF_QUERY, .default_value = "true",
      .doc = "Let a scan drop the rows an equi-join above it would never match, by the keys "
-            "of a broadcast on the join's other side (integral and date keys). ember run: once "
+            "of a broadcast on the join's other side (integral and date keys) whose rows went "
+            "through a selective filter. ember run: once "
             "the broadcast is built, the scan's stage waiting for it when it did not already. "
             "In Spark: when the Ember node holding the scan reads that broadcast itself. A "
             "filter that keeps most rows of a task switches itself off."},

@@ -23,10 +23,13 @@
  * the values may only narrow: the same nodes, plus inner and semi joins'
  * key equalities. Keys are plain columns of one integral or date type on
  * both ends (the scan's column and the broadcast's); nulls never match an
- * equi-join key, so the filter drops them too. In a plan fragment (the
+ * equi-join key, so the filter drops them too. Only a broadcast whose rows
+ * went through a selective filter (or a scan another filter narrows) is a
+ * source: one of a whole table keeps every key and would only cost. In a plan fragment (the
  * Spark plugin's) a source may also be a broadcast input of the fragment.
  */
 #include <stdlib.h>
+#include <strings.h>
 
 #include "plan/internal.h"
 
@@ -191,6 +194,54 @@ static bool trace_source(const rf_walk *w, const em_plan_node *n, int64_t id, in
     return false;
 }
 
+/* Whether a condition likely keeps few rows: a comparison, IN, LIKE or a
+ * string match somewhere in its conjuncts (IS NOT NULL alone is what Spark
+ * adds to every join key, and keeps nearly everything). */
+static bool selective(const em_expr *e) {
+    if (!e)
+        return false;
+    switch (e->kind) {
+    case EM_EXPR_BINARY:
+        if (e->op == EM_OP_AND)
+            return e->n_args == 2 && (selective(e->args[0]) || selective(e->args[1]));
+        if (e->op == EM_OP_OR)
+            return e->n_args == 2 && selective(e->args[0]) && selective(e->args[1]);
+        return e->op == EM_OP_EQ || e->op == EM_OP_NULLSAFE_EQ || e->op == EM_OP_LT ||
+               e->op == EM_OP_LE || e->op == EM_OP_GT || e->op == EM_OP_GE;
+    case EM_EXPR_IN:
+    case EM_EXPR_INSET:
+    case EM_EXPR_LIKE:
+    case EM_EXPR_NOT:
+        return true;
+    case EM_EXPR_CALL:
+        return e->name && (strcasecmp(e->name, "startswith") == 0 ||
+                           strcasecmp(e->name, "endswith") == 0 ||
+                           strcasecmp(e->name, "contains") == 0);
+    default:
+        return false;
+    }
+}
+
+/* Whether the rows under n went through a selective filter (as Spark's
+ * InjectRuntimeFilter asks of its creation side): a broadcast of a whole
+ * table, whose keys are all the keys, would cost a set build and a probe
+ * per scanned row and drop nothing. */
+static bool filtered_below(const em_plan_node *n, int depth) {
+    if (!n || depth > 64)
+        return false;
+    if (n->kind == EM_NODE_REUSED_EXCHANGE && !n->is_input)
+        return filtered_below(n->reuses, depth + 1);
+    if (n->kind == EM_NODE_FILTER) {
+        const em_plan_field *c = em_plan_node_field(n, EM_FIELD_CONDITION);
+        if (c && c->n_exprs > 0 && selective(c->exprs[0]))
+            return true;
+    }
+    for (int i = 0; i < n->n_children; i++)
+        if (filtered_below(n->children[i], depth + 1))
+            return true;
+    return false;
+}
+
 static void add_filter(rf_walk *w, const em_runtime_filter *f) {
     for (int i = 0; i < w->n; i++)
         if (w->out[i].scan == f->scan && w->out[i].scan_column == f->scan_column &&
@@ -307,6 +358,44 @@ static void visit(rf_walk *w, const em_plan_node *n, int depth) {
         visit(w, n->children[i], depth + 1);
 }
 
+static bool under(const em_plan_node *n, const em_plan_node *target, int depth) {
+    if (!n || depth > 256)
+        return false;
+    if (n == target)
+        return true;
+    if (n->kind == EM_NODE_REUSED_EXCHANGE && !n->is_input)
+        return under(n->reuses, target, depth + 1);
+    for (int i = 0; i < n->n_children; i++)
+        if (under(n->children[i], target, depth + 1))
+            return true;
+    return false;
+}
+
+/* Keeps the filters whose source is likely selective: a selective Filter
+ * below it, or a scan below it narrowed by a kept filter (TPC-H q5: the
+ * region's name narrows nation, whose keys narrow supplier, whose keys
+ * narrow lineitem). A fragment's broadcast input shows no tree: kept. */
+static int keep_selective(em_runtime_filter *fs, int n) {
+    bool *sel = calloc((size_t)n + 1, sizeof *sel);
+    if (!sel)
+        return 0; /* no filters: a cost only, never a wrong answer */
+    for (int i = 0; i < n; i++)
+        sel[i] = fs[i].source->is_input || filtered_below(fs[i].source, 0);
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; !sel[i] && j < n; j++)
+                if (sel[j] && under(fs[i].source, fs[j].scan, 0))
+                    sel[i] = moved = true;
+    }
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (sel[i])
+            fs[kept++] = fs[i];
+    free(sel);
+    return kept;
+}
+
 em_status em_plan_runtime_filters(const em_plan *plan, const em_plan_node *root,
                                   em_runtime_filter **out, int *n_out, em_error *err) {
     *out = NULL;
@@ -319,7 +408,7 @@ em_status em_plan_runtime_filters(const em_plan *plan, const em_plan_node *root,
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning runtime filters");
     }
     *out = w.out;
-    *n_out = w.n;
+    *n_out = keep_selective(w.out, w.n);
     return EM_OK;
 }
 
