@@ -63,7 +63,8 @@ static const em_conf_key keys[] = {
             "of a broadcast on the join's other side (integral and date keys) whose rows went "
             "through a selective filter. ember run: once "
             "the broadcast is built, the scan's stage waiting for it when it did not already. "
-            "In Spark: when the Ember node holding the scan reads that broadcast itself. A "
+            "In Spark: only when set explicitly, and only when the Ember node holding the "
+            "scan reads that broadcast itself. A "
             "filter that keeps most rows of a task switches itself off."},
     {.name = "spark.ember.sql.test.enabled", .type = EM_CONF_BOOL, .scope = EM_CONF_QUERY,
      .default_value = "false", .aliases = {"spark.rapids.sql.test.enabled"},
