@@ -60,7 +60,7 @@ static inline bool contains(const em_key_set *s, int64_t v) {
     }
 }
 
-/* Adds v; *added tells whether it was new. */
+/* Adds v; true when it was not in the set yet. */
 static inline bool insert(em_key_set *s, int64_t v) {
     if (s->bits) {
         uint64_t d = (uint64_t)(v - s->min);
@@ -89,8 +89,6 @@ void em_key_set_free(void *set) {
     em_pool_free(s->pool, s->used, s->cap);
     em_pool_free(s->pool, s, sizeof *s);
 }
-
-int64_t em_key_set_size(const em_key_set *s) { return s->n; }
 
 bool em_key_set_may_overlap(const em_key_set *s, int64_t lo, int64_t hi) {
     return s->n > 0 && lo <= s->max && hi >= s->min;

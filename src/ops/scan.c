@@ -13,8 +13,8 @@
  *
  * PushedFilters (data-source filter syntax, column names without ids) are
  * used only to skip whole row groups whose statistics prove that no row can
- * match; rows are never dropped here, the Filter above does that (Spark
- * semantics: pushed filters are advisory for Parquet). Every unknown filter,
+ * match; their rows are never dropped here, the Filter above does that
+ * (Spark semantics: pushed filters are advisory for Parquet). Every unknown filter,
  * value that does not parse, or missing statistic means "may match". String
  * literals print unquoted, so a value may have lost trailing spaces: the
  * "below the minimum" test is skipped when the minimum starts with the value.
@@ -27,6 +27,11 @@
  * predicates out of the Filter above, so they must hold here (splits Spark
  * listed already pass them, and are not tested again). Dynamic pruning's
  * filters only repeat what the join checks, and prune nothing here.
+ *
+ * Runtime filters (the runtime's, em_plan_runtime_filters) are the one
+ * thing a scan drops rows for: rows whose key is outside a broadcast's key
+ * set, which no join above would match. Row groups whose statistics miss
+ * the set are skipped; the others' batches get a narrowed selection.
  *
  * Invariant: the reader's batches are shared (not copied) through a shell
  * labelled with the node's schema; all-null columns for missing file

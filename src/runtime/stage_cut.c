@@ -263,16 +263,24 @@ static rt_stage *stage_of_scan(const em_query *q, const em_plan_node *scan) {
     return NULL;
 }
 
-/* Whether stage `from` reads stage `to`'s output, directly or not. */
-static bool reads(const em_query *q, const rt_stage *from, const rt_stage *to, int depth) {
+/* Whether stage `from` reads stage `to`'s output, directly or not; seen
+ * (a flag per stage, cleared by the caller) keeps the walk linear in a
+ * plan whose stages are read along many paths. */
+static bool reads_from(const em_query *q, const rt_stage *from, const rt_stage *to, bool *seen) {
     if (from == to)
         return true;
-    if (depth > q->n_stages)
+    if (seen[from->index])
         return false;
+    seen[from->index] = true;
     for (int i = 0; i < from->n_deps; i++)
-        if (reads(q, q->stages[from->deps[i]], to, depth + 1))
+        if (reads_from(q, q->stages[from->deps[i]], to, seen))
             return true;
     return false;
+}
+
+static bool reads(const em_query *q, const rt_stage *from, const rt_stage *to, bool *seen) {
+    memset(seen, 0, sizeof *seen * (size_t)q->n_stages);
+    return reads_from(q, from, to, seen);
 }
 
 /* Whether st reads only scans and broadcasts of scans: cheap enough that a
@@ -344,19 +352,22 @@ em_status em_rt_plan_runtime_filters(em_query *q, em_error *err) {
     int n = 0;
     EM_TRY(em_plan_runtime_filters(q->plan, em_plan_exec_root(q->plan), &fs, &n, err));
     int kept = 0;
-    em_status s = EM_OK;
+    bool *seen = calloc((size_t)q->n_stages + 1, sizeof *seen);
+    em_status s =
+        seen ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning runtime filters");
     for (int i = 0; i < n && s == EM_OK; i++) {
         rt_stage *target = stage_of_scan(q, fs[i].scan);
         rt_stage *source = em_rt_find_stage(q, fs[i].source);
         if (!target || !source || target == source || source->kind != EM_STAGE_BROADCAST)
             continue;
-        if (!reads(q, target, source, 0)) {
-            if (!reads_scans_only(q, source, 0) || reads(q, source, target, 0))
+        if (!reads(q, target, source, seen)) {
+            if (!reads_scans_only(q, source, 0) || reads(q, source, target, seen))
                 continue;
             s = add_dep(target, source, err);
         }
         fs[kept++] = fs[i];
     }
+    free(seen);
     if (s == EM_OK && kept > 0)
         s = reorder_stages(q, err);
     if (s != EM_OK || kept == 0) {

@@ -307,24 +307,33 @@ static char *slurp(const char *path, size_t *len) {
     return b;
 }
 
+static const char *const TPCH_LINES[] = {"spark-3.3.0", "spark-3.3", "spark-3.4",
+                                         "spark-3.5",   "spark-4.0", "spark-master"};
+
+/* The plan Spark line `version` printed for TPC-H query qn, parsed. */
+static em_plan *shared_tpch_plan(const char *version, int qn) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/spark-plans/tpch/%s/q%d.txt", em_test_shared_dir(), version,
+             qn);
+    size_t len;
+    char *text = slurp(path, &len);
+    em_plan *p = NULL;
+    em_error err = {0};
+    EM_ASSERT_OK(em_plan_parse(text, len, NULL, &p, &err), &err);
+    free(text);
+    return p;
+}
+
 /* TPC-H q17 as every Spark line prints it: the part broadcast's keys reach
  * the lineitem scan under the aggregate that the top join reads as its
  * broadcast (through the inner join that gives the stream side its part
  * keys), and that scan's stage then runs after the part broadcast's. */
 static void test_runtime_filters_q17(void **state) {
     (void)state;
-    const char *versions[] = {"spark-3.3.0", "spark-3.3", "spark-3.4",
-                              "spark-3.5",   "spark-4.0", "spark-master"};
     for (int v = 0; v < 6; v++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/spark-plans/tpch/%s/q17.txt", em_test_shared_dir(),
-                 versions[v]);
-        size_t len;
-        char *text = slurp(path, &len);
-        em_plan *p = NULL;
+        const char *version = TPCH_LINES[v];
+        em_plan *p = shared_tpch_plan(version, 17);
         em_error err = {0};
-        EM_ASSERT_OK(em_plan_parse(text, len, NULL, &p, &err), &err);
-        free(text);
         em_query *q = NULL;
         EM_ASSERT_OK(em_query_create(p, NULL, &q, &err), &err);
         bool found = false;
@@ -335,7 +344,7 @@ static void test_runtime_filters_q17(void **state) {
         }
         if (!found)
             fail_msg("%s q17: no runtime filter from BroadcastExchange (8) into Scan (11)",
-                     versions[v]);
+                     version);
         int scan_stage = -1, part_stage = -1;
         for (int i = 0; i < em_query_n_stages(q); i++) {
             em_stage_info si;
@@ -366,20 +375,11 @@ static void test_runtime_filters_q17(void **state) {
 
 static void test_cut_shared_plans(void **state) {
     (void)state;
-    const char *versions[] = {"spark-3.3.0", "spark-3.3", "spark-3.4",
-                              "spark-3.5",   "spark-4.0", "spark-master"};
     int plans = 0;
     for (int v = 0; v < 6; v++)
         for (int qn = 1; qn <= 22; qn++) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/spark-plans/tpch/%s/q%d.txt", em_test_shared_dir(),
-                     versions[v], qn);
-            size_t len;
-            char *text = slurp(path, &len);
-            em_plan *p = NULL;
+            em_plan *p = shared_tpch_plan(TPCH_LINES[v], qn);
             em_error err = {0};
-            EM_ASSERT_OK(em_plan_parse(text, len, NULL, &p, &err), &err);
-            free(text);
             em_query *q = NULL;
             EM_ASSERT_OK(em_query_create(p, NULL, &q, &err), &err);
             counts c;
