@@ -94,6 +94,11 @@ typedef struct em_pq_read_options {
     const bool *row_groups; /* row_groups[i] = read group i; NULL = all */
     int64_t batch_rows;     /* 0 = EM_BATCH_CAP */
     em_pool *pool;          /* charged for batches and pages; may be NULL */
+    /* When row_end > 0, only the file's rows [row_start, row_end) (numbered
+     * over all row groups, selected or not): several tasks can share one
+     * large row group. Pages wholly before row_start are passed over without
+     * being decompressed. */
+    int64_t row_start, row_end;
 } em_pq_read_options;
 
 typedef struct em_pq_reader em_pq_reader;

@@ -551,7 +551,9 @@ static em_status scan_open_split(em_op *op, scan_state *st, em_error *err) {
                                  .n_columns = n_cols,
                                  .row_groups = rgs,
                                  .batch_rows = EM_BATCH_CAP,
-                                 .pool = op->ctx->pool};
+                                 .pool = op->ctx->pool,
+                                 .row_start = sp->row_start,
+                                 .row_end = sp->row_end};
         s = em_pq_reader_open(st->file, &ro, &st->reader, err);
     }
     free(cols);

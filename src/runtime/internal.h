@@ -62,7 +62,8 @@ typedef struct rt_scan_plan {
 
 /* Resolves the scan's files and packs their row groups into partitions of
  * about max(open_cost, min(max_partition, total / threads)) bytes, as Spark's
- * FilePartition does (files in name order; a row group is never split). */
+ * FilePartition does (files in name order), except that a row group larger
+ * than that is cut into row ranges, up to one per thread. */
 em_status em_rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir, int threads,
                             int64_t max_partition_bytes, int64_t open_cost_bytes, rt_scan_plan *out,
                             em_error *err) EM_MUST_CHECK;
@@ -212,10 +213,10 @@ typedef struct rt_spill_dir rt_spill_dir;
 em_status em_rt_spill_dir_create(const char *base, rt_spill_dir **out, em_error *err) EM_MUST_CHECK;
 void em_rt_spill_dir_destroy(rt_spill_dir *d); /* NULL allowed */
 /* Writes the (non-empty) list's batches to a new file of the folder; *path
- * (owned by the folder) and *bytes (its size) name it. Writer buffers are
- * charged to pool. Thread-safe. */
-em_status em_rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *pool,
-                         const char **path, int64_t *bytes, em_error *err) EM_MUST_CHECK;
+ * (owned by the folder) and *bytes (its size) name it. The writer's small
+ * buffers are charged to no pool. Thread-safe. */
+em_status em_rt_spill_write(rt_spill_dir *d, const em_batch_list *l, const char **path,
+                            int64_t *bytes, em_error *err) EM_MUST_CHECK;
 /* Appends copies of the file's batches (allocated in pool) to out, which
  * only this function may have grown. Several readers may read one file. */
 /* Appends a compact copy of b (allocated in pool) to out, which only this

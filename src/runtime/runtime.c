@@ -412,7 +412,7 @@ static bool memory_tight(const em_query *q, int64_t need) {
  * Output rows (not a range map task's rows, dealt again later) count in the
  * stage's rows. */
 static em_status spill_list(em_query *q, rt_stage *st, em_batch_list *l, rt_spilled *sp,
-                            bool output, em_pool *pool, em_error *err) {
+                            bool output, em_error *err) {
     if (l->n_batches == 0)
         return EM_OK;
     if (sp->n == sp->cap) {
@@ -425,7 +425,7 @@ static em_status spill_list(em_query *q, rt_stage *st, em_batch_list *l, rt_spil
     }
     const char *path = NULL;
     int64_t bytes = 0;
-    EM_TRY(em_rt_spill_write(q->spill_dir, l, pool, &path, &bytes, err));
+    EM_TRY(em_rt_spill_write(q->spill_dir, l, &path, &bytes, err));
     sp->paths[sp->n++] = path;
     pthread_mutex_lock(&q->mu);
     st->spill_bytes += bytes;
@@ -439,20 +439,19 @@ static em_status spill_list(em_query *q, rt_stage *st, em_batch_list *l, rt_spil
 
 /* Writes what map task p holds to spill files and frees it: its partition
  * lists, or a range map task's rows until they are dealt. */
-static em_status spill_map_output(em_query *q, rt_stage *st, int p, em_pool *pool,
-                                  em_error *err) {
+static em_status spill_map_output(em_query *q, rt_stage *st, int p, em_error *err) {
     if (st->range && !st->dealing)
-        return spill_list(q, st, &st->range[p].rows, &st->range[p].files, false, pool, err);
+        return spill_list(q, st, &st->range[p].rows, &st->range[p].files, false, err);
     for (int r = 0; r < st->n_out; r++) {
         int64_t i = (int64_t)p * st->n_out + r;
-        EM_TRY(spill_list(q, st, &st->task_out[i], &st->spilled[i], true, pool, err));
+        EM_TRY(spill_list(q, st, &st->task_out[i], &st->spilled[i], true, err));
     }
     return EM_OK;
 }
 
 /* Spills what finished map tasks of the stage keep, while memory is tight:
  * they can no longer spill it themselves. */
-static em_status spill_finished(em_query *q, rt_stage *st, em_pool *pool, em_error *err) {
+static em_status spill_finished(em_query *q, rt_stage *st, em_error *err) {
     em_status s = EM_OK;
     pthread_mutex_lock(&st->spill_mu);
     for (int t = 0; s == EM_OK && t < st->n_tasks && memory_tight(q, 0); t++) {
@@ -460,7 +459,7 @@ static em_status spill_finished(em_query *q, rt_stage *st, em_pool *pool, em_err
         bool done = st->map_done[t];
         pthread_mutex_unlock(&q->mu);
         if (done)
-            s = spill_map_output(q, st, t, pool, err);
+            s = spill_map_output(q, st, t, err);
     }
     pthread_mutex_unlock(&st->spill_mu);
     return s;
@@ -470,15 +469,15 @@ static em_status spill_finished(em_query *q, rt_stage *st, em_pool *pool, em_err
  * task's stored rows go to disk first, once it holds enough for a file that
  * is not tiny; then what finished tasks hold. */
 static em_status maybe_spill(em_query *q, rt_stage *st, int p, int64_t need, int64_t *held,
-                             em_pool *pool, em_error *err) {
+                             em_error *err) {
     if (!st->spilled || !memory_tight(q, need))
         return EM_OK;
     /* a small file rather than a failed charge when the budget is nearly out */
     if (*held >= em_pool_budget(q->pool) / 16 || (*held > 0 && em_pool_headroom(q->pool) < 4 * need)) {
-        EM_TRY(spill_map_output(q, st, p, pool, err));
+        EM_TRY(spill_map_output(q, st, p, err));
         *held = 0;
     }
-    return memory_tight(q, need) ? spill_finished(q, st, pool, err) : EM_OK;
+    return memory_tight(q, need) ? spill_finished(q, st, err) : EM_OK;
 }
 
 /* The first map task's row columns are the dealt lists' schema. */
@@ -589,7 +588,7 @@ static em_status run_map(rt_stage *st, int p, em_task *task, em_exec_ctx *ctx, e
         if (!st->range)
             s = em_rt_partitioner_ids(pt, b, ids, err);
         if (s == EM_OK)
-            s = maybe_spill(q, st, p, 2 * bb, &held, ctx->pool, err);
+            s = maybe_spill(q, st, p, 2 * bb, &held, err);
         if (s == EM_OK)
             s = st->range ? range_keep(st, p, pt, b, scratch, ctx->pool, err)
                           : distribute(st, p, &b->schema, b, ids, scratch, counts, err);
@@ -600,7 +599,7 @@ static em_status run_map(rt_stage *st, int p, em_task *task, em_exec_ctx *ctx, e
         ctx->native_leave(ctx);
     /* what a finished task keeps cannot be spilled later: spill it now if tight */
     if (s == EM_DONE && st->spilled && memory_tight(q, 0))
-        s = spill_map_output(q, st, p, ctx->pool, err);
+        s = spill_map_output(q, st, p, err);
     if (st->map_done && (s == EM_DONE || s == EM_OK)) {
         /* under the spill lock: a spill_finished in progress sees it either way */
         pthread_mutex_lock(&st->spill_mu);
@@ -1011,7 +1010,7 @@ static em_status deal_batch(void *arg, const em_batch *b, em_error *err) {
     EM_TRY(em_rt_range_bounds_ids(d->bounds, &b->cols[nc], b->sel, n, d->ids, err));
     EM_TRY(distribute(st, d->task, &st->range_schema, b, d->ids, d->scratch, d->counts, err));
     d->held += batch_bytes(b);
-    return maybe_spill(d->q, st, d->task, 0, &d->held, st->out_pool, err);
+    return maybe_spill(d->q, st, d->task, 0, &d->held, err);
 }
 
 /* After a range map stage: bounds from the tasks' samples, then each map
@@ -1170,7 +1169,7 @@ static em_status finish_stage(em_query *q, rt_stage *st, em_error *err) {
     for (int t = 0; s == EM_OK && st->spilled && !st->range && t < st->n_tasks &&
                     memory_tight(q, em_pool_budget(q->pool) / 4);
          t++)
-        s = spill_map_output(q, st, t, st->out_pool, err);
+        s = spill_map_output(q, st, t, err);
     if (s == EM_OK)
         s = merge_outputs(st, err);
     st->done = s == EM_OK;

@@ -256,16 +256,26 @@ void em_rt_scan_plan_reset(rt_scan_plan *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* A row group, or a row range of one (row_end > 0: the file's rows
+ * [row_start, row_end)). */
 typedef struct rg_cost {
     int file;
     int rg;
     int64_t bytes;
+    int64_t rows, first_row;
+    int64_t row_start, row_end;
 } rg_cost;
 
-static em_status add_split(rt_scan_part *part, const char *path, const rt_file_parts *fp, int rg,
-                           em_error *err) {
+/* A row group is cut into row ranges of at least this many rows, so that a
+ * range pays for its dropped lead-in rows many times over. */
+#define EM_SPLIT_MIN_ROWS ((int64_t)32768)
+
+static em_status add_split(rt_scan_part *part, const char *path, const rt_file_parts *fp,
+                           const rg_cost *g, em_error *err) {
+    int rg = g->rg;
     em_scan_split *last = part->n_splits ? &part->splits[part->n_splits - 1] : NULL;
-    if (last && last->path == path && last->end_row_group == rg) {
+    if (last && last->path == path && last->end_row_group == rg && last->row_end == 0 &&
+        g->row_end == 0) {
         last->end_row_group = rg + 1;
         return EM_OK;
     }
@@ -276,6 +286,8 @@ static em_status add_split(rt_scan_part *part, const char *path, const rt_file_p
     ns[part->n_splits++] = (em_scan_split){.path = path,
                                            .first_row_group = rg,
                                            .end_row_group = rg + 1,
+                                           .row_start = g->row_start,
+                                           .row_end = g->row_end,
                                            .n_partition_values = fp->n,
                                            .partition_names = (const char *const *)fp->names,
                                            .partition_values = (const char *const *)fp->values};
@@ -348,6 +360,57 @@ static em_status file_partitions(const char *root, const char *path, rt_file_par
     return EM_OK;
 }
 
+/* Spark never splits a row group, so a table stored as one large row group
+ * is read by one task and the stage above it runs on one core. Ember's
+ * runtime cuts a row group larger than the target into up to `threads` row
+ * ranges of at least EM_SPLIT_MIN_ROWS rows each; each task reads its range
+ * (whole pages before it are passed over undecoded). Rows keep their file
+ * order within and across the ranges. */
+static int64_t range_pieces(const rg_cost *g, int64_t target, int threads) {
+    int64_t pieces = target > 0 ? (g->bytes + target - 1) / target : 1;
+    if (pieces > threads)
+        pieces = threads;
+    if (pieces > g->rows / EM_SPLIT_MIN_ROWS)
+        pieces = g->rows / EM_SPLIT_MIN_ROWS;
+    return pieces;
+}
+
+static em_status cut_large_row_groups(rg_cost **rgs, int64_t *n_rgs, int64_t target, int threads,
+                                      em_error *err) {
+    int64_t n_out = 0;
+    for (int64_t i = 0; i < *n_rgs; i++) {
+        const rg_cost *g = &(*rgs)[i];
+        int64_t pieces = range_pieces(g, target, threads);
+        n_out += pieces > 1 ? pieces : 1;
+    }
+    if (n_out == *n_rgs)
+        return EM_OK;
+    rg_cost *out = malloc(sizeof *out * (size_t)n_out);
+    if (!out)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scan splits");
+    int64_t k = 0;
+    for (int64_t i = 0; i < *n_rgs; i++) {
+        const rg_cost *g = &(*rgs)[i];
+        int64_t pieces = range_pieces(g, target, threads);
+        if (pieces <= 1) {
+            out[k++] = *g;
+            continue;
+        }
+        for (int64_t p = 0; p < pieces; p++) {
+            rg_cost r = *g;
+            r.row_start = g->first_row + g->rows * p / pieces;
+            r.row_end = g->first_row + g->rows * (p + 1) / pieces;
+            r.rows = r.row_end - r.row_start;
+            r.bytes = g->bytes / pieces;
+            out[k++] = r;
+        }
+    }
+    free(*rgs);
+    *rgs = out;
+    *n_rgs = n_out;
+    return EM_OK;
+}
+
 em_status em_rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir, int threads,
                             int64_t max_partition_bytes, int64_t open_cost_bytes, rt_scan_plan *out,
                             em_error *err) {
@@ -373,8 +436,11 @@ em_status em_rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_d
         int ng = em_pq_file_num_row_groups(pf);
         int ncols = em_pq_file_schema(pf)->n_fields;
         total += open_cost_bytes;
+        int64_t first_row = 0;
         for (int g = 0; s == EM_OK && g < ng; g++) {
-            if (em_pq_file_row_group_rows(pf, g) == 0)
+            int64_t rows = em_pq_file_row_group_rows(pf, g);
+            first_row += rows;
+            if (rows == 0)
                 continue;
             int64_t bytes = 0;
             for (int c = 0; s == EM_OK && c < ncols; c++) {
@@ -393,7 +459,7 @@ em_status em_rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_d
                 }
                 rgs = nr;
             }
-            rgs[n_rgs++] = (rg_cost){f, g, bytes};
+            rgs[n_rgs++] = (rg_cost){f, g, bytes, rows, first_row - rows, 0, 0};
             total += bytes;
         }
         em_pq_file_close(pf);
@@ -403,9 +469,10 @@ em_status em_rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_d
         int64_t target = per_core > open_cost_bytes ? per_core : open_cost_bytes;
         if (target > max_partition_bytes)
             target = max_partition_bytes;
-        /* at most one partition per row group */
-        out->parts = calloc((size_t)n_rgs, sizeof *out->parts);
-        if (!out->parts)
+        s = cut_large_row_groups(&rgs, &n_rgs, target, threads, err);
+        /* at most one partition per row group or range */
+        out->parts = s == EM_OK ? calloc((size_t)n_rgs, sizeof *out->parts) : NULL;
+        if (s == EM_OK && !out->parts)
             s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scan splits");
         int64_t cur = 0;
         int prev_file = -1;
@@ -419,7 +486,7 @@ em_status em_rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_d
             cur += cost;
             prev_file = rgs[i].file;
             s = add_split(&out->parts[out->n_parts - 1], out->files[rgs[i].file],
-                          &out->file_parts[rgs[i].file], rgs[i].rg, err);
+                          &out->file_parts[rgs[i].file], &rgs[i], err);
         }
     }
     out->total_bytes = total;

@@ -115,8 +115,8 @@ static em_status new_file(rt_spill_dir *d, const char **out, em_error *err) {
     return s;
 }
 
-em_status em_rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *pool,
-                         const char **path, int64_t *bytes, em_error *err) {
+em_status em_rt_spill_write(rt_spill_dir *d, const em_batch_list *l, const char **path,
+                            int64_t *bytes, em_error *err) {
     *path = NULL;
     *bytes = 0;
     if (l->n_batches == 0)
@@ -146,7 +146,11 @@ em_status em_rt_spill_write(rt_spill_dir *d, const em_batch_list *l, em_pool *po
          * is already tight, and not per batch, whose rows may be few (the
          * footer's row group list grows with every group) */
         o.row_group_rows = 1024;
-        o.pool = pool;
+        /* Not charged to the task's pool: a spill is written because the
+         * budget is nearly used up, and failing it for want of the writer's
+         * few small buffers would fail the query it should save (Spark does
+         * not count its spill writers' buffers as execution memory either). */
+        o.pool = NULL;
         s = em_pq_writer_open(f, &schema, &o, &w, err);
     }
     for (int64_t i = 0; s == EM_OK && i < l->n_batches; i++)

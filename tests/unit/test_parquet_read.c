@@ -1349,6 +1349,62 @@ static void test_round_trip_writer(void **state) {
         em_column_reset(&kept[1]);
         em_pq_reader_close(r);
     }
+    /* Row ranges: inside one row group, across groups, starting past many
+     * pages, at a group's first row, to the end; with a group deselected. */
+    {
+        const int64_t ranges[][2] = {{0, 1},       {1, 2999},    {2500, 3500}, {2999, 3001},
+                                     {3000, 6000}, {4321, 9999}, {7777, N},    {0, N}};
+        const int64_t batch[] = {0, 7};
+        bool sel[64];
+        int n_rg = em_pq_file_num_row_groups(f);
+        assert_true(n_rg < 64);
+        for (int use_sel = 0; use_sel < 2; use_sel++)
+            for (size_t k = 0; k < sizeof ranges / sizeof ranges[0]; k++)
+                for (size_t bs = 0; bs < 2; bs++) {
+                    for (int g = 0; g < n_rg; g++)
+                        sel[g] = !use_sel || g != 1; /* group 1: rows 3000..5999 */
+                    int proj2[3] = {1, 0, 2};
+                    em_pq_read_options ro = {.columns = proj2,
+                                             .n_columns = 3,
+                                             .row_groups = sel,
+                                             .batch_rows = batch[bs],
+                                             .row_start = ranges[k][0],
+                                             .row_end = ranges[k][1]};
+                    em_pq_reader *r;
+                    EM_ASSERT_OK(em_pq_reader_open(f, &ro, &r, &err), &err);
+                    int64_t want = ranges[k][0], seen = 0;
+                    em_batch *b;
+                    em_status st;
+                    while ((st = em_pq_reader_next(r, &b, &err)) == EM_OK) {
+                        const int64_t *ids = (const int64_t *)(void *)b->cols[1].values->data;
+                        const int32_t *off = em_column_offsets(&b->cols[0]);
+                        for (int64_t i = 0; i < b->n_rows; i++, want++, seen++) {
+                            if (use_sel && want >= 3000 && want < 6000)
+                                want = 6000;
+                            assert_int_equal(ids[i], want);
+                            assert_int_equal(em_column_is_valid(&b->cols[2], i), want % 3 != 0);
+                            char name[32];
+                            snprintf(name, sizeof name, "n%lld", (long long)(want % 37));
+                            if (want % 5 == 0) {
+                                assert_false(em_column_is_valid(&b->cols[0], i));
+                            } else {
+                                assert_int_equal(off[i + 1] - off[i], (int32_t)strlen(name));
+                                assert_memory_equal(em_column_chars(&b->cols[0]) + off[i], name,
+                                                    strlen(name));
+                            }
+                        }
+                    }
+                    assert_int_equal(st, EM_DONE);
+                    int64_t lo = ranges[k][0], hi = ranges[k][1];
+                    int64_t cut = use_sel ? (hi < 6000 ? hi : 6000) - (lo > 3000 ? lo : 3000) : 0;
+                    assert_int_equal(seen, hi - lo - (cut > 0 ? cut : 0));
+                    em_pq_reader_close(r);
+                }
+        em_pq_read_options ro = {.row_start = 5, .row_end = 5};
+        em_pq_reader *r;
+        assert_int_equal(em_pq_reader_open(f, &ro, &r, &err), EM_ERR_INVALID);
+        assert_non_null(strstr(err.msg, "row range"));
+    }
     em_pq_stats st;
     assert_int_equal(em_pq_file_stats(f, 99, 0, &st, &err), EM_ERR_INVALID);
     int bad = 9;

@@ -75,8 +75,9 @@ static int teardown_peers(void **state) {
 }
 
 /* Reads `file` with the given options and compares every value; returns mismatches. */
-static int64_t compare_file(const char *name, const json_t *cols, const int *proj, int n_proj,
-                            const bool *rg_sel, int64_t batch_rows, int64_t *rows_read) {
+static int64_t compare_range(const char *name, const json_t *cols, const int *proj, int n_proj,
+                             const bool *rg_sel, int64_t batch_rows, int64_t row_start,
+                             int64_t row_end, int64_t *rows_read) {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
     em_error err = {0};
@@ -89,20 +90,24 @@ static int64_t compare_file(const char *name, const json_t *cols, const int *pro
     o.n_columns = n_proj;
     o.row_groups = rg_sel;
     o.batch_rows = batch_rows;
+    o.row_start = row_start;
+    o.row_end = row_end;
     em_pq_reader *r;
     EM_ASSERT_OK(em_pq_reader_open(f, &o, &r, &err), &err);
     const em_schema *rs = em_pq_reader_schema(r);
-    /* The file's row index of each batch row: skipped row groups shift it. */
-    int64_t rg_base[4096];
+    /* The file's row index of each batch row: skipped row groups and the
+     * row range shift it. */
     int n_rg = em_pq_file_num_row_groups(f);
-    assert_true(n_rg < 4096);
+    int64_t n_rows = em_pq_file_num_rows(f), n_want = 0;
+    int64_t *want_rows = malloc(sizeof *want_rows * (size_t)(n_rows + 1));
+    assert_non_null(want_rows);
     int64_t acc = 0;
-    for (int g = 0; g < n_rg; g++) {
-        rg_base[g] = acc;
-        acc += em_pq_file_row_group_rows(f, g);
-    }
-    int g = 0;
-    int64_t in_group = 0, mismatches = 0, total = 0;
+    for (int g = 0; g < n_rg; acc += em_pq_file_row_group_rows(f, g), g++)
+        for (int64_t i = 0; i < em_pq_file_row_group_rows(f, g); i++)
+            if ((!rg_sel || rg_sel[g]) &&
+                (row_end == 0 || (acc + i >= row_start && acc + i < row_end)))
+                want_rows[n_want++] = acc + i;
+    int64_t mismatches = 0, total = 0;
     em_strbuf sb;
     em_strbuf_init(&sb);
     for (;;) {
@@ -114,13 +119,8 @@ static int64_t compare_file(const char *name, const json_t *cols, const int *pro
         assert_true(b->n_rows > 0);
         assert_true(b->n_rows <= (batch_rows ? batch_rows : EM_BATCH_CAP));
         for (int64_t i = 0; i < b->n_rows; i++) {
-            while (rg_sel && !rg_sel[g])
-                g++;
-            while (in_group >= em_pq_file_row_group_rows(f, g) || (rg_sel && !rg_sel[g])) {
-                g++;
-                in_group = 0;
-            }
-            int64_t row = rg_base[g] + in_group++;
+            assert_true(total + i < n_want);
+            int64_t row = want_rows[total + i];
             for (int c = 0; c < rs->n_fields; c++) {
                 const json_t *vals = json_object_get(cols, rs->fields[c].name);
                 assert_non_null(vals);
@@ -144,8 +144,15 @@ static int64_t compare_file(const char *name, const json_t *cols, const int *pro
     em_strbuf_reset(&sb);
     em_pq_reader_close(r);
     em_pq_file_close(f);
+    assert_int_equal(total, n_want);
+    free(want_rows);
     *rows_read = total;
     return mismatches;
+}
+
+static int64_t compare_file(const char *name, const json_t *cols, const int *proj, int n_proj,
+                            const bool *rg_sel, int64_t batch_rows, int64_t *rows_read) {
+    return compare_range(name, cols, proj, n_proj, rg_sel, batch_rows, 0, 0, rows_read);
 }
 
 static void test_every_file_every_value(void **state) {
@@ -202,6 +209,45 @@ static void test_projection_row_groups_odd_batches(void **state) {
     }
 }
 
+static em_pq_file *open_peer_file(const char *name) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    em_error err = {0};
+    em_pq_file *f;
+    EM_ASSERT_OK(em_pq_file_open(path, &f, &err), &err);
+    return f;
+}
+
+/* Every file read in row ranges (a third, the middle, the tail, one row),
+ * with and without every other row group: each range's rows, in order, with
+ * their values, through every encoding and page format the peers write. */
+static void test_row_ranges(void **state) {
+    (void)state;
+    const char *name;
+    json_t *cols;
+    int64_t bad = 0;
+    json_object_foreach(g_expected, name, cols) {
+        em_pq_file *f = open_peer_file(name);
+        int64_t n = em_pq_file_num_rows(f);
+        int n_rg = em_pq_file_num_row_groups(f);
+        bool sel[4096];
+        assert_true(n_rg < 4096);
+        for (int g = 0; g < n_rg; g++)
+            sel[g] = g % 2 == 0;
+        em_pq_file_close(f);
+        if (n < 4)
+            continue;
+        const int64_t ranges[][2] = {{0, n / 3}, {n / 3, 2 * n / 3}, {n / 2 + 1, n}, {n - 2, n - 1}};
+        for (size_t k = 0; k < sizeof ranges / sizeof ranges[0]; k++) {
+            int64_t rows;
+            bad += compare_range(name, cols, NULL, 0, NULL, 0, ranges[k][0], ranges[k][1], &rows);
+            assert_int_equal(rows, ranges[k][1] - ranges[k][0]);
+            bad += compare_range(name, cols, NULL, 0, sel, 333, ranges[k][0], ranges[k][1], &rows);
+        }
+    }
+    assert_int_equal(bad, 0);
+}
+
 /* Every row group's min/max (where present) must bound the values read. */
 static void test_stats_bound_values(void **state) {
     (void)state;
@@ -209,11 +255,8 @@ static void test_stats_bound_values(void **state) {
     json_t *cols;
     int64_t checked = 0;
     json_object_foreach(g_expected, name, cols) {
-        char path[1200];
-        snprintf(path, sizeof path, "%s/%s", g_dir, name);
+        em_pq_file *f = open_peer_file(name);
         em_error err = {0};
-        em_pq_file *f;
-        EM_ASSERT_OK(em_pq_file_open(path, &f, &err), &err);
         const em_schema *s = em_pq_file_schema(f);
         int n_rg = em_pq_file_num_row_groups(f);
         for (int g = 0; g < n_rg; g++) {
@@ -329,11 +372,8 @@ static void test_encodings_covered(void **state) {
     json_t *cols;
     char all[8192] = "";
     json_object_foreach(g_expected, name, cols) {
-        char path[1200];
-        snprintf(path, sizeof path, "%s/%s", g_dir, name);
+        em_pq_file *f = open_peer_file(name);
         em_error err = {0};
-        em_pq_file *f;
-        EM_ASSERT_OK(em_pq_file_open(path, &f, &err), &err);
         for (int g = 0; g < em_pq_file_num_row_groups(f); g++)
             for (int c = 0; c < em_pq_file_schema(f)->n_fields; c++) {
                 em_pq_chunk_info ci;
@@ -385,6 +425,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_file_every_value),
         cmocka_unit_test(test_projection_row_groups_odd_batches),
+        cmocka_unit_test(test_row_ranges),
         cmocka_unit_test(test_stats_bound_values),
         cmocka_unit_test(test_encodings_covered),
         cmocka_unit_test(test_unsupported_codec),

@@ -225,6 +225,7 @@ static em_plan *parse(const char *text) {
     "ReadSchema: struct<a:int>\n\n"
 
 static int native_tasks; /* concurrent_native_tasks of the next run_ints */
+static bool real_scans;  /* run_ints builds with em_op_build: Parquet scans, not FakeScan */
 static em_stage_info last_stages[16]; /* the stages of the last run_ints */
 static int n_last_stages;
 
@@ -238,7 +239,7 @@ static int run_ints(const char *text, const char *wh, int threads, int32_t *vals
     o.threads = threads;
     o.concurrent_native_tasks = native_tasks;
     o.max_partition_bytes = 1; /* one partition per file */
-    o.build = test_build;
+    o.build = real_scans ? NULL : test_build;
     em_query *q = NULL;
     EM_ASSERT_OK(em_query_create(p, &o, &q, err), err);
     *status = em_query_run(q, err);
@@ -710,6 +711,92 @@ static void test_scan_paths(void **state) {
     assert_int_equal(sp.parts[0].n_splits, FILES);
     em_rt_scan_plan_reset(&sp);
     em_plan_destroy(p);
+}
+
+/* A table stored as one large row group is cut into row ranges, one task
+ * per thread, and the tasks together read every row once, in file order. */
+static void test_scan_row_ranges(void **state) {
+    (void)state;
+    enum { BIG = 100000 };
+    const char *wh = em_test_tmpdir("runtime_big");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/t", wh);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/t/part-0.parquet", wh);
+    em_error err = {0};
+    em_schema s;
+    EM_ASSERT_OK(em_schema_init(&s, 1, &err), &err);
+    EM_ASSERT_OK(em_schema_set(&s, 0, "a", em_type_make(EM_TYPE_INT), true, &err), &err);
+    em_batch *b;
+    EM_ASSERT_OK(em_batch_create(&s, BIG, NULL, &b, &err), &err);
+    for (int32_t i = 0; i < BIG; i++)
+        EM_ASSERT_OK(i % 7 == 3 ? em_column_append_null(&b->cols[0], &err)
+                                : em_column_append_fixed(&b->cols[0], &i, &err),
+                     &err);
+    b->n_rows = BIG;
+    em_pq_write_options wo;
+    em_pq_write_options_init(&wo);
+    wo.row_group_rows = BIG;
+    wo.page_bytes = 8192; /* many pages: the later ranges pass over them */
+    em_pq_writer *w;
+    EM_ASSERT_OK(em_pq_writer_open(path, &s, &wo, &w, &err), &err);
+    EM_ASSERT_OK(em_pq_writer_write(w, b, &err), &err);
+    EM_ASSERT_OK(em_pq_writer_close(w, &err), &err);
+    em_batch_destroy(b);
+    em_schema_reset(&s);
+
+    char text[4096];
+    snprintf(text, sizeof text, scan_plan_fmt,
+             "Location [not included in comparison]/{warehouse_dir}/t]");
+    em_plan *p = parse(text);
+    /* threads -> ranges: 100000 rows allow three of at least 32768 rows */
+    const int threads[] = {1, 2, 3, 8};
+    const int want_parts[] = {1, 2, 3, 3};
+    for (int t = 0; t < 4; t++) {
+        rt_scan_plan sp;
+        EM_ASSERT_OK(em_rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, threads[t], 128 << 20, 1,
+                                          &sp, &err),
+                     &err);
+        assert_int_equal(sp.n_parts, want_parts[t]);
+        int64_t next = 0;
+        for (int i = 0; i < sp.n_parts; i++) {
+            assert_int_equal(sp.parts[i].n_splits, 1);
+            const em_scan_split *x = &sp.parts[i].splits[0];
+            assert_int_equal(x->first_row_group, 0);
+            assert_int_equal(x->end_row_group, 1);
+            if (sp.n_parts == 1) {
+                assert_int_equal(x->row_end, 0);
+                continue;
+            }
+            assert_int_equal(x->row_start, next);
+            assert_true(x->row_end - x->row_start >= 32768);
+            next = x->row_end;
+        }
+        if (sp.n_parts > 1)
+            assert_int_equal(next, BIG);
+        em_rt_scan_plan_reset(&sp);
+    }
+    /* the default open cost (4 MiB) keeps this small file whole */
+    rt_scan_plan sp;
+    EM_ASSERT_OK(
+        em_rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 2, 128 << 20, 4 << 20, &sp, &err),
+        &err);
+    assert_int_equal(sp.n_parts, 1);
+    em_rt_scan_plan_reset(&sp);
+    em_plan_destroy(p);
+
+    int32_t *vals = malloc(sizeof *vals * BIG);
+    assert_non_null(vals);
+    em_status st;
+    real_scans = true;
+    int n = run_ints(text, wh, 3, vals, BIG, &err, &st);
+    real_scans = false;
+    EM_ASSERT_OK(st, &err);
+    assert_int_equal(n, BIG);
+    assert_int_equal(last_stages[n_last_stages - 1].n_tasks, 3);
+    for (int32_t i = 0; i < BIG; i++)
+        assert_int_equal(vals[i], i % 7 == 3 ? INT32_MIN : i);
+    free(vals);
 }
 
 /* ------------------------------------------------------------ queries */
@@ -1265,6 +1352,7 @@ int main(void) {
         cmocka_unit_test(test_cut_shared_plans),     cmocka_unit_test(test_runtime_filters_q17),
         cmocka_unit_test(test_hash_ids_spark),
         cmocka_unit_test(test_range_assign_order),   cmocka_unit_test(test_scan_paths),
+        cmocka_unit_test(test_scan_row_ranges),
         cmocka_unit_test(test_hash_shuffle_threads), cmocka_unit_test(test_range_sort),
         cmocka_unit_test(test_scalar_subquery),      cmocka_unit_test(test_top_n_gather),
         cmocka_unit_test(test_error_cancels),        cmocka_unit_test(test_concurrent_queries),

@@ -33,6 +33,11 @@
  * no consumer took references to its buffers (and makes a fresh one when a
  * consumer did), so steady-state reading allocates nothing per batch.
  *
+ * A row range (several tasks sharing one large row group) starts each
+ * column by counting off the data pages that end before it from their
+ * headers alone, then decodes and drops the rows before it in the first page
+ * it needs.
+ *
  * Batches never span row groups and never are empty. A column chunk that
  * runs out of values before the row group's row count, a page that overruns
  * its chunk, a dictionary index beyond the dictionary, levels that disagree
@@ -116,6 +121,7 @@ typedef struct pq_col {
     int64_t released;  /* the chunk's mapped bytes before it were handed back */
     int codec;
     int64_t rows_left; /* rows of the row group not yet read from this chunk */
+    int64_t skip_rows; /* rows to pass over before the next one read (a row range) */
     bool seen_data;
     /* dictionary */
     bool has_dict;
@@ -152,6 +158,8 @@ struct em_pq_reader {
     bool *rg_sel; /* owned copy */
     int rg;       /* current row group, -1 before the first */
     int64_t rg_left;
+    int64_t next_rg_row; /* the file's row number of row group rg + 1's first row */
+    int64_t row_start, row_end; /* the row range; row_end 0 = every row */
     int64_t batch_rows;
     int64_t cap_rows; /* capacity of the batches: batch_rows, or less for small row groups */
     em_pool *pool;
@@ -894,7 +902,19 @@ static void release_mapped(pq_col *c, int64_t upto, int64_t min_bytes) {
     c->released = hi;
 }
 
-/* Reads page headers until a data page with values is loaded. */
+/* A data page of n values that lies wholly inside the rows to pass over is
+ * not decompressed: flat columns hold one value slot per row, so its rows
+ * are simply counted off. */
+static bool skip_page(pq_col *c, int32_t n) {
+    if (c->skip_rows < n)
+        return false;
+    c->skip_rows -= n;
+    c->rows_left -= n;
+    return true;
+}
+
+/* Reads page headers until a data page with values is loaded (passing over
+ * pages skip_page takes). */
 static em_status load_page(pq_col *c) {
     const uint8_t *map = c->f->map;
     release_mapped(c, c->pos, (int64_t)1 << 20);
@@ -942,6 +962,8 @@ static em_status load_page(pq_col *c) {
             if (h.num_values == 0)
                 continue;
             EM_TRY(check_page_values(c, h.num_values));
+            if (skip_page(c, h.num_values))
+                continue;
             const uint8_t *raw;
             EM_TRY(col_inflate(c, &c->page_buf, data, h.compressed_size, h.uncompressed_size, true,
                                data_off, &raw));
@@ -992,6 +1014,8 @@ static em_status load_page(pq_col *c) {
             if (h.num_values == 0)
                 continue;
             EM_TRY(check_page_values(c, h.num_values));
+            if (skip_page(c, h.num_values))
+                continue;
             if (c->d->optional) {
                 em_rle_init(&c->def, data + h.rep_length, h.def_length, 1);
                 c->lev_rle = true;
@@ -1429,6 +1453,7 @@ static em_status col_open_chunk(pq_col *c, int rg) {
     c->dict_n = 0;
     c->seen_data = false;
     c->page_left = 0;
+    c->skip_rows = 0;
     c->src = SRC_NONE;
     return EM_OK;
 }
@@ -1482,6 +1507,15 @@ em_status em_pq_reader_open(em_pq_file *f, const em_pq_read_options *opts, em_pq
     r->rg = -1;
     r->pool = opts->pool;
     r->batch_rows = opts->batch_rows > 0 ? opts->batch_rows : EM_BATCH_CAP;
+    if (opts->row_end > 0) {
+        if (opts->row_start < 0 || opts->row_start >= opts->row_end) {
+            free(r);
+            return EM_FAIL(err, EM_ERR_INVALID, "%s: empty or negative row range [%lld, %lld)",
+                           f->path, (long long)opts->row_start, (long long)opts->row_end);
+        }
+        r->row_start = opts->row_start;
+        r->row_end = opts->row_end;
+    }
     if (r->batch_rows > (1 << 24))
         r->batch_rows = 1 << 24;
     em_status st = em_schema_init(&r->schema, n, err);
@@ -1565,24 +1599,45 @@ static bool batch_reusable(const em_pq_reader *r, const em_batch *b) {
     return true;
 }
 
-static void batch_refill_reset(em_batch *b) {
-    for (int i = 0; i < b->n_cols; i++) {
-        em_column *c = &b->cols[i];
-        c->length = 0;
-        c->null_count = 0;
-        if (c->validity) {
-            memset(c->validity->data, 0xff, (size_t)c->validity->capacity);
-            c->validity->size = 0;
-        }
-        if (em_type_is_varlen(c->type)) {
-            ((int32_t *)(void *)c->values->data)[0] = 0;
-            c->values->size = (int64_t)sizeof(int32_t);
-            c->data->size = 0;
-        } else {
-            c->values->size = 0;
-        }
+static void column_refill_reset(em_column *c) {
+    c->length = 0;
+    c->null_count = 0;
+    if (c->validity) {
+        memset(c->validity->data, 0xff, (size_t)c->validity->capacity);
+        c->validity->size = 0;
     }
+    if (em_type_is_varlen(c->type)) {
+        ((int32_t *)(void *)c->values->data)[0] = 0;
+        c->values->size = (int64_t)sizeof(int32_t);
+        c->data->size = 0;
+    } else {
+        c->values->size = 0;
+    }
+}
+
+static void batch_refill_reset(em_batch *b) {
+    for (int i = 0; i < b->n_cols; i++)
+        column_refill_reset(&b->cols[i]);
     b->n_rows = 0;
+}
+
+/* Passes over the column's skip_rows: whole pages by their headers, the rest
+ * decoded into `scratch` (a batch column, reset afterwards) and dropped. */
+static em_status col_skip(pq_col *c, int64_t cap, em_column *scratch) {
+    while (c->skip_rows > 0) {
+        if (c->page_left == 0) {
+            EM_TRY(load_page(c));
+            continue;
+        }
+        int64_t k = c->skip_rows < c->page_left ? c->skip_rows : c->page_left;
+        if (k > cap)
+            k = cap;
+        c->skip_rows -= k;
+        em_status st = read_column(c, k, scratch);
+        column_refill_reset(scratch);
+        EM_TRY(st);
+    }
+    return EM_OK;
 }
 
 static em_status reader_fail(em_pq_reader *r, em_status st, em_error *err) {
@@ -1601,21 +1656,28 @@ em_status em_pq_reader_next(em_pq_reader *r, em_batch **out, em_error *err) {
     for (int i = 0; i < r->n_cols; i++)
         r->cols[i].ctx.err = err;
     const em_pq_file_meta *m = &r->f->meta;
+    int64_t skip = 0;
     while (r->rg_left == 0) {
-        if (r->rg + 1 >= m->n_row_groups)
+        if (r->rg + 1 >= m->n_row_groups || (r->row_end > 0 && r->next_rg_row >= r->row_end))
             return EM_DONE;
         r->rg++;
-        if (r->rg_sel && !r->rg_sel[r->rg])
-            continue;
         int64_t rows = m->row_groups[r->rg].num_rows;
-        if (rows == 0)
+        int64_t first = r->next_rg_row, lo = first, hi = first + rows;
+        r->next_rg_row = hi;
+        if (r->row_end > 0) {
+            lo = lo > r->row_start ? lo : r->row_start;
+            hi = hi < r->row_end ? hi : r->row_end;
+        }
+        if ((r->rg_sel && !r->rg_sel[r->rg]) || hi <= lo)
             continue;
         for (int i = 0; i < r->n_cols; i++) {
             em_status st = col_open_chunk(&r->cols[i], r->rg);
             if (st != EM_OK)
                 return reader_fail(r, st, err);
+            r->cols[i].skip_rows = lo - first;
         }
-        r->rg_left = rows;
+        skip = lo - first;
+        r->rg_left = hi - lo;
     }
     int64_t n = r->rg_left < r->batch_rows ? r->rg_left : r->batch_rows;
     em_batch *b = r->batch;
@@ -1630,7 +1692,9 @@ em_status em_pq_reader_next(em_pq_reader *r, em_batch **out, em_error *err) {
             return reader_fail(r, st, err);
     }
     for (int i = 0; i < r->n_cols; i++) {
-        st = read_column(&r->cols[i], n, &b->cols[i]);
+        st = skip > 0 ? col_skip(&r->cols[i], r->cap_rows, &b->cols[i]) : EM_OK;
+        if (st == EM_OK)
+            st = read_column(&r->cols[i], n, &b->cols[i]);
         if (st != EM_OK) {
             em_batch_destroy(b);
             return reader_fail(r, st, err);
