@@ -59,6 +59,7 @@ static em_status div_zero_error(const ex_step *st, em_error *err) {
 static em_column *reg(ex_ctx *x, int s) { return &x->prog->regs[s]; }
 
 static em_status alloc_reg(ex_ctx *x, int s) {
+    x->prog->steps[s].dec_bound_known = false;
     em_column_reset(reg(x, s));
     return em_ex_col_alloc(reg(x, s), x->prog->steps[s].type, x->n_rows, x->pool, x->err);
 }
@@ -206,23 +207,67 @@ static bool dec_rows_bound(const em_column *c, const int32_t *sel, int64_t n, ui
     return wide == 0 && m <= (uint64_t)INT64_MAX;
 }
 
+/* An operand of the small decimal path: a register, or a constant that was
+ * not spread over a column (k). */
+typedef struct dec_operand {
+    int step;
+    bool is_const;
+    int64_t k;
+} dec_operand;
+
+/* Whether step arg, an operand of st, is a constant the small decimal path
+ * reads as one value *k (its register is then filled only if that path
+ * cannot take the batch). */
+static bool dec_const_operand(const ex_ctx *x, const ex_step *st, int arg, int64_t *k) {
+    const ex_step *c = &x->prog->steps[arg];
+    if (st->op != EX_ARITH || st->type.id != EM_TYPE_DECIMAL || c->op != EX_CONST ||
+        c->type.id != EM_TYPE_DECIMAL || c->k.null ||
+        (st->bop != EM_OP_ADD && st->bop != EM_OP_SUB && st->bop != EM_OP_MUL) ||
+        c->k.dec != (em_i128)(int64_t)c->k.dec)
+        return false;
+    *k = (int64_t)c->k.dec;
+    return true;
+}
+
+/* dec_rows_bound of an operand, remembered for its register's batch. */
+static bool operand_bound(ex_ctx *x, const dec_operand *d, const int32_t *sel, int64_t n,
+                          uint64_t *out) {
+    if (d->is_const) {
+        *out = d->k < 0 ? -(uint64_t)d->k : (uint64_t)d->k;
+        return true;
+    }
+    ex_step *st = &x->prog->steps[d->step];
+    if (st->dec_bound_known) {
+        *out = st->dec_bound;
+        return true;
+    }
+    if (!dec_rows_bound(reg(x, d->step), sel, n, out))
+        return false;
+    st->dec_bound_known = true;
+    st->dec_bound = *out;
+    return true;
+}
+
 /*
  * A batch of additions, subtractions or multiplications of decimals whose
  * operands are all present and small (as most stored decimals are: prices,
  * quantities, rates) in 64-bit integers: when the operands' largest values
  * bound every result within 63 bits and the result's precision, and the
  * result's scale needs no rounding, no row can overflow, so the rows run
- * without per-row checks. False (nothing written) sends the batch to the
- * row-by-row path.
+ * without per-row checks. The result's bound is remembered for the steps
+ * reading it, and a constant operand is read as one value. False (nothing
+ * written) sends the batch to the row-by-row path.
  */
-static bool dec_batch_small(const ex_step *st, const em_column *a, const em_column *b, em_column *o,
+static bool dec_batch_small(ex_ctx *x, int s, const dec_operand *da, const dec_operand *db,
                             const int32_t *sel, int64_t n) {
-    int sa = a->type.scale, sb = b->type.scale, rp = st->type.precision, rs = st->type.scale;
+    ex_step *st = &x->prog->steps[s];
+    const ex_step *sta = &x->prog->steps[da->step], *stb = &x->prog->steps[db->step];
+    int sa = sta->type.scale, sb = stb->type.scale, rp = st->type.precision, rs = st->type.scale;
     em_binop op = st->bop;
     if (op != EM_OP_ADD && op != EM_OP_SUB && op != EM_OP_MUL)
         return false;
     uint64_t ma, mb, bound;
-    if (!dec_rows_bound(a, sel, n, &ma) || !dec_rows_bound(b, sel, n, &mb))
+    if (!operand_bound(x, da, sel, n, &ma) || !operand_bound(x, db, sel, n, &mb))
         return false;
     int64_t fa = 1, fb = 1;
     if (op == EM_OP_MUL) {
@@ -241,28 +286,55 @@ static bool dec_batch_small(const ex_step *st, const em_column *a, const em_colu
     }
     if (bound > (uint64_t)INT64_MAX || !em_dec_fits((em_i128)bound, rp))
         return false;
-    const uint8_t *aw = a->values->data, *bw = b->values->data;
+    em_column *o = reg(x, s);
+    const uint8_t *aw = da->is_const ? NULL : reg(x, da->step)->values->data;
+    const uint8_t *bw = db->is_const ? NULL : reg(x, db->step)->values->data;
     em_i128 *ov = (em_i128 *)o->values->data;
-#define DEC_SMALL_ROWS(expr)                                                                       \
+    int64_t ka = da->k, kb = db->k;
+#define DEC_SMALL_ROWS(L, R, expr)                                                                 \
     EX_FOR_ROWS(sel, n, i, {                                                                       \
-        int64_t l = word_at(aw, 2 * i), r = word_at(bw, 2 * i);                                    \
+        int64_t l = (L), r = (R);                                                                  \
         ov[i] = (em_i128)(expr);                                                                   \
     })
-    if (op == EM_OP_MUL)
-        DEC_SMALL_ROWS(l * r);
-    else if (op == EM_OP_ADD)
-        DEC_SMALL_ROWS(l * fa + r * fb);
+#define DEC_SMALL_OPS(L, R)                                                                        \
+    do {                                                                                           \
+        if (op == EM_OP_MUL)                                                                       \
+            DEC_SMALL_ROWS(L, R, l * r);                                                           \
+        else if (op == EM_OP_ADD)                                                                  \
+            DEC_SMALL_ROWS(L, R, l * fa + r * fb);                                                 \
+        else                                                                                       \
+            DEC_SMALL_ROWS(L, R, l * fa - r * fb);                                                 \
+    } while (0)
+    if (aw && bw)
+        DEC_SMALL_OPS(word_at(aw, 2 * i), word_at(bw, 2 * i));
+    else if (bw)
+        DEC_SMALL_OPS(ka, word_at(bw, 2 * i));
+    else if (aw)
+        DEC_SMALL_OPS(word_at(aw, 2 * i), kb);
     else
-        DEC_SMALL_ROWS(l * fa - r * fb);
+        DEC_SMALL_OPS(ka, kb);
+#undef DEC_SMALL_OPS
 #undef DEC_SMALL_ROWS
     rows_set_valid(o, sel, n);
+    st->dec_bound_known = true;
+    st->dec_bound = bound;
     return true;
 }
 
-static em_status arith_decimal(ex_ctx *x, const ex_step *st, const em_column *a, const em_column *b,
-                               em_column *o, const int32_t *sel, int64_t n) {
-    if (dec_batch_small(st, a, b, o, sel, n))
+static em_status arith_decimal(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
+    const ex_step *st = &x->prog->steps[s];
+    dec_operand da = {st->args[0], false, 0}, db = {st->args[1], false, 0};
+    da.is_const = dec_const_operand(x, st, da.step, &da.k);
+    db.is_const = dec_const_operand(x, st, db.step, &db.k);
+    if (dec_batch_small(x, s, &da, &db, sel, n))
         return EM_OK;
+    /* row by row: the constants are read from their registers */
+    if (da.is_const)
+        EM_TRY(eval_step(x, da.step, sel, n));
+    if (db.is_const)
+        EM_TRY(eval_step(x, db.step, sel, n));
+    const em_column *a = reg(x, da.step), *b = reg(x, db.step);
+    em_column *o = reg(x, s);
     const em_i128 *av = (const em_i128 *)a->values->data;
     const em_i128 *bv = (const em_i128 *)b->values->data;
     em_i128 *ov = (em_i128 *)o->values->data;
@@ -311,10 +383,13 @@ static em_status arith_decimal(ex_ctx *x, const ex_step *st, const em_column *a,
 
 static em_status run_arith(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
     const ex_step *st = &x->prog->steps[s];
+    if (x->prog->steps[st->args[0]].type.id == EM_TYPE_NULL ||
+        x->prog->steps[st->args[1]].type.id == EM_TYPE_NULL)
+        return EM_OK; /* null operand type: the result is all null */
+    if (st->type.id == EM_TYPE_DECIMAL)
+        return arith_decimal(x, s, sel, n);
     const em_column *a = reg(x, st->args[0]), *b = reg(x, st->args[1]);
     em_column *o = reg(x, s);
-    if (a->type.id == EM_TYPE_NULL || b->type.id == EM_TYPE_NULL)
-        return EM_OK; /* null operand type: the result is all null */
     switch (st->type.id) {
     case EM_TYPE_BYTE:
         return arith_i8(x, st, a, b, o, sel, n);
@@ -328,8 +403,6 @@ static em_status run_arith(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
         return arith_f64(x, st, a, b, o, sel, n);
     case EM_TYPE_FLOAT:
         return arith_f32(x, st, a, b, o, sel, n);
-    case EM_TYPE_DECIMAL:
-        return arith_decimal(x, st, a, b, o, sel, n);
     default:
         return EM_UNREACHABLE(x->err, "arithmetic on an unexpected type");
     }
@@ -1086,6 +1159,7 @@ static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
             return EM_FAIL(x->err, EM_ERR_TYPE, "input column %d for %s is %s, expected %s",
                            st->ordinal, what_of(st, d, sizeof d), a, b);
         }
+        st->dec_bound_known = false;
         em_column_reset(reg(x, s));
         em_column_share(reg(x, s), c);
         return EM_OK;
@@ -1095,9 +1169,11 @@ static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
     /* row-wise steps read constant operands directly instead of a column
      * filled with copies of them */
     bool rowwise = st->op == EX_SCALAR || st->op == EX_IN;
+    int64_t k;
     if (!lazy)
         for (int a = 0; a < st->n_args; a++)
-            if (!(rowwise && x->prog->steps[st->args[a]].op == EX_CONST))
+            if (!(rowwise && x->prog->steps[st->args[a]].op == EX_CONST) &&
+                !dec_const_operand(x, st, st->args[a], &k))
                 EM_TRY(eval_step(x, st->args[a], sel, n));
     EM_TRY(alloc_reg(x, s));
     switch (st->op) {
@@ -1169,8 +1245,10 @@ static em_status eval_step(ex_ctx *x, int s, const int32_t *sel, int64_t n) {
 /* Registers are released after every evaluation: they are charged to the
  * caller's pool, which need not outlive the program. */
 static void release_regs(em_expr_prog *p) {
-    for (int i = 0; i < p->n_steps; i++)
+    for (int i = 0; i < p->n_steps; i++) {
         em_column_reset(&p->regs[i]);
+        p->steps[i].dec_bound_known = false;
+    }
 }
 
 em_status em_expr_eval(em_expr_prog *prog, const em_batch *in, em_pool *pool, em_column *out,

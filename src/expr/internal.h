@@ -76,6 +76,12 @@ typedef struct ex_step {
     const em_expr *src;   /* borrowed: for messages and subqueries */
     bool have_value;      /* EX_SUBQUERY: value fetched */
     em_column value;      /* EX_SUBQUERY: the one-row value */
+    /* Decimal registers, for the current batch: every row the step computed
+     * is present and |value| <= dec_bound (eval.c's small decimal path reads
+     * it instead of scanning the rows again). Cleared whenever the register
+     * is filled anew. */
+    bool dec_bound_known;
+    uint64_t dec_bound;
 } ex_step;
 
 struct em_expr_prog {

@@ -358,6 +358,24 @@ static void test_decimal_small_batches(void **state) {
     check("(h#8 + k#9)", false, rows, 4,
           EXPECT("1.55000000000000000", "-2.18000000000000000", "0.00000000000000000",
                  "-99996.99000000000000000"));
+    /* A literal operand is read as one value; its bound too wide for 63
+     * bits with the last row sends the batch back, the literal then filled
+     * as a column */
+    check("(d#4 * 100000000)", false, rows, 4,
+          EXPECT("1025000000.00", "-1025000000.00", "100000000.00", "999999999999999000000.00"));
+    check("(2 * d#4)", false, rows, 4, EXPECT("20.50", "-20.50", "2.00", "19999999999999.98"));
+    /* Chains: a step's result bound is kept for the step reading it, and
+     * does not outlive the batch: the last row's wide products go the row
+     * path, the selection without it stays on the 64-bit one */
+    check("((d#4 - 1) * (1 - k#9))", false, rows, 4,
+          EXPECT("8.7875", "-10.4625", "0.0000", "1000009899999898999.0001"));
+    check("((d#4 * 2) * (k#9 + 1))", false, rows, 4,
+          EXPECT("21.5250", "-21.9350", "2.0000", "-1999979799999998000.0202"));
+    int32_t small[] = {0, 1, 2};
+    check_sel("((d#4 * 2) * (k#9 + 1))", false, rows, 4, small, 3,
+              EXPECT("21.5250", "-21.9350", "2.0000", "null"));
+    check_sel("((d#4 - 1) * (1 - k#9))", false, rows, 4, small, 3,
+              EXPECT("8.7875", "-10.4625", "0.0000", "null"));
 }
 
 /* Spark 3.3 forms: CheckOverflow(op, DecimalType(p,s)[, nullOnOverflow]) with
