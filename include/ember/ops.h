@@ -65,8 +65,8 @@ typedef struct em_scan_split {
     int64_t byte_start;
     int64_t byte_length;
     /* When row_end > 0, only the file's rows [row_start, row_end) (numbered
-     * over its row groups): Ember's runtime splits a large row group this way
-     * when a scan has fewer row groups than threads. */
+     * over its row groups): Ember's runtime cuts a row group larger than a
+     * task's share of the scan into such ranges, up to one per thread. */
     int64_t row_start, row_end;
     /* The file's Hive partition columns (a scan's columns ReadSchema lacks):
      * names, and values as Spark casts them to string (NULL for a null;

@@ -1621,8 +1621,9 @@ static void batch_refill_reset(em_batch *b) {
     b->n_rows = 0;
 }
 
-/* Passes over the column's skip_rows: whole pages by their headers, the rest
- * decoded into `scratch` (a batch column, reset afterwards) and dropped. */
+/* Passes over the column's skip_rows (none but at a row range's start):
+ * whole pages by their headers, the rest decoded into `scratch` (a batch
+ * column, reset afterwards) and dropped. */
 static em_status col_skip(pq_col *c, int64_t cap, em_column *scratch) {
     while (c->skip_rows > 0) {
         if (c->page_left == 0) {
@@ -1656,7 +1657,6 @@ em_status em_pq_reader_next(em_pq_reader *r, em_batch **out, em_error *err) {
     for (int i = 0; i < r->n_cols; i++)
         r->cols[i].ctx.err = err;
     const em_pq_file_meta *m = &r->f->meta;
-    int64_t skip = 0;
     while (r->rg_left == 0) {
         if (r->rg + 1 >= m->n_row_groups || (r->row_end > 0 && r->next_rg_row >= r->row_end))
             return EM_DONE;
@@ -1676,7 +1676,6 @@ em_status em_pq_reader_next(em_pq_reader *r, em_batch **out, em_error *err) {
                 return reader_fail(r, st, err);
             r->cols[i].skip_rows = lo - first;
         }
-        skip = lo - first;
         r->rg_left = hi - lo;
     }
     int64_t n = r->rg_left < r->batch_rows ? r->rg_left : r->batch_rows;
@@ -1692,7 +1691,7 @@ em_status em_pq_reader_next(em_pq_reader *r, em_batch **out, em_error *err) {
             return reader_fail(r, st, err);
     }
     for (int i = 0; i < r->n_cols; i++) {
-        st = skip > 0 ? col_skip(&r->cols[i], r->cap_rows, &b->cols[i]) : EM_OK;
+        st = col_skip(&r->cols[i], r->cap_rows, &b->cols[i]);
         if (st == EM_OK)
             st = read_column(&r->cols[i], n, &b->cols[i]);
         if (st != EM_OK) {
