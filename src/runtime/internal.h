@@ -62,11 +62,11 @@ typedef struct rt_scan_plan {
 
 /* Resolves the scan's files and packs their row groups into partitions of
  * about max(open_cost, min(max_partition, total / threads)) bytes, as Spark's
- * FilePartition does (files in name order), except that a row group larger
- * than that is cut into row ranges, up to one per thread. */
+ * FilePartition does (files in name order), except that with cut_row_groups
+ * a row group larger than that is cut into row ranges, up to one per thread. */
 em_status em_rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir, int threads,
-                            int64_t max_partition_bytes, int64_t open_cost_bytes, rt_scan_plan *out,
-                            em_error *err) EM_MUST_CHECK;
+                            int64_t max_partition_bytes, int64_t open_cost_bytes,
+                            bool cut_row_groups, rt_scan_plan *out, em_error *err) EM_MUST_CHECK;
 void em_rt_scan_plan_reset(rt_scan_plan *p);
 
 /* ------------------------------------------------------------ partitioning */

@@ -898,9 +898,13 @@ static em_status plan_scans(em_query *q, rt_stage *st, em_error *err) {
     if (!st->scan_plans)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning scans");
     for (int i = 0; i < st->n_scans; i++) {
+        /* Row ranges add tasks running side by side; under a memory budget
+         * each would have less room than the one task Spark's splits give
+         * (q18 under 16 MiB: a partial aggregate could no longer fit one
+         * batch's groups), so the budget keeps Spark's splits. */
         EM_TRY(em_rt_scan_plan_make(st->scans[i], q->warehouse, q->threads,
                                  q->opts.max_partition_bytes, q->opts.open_cost_bytes,
-                                 &st->scan_plans[i], err));
+                                 q->opts.memory_budget < 0, &st->scan_plans[i], err));
         /* a table folder without data files: Spark reads an empty table, but here it is
          * far more often a wrong warehouse or a table not written yet */
         const em_plan_node *scan = st->scans[i];

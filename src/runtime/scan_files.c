@@ -412,8 +412,8 @@ static em_status cut_large_row_groups(rg_cost **rgs, int64_t *n_rgs, int64_t tar
 }
 
 em_status em_rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_dir, int threads,
-                            int64_t max_partition_bytes, int64_t open_cost_bytes, rt_scan_plan *out,
-                            em_error *err) {
+                            int64_t max_partition_bytes, int64_t open_cost_bytes,
+                            bool cut_row_groups, rt_scan_plan *out, em_error *err) {
     memset(out, 0, sizeof *out);
     EM_TRY(em_scan_files(scan, warehouse_dir, &out->files, &out->n_files, err));
     rg_cost *rgs = NULL;
@@ -469,7 +469,8 @@ em_status em_rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_d
         int64_t target = per_core > open_cost_bytes ? per_core : open_cost_bytes;
         if (target > max_partition_bytes)
             target = max_partition_bytes;
-        s = cut_large_row_groups(&rgs, &n_rgs, target, threads, err);
+        if (cut_row_groups)
+            s = cut_large_row_groups(&rgs, &n_rgs, target, threads, err);
         /* at most one partition per row group or range */
         out->parts = s == EM_OK ? calloc((size_t)n_rgs, sizeof *out->parts) : NULL;
         if (s == EM_OK && !out->parts)

@@ -697,7 +697,7 @@ static void test_scan_paths(void **state) {
              "Location [not included in comparison]/{warehouse_dir}/t]");
     em_plan *p = parse(text);
     rt_scan_plan sp;
-    EM_ASSERT_OK(em_rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 2, 1, 4 << 20, &sp, &err), &err);
+    EM_ASSERT_OK(em_rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 2, 1, 4 << 20, true, &sp, &err), &err);
     assert_int_equal(sp.n_parts, FILES);
     for (int i = 0; i < FILES; i++) {
         assert_int_equal(sp.parts[i].n_splits, 1);
@@ -705,7 +705,7 @@ static void test_scan_paths(void **state) {
         assert_int_equal(sp.parts[i].splits[0].end_row_group, 1);
     }
     em_rt_scan_plan_reset(&sp);
-    EM_ASSERT_OK(em_rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 1, 128 << 20, 4 << 20, &sp, &err),
+    EM_ASSERT_OK(em_rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 1, 128 << 20, 4 << 20, true, &sp, &err),
                  &err);
     assert_int_equal(sp.n_parts, 1);
     assert_int_equal(sp.parts[0].n_splits, FILES);
@@ -755,7 +755,7 @@ static void test_scan_row_ranges(void **state) {
     for (int t = 0; t < 4; t++) {
         rt_scan_plan sp;
         EM_ASSERT_OK(em_rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, threads[t], 128 << 20, 1,
-                                          &sp, &err),
+                                          true, &sp, &err),
                      &err);
         assert_int_equal(sp.n_parts, want_parts[t]);
         int64_t next = 0;
@@ -776,10 +776,20 @@ static void test_scan_row_ranges(void **state) {
             assert_int_equal(next, BIG);
         em_rt_scan_plan_reset(&sp);
     }
+    /* not cut when the runtime does not ask (a query under a memory budget) */
+    {
+        rt_scan_plan whole;
+        EM_ASSERT_OK(em_rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 3, 128 << 20, 1, false,
+                                          &whole, &err),
+                     &err);
+        assert_int_equal(whole.n_parts, 1);
+        assert_int_equal(whole.parts[0].splits[0].row_end, 0);
+        em_rt_scan_plan_reset(&whole);
+    }
     /* the default open cost (4 MiB) keeps this small file whole */
     rt_scan_plan sp;
     EM_ASSERT_OK(
-        em_rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 2, 128 << 20, 4 << 20, &sp, &err),
+        em_rt_scan_plan_make(em_plan_node_by_id(p, 1), wh, 2, 128 << 20, 4 << 20, true, &sp, &err),
         &err);
     assert_int_equal(sp.n_parts, 1);
     em_rt_scan_plan_reset(&sp);
