@@ -71,7 +71,8 @@ for n in "${queries[@]}"; do
     if [ $rc_free -ne 0 ]; then
         why="the unlimited run failed (exit $rc_free): $(grep -v warning "$tmp/free.err" | head -3)"
     elif [ $rc_held -ne 0 ]; then
-        why="the run under $memory failed (exit $rc_held): $(grep -v warning "$tmp/held.err" | head -3)"
+        # the re-planning notes come first; the error that ended the run is last
+        why="the run under $memory failed (exit $rc_held): $(grep -v -e warning -e 'running the query again' "$tmp/held.err" | head -3)"
     elif ! cmp -s "$tmp/free.csv" "$tmp/held.csv"; then
         why="answers differ: $(diff "$tmp/free.csv" "$tmp/held.csv" | head -5)"
     fi
