@@ -76,6 +76,23 @@ typedef struct em_scan_split {
     const char *const *partition_values;
 } em_scan_split;
 
+/* Work a shared build (em_exec_ctx.broadcast_shared) hands to the threads
+ * of the tasks waiting for its object, idle until it is ready: for_each
+ * calls fn(arg, i, err) once for each i in [0, n), on the builder's thread
+ * and on waiting ones, and returns when every call has returned, with the
+ * first failure (items not started by then are skipped). width is how many
+ * threads may take part, the builder's included: a hint for how finely to
+ * cut the work, not a promise that they will come. */
+typedef em_status (*em_par_fn)(void *arg, int64_t item, em_error *err);
+typedef struct em_par {
+    int width;
+    em_status (*for_each)(struct em_par *par, int64_t n, em_par_fn fn, void *arg, em_error *err);
+} em_par;
+
+/* par->for_each, or the n calls in turn on this thread when par is NULL. */
+em_status em_par_for_each(em_par *par, int64_t n, em_par_fn fn, void *arg,
+                          em_error *err) EM_MUST_CHECK;
+
 typedef struct em_exec_ctx em_exec_ctx;
 
 struct em_exec_ctx {
@@ -135,11 +152,14 @@ struct em_exec_ctx {
      * every caller with the builder's error; build runs on the first
      * caller's thread and may use its arg (its operator state) only during
      * the call. The object's memory is charged to `pool` (a child of the
-     * query's pool). May be NULL (then each task builds its own). */
+     * query's pool); par spreads the build's work over the waiting tasks'
+     * threads (NULL: there are none to ask). May be NULL (then each task
+     * builds its own). */
     em_status (*broadcast_shared)(em_exec_ctx *ctx, const em_plan_node *exchange,
                                   const char *what,
                                   em_status (*build)(void *arg, const em_batch_list *rel,
-                                                     em_pool *pool, void **obj, em_error *err),
+                                                     em_pool *pool, em_par *par, void **obj,
+                                                     em_error *err),
                                   void (*free_obj)(void *obj), void *arg, void **out,
                                   em_error *err);
     /* The runtime filters of a scan (em_plan_runtime_filters; only those

@@ -28,7 +28,9 @@
  * the matched bitmaps of outer and existence joins stay per task. The
  * object is keyed by the build keys as column positions of the relation
  * (plus their types), so joins over one broadcast with the same keys share
- * it, whatever their attributes are called.
+ * it, whatever their attributes are called. The waiting tasks are idle, so
+ * the build hands them work through em_par: the copy a column each, and a
+ * large index split by hash into parts built side by side (index_split).
  *
  * Everything else (pairs, join condition, join types, outer rows) is the
  * shared engine of join_engine.c.
@@ -49,15 +51,29 @@ typedef struct hj_side_keys {
     const em_column **view;
 } hj_side_keys;
 
+enum { HJ_MAX_PARTS = 16 };
+
+/* The index over the build rows: the table, and the rows grouped by key id
+ * (offsets[id] .. offsets[id + 1] in rows). A large shared build is split
+ * by the keys' hash into parts of one table each, built side by side by the
+ * waiting tasks' threads: part p's keys have the ids base[p] ..
+ * base[p + 1] - 1, its rows are one stretch of rows. */
+typedef struct hj_index {
+    int n_parts;    /* 1, or a power of two up to HJ_MAX_PARTS */
+    int part_shift; /* a key's part: its table hash >> part_shift */
+    em_hash_table *ht[HJ_MAX_PARTS];
+    int32_t base[HJ_MAX_PARTS + 1];
+    int32_t *offsets; /* n_ids + 1 */
+    int64_t n_ids;
+    int32_t *rows; /* one per build row */
+    bool has_null_key;
+} hj_index;
+
 /* The build side of a broadcast as all its probe tasks share it. */
 typedef struct hj_shared {
     em_pool *pool;
     em_batch *build;
-    bool has_null_key;
-    em_hash_table *ht;
-    int32_t *offsets; /* n_ids + 1 */
-    int64_t n_ids;
-    int32_t *rows; /* build->n_rows */
+    hj_index x;
 } hj_shared;
 
 typedef struct hj_state {
@@ -69,13 +85,19 @@ typedef struct hj_state {
     int n_keys;
     hj_side_keys keys[2]; /* indexed by side */
     em_type *types;
-    em_hash_table *ht;
-    int32_t *offsets; /* n_ids + 1 */
-    int64_t n_ids;
-    int32_t *rows; /* n_build */
+    hj_index x;
     int32_t *ids;
     int64_t ids_cap;
+    /* probing a split index: per row its hash, and the rows regrouped by
+     * part (row, hash, position in the batch, id found), part_cap each in
+     * one block */
+    uint8_t *part_block;
+    int64_t part_cap;
+    uint64_t *hashes, *part_hashes;
+    int32_t *part_rows, *part_pos, *part_ids;
 } hj_state;
+
+enum { PART_ROW_BYTES = 8 + 8 + 4 + 4 + 4 };
 
 static const em_expr *unwrap_normalization(const em_expr *e) {
     while (e->kind == EM_EXPR_CALL && e->n_args == 1 && e->name &&
@@ -100,6 +122,17 @@ static void free_side(hj_side_keys *s, int n) {
     memset(s, 0, sizeof *s);
 }
 
+/* Frees an index over n_rows build rows allocated from pool. */
+static void index_free(hj_index *x, em_pool *pool, int64_t n_rows) {
+    for (int p = 0; p < x->n_parts; p++)
+        em_ht_free(x->ht[p]);
+    if (x->offsets)
+        em_pool_free(pool, x->offsets, (x->n_ids + 1) * 4);
+    if (x->rows)
+        em_pool_free(pool, x->rows, n_rows * 4);
+    memset(x, 0, sizeof *x);
+}
+
 static void hj_index_free(jn_state *j) {
     hj_state *h = (hj_state *)j;
     em_pool *pool = j->op->ctx ? j->op->ctx->pool : NULL;
@@ -107,19 +140,18 @@ static void hj_index_free(jn_state *j) {
         free_side(&h->keys[s], h->n_keys);
     free(h->types);
     h->types = NULL;
-    if (!h->borrowed) {
-        em_ht_free(h->ht);
-        if (h->offsets)
-            em_pool_free(pool, h->offsets, (h->n_ids + 1) * 4);
-        if (h->rows)
-            em_pool_free(pool, h->rows, j->n_build * 4);
-    }
-    h->ht = NULL;
+    if (!h->borrowed)
+        index_free(&h->x, pool, j->n_build);
+    memset(&h->x, 0, sizeof h->x);
     h->borrowed = false;
     if (h->ids)
         em_pool_free(pool, h->ids, h->ids_cap * 4);
-    h->offsets = h->rows = h->ids = NULL;
-    h->ids_cap = 0;
+    if (h->part_block)
+        em_pool_free(pool, h->part_block, h->part_cap * PART_ROW_BYTES);
+    h->ids = h->part_rows = h->part_pos = h->part_ids = NULL;
+    h->hashes = h->part_hashes = NULL;
+    h->part_block = NULL;
+    h->ids_cap = h->part_cap = 0;
 }
 
 /* Compiles one side's keys against its child. */
@@ -170,37 +202,47 @@ static em_status eval_side(hj_state *h, int side, const em_batch *b, em_pool *po
 }
 
 static em_status ensure_ids(hj_state *h, int64_t n, em_error *err) {
-    if (n <= h->ids_cap)
+    em_pool *pool = h->j.op->ctx->pool;
+    if (n > h->ids_cap) {
+        int64_t nc = h->ids_cap ? h->ids_cap : 256;
+        while (nc < n)
+            nc *= 2;
+        int32_t *p = em_pool_realloc(pool, h->ids, h->ids_cap * 4, nc * 4, err);
+        if (!p)
+            return err ? err->code : EM_ERR_NOMEM;
+        em_jn_account(&h->j, (nc - h->ids_cap) * 4);
+        h->ids = p;
+        h->ids_cap = nc;
+    }
+    if (h->x.n_parts <= 1 || h->part_cap >= h->ids_cap)
         return EM_OK;
-    int64_t nc = h->ids_cap ? h->ids_cap : 256;
-    while (nc < n)
-        nc *= 2;
-    int32_t *p = em_pool_realloc(h->j.op->ctx->pool, h->ids, h->ids_cap * 4, nc * 4, err);
-    if (!p)
+    /* a split index's probe scratch, one block (its content is per batch) */
+    int64_t nc = h->ids_cap;
+    uint8_t *b = em_pool_alloc(pool, nc * PART_ROW_BYTES, err);
+    if (!b)
         return err ? err->code : EM_ERR_NOMEM;
-    em_jn_account(&h->j, (nc - h->ids_cap) * 4);
-    h->ids = p;
-    h->ids_cap = nc;
+    if (h->part_block)
+        em_pool_free(pool, h->part_block, h->part_cap * PART_ROW_BYTES);
+    em_jn_account(&h->j, (nc - h->part_cap) * PART_ROW_BYTES);
+    h->part_block = b;
+    h->part_cap = nc;
+    h->hashes = (uint64_t *)b;
+    h->part_hashes = (uint64_t *)(b + nc * 8);
+    h->part_rows = (int32_t *)(b + nc * 16);
+    h->part_pos = (int32_t *)(b + nc * 20);
+    h->part_ids = (int32_t *)(b + nc * 24);
     return EM_OK;
 }
 
-/* The index over n build rows: the table, and the rows grouped by key id
- * (offsets[id] .. offsets[id + 1] in rows). ids is scratch of n entries;
- * everything is allocated from pool. */
-typedef struct hj_index {
-    em_hash_table *ht;
-    int32_t *offsets;
-    int64_t n_ids;
-    int32_t *rows;
-    bool has_null_key;
-} hj_index;
-
 enum { RESERVE_KEYS = 1 << 21 };
 
+/* One table over n build rows: ids is scratch of n entries; everything is
+ * allocated from pool. */
 static em_status index_rows(hj_state *h, const em_batch *build, int64_t n, int32_t *ids,
                             em_pool *pool, hj_index *x, em_error *err) {
     int bs = h->j.build_side;
-    EM_TRY(em_ht_create(h->types, h->n_keys, false, pool, &x->ht, err));
+    x->n_parts = 1;
+    EM_TRY(em_ht_create(h->types, h->n_keys, false, pool, &x->ht[0], err));
     if (n > 0) {
         /* n rows hold at most n keys, and most build sides have unique keys:
          * the table is sized once rather than doubled up to them. At most
@@ -210,15 +252,16 @@ static em_status index_rows(hj_state *h, const em_batch *build, int64_t n, int32
          * cost a tight budget. */
         int64_t want = n < RESERVE_KEYS ? n : RESERVE_KEYS;
         if (em_pool_headroom(pool) > 64 * want)
-            EM_TRY(em_ht_reserve(x->ht, want, err));
+            EM_TRY(em_ht_reserve(x->ht[0], want, err));
         EM_TRY(eval_side(h, bs, build, pool, err));
-        em_status s = em_ht_find_or_insert(x->ht, h->keys[bs].view, NULL, n, ids, err);
+        em_status s = em_ht_find_or_insert(x->ht[0], h->keys[bs].view, NULL, n, ids, err);
         /* the build keys are not needed any more */
         for (int k = 0; k < h->n_keys; k++)
             em_column_reset(&h->keys[bs].cols[k]);
         EM_TRY(s);
     }
-    x->n_ids = em_ht_size(x->ht);
+    x->n_ids = em_ht_size(x->ht[0]);
+    x->base[1] = (int32_t)x->n_ids;
     x->offsets = em_pool_calloc(pool, (x->n_ids + 1) * 4, err);
     if (!x->offsets)
         return err ? err->code : EM_ERR_NOMEM;
@@ -244,11 +287,177 @@ static em_status index_rows(hj_state *h, const em_batch *build, int64_t n, int32
     return EM_OK;
 }
 
+/* ------------------------------------------------------------------ split index */
+
+/* A split index is built in four passes, each cut into items for em_par:
+ * by row chunk, each row's part (from its hash) and the chunk's count per
+ * part; by row chunk, the rows regrouped by part (build order kept within a
+ * part); by part, its table over its rows; by part, its rows grouped by id.
+ * Only the prefix sums between the passes run on one thread. Every item
+ * writes its own stretch of the shared arrays. */
+enum { SPLIT_MIN_ROWS = 1 << 18, SPLIT_CHUNK = 1 << 16 };
+
+typedef struct hj_split {
+    hj_state *h;
+    const em_column *const *keys;
+    em_pool *pool;
+    hj_index *x;
+    int64_t n, n_chunks;
+    uint8_t *part_of;  /* n: each row's part */
+    int64_t *at;       /* n_chunks * n_parts: a chunk's count, then its first slot, per part */
+    int32_t *rows;     /* n: the rows by part */
+    int32_t *lids;     /* n: each of those rows' id in its part's table */
+    int64_t start[HJ_MAX_PARTS + 1]; /* each part's first entry in rows */
+    int64_t keyed[HJ_MAX_PARTS];     /* rows with a non-null key per part */
+    int64_t row_start[HJ_MAX_PARTS + 1];
+} hj_split;
+
+static em_status split_hash(void *arg, int64_t c, em_error *err) {
+    (void)err;
+    hj_split *sp = arg;
+    hj_index *x = sp->x;
+    int64_t lo = c * SPLIT_CHUNK, hi = lo + SPLIT_CHUNK < sp->n ? lo + SPLIT_CHUNK : sp->n;
+    int64_t *count = sp->at + c * x->n_parts;
+    uint64_t hs[256];
+    int32_t sel[256];
+    for (int64_t b = lo; b < hi; b += 256) {
+        int64_t m = hi - b < 256 ? hi - b : 256;
+        for (int64_t i = 0; i < m; i++)
+            sel[i] = (int32_t)(b + i);
+        em_ht_hash_rows(x->ht[0], sp->keys, sel, m, hs);
+        for (int64_t i = 0; i < m; i++) {
+            uint8_t p = (uint8_t)(hs[i] >> x->part_shift);
+            sp->part_of[b + i] = p;
+            count[p]++;
+        }
+    }
+    return EM_OK;
+}
+
+static em_status split_scatter(void *arg, int64_t c, em_error *err) {
+    (void)err;
+    hj_split *sp = arg;
+    int64_t lo = c * SPLIT_CHUNK, hi = lo + SPLIT_CHUNK < sp->n ? lo + SPLIT_CHUNK : sp->n;
+    int64_t *at = sp->at + c * sp->x->n_parts;
+    for (int64_t r = lo; r < hi; r++)
+        sp->rows[at[sp->part_of[r]]++] = (int32_t)r;
+    return EM_OK;
+}
+
+static em_status split_insert(void *arg, int64_t p, em_error *err) {
+    hj_split *sp = arg;
+    em_hash_table *ht = sp->x->ht[p];
+    int64_t lo = sp->start[p], m = sp->start[p + 1] - lo;
+    int64_t cap = RESERVE_KEYS / sp->x->n_parts, want = m < cap ? m : cap;
+    if (want > 0 && em_pool_headroom(sp->pool) > 64 * want * sp->x->n_parts)
+        EM_TRY(em_ht_reserve(ht, want, err));
+    EM_TRY(em_ht_find_or_insert(ht, sp->keys, sp->rows + lo, m, sp->lids + lo, err));
+    int64_t keyed = 0;
+    for (int64_t i = lo; i < lo + m; i++)
+        keyed += sp->lids[i] >= 0;
+    sp->keyed[p] = keyed;
+    return EM_OK;
+}
+
+/* Part p's rows grouped by id into x->rows[row_start[p] ..), its ids'
+ * offsets[base[p] .. base[p + 1] - 1] (the offset at base[p + 1] is the
+ * next part's first, or set at the end for the last). */
+static em_status split_group(void *arg, int64_t p, em_error *err) {
+    (void)err;
+    hj_split *sp = arg;
+    hj_index *x = sp->x;
+    int32_t *off = x->offsets, b0 = x->base[p], b1 = x->base[p + 1];
+    int64_t lo = sp->start[p], hi = sp->start[p + 1];
+    for (int64_t i = lo; i < hi; i++)
+        if (sp->lids[i] >= 0)
+            off[b0 + sp->lids[i]]++;
+    int64_t run = sp->row_start[p];
+    for (int32_t id = b0; id < b1; id++) {
+        int32_t c = off[id];
+        off[id] = (int32_t)run;
+        run += c;
+    }
+    for (int64_t i = lo; i < hi; i++)
+        if (sp->lids[i] >= 0)
+            x->rows[off[b0 + sp->lids[i]]++] = sp->rows[i];
+    /* each offset now holds its id's end: move them up one */
+    for (int32_t id = b1 - 1; id > b0; id--)
+        off[id] = off[id - 1];
+    if (b1 > b0)
+        off[b0] = (int32_t)sp->row_start[p];
+    return EM_OK;
+}
+
+/* The index over n build rows in n_parts tables (see hj_split). */
+static em_status index_split(hj_state *h, const em_batch *build, int64_t n, int n_parts,
+                             em_pool *pool, em_par *par, hj_index *x, em_error *err) {
+    int bs = h->j.build_side;
+    x->n_parts = n_parts;
+    x->part_shift = 64 - __builtin_ctz((unsigned)n_parts);
+    for (int p = 0; p < n_parts; p++)
+        EM_TRY(em_ht_create(h->types, h->n_keys, false, pool, &x->ht[p], err));
+    EM_TRY(eval_side(h, bs, build, pool, err));
+    hj_split sp = {.h = h, .keys = h->keys[bs].view, .pool = pool, .x = x, .n = n};
+    sp.n_chunks = (n + SPLIT_CHUNK - 1) / SPLIT_CHUNK;
+    int64_t at_bytes = sp.n_chunks * n_parts * 8;
+    sp.part_of = em_pool_alloc(pool, n, err);
+    sp.at = sp.part_of ? em_pool_calloc(pool, at_bytes, err) : NULL;
+    sp.rows = sp.at ? em_pool_alloc(pool, n * 4, err) : NULL;
+    sp.lids = sp.rows ? em_pool_alloc(pool, n * 4, err) : NULL;
+    em_status s = sp.lids ? EM_OK : err ? err->code : EM_ERR_NOMEM;
+    if (s == EM_OK)
+        s = em_par_for_each(par, sp.n_chunks, split_hash, &sp, err);
+    if (s == EM_OK) {
+        /* each (chunk, part)'s first slot: parts in turn, chunks in order */
+        int64_t run = 0;
+        for (int p = 0; p < n_parts; p++) {
+            sp.start[p] = run;
+            for (int64_t c = 0; c < sp.n_chunks; c++) {
+                int64_t k = sp.at[c * n_parts + p];
+                sp.at[c * n_parts + p] = run;
+                run += k;
+            }
+        }
+        sp.start[n_parts] = run;
+        s = em_par_for_each(par, sp.n_chunks, split_scatter, &sp, err);
+    }
+    if (s == EM_OK)
+        s = em_par_for_each(par, n_parts, split_insert, &sp, err);
+    if (s == EM_OK) {
+        int64_t ids = 0, rows = 0;
+        for (int p = 0; p < n_parts; p++) {
+            x->base[p] = (int32_t)ids;
+            sp.row_start[p] = rows;
+            ids += em_ht_size(x->ht[p]);
+            rows += sp.keyed[p];
+        }
+        x->base[n_parts] = (int32_t)ids;
+        sp.row_start[n_parts] = rows;
+        x->n_ids = ids;
+        x->has_null_key = rows < n;
+        x->offsets = em_pool_calloc(pool, (ids + 1) * 4, err);
+        x->rows = x->offsets ? em_pool_alloc(pool, n * 4, err) : NULL;
+        s = x->rows ? EM_OK : err ? err->code : EM_ERR_NOMEM;
+    }
+    if (s == EM_OK) {
+        s = em_par_for_each(par, n_parts, split_group, &sp, err);
+        x->offsets[x->n_ids] = (int32_t)sp.row_start[n_parts];
+    }
+    for (int k = 0; k < h->n_keys; k++)
+        em_column_reset(&h->keys[bs].cols[k]);
+    if (sp.lids)
+        em_pool_free(pool, sp.lids, n * 4);
+    if (sp.rows)
+        em_pool_free(pool, sp.rows, n * 4);
+    if (sp.at)
+        em_pool_free(pool, sp.at, at_bytes);
+    if (sp.part_of)
+        em_pool_free(pool, sp.part_of, n);
+    return s;
+}
+
 static void adopt_index(hj_state *h, const hj_index *x) {
-    h->ht = x->ht;
-    h->offsets = x->offsets;
-    h->n_ids = x->n_ids;
-    h->rows = x->rows;
+    h->x = *x;
     h->j.build_has_null_key = x->has_null_key;
 }
 
@@ -260,7 +469,7 @@ static em_status hj_build(jn_state *j, em_error *err) {
     em_status s = index_rows(h, j->build, n, h->ids, j->op->ctx->pool, &x, err);
     adopt_index(h, &x); /* freed with the operator, also after a failure */
     EM_TRY(s);
-    em_jn_account(j, (h->n_ids + 1) * 4 + n * 4 + em_ht_bytes(h->ht));
+    em_jn_account(j, (h->x.n_ids + 1) * 4 + n * 4 + em_ht_bytes(h->x.ht[0]));
     return EM_OK;
 }
 
@@ -270,24 +479,42 @@ static void hj_shared_free(void *obj) {
     hj_shared *sh = obj;
     if (!sh)
         return;
-    em_ht_free(sh->ht);
-    if (sh->offsets)
-        em_pool_free(sh->pool, sh->offsets, (sh->n_ids + 1) * 4);
-    if (sh->rows)
-        em_pool_free(sh->pool, sh->rows, (sh->build ? sh->build->n_rows : 0) * 4);
+    index_free(&sh->x, sh->pool, sh->build ? sh->build->n_rows : 0);
     em_batch_destroy(sh->build); /* last: the rows' size is read from it */
     free(sh);
 }
 
+typedef struct hj_concat {
+    const em_batch_list *rel;
+    em_batch *out;
+} hj_concat;
+
+/* Column c of the relation into the concatenated batch. */
+static em_status concat_column(void *arg, int64_t c, em_error *err) {
+    hj_concat *cc = arg;
+    em_column *dst = &cc->out->cols[c];
+    for (int64_t i = 0; i < cc->rel->n_batches; i++) {
+        const em_batch *b = cc->rel->batches[i];
+        EM_TRY(em_column_append_rows(dst, &b->cols[c], b->sel, em_batch_rows(b), err));
+    }
+    return EM_OK;
+}
+
 /* The relation as one batch, its buffers sized once (growing a batch of
- * millions of rows by doubling would copy it over and over). */
+ * millions of rows by doubling would copy it over and over), a column per
+ * item of par. */
 static em_status concat_relation(const em_schema *schema, const em_batch_list *rel,
-                                 em_pool *pool, em_batch **out, em_error *err) {
+                                 em_pool *pool, em_par *par, em_batch **out, em_error *err) {
     if (rel->n_rows > INT32_MAX - 1)
         return EM_FAIL(err, EM_ERR_OOM_BUDGET, "build side exceeds 2^31 rows");
     EM_TRY(em_batch_create(schema, rel->n_rows, pool, out, err));
     em_batch *b = *out;
     for (int c = 0; c < b->n_cols; c++) {
+        for (int64_t i = 0; i < rel->n_batches; i++)
+            if (rel->batches[i]->n_cols != b->n_cols ||
+                !em_type_equal(rel->batches[i]->cols[c].type, b->cols[c].type))
+                return EM_FAIL(err, EM_ERR_TYPE, "broadcast batch %lld does not fit the join's "
+                               "build schema (column %d)", (long long)i, c);
         if (!em_type_is_varlen(b->cols[c].type))
             continue;
         int64_t bytes = 0;
@@ -297,32 +524,43 @@ static em_status concat_relation(const em_schema *schema, const em_batch_list *r
         }
         EM_TRY(em_column_reserve(&b->cols[c], 0, bytes, err));
     }
-    for (int64_t i = 0; i < rel->n_batches; i++)
-        EM_TRY(em_batch_append(b, rel->batches[i], err));
+    hj_concat cc = {rel, b};
+    EM_TRY(em_par_for_each(par, b->n_cols, concat_column, &cc, err));
+    b->n_rows = rel->n_rows;
     return EM_OK;
 }
 
-static em_status hj_shared_build(void *arg, const em_batch_list *rel, em_pool *pool, void **obj,
-                                 em_error *err) {
+/* How many parts a shared build of n rows is split into: none below
+ * SPLIT_MIN_ROWS or without helpers; else about two per thread, so that
+ * one slow part does not leave the others idle. */
+static int split_parts(const em_par *par, int64_t n, em_pool *pool) {
+    if (!par || par->width < 2 || n < SPLIT_MIN_ROWS || em_pool_headroom(pool) < 64 * n)
+        return 1;
+    int p = 2;
+    while (p < 2 * par->width && p < HJ_MAX_PARTS)
+        p *= 2;
+    return p;
+}
+
+static em_status hj_shared_build(void *arg, const em_batch_list *rel, em_pool *pool, em_par *par,
+                                 void **obj, em_error *err) {
     hj_state *h = arg;
     hj_shared *sh = calloc(1, sizeof *sh);
     *obj = sh;
     if (!sh)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory building a shared hash table");
     sh->pool = pool;
-    EM_TRY(concat_relation(&jn_child(&h->j, h->j.build_side)->schema, rel, pool, &sh->build, err));
+    EM_TRY(concat_relation(&jn_child(&h->j, h->j.build_side)->schema, rel, pool, par, &sh->build,
+                           err));
     int64_t n = sh->build->n_rows;
+    int parts = split_parts(par, n, pool);
+    if (parts > 1)
+        return index_split(h, sh->build, n, parts, pool, par, &sh->x, err);
     int32_t *ids = em_pool_alloc(pool, n * 4, err);
     if (!ids)
         return err ? err->code : EM_ERR_NOMEM;
-    hj_index x = {0};
-    em_status s = index_rows(h, sh->build, n, ids, pool, &x, err);
+    em_status s = index_rows(h, sh->build, n, ids, pool, &sh->x, err);
     em_pool_free(pool, ids, n * 4);
-    sh->ht = x.ht;
-    sh->offsets = x.offsets;
-    sh->n_ids = x.n_ids;
-    sh->rows = x.rows;
-    sh->has_null_key = x.has_null_key;
     return s;
 }
 
@@ -384,11 +622,49 @@ static em_status hj_adopt(jn_state *j, bool *done, em_error *err) {
     j->build = sh->build;
     j->build_borrowed = true;
     j->n_build = sh->build->n_rows;
-    hj_index xi = {sh->ht, sh->offsets, sh->n_ids, sh->rows, sh->has_null_key};
-    adopt_index(h, &xi);
+    adopt_index(h, &sh->x);
     h->borrowed = true;
     *done = true;
     return EM_OK;
+}
+
+/* h->ids of n stream rows against a split index: hashed once, regrouped
+ * by part, each part's rows looked up in its table (smaller than one table
+ * of every key, so more of it stays in cache). */
+static void probe_split(hj_state *h, const em_column *const *keys, const int32_t *sel,
+                        int64_t n) {
+    const hj_index *x = &h->x;
+    int32_t *rows = h->part_rows;
+    if (!sel) { /* hash_rows takes the rows by selection */
+        for (int64_t k = 0; k < n; k++)
+            h->part_ids[k] = (int32_t)k;
+        sel = h->part_ids;
+    }
+    em_ht_hash_rows(x->ht[0], keys, sel, n, h->hashes);
+    int64_t at[HJ_MAX_PARTS + 1] = {0};
+    for (int64_t k = 0; k < n; k++)
+        at[(h->hashes[k] >> x->part_shift) + 1]++;
+    for (int p = 0; p < x->n_parts; p++)
+        at[p + 1] += at[p];
+    int64_t first[HJ_MAX_PARTS];
+    memcpy(first, at, sizeof first);
+    for (int64_t k = 0; k < n; k++) {
+        int p = (int)(h->hashes[k] >> x->part_shift);
+        int64_t i = at[p]++;
+        rows[i] = sel[k];
+        h->part_hashes[i] = h->hashes[k];
+        h->part_pos[i] = (int32_t)k;
+    }
+    for (int p = 0; p < x->n_parts; p++) {
+        int64_t lo = first[p], m = at[p] - lo;
+        if (m == 0)
+            continue;
+        em_ht_find_hashed(x->ht[p], keys, rows + lo, m, h->part_hashes + lo, h->part_ids + lo);
+        for (int64_t i = lo; i < lo + m; i++) {
+            int32_t id = h->part_ids[i];
+            h->ids[h->part_pos[i]] = id >= 0 ? id + x->base[p] : -1;
+        }
+    }
 }
 
 static em_status hj_probe(jn_state *j, const em_batch *in, int32_t *lo, int32_t *hi,
@@ -399,8 +675,11 @@ static em_status hj_probe(jn_state *j, const em_batch *in, int32_t *lo, int32_t 
     EM_TRY(ensure_ids(h, n, err));
     EM_TRY(eval_side(h, ss, in, j->op->ctx->pool, err));
     const em_column *const *keys = h->keys[ss].view;
-    EM_TRY(em_ht_find(h->ht, keys, in->sel, n, h->ids, err));
-    const int32_t *off = h->offsets;
+    if (h->x.n_parts > 1)
+        probe_split(h, keys, in->sel, n);
+    else
+        EM_TRY(em_ht_find(h->x.ht[0], keys, in->sel, n, h->ids, err));
+    const int32_t *off = h->x.offsets;
     for (int64_t k = 0; k < n; k++) {
         int32_t id = h->ids[k];
         if (id >= 0) {
@@ -414,7 +693,7 @@ static em_status hj_probe(jn_state *j, const em_batch *in, int32_t *lo, int32_t 
             null_key = !em_column_is_valid(keys[c], r);
         lo[k] = hi[k] = null_key ? -1 : 0;
     }
-    j->cand_rows = h->rows;
+    j->cand_rows = h->x.rows;
     return EM_OK;
 }
 

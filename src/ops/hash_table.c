@@ -547,12 +547,54 @@ em_status em_ht_find_or_insert(em_hash_table *ht, const em_column *const *keys, 
     return EM_OK;
 }
 
+/* Looks up m rows (s[i]) whose hashes are hs[i]: ids[i]. */
+static void ht_find_chunk(const em_hash_table *ht, const em_column *const *keys, const int32_t *s,
+                          int64_t m, const uint64_t *hs, int32_t *ids) {
+    uint64_t mask = (uint64_t)ht->n_slots - 1;
+    if (ht->inline_key) {
+        const em_column *kc = keys[0];
+        for (int64_t i = 0; i < m; i++) {
+            int64_t r = s[i];
+            if (i + HT_PREFETCH < m)
+                __builtin_prefetch(&ht->slots[hs[i + HT_PREFETCH] & mask]);
+            if (!em_column_is_valid(kc, r)) {
+                ids[i] = ht->nulls_equal ? ht->null_id : -1;
+                continue;
+            }
+            /* every stored key fits 32 bits: a wider one is absent */
+            int64_t k = ht_int_key(kc, r);
+            uint64_t p = 0;
+            ids[i] = ht_fits_tag(k) ? ht_probe_inline(ht, hs[i], k, &p) : -1;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < m; i++) {
+        int64_t r = s[i];
+        int32_t found = -1;
+        if (i + HT_PREFETCH < m)
+            __builtin_prefetch(&ht->slots[hs[i + HT_PREFETCH] & mask]);
+        if (ht->nulls_equal || !ht_row_has_null(ht, keys, r)) {
+            uint64_t p = hs[i] & mask;
+            for (;;) {
+                uint64_t v = ht->slots[p];
+                if (v == 0)
+                    break;
+                if (HT_TAG_MATCH(v, hs[i]) && ht_keys_equal(ht, keys, r, HT_SLOT_ID(v))) {
+                    found = HT_SLOT_ID(v);
+                    break;
+                }
+                p = (p + 1) & mask;
+            }
+        }
+        ids[i] = found;
+    }
+}
+
 em_status em_ht_find(const em_hash_table *ht, const em_column *const *keys, const int32_t *sel,
                      int64_t n, int32_t *ids, em_error *err) {
     (void)err;
     uint64_t hs[HT_CHUNK];
     int32_t tmp[HT_CHUNK];
-    uint64_t mask = (uint64_t)ht->n_slots - 1;
     for (int64_t base = 0; base < n; base += HT_CHUNK) {
         int64_t m = n - base < HT_CHUNK ? n - base : HT_CHUNK;
         const int32_t *s = sel ? sel + base : tmp;
@@ -560,43 +602,12 @@ em_status em_ht_find(const em_hash_table *ht, const em_column *const *keys, cons
             for (int64_t i = 0; i < m; i++)
                 tmp[i] = (int32_t)(base + i);
         em_ht_hash_rows(ht, keys, s, m, hs);
-        if (ht->inline_key) {
-            const em_column *kc = keys[0];
-            for (int64_t i = 0; i < m; i++) {
-                int64_t r = s[i];
-                if (i + HT_PREFETCH < m)
-                    __builtin_prefetch(&ht->slots[hs[i + HT_PREFETCH] & mask]);
-                if (!em_column_is_valid(kc, r)) {
-                    ids[base + i] = ht->nulls_equal ? ht->null_id : -1;
-                    continue;
-                }
-                /* every stored key fits 32 bits: a wider one is absent */
-                int64_t k = ht_int_key(kc, r);
-                uint64_t p = 0;
-                ids[base + i] = ht_fits_tag(k) ? ht_probe_inline(ht, hs[i], k, &p) : -1;
-            }
-            continue;
-        }
-        for (int64_t i = 0; i < m; i++) {
-            int64_t r = s[i];
-            int32_t found = -1;
-            if (i + HT_PREFETCH < m)
-                __builtin_prefetch(&ht->slots[hs[i + HT_PREFETCH] & mask]);
-            if (ht->nulls_equal || !ht_row_has_null(ht, keys, r)) {
-                uint64_t p = hs[i] & mask;
-                for (;;) {
-                    uint64_t v = ht->slots[p];
-                    if (v == 0)
-                        break;
-                    if (HT_TAG_MATCH(v, hs[i]) && ht_keys_equal(ht, keys, r, HT_SLOT_ID(v))) {
-                        found = HT_SLOT_ID(v);
-                        break;
-                    }
-                    p = (p + 1) & mask;
-                }
-            }
-            ids[base + i] = found;
-        }
+        ht_find_chunk(ht, keys, s, m, hs, ids + base);
     }
     return EM_OK;
+}
+
+void em_ht_find_hashed(const em_hash_table *ht, const em_column *const *keys, const int32_t *sel,
+                       int64_t n, const uint64_t *hashes, int32_t *ids) {
+    ht_find_chunk(ht, keys, sel, n, hashes, ids);
 }

@@ -56,5 +56,10 @@ em_status em_ht_find_or_insert(em_hash_table *ht, const em_column *const *keys, 
  * nulls_equal). Does not modify the table; safe from several threads. */
 em_status em_ht_find(const em_hash_table *ht, const em_column *const *keys, const int32_t *sel,
                      int64_t n, int32_t *ids, em_error *err) EM_MUST_CHECK;
+/* em_ht_find of rows sel[0..n) (not NULL) whose em_ht_hash_rows hashes the
+ * caller already has (hashes[i] for sel[i]): a table split by hash bits
+ * hashes once to pick the part, and the part does not hash again. */
+void em_ht_find_hashed(const em_hash_table *ht, const em_column *const *keys, const int32_t *sel,
+                       int64_t n, const uint64_t *hashes, int32_t *ids);
 
 #endif

@@ -94,8 +94,9 @@ bool em_key_set_may_overlap(const em_key_set *s, int64_t lo, int64_t hi) {
     return s->n > 0 && lo <= s->max && hi >= s->min;
 }
 
-em_status em_key_set_build(void *column_arg, const em_batch_list *rel, em_pool *pool, void **out,
-                           em_error *err) {
+em_status em_key_set_build(void *column_arg, const em_batch_list *rel, em_pool *pool, em_par *par,
+                           void **out, em_error *err) {
+    (void)par; /* one pass over one column: not worth cutting */
     int col = *(const int *)column_arg;
     *out = NULL;
     em_key_set *s = em_pool_calloc(pool, sizeof *s, err);

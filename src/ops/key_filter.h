@@ -14,8 +14,8 @@ typedef struct em_key_set em_key_set;
 
 /* Builds the set of column *(const int *)column_arg of rel (the signature
  * of ctx->broadcast_shared's build). */
-em_status em_key_set_build(void *column_arg, const em_batch_list *rel, em_pool *pool, void **out,
-                           em_error *err) EM_MUST_CHECK;
+em_status em_key_set_build(void *column_arg, const em_batch_list *rel, em_pool *pool, em_par *par,
+                           void **out, em_error *err) EM_MUST_CHECK;
 void em_key_set_free(void *set); /* NULL allowed */
 /* Whether some value of [lo, hi] may be in s (a row group's statistics). */
 bool em_key_set_may_overlap(const em_key_set *s, int64_t lo, int64_t hi);

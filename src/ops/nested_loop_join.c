@@ -108,8 +108,9 @@ static void matches_free(void *obj) {
     free(m);
 }
 
-static em_status matches_build(void *arg, const em_batch_list *rel, em_pool *pool, void **obj,
-                               em_error *err) {
+static em_status matches_build(void *arg, const em_batch_list *rel, em_pool *pool, em_par *par,
+                               void **obj, em_error *err) {
+    (void)par;
     (void)rel; /* sized by the task's build side, which every task checks against */
     nlj_matches *m = calloc(1, sizeof *m);
     if (!m)

@@ -213,3 +213,11 @@ em_status em_op_collect(em_op *op, em_pool *pool, em_batch_list *out, em_error *
         out->n_batches++;
     }
 }
+
+em_status em_par_for_each(em_par *par, int64_t n, em_par_fn fn, void *arg, em_error *err) {
+    if (par && par->for_each && n > 1)
+        return par->for_each(par, n, fn, arg, err);
+    for (int64_t i = 0; i < n; i++)
+        EM_TRY(fn(arg, i, err));
+    return EM_OK;
+}

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ember/chunk.h"
 #include "ember/lore.h"
@@ -951,7 +952,7 @@ static em_status relation_new(em_relation **out, em_error *err) {
     if (s == EM_OK && !(r->pool = em_pool_create("broadcast relation", NULL, -1)))
         s = EM_FAIL(err, EM_ERR_NOMEM, "out of memory holding a broadcast");
     if (s == EM_OK)
-        s = em_rt_shared_create(r->pool, &r->shared, err);
+        s = em_rt_shared_create(r->pool, (int)sysconf(_SC_NPROCESSORS_ONLN), &r->shared, err);
     *out = r;
     return s;
 }

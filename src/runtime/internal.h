@@ -188,9 +188,11 @@ void em_rt_sem_wake(rt_sem *s);
  * opaque key (the broadcast's stage) and a `what` string. */
 typedef struct rt_shared rt_shared;
 typedef em_status (*rt_shared_build_fn)(void *arg, const em_batch_list *rel, em_pool *pool,
-                                        void **obj, em_error *err);
-/* Objects' memory is charged to pools under parent. */
-em_status em_rt_shared_create(em_pool *parent, rt_shared **out, em_error *err) EM_MUST_CHECK;
+                                        em_par *par, void **obj, em_error *err);
+/* Objects' memory is charged to pools under parent; width is how many
+ * threads may run tasks at once (a builder's helpers, itself included). */
+em_status em_rt_shared_create(em_pool *parent, int width, rt_shared **out,
+                              em_error *err) EM_MUST_CHECK;
 /* The object for (key, what): built by this caller over rel when it is the
  * first (in a pool of its own named after key_name; *built set), else the
  * one built or being built by another caller, waited for. A failed build's

@@ -1259,7 +1259,7 @@ em_status em_query_run(em_query *q, em_error *err) {
     if (!q->pool)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory creating the query pool");
     EM_TRY(em_query_plan_tasks(q, err));
-    EM_TRY(em_rt_shared_create(q->pool, &q->shared, err));
+    EM_TRY(em_rt_shared_create(q->pool, q->threads, &q->shared, err));
     EM_TRY(em_rt_spill_dir_create(q->spill_base, &q->spill_dir, err));
     EM_TRY(em_rt_threads_create(q->threads, &q->workers, err));
     em_status s = run_stages(q, err);

@@ -71,7 +71,7 @@ static em_status b_broadcast(em_exec_ctx *ctx, const em_plan_node *x, const em_b
 /* One object per (exchange, what), built by the first caller. */
 static em_status b_shared(em_exec_ctx *ctx, const em_plan_node *x, const char *what,
                           em_status (*build)(void *arg, const em_batch_list *rel, em_pool *pool,
-                                             void **obj, em_error *err),
+                                             em_par *par, void **obj, em_error *err),
                           void (*free_obj)(void *obj), void *arg, void **out, em_error *err) {
     bctx *b = ctx->runtime;
     assert_int_equal(x->kind, EM_NODE_BROADCAST_EXCHANGE);
@@ -87,7 +87,7 @@ static em_status b_shared(em_exec_ctx *ctx, const em_plan_node *x, const char *w
     s->pool = em_pool_create("shared", g_pool, -1);
     s->free_obj = free_obj;
     b->builds++;
-    EM_TRY(build(arg, &b->build, s->pool, &s->obj, err));
+    EM_TRY(build(arg, &b->build, s->pool, NULL, &s->obj, err));
     *out = s->obj;
     return EM_OK;
 }

@@ -62,6 +62,30 @@ static em_status fake_open(em_op *op, em_exec_ctx *ctx, em_error *err) {
     return EM_OK;
 }
 
+/* Table big: file K holds rows i of [K, K + 1) * BIG_FILE_ROWS, whose
+ * value is big_key(i): the keys below 60000 three times, the others up to
+ * 119999 twice, and a null now and then. */
+enum { BIG_FILES = 2, BIG_FILE_ROWS = 150000, BIG_KEYS = 120000 };
+static bool big_null(int64_t i) { return i % 997 == 5; }
+static int32_t big_key(int64_t i) { return (int32_t)(i % BIG_KEYS); }
+
+static em_status big_batch(em_op *op, fake_scan *st, int k, em_error *err) {
+    em_batch_destroy(st->out);
+    st->out = NULL;
+    EM_TRY(em_batch_create(&op->schema, 1024, op->ctx->pool, &st->out, err));
+    int64_t n = 0;
+    for (; n < 1024 && st->next < BIG_FILE_ROWS; n++, st->next++) {
+        int64_t i = (int64_t)k * BIG_FILE_ROWS + st->next;
+        int32_t v = big_key(i);
+        if (big_null(i))
+            EM_TRY(em_column_append_null(&st->out->cols[0], err));
+        else
+            EM_TRY(em_column_append_fixed(&st->out->cols[0], &v, err));
+    }
+    st->out->n_rows = n;
+    return EM_OK;
+}
+
 static em_status fake_next(em_op *op, em_batch **out, em_error *err) {
     fake_scan *st = op->state;
     if (spin_others) { /* stops only when the runtime cancels the task */
@@ -77,6 +101,16 @@ static em_status fake_next(em_op *op, em_batch **out, em_error *err) {
     while (st->split < st->n_splits) {
         const char *name = strrchr(st->splits[st->split].path, '/');
         int k = atoi(name + 6); /* "/part-K.parquet" */
+        if (strstr(st->splits[st->split].path, "/big/")) {
+            if (st->next >= BIG_FILE_ROWS) {
+                st->split++;
+                st->next = 0;
+                continue;
+            }
+            EM_TRY(big_batch(op, st, k, err));
+            *out = st->out;
+            return EM_OK;
+        }
         if (st->next >= ROWS) {
             st->split++;
             st->next = 0;
@@ -168,34 +202,40 @@ static em_status test_build(void *build_ctx, const em_plan_node *n, em_op **out,
 /* ------------------------------------------------------------ fixtures */
 
 /* A warehouse with table t: FILES files of ROWS ints each. */
+/* Writes file table/part-k.parquet of column a int: first, first + 1, ... (n values). */
+static void write_int_file(const char *wh, const char *table, int k, int32_t first, int n) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", wh, table);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/%s/part-%d.parquet", wh, table, k);
+    em_error err = {0};
+    em_schema s;
+    EM_ASSERT_OK(em_schema_init(&s, 1, &err), &err);
+    EM_ASSERT_OK(em_schema_set(&s, 0, "a", em_type_make(EM_TYPE_INT), true, &err), &err);
+    em_batch *b;
+    EM_ASSERT_OK(em_batch_create(&s, n, NULL, &b, &err), &err);
+    for (int i = 0; i < n; i++) {
+        int32_t v = first + i;
+        EM_ASSERT_OK(em_column_append_fixed(&b->cols[0], &v, &err), &err);
+    }
+    b->n_rows = n;
+    em_pq_write_options wo;
+    em_pq_write_options_init(&wo);
+    em_pq_writer *w;
+    EM_ASSERT_OK(em_pq_writer_open(path, &s, &wo, &w, &err), &err);
+    EM_ASSERT_OK(em_pq_writer_write(w, b, &err), &err);
+    EM_ASSERT_OK(em_pq_writer_close(w, &err), &err);
+    em_batch_destroy(b);
+    em_schema_reset(&s);
+}
+
 static const char *make_warehouse(void) {
     const char *dir = em_test_tmpdir("runtime_wh");
     static char wh[4096];
     snprintf(wh, sizeof wh, "%s", dir);
     char path[4200];
-    snprintf(path, sizeof path, "%s/t", wh);
-    mkdir(path, 0755);
-    em_error err = {0};
-    em_schema s;
-    EM_ASSERT_OK(em_schema_init(&s, 1, &err), &err);
-    EM_ASSERT_OK(em_schema_set(&s, 0, "a", em_type_make(EM_TYPE_INT), true, &err), &err);
-    for (int k = 0; k < FILES; k++) {
-        snprintf(path, sizeof path, "%s/t/part-%d.parquet", wh, k);
-        em_batch *b;
-        EM_ASSERT_OK(em_batch_create(&s, ROWS, NULL, &b, &err), &err);
-        for (int i = 0; i < ROWS; i++) {
-            int32_t v = k * 100 + i;
-            EM_ASSERT_OK(em_column_append_fixed(&b->cols[0], &v, &err), &err);
-        }
-        b->n_rows = ROWS;
-        em_pq_write_options wo;
-        em_pq_write_options_init(&wo);
-        em_pq_writer *w;
-        EM_ASSERT_OK(em_pq_writer_open(path, &s, &wo, &w, &err), &err);
-        EM_ASSERT_OK(em_pq_writer_write(w, b, &err), &err);
-        EM_ASSERT_OK(em_pq_writer_close(w, &err), &err);
-        em_batch_destroy(b);
-    }
+    for (int k = 0; k < FILES; k++)
+        write_int_file(wh, "t", k, k * 100, ROWS);
     /* not data files */
     snprintf(path, sizeof path, "%s/t/_SUCCESS", wh);
     FILE *f = fopen(path, "w");
@@ -205,7 +245,6 @@ static const char *make_warehouse(void) {
     f = fopen(path, "w");
     if (f)
         fclose(f);
-    em_schema_reset(&s);
     return wh;
 }
 
@@ -1105,6 +1144,187 @@ static void test_broadcast_built_once(void **state) {
     }
 }
 
+/* A broadcast of 300 000 rows joined with itself: its hash table is split
+ * by hash into parts built side by side (hash_join.c, index_split) when
+ * there are threads to help, and in one table on one thread; both must give
+ * every key's count squared, nulls matching nothing. */
+static const char *big_join_plan =
+    "== Physical Plan ==\n"
+    "* Project (6)\n"
+    "+- * BroadcastHashJoin Inner BuildRight (5)\n"
+    "   :- * ColumnarToRow (2)\n"
+    "   :  +- Scan parquet spark_catalog.default.big (1)\n"
+    "   +- BroadcastExchange (4)\n"
+    "      +- * ColumnarToRow (3)\n"
+    "         +- Scan parquet spark_catalog.default.big (7)\n"
+    "\n\n"
+    "(1) Scan parquet spark_catalog.default.big\n"
+    "Output [1]: [a#1]\n"
+    "Batched: true\n"
+    "Location [not included in comparison]/{warehouse_dir}/big]\n"
+    "ReadSchema: struct<a:int>\n\n"
+    "(2) ColumnarToRow [codegen id : 2]\n"
+    "Input [1]: [a#1]\n\n"
+    "(7) Scan parquet spark_catalog.default.big\n"
+    "Output [1]: [a#2]\n"
+    "Batched: true\n"
+    "Location [not included in comparison]/{warehouse_dir}/big]\n"
+    "ReadSchema: struct<a:int>\n\n"
+    "(3) ColumnarToRow [codegen id : 1]\n"
+    "Input [1]: [a#2]\n\n"
+    "(4) BroadcastExchange\n"
+    "Input [1]: [a#2]\n"
+    "Arguments: HashedRelationBroadcastMode(List(cast(input[0, int, true] as bigint)),false), "
+    "[plan_id=1]\n\n"
+    "(5) BroadcastHashJoin [codegen id : 2]\n"
+    "Left keys [1]: [a#1]\n"
+    "Right keys [1]: [a#2]\n"
+    "Join type: Inner\n"
+    "Join condition: None\n\n"
+    "(6) Project [codegen id : 2]\n"
+    "Output [1]: [a#1]\n"
+    "Input [2]: [a#1, a#2]\n\n";
+
+static void test_split_broadcast_build(void **state) {
+    (void)state;
+    const char *wh = make_warehouse();
+    /* the files only need to exist for the planner; the fake scan makes the rows */
+    for (int k = 0; k < BIG_FILES; k++)
+        write_int_file(wh, "big", k, 0, 1);
+    em_error err = {0};
+    int64_t *count = calloc(BIG_KEYS, sizeof *count), *got = calloc(BIG_KEYS, sizeof *got);
+    assert_non_null(count);
+    assert_non_null(got);
+    int64_t want_rows = 0;
+    for (int64_t i = 0; i < (int64_t)BIG_FILES * BIG_FILE_ROWS; i++)
+        if (!big_null(i))
+            count[big_key(i)]++;
+    for (int k = 0; k < BIG_KEYS; k++)
+        want_rows += count[k] * count[k];
+    int cap = (int)want_rows + 1;
+    int32_t *v = malloc(sizeof *v * (size_t)cap);
+    assert_non_null(v);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        em_status s;
+        int n = run_ints(big_join_plan, wh, threads, v, cap, &err, &s);
+        EM_ASSERT_OK(s, &err);
+        assert_int_equal(n, want_rows);
+        memset(got, 0, sizeof *got * BIG_KEYS);
+        for (int i = 0; i < n; i++) {
+            assert_true(v[i] >= 0 && v[i] < BIG_KEYS);
+            got[v[i]]++;
+        }
+        for (int k = 0; k < BIG_KEYS; k++)
+            if (got[k] != count[k] * count[k])
+                fail_msg("%d threads: key %d joined %lld times, want %lld", threads, k,
+                         (long long)got[k], (long long)(count[k] * count[k]));
+        for (int i = 0; i < n_last_stages; i++)
+            if (last_stages[i].kind == EM_STAGE_BROADCAST)
+                assert_int_equal(last_stages[i].shared_builds, 1);
+    }
+    free(v);
+    free(count);
+    free(got);
+}
+
+/* The cache's helping: a build's items run once each, on the builder's
+ * thread or a waiter's, and an item's failure is every caller's error. */
+enum { HELP_ITEMS = 200, HELP_CALLERS = 3 };
+
+typedef struct help_build {
+    int hits[HELP_ITEMS];
+    int fail_item; /* this item fails (-1: none) */
+    int width;     /* the builder's par width (0: no par) */
+    pthread_mutex_t mu;
+} help_build;
+
+static em_status help_item(void *arg, int64_t i, em_error *err) {
+    help_build *hb = arg;
+    pthread_mutex_lock(&hb->mu);
+    hb->hits[i]++;
+    pthread_mutex_unlock(&hb->mu);
+    struct timespec ts = {0, 1000000L};
+    nanosleep(&ts, NULL);
+    if (i == hb->fail_item)
+        return EM_FAIL(err, EM_ERR_INVALID, "item %d failed", (int)i);
+    return EM_OK;
+}
+
+static int help_obj = 42;
+
+static em_status help_build_fn(void *arg, const em_batch_list *rel, em_pool *pool, em_par *par,
+                               void **obj, em_error *err) {
+    (void)rel;
+    (void)pool;
+    help_build *hb = arg; /* no cmocka assertion off the main thread */
+    hb->width = par ? par->width : 0;
+    EM_TRY(em_par_for_each(par, HELP_ITEMS, help_item, arg, err));
+    *obj = &help_obj;
+    return EM_OK;
+}
+
+typedef struct help_caller {
+    rt_shared *c;
+    const void *key;
+    help_build *hb;
+    em_status s;
+    em_error err;
+    void *obj;
+} help_caller;
+
+static void *help_thread(void *p) {
+    help_caller *hc = p;
+    em_batch_list rel = {0};
+    bool built = false;
+    hc->s = em_rt_shared_get(hc->c, hc->key, "test", "k", &rel, help_build_fn, NULL, hc->hb, NULL,
+                             &hc->obj, &built, &hc->err);
+    return NULL;
+}
+
+static void test_shared_build_helpers(void **state) {
+    (void)state;
+    em_pool *pool = em_pool_create("help", NULL, -1);
+    em_error err = {0};
+    rt_shared *c = NULL;
+    EM_ASSERT_OK(em_rt_shared_create(pool, HELP_CALLERS, &c, &err), &err);
+    for (int fail = -1; fail <= 57; fail += 58) {
+        help_build hb = {.fail_item = fail};
+        pthread_mutex_init(&hb.mu, NULL);
+        help_caller hc[HELP_CALLERS];
+        pthread_t th[HELP_CALLERS];
+        for (int i = 0; i < HELP_CALLERS; i++) {
+            hc[i] = (help_caller){.c = c, .key = &hb, .hb = &hb};
+            assert_int_equal(pthread_create(&th[i], NULL, help_thread, &hc[i]), 0);
+        }
+        for (int i = 0; i < HELP_CALLERS; i++)
+            pthread_join(th[i], NULL);
+        for (int i = 0; i < HELP_CALLERS; i++) {
+            if (fail < 0) {
+                EM_ASSERT_OK(hc[i].s, &hc[i].err);
+                assert_ptr_equal(hc[i].obj, &help_obj);
+            } else {
+                assert_int_equal(hc[i].s, EM_ERR_INVALID);
+                assert_non_null(strstr(hc[i].err.msg, "item 57 failed"));
+            }
+        }
+        assert_int_equal(hb.width, HELP_CALLERS);
+        /* every item once; after a failure the items not started are skipped */
+        int ran = 0;
+        for (int i = 0; i < HELP_ITEMS; i++) {
+            assert_true(hb.hits[i] <= 1);
+            ran += hb.hits[i];
+        }
+        if (fail < 0)
+            assert_int_equal(ran, HELP_ITEMS);
+        else
+            assert_true(hb.hits[fail] == 1 && ran <= HELP_ITEMS);
+        em_rt_shared_release(c, &hb);
+        pthread_mutex_destroy(&hb.mu);
+    }
+    em_rt_shared_destroy(c);
+    em_pool_destroy(pool);
+}
+
 /* ------------------------------------------------------------ task semaphore */
 
 typedef struct sem_arg {
@@ -1366,7 +1586,8 @@ int main(void) {
         cmocka_unit_test(test_hash_shuffle_threads), cmocka_unit_test(test_range_sort),
         cmocka_unit_test(test_scalar_subquery),      cmocka_unit_test(test_top_n_gather),
         cmocka_unit_test(test_error_cancels),        cmocka_unit_test(test_concurrent_queries),
-        cmocka_unit_test(test_broadcast_built_once), cmocka_unit_test(test_semaphore_fifo),
+        cmocka_unit_test(test_broadcast_built_once), cmocka_unit_test(test_split_broadcast_build),
+        cmocka_unit_test(test_shared_build_helpers), cmocka_unit_test(test_semaphore_fifo),
         cmocka_unit_test(test_semaphore_query),      cmocka_unit_test(test_merged_subquery),
         cmocka_unit_test(test_unbroadcast_shared_plans),
     };
