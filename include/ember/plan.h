@@ -444,13 +444,18 @@ em_status em_plan_unbroadcast(em_plan *plan, const em_plan_node *exchange, int m
 /* A runtime filter: rows of `scan` whose column scan_column (an output
  * index) holds a null or a value outside column source_column of the
  * broadcast `source` can reach nothing the plan outputs through `join`, so
- * the scan may drop them once the broadcast is built. */
+ * the scan may drop them once the broadcast is built. A pre-pass filter's
+ * source is instead the other side of a broadcast join, a filtered scan
+ * pipeline whose output a runtime may collect first (running it twice) to
+ * narrow the scan under the broadcast. */
 typedef struct em_runtime_filter {
     const em_plan_node *scan;
     int scan_column;
-    const em_plan_node *source; /* a BroadcastExchange, or a fragment's broadcast input */
+    const em_plan_node *source; /* a BroadcastExchange, or a fragment's broadcast input,
+                                   or (prepass) the top of a scan pipeline */
     int source_column;
     const em_plan_node *join; /* the join that makes them useless */
+    bool prepass;
 } em_runtime_filter;
 /* The runtime filters of the tree under root (plan_runtime_filter.c says
  * which joins and paths qualify): a malloc'd array (free it), possibly

@@ -102,6 +102,9 @@ typedef struct em_runtime_options {
                                     unlimited */
     bool runtime_filters;        /* scans drop rows by broadcasts' keys
                                     (spark.ember.sql.runtimeFilter.enabled) */
+    bool prepass_filters;        /* and by the keys of a small scan pipeline run first
+                                    (em_runtime_filter.prepass), running it twice: off
+                                    for a LORE dump, which both runs would write */
     em_op_build_fn build;        /* NULL: em_op_build, every node native */
     void *build_ctx;             /* passed to build */
     /* Stage-level resource profiles (see above); copied at em_query_create.

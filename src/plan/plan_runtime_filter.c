@@ -27,6 +27,17 @@
  * went through a selective filter (or a scan another filter narrows) is a
  * source: one of a whole table keeps every key and would only cost. In a plan fragment (the
  * Spark plugin's) a source may also be a broadcast input of the fragment.
+ *
+ * Pre-pass filters go the other way round. A plan made without statistics
+ * broadcasts a fact table (TPC-H q4 and q9 as Spark prints them over
+ * tables it knows nothing of: all of lineitem, joined with the few orders
+ * of one quarter or the parts of one colour). When the other side of such
+ * a BroadcastHashJoin is a scan pipeline (scan, filters, projections) with
+ * a selective filter, its keys can be collected first by running the
+ * pipeline on its own, and the scan under the broadcast narrowed by them:
+ * only the broadcast rows with a key among them can match. The source is
+ * then the pipeline's top node (prepass set); whether the pipeline is
+ * cheap enough to run twice is the runtime's call.
  */
 #include <stdlib.h>
 #include <strings.h>
@@ -334,6 +345,65 @@ static bool keeps_unmatched(const em_plan_node *j, int side) {
     }
 }
 
+/* Whether e may give another value when evaluated again over the same
+ * row: a second run of its pipeline could keep other rows. */
+static bool volatile_expr(const em_expr *e, int depth) {
+    static const char *const names[] = {"rand", "randn", "random", "uuid", "shuffle",
+                                        "monotonically_increasing_id", "spark_partition_id",
+                                        "input_file_name", "current_timestamp", "now"};
+    if (!e || depth > 256)
+        return e != NULL;
+    if (e->kind == EM_EXPR_CALL && e->name)
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strcasecmp(e->name, names[i]) == 0)
+                return true;
+    for (int i = 0; i < e->n_args; i++)
+        if (volatile_expr(e->args[i], depth + 1))
+            return true;
+    return false;
+}
+
+/* Whether n is a scan pipeline a runtime can run on its own, twice with
+ * the same rows: wrappers, filters and projections of expressions without
+ * randomness over one scan, nothing read from elsewhere. */
+static bool scan_pipeline(const em_plan_node *n, int depth) {
+    if (!n || depth > 64 || n->is_input)
+        return false;
+    for (int f = 0; f < n->n_fields; f++)
+        for (int i = 0; i < n->fields[f].n_exprs; i++)
+            if (volatile_expr(n->fields[f].exprs[i], 0))
+                return false;
+    for (int i = 0; i < n->n_output; i++)
+        if (volatile_expr(n->output[i], 0))
+            return false;
+    if (n->kind == EM_NODE_SCAN)
+        return true;
+    if (n->n_children != 1)
+        return false;
+    if (!em_node_kind_is_wrapper(n->kind) && n->kind != EM_NODE_FILTER &&
+        n->kind != EM_NODE_PROJECT)
+        return false;
+    return scan_pipeline(n->children[0], depth + 1);
+}
+
+/* The broadcast side of a BroadcastHashJoin and, on the other, a filtered
+ * scan pipeline keyed by a plain column: a pre-pass filter for the scans
+ * under the broadcast (see the head of this file). */
+static void visit_prepass(rf_walk *w, const em_plan_node *n, int bside, int64_t bkey,
+                          int64_t skey) {
+    const em_plan_node *x = n->children[bside], *s = n->children[1 - bside];
+    while (em_node_kind_is_wrapper(x->kind) && x->n_children == 1)
+        x = x->children[0];
+    if (n->kind != EM_NODE_BROADCAST_HASH_JOIN || x->kind != EM_NODE_BROADCAST_EXCHANGE ||
+        x->is_input || reused(w->plan, x) || !scan_pipeline(s, 0) || !filtered_below(s, 0))
+        return;
+    int col = output_index(s, skey);
+    if (col < 0 || !filterable_type(s->output[col]->type))
+        return;
+    em_runtime_filter f = {.join = n, .source = s, .source_column = col, .prepass = true};
+    trace_targets(w, x, bkey, 0, f);
+}
+
 static void visit(rf_walk *w, const em_plan_node *n, int depth) {
     if (depth > 256 || n->is_input)
         return;
@@ -347,8 +417,11 @@ static void visit(rf_walk *w, const em_plan_node *n, int depth) {
                     continue;
                 em_runtime_filter f = {.join = n};
                 const em_plan_node *other = n->children[1 - side];
-                if (!trace_source(w, other, key[1 - side], 0, &f.source, &f.source_column) ||
-                    !filterable_type(f.source->output[f.source_column]->type))
+                if (!trace_source(w, other, key[1 - side], 0, &f.source, &f.source_column)) {
+                    visit_prepass(w, n, side, key[side], key[1 - side]);
+                    continue;
+                }
+                if (!filterable_type(f.source->output[f.source_column]->type))
                     continue;
                 trace_targets(w, n->children[side], key[side], 0, f);
             }
@@ -385,7 +458,8 @@ static int keep_selective(em_runtime_filter *fs, int n) {
         moved = false;
         for (int i = 0; i < n; i++)
             for (int j = 0; !sel[i] && j < n; j++)
-                if (sel[j] && under(fs[i].source, fs[j].scan, 0))
+                /* not through a pre-pass filter: a runtime may well skip it */
+                if (sel[j] && !fs[j].prepass && under(fs[i].source, fs[j].scan, 0))
                     sel[i] = moved = true;
     }
     int kept = 0;

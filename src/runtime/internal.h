@@ -57,7 +57,8 @@ typedef struct rt_scan_plan {
     rt_file_parts *file_parts; /* per file */
     int n_parts;
     rt_scan_part *parts;
-    int64_t total_bytes;
+    int64_t total_bytes; /* as Spark weighs them: with a file open cost each */
+    int64_t data_bytes;  /* the row groups' compressed bytes alone */
 } rt_scan_plan;
 
 /* Resolves the scan's files and packs their row groups into partitions of

@@ -46,6 +46,10 @@ struct rt_stage {
     int n_shuffle_inputs;
     rt_stage **shuffle_inputs;
     bool bnlj_keeps_build; /* outputs rows without any input: at least one task */
+    /* the runtime filters its scans apply: those whose source it reads,
+     * grouped by scan (em_rt_plan_runtime_filters) */
+    int n_filters;
+    em_runtime_filter *filters;
     /* run state */
     int n_tasks;
     em_pool *out_pool;

@@ -67,6 +67,7 @@ void em_runtime_options_init(em_runtime_options *o) {
     o->memory_budget = -1;
     o->ansi = -1;
     o->runtime_filters = true;
+    o->prepass_filters = true;
 }
 
 const char *em_rt_node_name(const em_plan_node *n) {
@@ -124,6 +125,7 @@ void em_rt_stage_free(rt_stage *st) {
     free(st->scans);
     free(st->shuffle_inputs);
     free(st->deps);
+    free(st->filters);
     free(st->syn_root);
     free(st->syn_exchange);
     free(st->base);

@@ -314,7 +314,7 @@ static em_status reorder_stages(em_query *q, em_error *err) {
     while (k < n) {
         int pick = -1;
         for (int i = 0; i < n && pick < 0; i++) {
-            if (placed[i] || (i == n - 1 && k < n - 1))
+            if (placed[i] || (q->stages[i]->kind == EM_STAGE_RESULT && k < n - 1))
                 continue;
             bool ready = true;
             for (int d = 0; d < q->stages[i]->n_deps && ready; d++)
@@ -343,22 +343,98 @@ static em_status reorder_stages(em_query *q, em_error *err) {
     return EM_OK;
 }
 
+/* The compressed bytes of the table a scan reads, or -1 when its files
+ * cannot be listed (the stage's own planning reports why). */
+static int64_t scan_bytes(const em_query *q, const em_plan_node *scan) {
+    rt_scan_plan p;
+    memset(&p, 0, sizeof p);
+    em_error e;
+    int64_t bytes = -1;
+    if (em_rt_scan_plan_make(scan, q->warehouse, q->threads, q->opts.max_partition_bytes,
+                             q->opts.open_cost_bytes, false, &p, &e) == EM_OK)
+        bytes = p.data_bytes;
+    em_rt_scan_plan_reset(&p);
+    return bytes;
+}
+
+static const em_plan_node *pipeline_scan(const em_plan_node *n) {
+    while (n && n->kind != EM_NODE_SCAN && n->n_children == 1)
+        n = n->children[0];
+    return n && n->kind == EM_NODE_SCAN ? n : NULL;
+}
+
+/* A pre-pass runs its pipeline twice (once for the keys, once as the
+ * join's stream) to narrow the scan under the broadcast: worth it when the
+ * pipeline's table is at most a PREPASS_RATIO-th of the broadcast's. Not
+ * under a memory budget, whose re-planning of a broadcast that does not fit
+ * knows only exchanges, nor under resource profiles, which size each stage
+ * of Spark's from its shape (a stage Spark never runs has none), nor when
+ * asked not to (a LORE dump). */
+enum { PREPASS_RATIO = 2 };
+
+static em_status prepass_stage(em_query *q, const em_runtime_filter *f, rt_stage **out,
+                               em_error *err) {
+    *out = NULL;
+    if (q->opts.memory_budget >= 0 || q->profiled || !q->opts.prepass_filters)
+        return EM_OK;
+    rt_stage *st = em_rt_find_stage(q, f->source);
+    if (st) {
+        *out = st->kind == EM_STAGE_BROADCAST ? st : NULL;
+        return EM_OK;
+    }
+    const em_plan_node *ps = pipeline_scan(f->source);
+    int64_t small = ps ? scan_bytes(q, ps) : -1, large = scan_bytes(q, f->scan);
+    if (small < 0 || large < 0 || small * PREPASS_RATIO > large)
+        return EM_OK;
+    return em_rt_cut_stage(q, f->source, EM_STAGE_BROADCAST, out, err);
+}
+
+/* Each stage's own list: the filters of its scans whose source it reads
+ * (a pre-pass stage runs scans of the join's stage, whose other filters
+ * wait for broadcasts it comes before). */
+static em_status stage_filters(em_query *q, bool *seen, em_error *err) {
+    for (int i = 0; i < q->n_stages; i++) {
+        rt_stage *st = q->stages[i];
+        for (int f = 0; f < q->n_filters; f++) {
+            const em_runtime_filter *rf = &q->filters[f];
+            rt_stage *source = em_rt_find_stage(q, rf->source);
+            bool mine = false;
+            for (int k = 0; k < st->n_scans && !mine; k++)
+                mine = st->scans[k] == rf->scan;
+            if (!mine || !source || source == st || !reads(q, st, source, seen))
+                continue;
+            if (!st->filters && !(st->filters = calloc((size_t)q->n_filters, sizeof *rf)))
+                return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning runtime filters");
+            st->filters[st->n_filters++] = *rf;
+        }
+    }
+    return EM_OK;
+}
+
 /* A filter whose scan's stage reads its broadcast already costs no wait; a
  * new wait is taken only for a broadcast of scans (a dimension table's
  * filtered keys), never one that needs shuffles first: that would hold a
- * scan back behind a whole subtree and could close a cycle. */
+ * scan back behind a whole subtree and could close a cycle. A pre-pass
+ * filter's source becomes a stage of its own (collected as a broadcast)
+ * that the scan's stage waits for. */
 em_status em_rt_plan_runtime_filters(em_query *q, em_error *err) {
     em_runtime_filter *fs = NULL;
     int n = 0;
     EM_TRY(em_plan_runtime_filters(q->plan, em_plan_exec_root(q->plan), &fs, &n, err));
     int kept = 0;
-    bool *seen = calloc((size_t)q->n_stages + 1, sizeof *seen);
+    /* room for the pre-pass stages cut below, at most one per filter */
+    bool *seen = calloc((size_t)(q->n_stages + n) + 1, sizeof *seen);
     em_status s =
         seen ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning runtime filters");
     for (int i = 0; i < n && s == EM_OK; i++) {
         rt_stage *target = stage_of_scan(q, fs[i].scan);
-        rt_stage *source = em_rt_find_stage(q, fs[i].source);
-        if (!target || !source || target == source || source->kind != EM_STAGE_BROADCAST)
+        rt_stage *source = NULL;
+        if (fs[i].prepass)
+            s = prepass_stage(q, &fs[i], &source, err);
+        else
+            source = em_rt_find_stage(q, fs[i].source);
+        if (s != EM_OK || !target || !source || target == source ||
+            source->kind != EM_STAGE_BROADCAST)
             continue;
         if (!reads(q, target, source, seen)) {
             if (!reads_scans_only(q, source, 0) || reads(q, source, target, seen))
@@ -367,15 +443,17 @@ em_status em_rt_plan_runtime_filters(em_query *q, em_error *err) {
         }
         fs[kept++] = fs[i];
     }
-    free(seen);
     if (s == EM_OK && kept > 0)
         s = reorder_stages(q, err);
     if (s != EM_OK || kept == 0) {
+        free(seen);
         free(fs);
         return s;
     }
     em_runtime_filters_sort(fs, kept);
     q->filters = fs;
     q->n_filters = kept;
-    return EM_OK;
+    s = stage_filters(q, seen, err);
+    free(seen);
+    return s;
 }

@@ -335,8 +335,8 @@ static em_status cb_subquery(void *vq, const em_expr *e, em_type type, em_pool *
 
 static int cb_runtime_filters(em_exec_ctx *ctx, const em_plan_node *scan,
                               const em_runtime_filter **out) {
-    const em_query *q = ((rt_task *)ctx->runtime)->q;
-    return em_runtime_filters_of(q->filters, q->n_filters, scan, out);
+    const rt_stage *st = ((rt_task *)ctx->runtime)->st;
+    return em_runtime_filters_of(st->filters, st->n_filters, scan, out);
 }
 
 void em_rt_task_callbacks(em_exec_ctx *ctx, em_query *q) {

@@ -250,6 +250,7 @@ static void q3_open(q3_query *t, const char *const *kv, const char *warehouse, i
     em_runtime_options_init(&o);
     o.warehouse_dir = warehouse;
     o.threads = threads;
+    o.prepass_filters = false; /* the stages as Spark cuts them, numbered as below */
     o.build = em_exec_build;
     o.build_ctx = t->xp;
     if (t->enforced) {
@@ -367,22 +368,7 @@ static char *result_text(const em_query *q) {
  * fails naming the join and the pool; with auto-adjust it falls back, so
  * its tasks get 9 MiB each, 10 at once, and the answer is the
  * unconstrained run's. */
-/* TPC-H SF 0.01 in Spark's schema, generated once per run. */
-static const char *tpch_warehouse(void) {
-    static char path[4096];
-    if (!path[0]) {
-        snprintf(path, sizeof path, "%s", em_test_tmpdir("test_profile_tpch"));
-        em_tpch_options o;
-        em_tpch_options_init(&o);
-        o.sf = 0.01;
-        o.schema = EM_TPCH_SCHEMA_SPARK;
-        o.out_dir = path;
-        o.force = true;
-        em_error err = {0};
-        EM_ASSERT_OK(em_tpch_generate(&o, &err), &err);
-    }
-    return path;
-}
+static const char *tpch_warehouse(void) { return em_test_tpch_warehouse("test_profile_tpch"); }
 
 static void test_fallback_stage_oom_then_adjusted(void **state) {
     (void)state;

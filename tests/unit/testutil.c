@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ember/tpch.h"
+
 const char *em_test_tmpdir(const char *name) {
     static char path[4096];
     const char *base = getenv("EMBER_TEST_TMP");
@@ -17,6 +19,22 @@ const char *em_test_tmpdir(const char *name) {
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", path, path);
     if (system(cmd) != 0)
         fail_msg("cannot create %s", path);
+    return path;
+}
+
+const char *em_test_tpch_warehouse(const char *name) {
+    static char path[4096];
+    if (!path[0]) {
+        snprintf(path, sizeof path, "%s", em_test_tmpdir(name));
+        em_tpch_options o;
+        em_tpch_options_init(&o);
+        o.sf = 0.01;
+        o.schema = EM_TPCH_SCHEMA_SPARK;
+        o.out_dir = path;
+        o.force = true;
+        em_error err = {0};
+        EM_ASSERT_OK(em_tpch_generate(&o, &err), &err);
+    }
     return path;
 }
 

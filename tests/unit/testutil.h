@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Helpers shared by the unit tests: fresh temporary folders, the location of
- * ../shared and of the ember binary, and status assertions that print the
- * error message when they fail.
+ * ../shared and of the ember binary, a small TPC-H warehouse, and status
+ * assertions that print the error message when they fail.
  */
 #ifndef EM_TESTUTIL_H
 #define EM_TESTUTIL_H
@@ -22,6 +22,9 @@ const char *em_test_tmpdir(const char *name);
 const char *em_test_shared_dir(void);
 /* The ember binary ($EMBER_BIN), or NULL. */
 const char *em_test_ember_bin(void);
+/* TPC-H SF 0.01 in Spark's schema, generated once per process into the
+ * temporary folder `name`; its path (static storage). */
+const char *em_test_tpch_warehouse(const char *name);
 /* Runs a shell command, returns its exit status (-1 on failure to run). */
 int em_test_system(const char *fmt, ...);
 

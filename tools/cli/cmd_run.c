@@ -710,6 +710,9 @@ static em_status runtime_from_conf(run_args *a, em_exec_plan *xp, em_error *err)
     int32_t slots = 0;
     EM_TRY(em_conf_get_int(a->conf, "spark.ember.sql.concurrentNativeTasks", &slots, err));
     a->ro.concurrent_native_tasks = slots;
+    /* a pipeline run twice would write its operators' dump twice */
+    const char *ids = em_conf_get_text(a->conf, "spark.ember.sql.lore.idsToDump");
+    a->ro.prepass_filters = !(ids && ids[0]);
     a->lore.xp = xp;
     a->ro.build = em_lore_exec_build;
     a->ro.build_ctx = &a->lore; /* the session is set once the query is cut */
