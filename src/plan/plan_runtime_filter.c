@@ -32,8 +32,8 @@
  * broadcasts a fact table (TPC-H q4 and q9 as Spark prints them over
  * tables it knows nothing of: all of lineitem, joined with the few orders
  * of one quarter or the parts of one colour). When the other side of such
- * a BroadcastHashJoin is a scan pipeline (scan, filters, projections) with
- * a selective filter, its keys can be collected first by running the
+ * a BroadcastHashJoin is a scan pipeline (scan, filters, projections, the
+ * stream side of joins with other broadcasts) with a selective filter, its keys can be collected first by running the
  * pipeline on its own, and the scan under the broadcast narrowed by them:
  * only the broadcast rows with a key among them can match. The source is
  * then the pipeline's top node (prepass set); whether the pipeline is
@@ -363,9 +363,26 @@ static bool volatile_expr(const em_expr *e, int depth) {
     return false;
 }
 
+/* The broadcast a BroadcastHashJoin builds from (through wrappers and a
+ * ReusedExchange), or NULL when its build side is anything else. */
+static const em_plan_node *built_broadcast(const em_plan_node *j) {
+    if (j->kind != EM_NODE_BROADCAST_HASH_JOIN || j->n_children != 2 ||
+        j->build_side == EM_BUILD_NONE)
+        return NULL;
+    const em_plan_node *b = j->children[j->build_side == EM_BUILD_LEFT ? 0 : 1];
+    while (em_node_kind_is_wrapper(b->kind) && b->n_children == 1)
+        b = b->children[0];
+    if (b->is_input)
+        return NULL;
+    if (b->kind == EM_NODE_REUSED_EXCHANGE)
+        b = b->reuses;
+    return b && b->kind == EM_NODE_BROADCAST_EXCHANGE ? b : NULL;
+}
+
 /* Whether n is a scan pipeline a runtime can run on its own, twice with
- * the same rows: wrappers, filters and projections of expressions without
- * randomness over one scan, nothing read from elsewhere. */
+ * the same rows: wrappers, filters, projections and joins with broadcasts
+ * (on their stream side), of expressions without randomness, over one
+ * scan. */
 static bool scan_pipeline(const em_plan_node *n, int depth) {
     if (!n || depth > 64 || n->is_input)
         return false;
@@ -378,6 +395,8 @@ static bool scan_pipeline(const em_plan_node *n, int depth) {
             return false;
     if (n->kind == EM_NODE_SCAN)
         return true;
+    if (built_broadcast(n))
+        return scan_pipeline(n->children[n->build_side == EM_BUILD_LEFT ? 1 : 0], depth + 1);
     if (n->n_children != 1)
         return false;
     if (!em_node_kind_is_wrapper(n->kind) && n->kind != EM_NODE_FILTER &&

@@ -212,7 +212,7 @@ em_status em_rt_cut_stage(em_query *q, const em_plan_node *key, em_stage_kind ki
         s = em_rt_partitioning_parse(key, &st->part, err);
         st->n_out = st->part.n;
     }
-    if (s == EM_OK && (kind == EM_STAGE_SHUFFLE || kind == EM_STAGE_BROADCAST) &&
+    if (s == EM_OK && (key->kind == EM_NODE_EXCHANGE || key->kind == EM_NODE_BROADCAST_EXCHANGE) &&
         key->n_children != 1)
         s = EM_FAIL(err, EM_ERR_PARSE, "%s (%d) has %d children", em_rt_node_name(key), key->id,
                     key->n_children);
@@ -357,10 +357,18 @@ static int64_t scan_bytes(const em_query *q, const em_plan_node *scan) {
     return bytes;
 }
 
+/* The scan at the bottom of a pre-pass pipeline (through the stream side
+ * of its broadcast joins). */
 static const em_plan_node *pipeline_scan(const em_plan_node *n) {
-    while (n && n->kind != EM_NODE_SCAN && n->n_children == 1)
-        n = n->children[0];
-    return n && n->kind == EM_NODE_SCAN ? n : NULL;
+    while (n && n->kind != EM_NODE_SCAN) {
+        if (n->n_children == 2 && n->build_side != EM_BUILD_NONE)
+            n = n->children[n->build_side == EM_BUILD_LEFT ? 1 : 0];
+        else if (n->n_children == 1)
+            n = n->children[0];
+        else
+            return NULL;
+    }
+    return n;
 }
 
 /* A pre-pass runs its pipeline twice (once for the keys, once as the
@@ -386,7 +394,14 @@ static em_status prepass_stage(em_query *q, const em_runtime_filter *f, rt_stage
     int64_t small = ps ? scan_bytes(q, ps) : -1, large = scan_bytes(q, f->scan);
     if (small < 0 || large < 0 || small * PREPASS_RATIO > large)
         return EM_OK;
-    return em_rt_cut_stage(q, f->source, EM_STAGE_BROADCAST, out, err);
+    /* a pipeline the runtime cannot cut costs the filter, never the query */
+    em_error cerr;
+    em_status s = em_rt_cut_stage(q, f->source, EM_STAGE_BROADCAST, out, &cerr);
+    if (s == EM_ERR_NOMEM && err)
+        *err = cerr;
+    if (s != EM_OK)
+        *out = NULL;
+    return s == EM_ERR_NOMEM ? s : EM_OK;
 }
 
 /* Each stage's own list: the filters of its scans whose source it reads
@@ -411,6 +426,45 @@ static em_status stage_filters(em_query *q, bool *seen, em_error *err) {
     return EM_OK;
 }
 
+typedef struct rf_rank {
+    em_runtime_filter f;
+    int64_t bytes; /* of the table the filter narrows */
+    int order;     /* as found */
+} rf_rank;
+
+static int cmp_rank(const void *a, const void *b) {
+    const rf_rank *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    return x->order - y->order;
+}
+
+/* Two filters may each want their scan to wait for the other's source (the
+ * orders scan for lineitem's keys, the lineitem scan for the orders'): the
+ * first one taken wins. Taking them largest table first narrows what costs
+ * most to read (without files to look at, in the order found). */
+static em_status largest_targets_first(const em_query *q, em_runtime_filter *fs, int n,
+                                       em_error *err) {
+    if (n < 2 || !q->warehouse)
+        return EM_OK;
+    rf_rank *r = calloc((size_t)n, sizeof *r);
+    if (!r)
+        return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning runtime filters");
+    for (int i = 0; i < n; i++) {
+        r[i] = (rf_rank){fs[i], -1, i};
+        for (int k = 0; k < i && r[i].bytes < 0; k++)
+            if (fs[k].scan == fs[i].scan)
+                r[i].bytes = r[k].bytes;
+        if (r[i].bytes < 0)
+            r[i].bytes = scan_bytes(q, fs[i].scan);
+    }
+    qsort(r, (size_t)n, sizeof *r, cmp_rank);
+    for (int i = 0; i < n; i++)
+        fs[i] = r[i].f;
+    free(r);
+    return EM_OK;
+}
+
 /* A filter whose scan's stage reads its broadcast already costs no wait; a
  * new wait is taken only for a broadcast of scans (a dimension table's
  * filtered keys), never one that needs shuffles first: that would hold a
@@ -421,6 +475,7 @@ em_status em_rt_plan_runtime_filters(em_query *q, em_error *err) {
     em_runtime_filter *fs = NULL;
     int n = 0;
     EM_TRY(em_plan_runtime_filters(q->plan, em_plan_exec_root(q->plan), &fs, &n, err));
+    EM_TRY(largest_targets_first(q, fs, n, err));
     int kept = 0;
     /* room for the pre-pass stages cut below, at most one per filter */
     bool *seen = calloc((size_t)(q->n_stages + n) + 1, sizeof *seen);

@@ -250,7 +250,9 @@ static void q3_open(q3_query *t, const char *const *kv, const char *warehouse, i
     em_runtime_options_init(&o);
     o.warehouse_dir = warehouse;
     o.threads = threads;
-    o.prepass_filters = false; /* the stages as Spark cuts them, numbered as below */
+    /* q3 as Spark cuts it, its lineitem broadcast whole: the memory the
+     * stages below are sized against (runtime filters narrow it) */
+    o.runtime_filters = false;
     o.build = em_exec_build;
     o.build_ctx = t->xp;
     if (t->enforced) {
