@@ -33,11 +33,14 @@
  * tables it knows nothing of: all of lineitem, joined with the few orders
  * of one quarter or the parts of one colour). When the other side of such
  * a BroadcastHashJoin is a scan pipeline (scan, filters, projections, the
- * stream side of joins with other broadcasts) with a selective filter, its keys can be collected first by running the
- * pipeline on its own, and the scan under the broadcast narrowed by them:
- * only the broadcast rows with a key among them can match. The source is
- * then the pipeline's top node (prepass set); whether the pipeline is
- * cheap enough to run twice is the runtime's call.
+ * stream side of joins with other broadcasts), its keys can be collected
+ * first by running the pipeline on its own, and the scan under the
+ * broadcast narrowed by them: only the broadcast rows with a key among them
+ * can match. The source is then the pipeline's top node (prepass set). It
+ * is kept, as the others are, when the pipeline went through a selective
+ * filter or its scan is narrowed by a kept filter (TPC-H q7: the suppliers
+ * of two nations); whether the pipeline is cheap enough to run twice is
+ * the runtime's call.
  */
 #include <stdlib.h>
 #include <strings.h>
@@ -414,7 +417,7 @@ static void visit_prepass(rf_walk *w, const em_plan_node *n, int bside, int64_t 
     while (em_node_kind_is_wrapper(x->kind) && x->n_children == 1)
         x = x->children[0];
     if (n->kind != EM_NODE_BROADCAST_HASH_JOIN || x->kind != EM_NODE_BROADCAST_EXCHANGE ||
-        x->is_input || reused(w->plan, x) || !scan_pipeline(s, 0) || !filtered_below(s, 0))
+        x->is_input || reused(w->plan, x) || !scan_pipeline(s, 0))
         return;
     int col = output_index(s, skey);
     if (col < 0 || !filterable_type(s->output[col]->type))
@@ -477,8 +480,12 @@ static int keep_selective(em_runtime_filter *fs, int n) {
         moved = false;
         for (int i = 0; i < n; i++)
             for (int j = 0; !sel[i] && j < n; j++)
-                /* not through a pre-pass filter: a runtime may well skip it */
-                if (sel[j] && !fs[j].prepass && under(fs[i].source, fs[j].scan, 0))
+                /* not through a pre-pass filter: a runtime may well skip it;
+                 * and a pre-pass is not narrowed by a source built from the
+                 * scan it narrows (that source waits for it: q12's orders
+                 * by lineitem's keys) */
+                if (sel[j] && !fs[j].prepass && under(fs[i].source, fs[j].scan, 0) &&
+                    !(fs[i].prepass && under(fs[j].source, fs[i].scan, 0)))
                     sel[i] = moved = true;
     }
     int kept = 0;

@@ -255,12 +255,18 @@ appended:
 
 /* ------------------------------------------------------------ runtime filters */
 
-static rt_stage *stage_of_scan(const em_query *q, const em_plan_node *scan) {
-    for (int i = 0; i < q->n_stages; i++)
-        for (int k = 0; k < q->stages[i]->n_scans; k++)
-            if (q->stages[i]->scans[k] == scan)
-                return q->stages[i];
-    return NULL;
+static bool reads_directly(const rt_stage *st, const rt_stage *in) {
+    for (int i = 0; i < st->n_deps; i++)
+        if (st->deps[i] == in->index)
+            return true;
+    return false;
+}
+
+static bool runs_scan(const rt_stage *st, const em_plan_node *scan) {
+    for (int k = 0; k < st->n_scans; k++)
+        if (st->scans[k] == scan)
+            return true;
+    return false;
 }
 
 /* Whether stage `from` reads stage `to`'s output, directly or not; seen
@@ -405,18 +411,16 @@ static em_status prepass_stage(em_query *q, const em_runtime_filter *f, rt_stage
 }
 
 /* Each stage's own list: the filters of its scans whose source it reads
- * (a pre-pass stage runs scans of the join's stage, whose other filters
- * wait for broadcasts it comes before). */
-static em_status stage_filters(em_query *q, bool *seen, em_error *err) {
+ * directly (a pre-pass stage runs scans of the join's stage, whose other
+ * filters wait for broadcasts it comes before). Called after reordering:
+ * deps are indices. */
+static em_status stage_filters(em_query *q, em_error *err) {
     for (int i = 0; i < q->n_stages; i++) {
         rt_stage *st = q->stages[i];
         for (int f = 0; f < q->n_filters; f++) {
             const em_runtime_filter *rf = &q->filters[f];
             rt_stage *source = em_rt_find_stage(q, rf->source);
-            bool mine = false;
-            for (int k = 0; k < st->n_scans && !mine; k++)
-                mine = st->scans[k] == rf->scan;
-            if (!mine || !source || source == st || !reads(q, st, source, seen))
+            if (!runs_scan(st, rf->scan) || !source || source == st || !reads_directly(st, source))
                 continue;
             if (!st->filters && !(st->filters = calloc((size_t)q->n_filters, sizeof *rf)))
                 return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning runtime filters");
@@ -475,28 +479,40 @@ em_status em_rt_plan_runtime_filters(em_query *q, em_error *err) {
     em_runtime_filter *fs = NULL;
     int n = 0;
     EM_TRY(em_plan_runtime_filters(q->plan, em_plan_exec_root(q->plan), &fs, &n, err));
-    EM_TRY(largest_targets_first(q, fs, n, err));
+    if (largest_targets_first(q, fs, n, err) != EM_OK) {
+        free(fs);
+        return err ? err->code : EM_ERR_NOMEM;
+    }
     int kept = 0;
     /* room for the pre-pass stages cut below, at most one per filter */
     bool *seen = calloc((size_t)(q->n_stages + n) + 1, sizeof *seen);
     em_status s =
         seen ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning runtime filters");
     for (int i = 0; i < n && s == EM_OK; i++) {
-        rt_stage *target = stage_of_scan(q, fs[i].scan);
         rt_stage *source = NULL;
         if (fs[i].prepass)
             s = prepass_stage(q, &fs[i], &source, err);
         else
             source = em_rt_find_stage(q, fs[i].source);
-        if (s != EM_OK || !target || !source || target == source ||
-            source->kind != EM_STAGE_BROADCAST)
+        if (s != EM_OK || !source || source->kind != EM_STAGE_BROADCAST)
             continue;
-        if (!reads(q, target, source, seen)) {
-            if (!reads_scans_only(q, source, 0) || reads(q, source, target, seen))
+        /* every stage running the scan: a pre-pass stage runs its
+         * pipeline's scans too (and its keys narrow by the same filters) */
+        bool used = false;
+        for (int t = 0; t < q->n_stages && s == EM_OK; t++) {
+            rt_stage *target = q->stages[t];
+            if (target == source || !runs_scan(target, fs[i].scan))
                 continue;
+            if (!reads(q, target, source, seen) &&
+                (!reads_scans_only(q, source, 0) || reads(q, source, target, seen)))
+                continue;
+            /* read directly, also when read through another stage: an
+             * output is freed once its direct readers are done */
             s = add_dep(target, source, err);
+            used = true;
         }
-        fs[kept++] = fs[i];
+        if (used)
+            fs[kept++] = fs[i];
     }
     if (s == EM_OK && kept > 0)
         s = reorder_stages(q, err);
@@ -508,7 +524,6 @@ em_status em_rt_plan_runtime_filters(em_query *q, em_error *err) {
     em_runtime_filters_sort(fs, kept);
     q->filters = fs;
     q->n_filters = kept;
-    s = stage_filters(q, seen, err);
     free(seen);
-    return s;
+    return stage_filters(q, err);
 }
