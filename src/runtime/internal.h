@@ -58,7 +58,6 @@ typedef struct rt_scan_plan {
     int n_parts;
     rt_scan_part *parts;
     int64_t total_bytes; /* as Spark weighs them: with a file open cost each */
-    int64_t data_bytes;  /* the row groups' compressed bytes alone */
 } rt_scan_plan;
 
 /* Resolves the scan's files and packs their row groups into partitions of

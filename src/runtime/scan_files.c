@@ -461,7 +461,6 @@ em_status em_rt_scan_plan_make(const em_plan_node *scan, const char *warehouse_d
             }
             rgs[n_rgs++] = (rg_cost){f, g, bytes, rows, first_row - rows, 0, 0};
             total += bytes;
-            out->data_bytes += bytes;
         }
         em_pq_file_close(pf);
     }

@@ -14,6 +14,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "runtime/query.h"
 
@@ -349,17 +350,21 @@ static em_status reorder_stages(em_query *q, em_error *err) {
     return EM_OK;
 }
 
-/* The compressed bytes of the table a scan reads, or -1 when its files
- * cannot be listed (the stage's own planning reports why). */
+/* The bytes of the files a scan reads (their sizes, no footer opened), or
+ * -1 when they cannot be listed (the stage's own planning reports why). */
 static int64_t scan_bytes(const em_query *q, const em_plan_node *scan) {
-    rt_scan_plan p;
-    memset(&p, 0, sizeof p);
+    char **paths = NULL;
+    int n = 0;
     em_error e;
-    int64_t bytes = -1;
-    if (em_rt_scan_plan_make(scan, q->warehouse, q->threads, q->opts.max_partition_bytes,
-                             q->opts.open_cost_bytes, false, &p, &e) == EM_OK)
-        bytes = p.data_bytes;
-    em_rt_scan_plan_reset(&p);
+    if (em_scan_files(scan, q->warehouse, &paths, &n, &e) != EM_OK)
+        return -1;
+    int64_t bytes = 0;
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) == 0)
+            bytes += (int64_t)st.st_size;
+    }
+    em_scan_files_free(paths, n);
     return bytes;
 }
 
@@ -379,7 +384,8 @@ static const em_plan_node *pipeline_scan(const em_plan_node *n) {
 
 /* A pre-pass runs its pipeline twice (once for the keys, once as the
  * join's stream) to narrow the scan under the broadcast: worth it when the
- * pipeline's table is at most a PREPASS_RATIO-th of the broadcast's. Not
+ * pipeline's table is at most a PREPASS_RATIO-th of the broadcast's (in
+ * file bytes). Not
  * under a memory budget, whose re-planning of a broadcast that does not fit
  * knows only exchanges, nor under resource profiles, which size each stage
  * of Spark's from its shape (a stage Spark never runs has none), nor when
@@ -445,8 +451,9 @@ static int cmp_rank(const void *a, const void *b) {
 
 /* Two filters may each want their scan to wait for the other's source (the
  * orders scan for lineitem's keys, the lineitem scan for the orders'): the
- * first one taken wins. Taking them largest table first narrows what costs
- * most to read (without files to look at, in the order found). */
+ * first one taken wins. Taking them largest table (file bytes) first
+ * narrows what costs most to read (without files to look at, in the order
+ * found). */
 static em_status largest_targets_first(const em_query *q, em_runtime_filter *fs, int n,
                                        em_error *err) {
     if (n < 2 || !q->warehouse)
