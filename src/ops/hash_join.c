@@ -298,7 +298,6 @@ static em_status index_rows(hj_state *h, const em_batch *build, int64_t n, int32
 enum { SPLIT_MIN_ROWS = 1 << 18, SPLIT_CHUNK = 1 << 16 };
 
 typedef struct hj_split {
-    hj_state *h;
     const em_column *const *keys;
     em_pool *pool;
     hj_index *x;
@@ -397,7 +396,7 @@ static em_status index_split(hj_state *h, const em_batch *build, int64_t n, int 
     for (int p = 0; p < n_parts; p++)
         EM_TRY(em_ht_create(h->types, h->n_keys, false, pool, &x->ht[p], err));
     EM_TRY(eval_side(h, bs, build, pool, err));
-    hj_split sp = {.h = h, .keys = h->keys[bs].view, .pool = pool, .x = x, .n = n};
+    hj_split sp = {.keys = h->keys[bs].view, .pool = pool, .x = x, .n = n};
     sp.n_chunks = (n + SPLIT_CHUNK - 1) / SPLIT_CHUNK;
     int64_t at_bytes = sp.n_chunks * n_parts * 8;
     sp.part_of = em_pool_alloc(pool, n, err);

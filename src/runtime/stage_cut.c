@@ -350,21 +350,36 @@ static em_status reorder_stages(em_query *q, em_error *err) {
     return EM_OK;
 }
 
-/* The bytes of the files a scan reads (their sizes, no footer opened), or
- * -1 when they cannot be listed (the stage's own planning reports why). */
-static int64_t scan_bytes(const em_query *q, const em_plan_node *scan) {
+/* The bytes of the files each scan reads (their sizes, no footer opened),
+ * listed once per scan while the filters are planned; -1 when they cannot
+ * be listed (the stage's own planning reports why). */
+typedef struct rf_sizes {
+    int n, cap;
+    const em_plan_node **scans;
+    int64_t *bytes;
+} rf_sizes;
+
+static int64_t scan_bytes(const em_query *q, rf_sizes *sz, const em_plan_node *scan) {
+    for (int i = 0; i < sz->n; i++)
+        if (sz->scans[i] == scan)
+            return sz->bytes[i];
     char **paths = NULL;
     int n = 0;
     em_error e;
-    if (em_scan_files(scan, q->warehouse, &paths, &n, &e) != EM_OK)
-        return -1;
-    int64_t bytes = 0;
-    for (int i = 0; i < n; i++) {
-        struct stat st;
-        if (stat(paths[i], &st) == 0)
-            bytes += (int64_t)st.st_size;
+    int64_t bytes = -1;
+    if (em_scan_files(scan, q->warehouse, &paths, &n, &e) == EM_OK) {
+        bytes = 0;
+        for (int i = 0; i < n; i++) {
+            struct stat st;
+            if (stat(paths[i], &st) == 0)
+                bytes += (int64_t)st.st_size;
+        }
+        em_scan_files_free(paths, n);
     }
-    em_scan_files_free(paths, n);
+    if (sz->n < sz->cap) { /* else listed again when asked again: a cost only */
+        sz->scans[sz->n] = scan;
+        sz->bytes[sz->n++] = bytes;
+    }
     return bytes;
 }
 
@@ -385,15 +400,14 @@ static const em_plan_node *pipeline_scan(const em_plan_node *n) {
 /* A pre-pass runs its pipeline twice (once for the keys, once as the
  * join's stream) to narrow the scan under the broadcast: worth it when the
  * pipeline's table is at most a PREPASS_RATIO-th of the broadcast's (in
- * file bytes). Not
- * under a memory budget, whose re-planning of a broadcast that does not fit
- * knows only exchanges, nor under resource profiles, which size each stage
+ * file bytes). Not under a memory budget, whose re-planning of a broadcast
+ * that does not fit knows only exchanges, nor under resource profiles, which size each stage
  * of Spark's from its shape (a stage Spark never runs has none), nor when
  * asked not to (a LORE dump). */
 enum { PREPASS_RATIO = 2 };
 
-static em_status prepass_stage(em_query *q, const em_runtime_filter *f, rt_stage **out,
-                               em_error *err) {
+static em_status prepass_stage(em_query *q, rf_sizes *sz, const em_runtime_filter *f,
+                               rt_stage **out, em_error *err) {
     *out = NULL;
     if (q->opts.memory_budget >= 0 || q->profiled || !q->opts.prepass_filters)
         return EM_OK;
@@ -403,7 +417,7 @@ static em_status prepass_stage(em_query *q, const em_runtime_filter *f, rt_stage
         return EM_OK;
     }
     const em_plan_node *ps = pipeline_scan(f->source);
-    int64_t small = ps ? scan_bytes(q, ps) : -1, large = scan_bytes(q, f->scan);
+    int64_t small = ps ? scan_bytes(q, sz, ps) : -1, large = scan_bytes(q, sz, f->scan);
     if (small < 0 || large < 0 || small * PREPASS_RATIO > large)
         return EM_OK;
     /* a pipeline the runtime cannot cut costs the filter, never the query */
@@ -454,21 +468,15 @@ static int cmp_rank(const void *a, const void *b) {
  * first one taken wins. Taking them largest table (file bytes) first
  * narrows what costs most to read (without files to look at, in the order
  * found). */
-static em_status largest_targets_first(const em_query *q, em_runtime_filter *fs, int n,
-                                       em_error *err) {
+static em_status largest_targets_first(const em_query *q, rf_sizes *sz, em_runtime_filter *fs,
+                                       int n, em_error *err) {
     if (n < 2 || !q->warehouse)
         return EM_OK;
     rf_rank *r = calloc((size_t)n, sizeof *r);
     if (!r)
         return EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning runtime filters");
-    for (int i = 0; i < n; i++) {
-        r[i] = (rf_rank){fs[i], -1, i};
-        for (int k = 0; k < i && r[i].bytes < 0; k++)
-            if (fs[k].scan == fs[i].scan)
-                r[i].bytes = r[k].bytes;
-        if (r[i].bytes < 0)
-            r[i].bytes = scan_bytes(q, fs[i].scan);
-    }
+    for (int i = 0; i < n; i++)
+        r[i] = (rf_rank){fs[i], scan_bytes(q, sz, fs[i].scan), i};
     qsort(r, (size_t)n, sizeof *r, cmp_rank);
     for (int i = 0; i < n; i++)
         fs[i] = r[i].f;
@@ -486,19 +494,20 @@ em_status em_rt_plan_runtime_filters(em_query *q, em_error *err) {
     em_runtime_filter *fs = NULL;
     int n = 0;
     EM_TRY(em_plan_runtime_filters(q->plan, em_plan_exec_root(q->plan), &fs, &n, err));
-    if (largest_targets_first(q, fs, n, err) != EM_OK) {
-        free(fs);
-        return err ? err->code : EM_ERR_NOMEM;
-    }
-    int kept = 0;
+    /* a filter's scan and a pre-pass pipeline's: at most two per filter */
+    rf_sizes sz = {.cap = 2 * n};
+    sz.scans = calloc((size_t)sz.cap + 1, sizeof *sz.scans);
+    sz.bytes = calloc((size_t)sz.cap + 1, sizeof *sz.bytes);
     /* room for the pre-pass stages cut below, at most one per filter */
     bool *seen = calloc((size_t)(q->n_stages + n) + 1, sizeof *seen);
-    em_status s =
-        seen ? EM_OK : EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning runtime filters");
+    em_status s = seen && sz.scans && sz.bytes
+                      ? largest_targets_first(q, &sz, fs, n, err)
+                      : EM_FAIL(err, EM_ERR_NOMEM, "out of memory planning runtime filters");
+    int kept = 0;
     for (int i = 0; i < n && s == EM_OK; i++) {
         rt_stage *source = NULL;
         if (fs[i].prepass)
-            s = prepass_stage(q, &fs[i], &source, err);
+            s = prepass_stage(q, &sz, &fs[i], &source, err);
         else
             source = em_rt_find_stage(q, fs[i].source);
         if (s != EM_OK || !source || source->kind != EM_STAGE_BROADCAST)
@@ -521,6 +530,8 @@ em_status em_rt_plan_runtime_filters(em_query *q, em_error *err) {
         if (used)
             fs[kept++] = fs[i];
     }
+    free(sz.scans);
+    free(sz.bytes);
     if (s == EM_OK && kept > 0)
         s = reorder_stages(q, err);
     if (s != EM_OK || kept == 0) {
